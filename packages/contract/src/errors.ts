@@ -1,0 +1,54 @@
+/**
+ * The stable, machine-readable error codes of the API and the HTTP status each maps to.
+ * Clients branch on `code`; `detail` is for people.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unknown_field: 400,
+  invalid_duration: 400,
+  invalid_tag: 400,
+  invalid_prefix: 400,
+  policy_invalid: 400,
+  unauthenticated: 401,
+  key_expired: 401,
+  key_revoked: 401,
+  insufficient_scope: 403,
+  plan_limit: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  not_acceptable: 406,
+  invalid_state: 409,
+  conflict: 409,
+  precondition_failed: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** RFC 9457 titles (the reason phrase of the status). */
+export const STATUS_TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** One problem found in a policy document, at the offending token. */
+export interface PolicyProblem {
+  line: number;
+  column: number;
+  msg: string;
+}

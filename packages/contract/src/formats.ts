@@ -1,0 +1,62 @@
+/**
+ * Identifier and secret formats. IDs are opaque with a type prefix; secrets carry a
+ * recognisable prefix so secret scanners can find them.
+ */
+export const ID_PREFIX = {
+  network: 'net',
+  device: 'dev',
+  user: 'usr',
+  key: 'key',
+  route: 'rt',
+  connection: 'log',
+  audit: 'aud',
+  policy: 'pol',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIX;
+
+export const SECRET_PREFIX = {
+  api: 'wrn_api_',
+  auth: 'wrn_auth_',
+  node: 'wrn_node_',
+} as const;
+
+export type SecretKind = keyof typeof SECRET_PREFIX;
+
+export const SCOPES = ['read', 'devices', 'acls', 'keys', 'users', 'all'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const ROLES = ['owner', 'admin', 'network-admin', 'it-admin', 'auditor', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const PLANS = ['free', 'premium'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export const KEY_STATES = ['valid', 'expired', 'revoked', 'used'] as const;
+export type KeyState = (typeof KEY_STATES)[number];
+
+export const ROUTE_STATES = ['pending', 'approved', 'disabled'] as const;
+export type RouteState = (typeof ROUTE_STATES)[number];
+
+/** `tag:` followed by a lowercase letter or digit, then letters, digits and dashes (as Tailscale). */
+export const TAG_PATTERN = '^tag:[a-z0-9][a-z0-9-]{0,62}$';
+export const TAG_RE = new RegExp(TAG_PATTERN);
+
+/** An integer followed by exactly one unit: s, m, h or d. */
+export const DURATION_PATTERN = '^[0-9]{1,9}[smhd]$';
+export const DURATION_RE = new RegExp(DURATION_PATTERN);
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Parses `90s`, `15m`, `24h`, `7d` into milliseconds; `undefined` when malformed. */
+export function parseDuration(text: string): number | undefined {
+  if (!DURATION_RE.test(text)) return undefined;
+  const unit = text[text.length - 1] as keyof typeof UNIT_MS;
+  return Number(text.slice(0, -1)) * UNIT_MS[unit];
+}
+
+export const MAX_KEY_LIFETIME_MS = 365 * UNIT_MS.d;
+export const DEFAULT_KEY_LIFETIME = '90d';
+
+/** A device's public key: `nodekey:` and 64 hex digits. */
+export const NODE_KEY_PATTERN = '^nodekey:[0-9a-f]{64}$';

@@ -1,0 +1,4 @@
+export * from './errors.js';
+export * from './formats.js';
+export * from './requests.js';
+export * from './schemas.js';

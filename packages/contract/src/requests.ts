@@ -1,0 +1,128 @@
+/**
+ * Request bodies and query strings. Bodies reject unknown fields (`additionalProperties:
+ * false` → 400 unknown_field). Values whose error has its own code (durations, tags,
+ * prefixes) are checked by the services so they can answer with that code.
+ */
+import { type Static, Type } from 'typebox';
+
+const closed = { additionalProperties: false } as const;
+const Tags = Type.Array(Type.String({ maxLength: 80 }), { maxItems: 64 });
+const Prefixes = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 });
+
+export const CreateKeyBody = Type.Object(
+  {
+    type: Type.Optional(Type.Union([Type.Literal('auth'), Type.Literal('api')])),
+    // auth keys
+    reusable: Type.Optional(Type.Boolean()),
+    ephemeral: Type.Optional(Type.Boolean()),
+    tags: Type.Optional(Tags),
+    user: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
+    description: Type.Optional(Type.String({ maxLength: 256 })),
+    // api keys
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 6 })),
+    rateLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    // both
+    expiresIn: Type.Optional(Type.String({ maxLength: 16 })),
+  },
+  closed,
+);
+export type CreateKeyRequest = Static<typeof CreateKeyBody>;
+
+export const KeyListQuery = Type.Object({
+  type: Type.Optional(Type.Union([Type.Literal('auth'), Type.Literal('api')])),
+  state: Type.Optional(
+    Type.Union([Type.Literal('valid'), Type.Literal('expired'), Type.Literal('revoked'), Type.Literal('used')]),
+  ),
+});
+
+export const CreateUserBody = Type.Object(
+  {
+    loginName: Type.String({ minLength: 1, maxLength: 254 }),
+    displayName: Type.Optional(Type.String({ maxLength: 128 })),
+    role: Type.Optional(Type.String()),
+  },
+  closed,
+);
+export type CreateUserRequest = Static<typeof CreateUserBody>;
+
+export const PatchUserBody = Type.Object(
+  {
+    role: Type.Optional(Type.String()),
+    displayName: Type.Optional(Type.String({ maxLength: 128 })),
+  },
+  closed,
+);
+export type PatchUserRequest = Static<typeof PatchUserBody>;
+
+export const UserListQuery = Type.Object({ role: Type.Optional(Type.String()) });
+
+export const DeviceListQuery = Type.Object({
+  user: Type.Optional(Type.String()),
+  tag: Type.Optional(Type.Array(Type.String())),
+  online: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+  fields: Type.Optional(Type.Union([Type.Literal('default'), Type.Literal('all')])),
+});
+
+export const SetTagsBody = Type.Object({ tags: Tags }, closed);
+export type SetTagsRequest = Static<typeof SetTagsBody>;
+
+export const RouteListQuery = Type.Object({
+  state: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('disabled')])),
+  device: Type.Optional(Type.String()),
+});
+
+/** Paging of both logs: `since` (duration, default 1h) or `cursor`; `limit` 1–1000. */
+const logPaging = {
+  since: Type.Optional(Type.String()),
+  cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+};
+/** The paging both logs share. */
+export const LogPageQuery = Type.Object(logPaging);
+export type LogPageRequest = Static<typeof LogPageQuery>;
+/** GET /v1/logs/connections: paging plus the `device` filter. */
+export const ConnectionLogQuery = Type.Object({ ...logPaging, device: Type.Optional(Type.String()) });
+export type ConnectionLogRequest = Static<typeof ConnectionLogQuery>;
+/** GET /v1/logs/audit: paging plus the `key` filter. */
+export const AuditLogQuery = Type.Object({ ...logPaging, key: Type.Optional(Type.String()) });
+export type AuditLogRequest = Static<typeof AuditLogQuery>;
+
+export const RegisterBody = Type.Object(
+  {
+    hostname: Type.String({ minLength: 1, maxLength: 63 }),
+    os: Type.String({ minLength: 1, maxLength: 32 }),
+    nodeKey: Type.String({ maxLength: 80 }),
+    clientVersion: Type.Optional(Type.String({ maxLength: 64 })),
+    advertiseRoutes: Type.Optional(Prefixes),
+  },
+  closed,
+);
+export type RegisterRequest = Static<typeof RegisterBody>;
+
+export const HeartbeatBody = Type.Object({ advertiseRoutes: Type.Optional(Prefixes) }, closed);
+export type HeartbeatRequest = Static<typeof HeartbeatBody>;
+
+const ReportedEndpoint = Type.Object(
+  { deviceId: Type.Optional(Type.Union([Type.String(), Type.Null()])), addr: Type.String({ maxLength: 64 }) },
+  closed,
+);
+
+export const ReportedConnection = Type.Object(
+  {
+    start: Type.String({ maxLength: 40 }),
+    end: Type.String({ maxLength: 40 }),
+    proto: Type.String({ maxLength: 8 }),
+    src: ReportedEndpoint,
+    dst: ReportedEndpoint,
+    txBytes: Type.Integer({ minimum: 0 }),
+    rxBytes: Type.Integer({ minimum: 0 }),
+    txPackets: Type.Integer({ minimum: 0 }),
+    rxPackets: Type.Integer({ minimum: 0 }),
+  },
+  closed,
+);
+export type ReportedConnectionRequest = Static<typeof ReportedConnection>;
+
+export const ConnectionsBody = Type.Object({ entries: Type.Array(ReportedConnection, { maxItems: 1000 }) }, closed);
+export type ConnectionsRequest = Static<typeof ConnectionsBody>;

@@ -1,0 +1,346 @@
+/**
+ * TypeBox schemas of every resource the API returns, named by `$id` so the OpenAPI document
+ * reads `Device`, not `def-0`. Response schemas are also the allow-list of what leaves the
+ * server: a field not declared here is stripped by the serializer.
+ */
+import { type Static, Type } from 'typebox';
+import { KEY_STATES, PLANS, ROLES, ROUTE_STATES, SCOPES } from './formats.js';
+
+const Time = Type.String({ format: 'date-time', description: 'RFC 3339 UTC' });
+const NullableTime = Type.Union([Time, Type.Null()]);
+const literals = <T extends readonly string[]>(values: T) =>
+  Type.Union(values.map((v) => Type.Literal(v)) as never) as unknown as ReturnType<typeof Type.String>;
+
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    code: Type.String(),
+    detail: Type.String(),
+    requestId: Type.String(),
+    scope: Type.Optional(Type.String({ description: 'the scope that was needed (insufficient_scope)' })),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ line: Type.Integer(), column: Type.Integer(), msg: Type.String() })),
+    ),
+    index: Type.Optional(Type.Integer({ description: 'index of the first bad entry of a batch' })),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details' },
+);
+
+export const UserRef = Type.Object({ id: Type.String(), loginName: Type.String() }, { $id: 'UserRef' });
+
+const DeviceRouteRef = Type.Object({
+  id: Type.String(),
+  prefix: Type.String(),
+  state: literals(ROUTE_STATES),
+  advertised: Type.Boolean(),
+  primary: Type.Boolean(),
+});
+
+const deviceListFields = {
+  id: Type.String(),
+  name: Type.String(),
+  hostname: Type.String(),
+  os: Type.String(),
+  online: Type.Boolean(),
+  user: Type.Union([Type.Ref('UserRef'), Type.Null()]),
+  tags: Type.Array(Type.String()),
+  created: Time,
+  lastSeen: NullableTime,
+};
+
+export const Device = Type.Object(
+  {
+    ...deviceListFields,
+    addresses: Type.Optional(Type.Array(Type.String())),
+    routes: Type.Optional(Type.Array(DeviceRouteRef)),
+    clientVersion: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    keyId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    ephemeral: Type.Optional(Type.Boolean()),
+    expires: Type.Optional(NullableTime),
+  },
+  { $id: 'Device', description: 'A device; detail fields appear on GET /v1/devices/{id} and with ?fields=all' },
+);
+
+export const User = Type.Object(
+  {
+    id: Type.String(),
+    loginName: Type.String(),
+    displayName: Type.String(),
+    role: literals(ROLES),
+    status: Type.String(),
+    created: Time,
+    lastSeen: NullableTime,
+    deviceCount: Type.Integer(),
+  },
+  { $id: 'User' },
+);
+
+export const Network = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    plan: literals(PLANS),
+    limits: Type.Object({
+      users: Type.Union([Type.Integer(), Type.Null()]),
+      devices: Type.Union([Type.Integer(), Type.Null()]),
+      logRetentionDays: Type.Integer(),
+    }),
+    usage: Type.Object({ users: Type.Integer(), devices: Type.Integer() }),
+  },
+  { $id: 'Network', description: 'limits are null when unlimited' },
+);
+
+export const Key = Type.Object(
+  {
+    id: Type.String(),
+    type: literals(['auth', 'api'] as const),
+    key: Type.Optional(Type.String({ description: 'the secret; only in the response to POST /v1/keys' })),
+    name: Type.Optional(Type.String()),
+    description: Type.String(),
+    scopes: Type.Array(literals(SCOPES)),
+    reusable: Type.Optional(Type.Boolean()),
+    ephemeral: Type.Optional(Type.Boolean()),
+    tags: Type.Optional(Type.Array(Type.String())),
+    user: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    rateLimit: Type.Optional(Type.Integer()),
+    created: Time,
+    expires: Time,
+    state: literals(KEY_STATES),
+    uses: Type.Integer(),
+    lastUsed: NullableTime,
+    createdBy: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'Key' },
+);
+
+export const Route = Type.Object(
+  {
+    id: Type.String(),
+    deviceId: Type.String(),
+    deviceName: Type.String(),
+    prefix: Type.String(),
+    state: literals(ROUTE_STATES),
+    advertised: Type.Boolean(),
+    autoApproved: Type.Boolean(),
+    primary: Type.Boolean(),
+    approvedAt: NullableTime,
+    approvedBy: Type.Union([Type.String(), Type.Null()]),
+    created: Time,
+  },
+  { $id: 'Route' },
+);
+
+const Endpoint = Type.Object({
+  deviceId: Type.Union([Type.String(), Type.Null()]),
+  addr: Type.String(),
+});
+
+export const ConnectionEntry = Type.Object(
+  {
+    id: Type.String(),
+    start: Time,
+    end: Time,
+    proto: Type.String(),
+    src: Endpoint,
+    dst: Endpoint,
+    txBytes: Type.Integer(),
+    rxBytes: Type.Integer(),
+    txPackets: Type.Integer(),
+    rxPackets: Type.Integer(),
+    reportedBy: Type.String(),
+    logged: Time,
+  },
+  { $id: 'ConnectionEntry' },
+);
+
+export const AuditEntry = Type.Object(
+  {
+    id: Type.String(),
+    time: Time,
+    keyId: Type.Union([Type.String(), Type.Null()]),
+    keyName: Type.Union([Type.String(), Type.Null()]),
+    deviceId: Type.Union([Type.String(), Type.Null()]),
+    method: Type.String(),
+    path: Type.String(),
+    status: Type.Integer(),
+    clientAddr: Type.String(),
+    requestId: Type.String(),
+    action: Type.Union([Type.String(), Type.Null()]),
+    target: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'AuditEntry' },
+);
+
+export const ValidationResult = Type.Object(
+  {
+    valid: Type.Boolean(),
+    errors: Type.Array(Type.Object({ line: Type.Integer(), column: Type.Integer(), msg: Type.String() })),
+  },
+  { $id: 'ValidationResult' },
+);
+
+export const Peer = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    addresses: Type.Array(Type.String()),
+    allowedIPs: Type.Array(Type.String()),
+    tags: Type.Array(Type.String()),
+    online: Type.Boolean(),
+  },
+  { $id: 'Peer' },
+);
+
+export const Netmap = Type.Object(
+  { self: Type.Ref('Device'), peers: Type.Array(Type.Ref('Peer')), version: Type.Integer() },
+  { $id: 'Netmap' },
+);
+
+/** Every named component, in the order they are registered with the server. */
+export const COMPONENT_SCHEMAS = [
+  Problem,
+  UserRef,
+  Device,
+  User,
+  Network,
+  Key,
+  Route,
+  ConnectionEntry,
+  AuditEntry,
+  ValidationResult,
+  Peer,
+  Netmap,
+] as const;
+
+// Static types, written out so clients get readable names rather than TypeBox inference
+// across $ref (which resolves to unknown).
+export type ProblemBody = Static<typeof Problem>;
+export interface UserRefBody {
+  id: string;
+  loginName: string;
+}
+export interface DeviceRouteBody {
+  id: string;
+  prefix: string;
+  state: (typeof ROUTE_STATES)[number];
+  advertised: boolean;
+  primary: boolean;
+}
+export interface DeviceBody {
+  id: string;
+  name: string;
+  hostname: string;
+  os: string;
+  online: boolean;
+  user: UserRefBody | null;
+  tags: string[];
+  created: string;
+  lastSeen: string | null;
+  addresses?: string[];
+  routes?: DeviceRouteBody[];
+  clientVersion?: string | null;
+  keyId?: string | null;
+  ephemeral?: boolean;
+  expires?: string | null;
+}
+export interface UserBody {
+  id: string;
+  loginName: string;
+  displayName: string;
+  role: (typeof ROLES)[number];
+  status: string;
+  created: string;
+  lastSeen: string | null;
+  deviceCount: number;
+}
+export interface NetworkBody {
+  id: string;
+  name: string;
+  plan: (typeof PLANS)[number];
+  limits: { users: number | null; devices: number | null; logRetentionDays: number };
+  usage: { users: number; devices: number };
+}
+export interface KeyBody {
+  id: string;
+  type: 'auth' | 'api';
+  key?: string;
+  name?: string;
+  description: string;
+  scopes: (typeof SCOPES)[number][];
+  reusable?: boolean;
+  ephemeral?: boolean;
+  tags?: string[];
+  user?: string | null;
+  rateLimit?: number;
+  created: string;
+  expires: string;
+  state: (typeof KEY_STATES)[number];
+  uses: number;
+  lastUsed: string | null;
+  createdBy: string | null;
+}
+export interface RouteBody {
+  id: string;
+  deviceId: string;
+  deviceName: string;
+  prefix: string;
+  state: (typeof ROUTE_STATES)[number];
+  advertised: boolean;
+  autoApproved: boolean;
+  primary: boolean;
+  approvedAt: string | null;
+  approvedBy: string | null;
+  created: string;
+}
+export interface ConnectionEntryBody {
+  id: string;
+  start: string;
+  end: string;
+  proto: string;
+  src: { deviceId: string | null; addr: string };
+  dst: { deviceId: string | null; addr: string };
+  txBytes: number;
+  rxBytes: number;
+  txPackets: number;
+  rxPackets: number;
+  reportedBy: string;
+  logged: string;
+}
+export interface AuditEntryBody {
+  id: string;
+  time: string;
+  keyId: string | null;
+  keyName: string | null;
+  deviceId: string | null;
+  method: string;
+  path: string;
+  status: number;
+  clientAddr: string;
+  requestId: string;
+  action: string | null;
+  target: string | null;
+}
+export interface ValidationResultBody {
+  valid: boolean;
+  errors: { line: number; column: number; msg: string }[];
+}
+export interface PeerBody {
+  id: string;
+  name: string;
+  addresses: string[];
+  allowedIPs: string[];
+  tags: string[];
+  online: boolean;
+}
+export interface NetmapBody {
+  self: DeviceBody;
+  peers: PeerBody[];
+  version: number;
+}
+export interface Page<T> {
+  entries: T[];
+  nextCursor: string;
+  hasMore: boolean;
+}
