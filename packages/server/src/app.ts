@@ -1,0 +1,95 @@
+/**
+ * buildApp: the one place where plugins and modules are wired. Tests call it on a fresh
+ * database and drive it over real HTTP; main.ts calls it to serve.
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { type AppContext, DEFAULT_SETTINGS, type Settings } from './context.js';
+import { AuditLog } from './http/audit.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { healthRoutes } from './http/health.js';
+import { registerOpenApi } from './http/openapi.js';
+import { registerPipeline } from './http/pipeline.js';
+import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './http/rate-limiter.js';
+import { requestIdFrom } from './http/request-id.js';
+import { registerValidation } from './http/validation.js';
+import { type Clock, systemClock } from './lib/time.js';
+import { aclRoutes } from './modules/acl/acl.routes.js';
+import { devicesRoutes } from './modules/devices/devices.routes.js';
+import { keysRoutes } from './modules/keys/keys.routes.js';
+import { auditLogRoutes } from './modules/logs/audit-log.routes.js';
+import { startConnectionRetention } from './modules/logs/connections.retention.js';
+import { connectionLogRoutes, connectionReportRoutes } from './modules/logs/connections.routes.js';
+import { networkRoutes } from './modules/network/network.routes.js';
+import { nodeRoutes } from './modules/node/node.routes.js';
+import { routesRoutes } from './modules/routes/routes.routes.js';
+import { usersRoutes } from './modules/users/users.routes.js';
+import type { Storage } from './storage/database.js';
+import { VERSION } from './version.js';
+
+export interface AppOptions {
+  storage: Storage;
+  clock?: Clock;
+  settings?: Partial<Settings>;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export const BODY_LIMIT = 1024 * 1024;
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { storage } = options;
+  const clock = options.clock ?? systemClock;
+  const limiter: RateLimiter =
+    storage.dialect === 'postgres' ? new PostgresRateLimiter(storage.db, clock) : new MemoryRateLimiter(clock);
+  const audit = new AuditLog(storage.db);
+  const ctx: AppContext = {
+    db: storage.db,
+    dialect: storage.dialect,
+    clock,
+    audit,
+    limiter,
+    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+  };
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    genReqId: requestIdFrom,
+    requestIdHeader: false,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+  audit.onError = (error) => app.log.error({ err: error }, 'audit log write failed');
+  app.decorate('ctx', ctx);
+  app.addHook('onClose', async () => {
+    await audit.close();
+    limiter.close();
+  });
+
+  // Bodies are JSON (the policy endpoints take their text themselves): Fastify's built-in
+  // text/plain parser would turn a text body into a 400 where the contract says 415.
+  app.removeContentTypeParser('text/plain');
+  registerErrorHandling(app);
+  registerValidation(app);
+  registerPipeline(app);
+  await registerOpenApi(app, VERSION);
+
+  await app.register(healthRoutes);
+  await app.register(
+    async (v1) => {
+      v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+      await v1.register(networkRoutes);
+      await v1.register(usersRoutes);
+      await v1.register(keysRoutes);
+      await v1.register(auditLogRoutes);
+      await v1.register(aclRoutes);
+      await v1.register(devicesRoutes);
+      await v1.register(routesRoutes);
+      await v1.register(nodeRoutes);
+      await v1.register(connectionLogRoutes);
+      await v1.register(connectionReportRoutes);
+    },
+    { prefix: '/v1' },
+  );
+  startConnectionRetention(app);
+  return app;
+}

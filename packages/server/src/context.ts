@@ -1,0 +1,77 @@
+/**
+ * What every module receives: storage, the clock, the audit log and the rate limiter.
+ * Also the request decorations set by the authentication hooks.
+ */
+import type { Scope } from '@warren/contract';
+import type { AuditLog } from './http/audit.js';
+import type { RateLimiter } from './http/rate-limiter.js';
+import type { Clock } from './lib/time.js';
+import type { Db, Dialect } from './storage/database.js';
+
+export interface Settings {
+  /** Requests per minute of an API key without its own rateLimit. */
+  apiRateLimit: number;
+  /** Requests per minute of one client address without a valid key. */
+  anonymousRateLimit: number;
+  /** Node-protocol calls per minute of one device. */
+  deviceRateLimit: number;
+  /** Registrations per minute through one auth key. */
+  enrollRateLimit: number;
+  /** Days a premium network keeps its connection log (default: the plan's 90). */
+  premiumLogRetentionDays?: number;
+  /** How often the connection log's retention sweep runs (default 10 minutes). */
+  connectionRetentionIntervalMs?: number;
+}
+
+export const DEFAULT_SETTINGS: Settings = {
+  apiRateLimit: 100,
+  anonymousRateLimit: 100,
+  deviceRateLimit: 300,
+  enrollRateLimit: 20_000,
+};
+
+export interface AppContext {
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  audit: AuditLog;
+  limiter: RateLimiter;
+  settings: Settings;
+}
+
+/** The caller of a management endpoint: an API key of one network. */
+export interface ApiPrincipal {
+  networkId: string;
+  keyId: string;
+  keyName: string;
+  scopes: Scope[];
+  expiresAt: number;
+}
+
+/** The caller of a node-protocol endpoint: an enrolled device. */
+export interface DevicePrincipal {
+  networkId: string;
+  deviceId: string;
+}
+
+export type AuthMode = 'api' | 'none' | 'node';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+  interface FastifyRequest {
+    principal: ApiPrincipal | null;
+    device: DevicePrincipal | null;
+    /** Network of the caller, for the audit entry (set by whichever authentication ran). */
+    networkId: string | null;
+    /** Set once the call's audit entry was written inside the transaction of its change. */
+    audited: boolean;
+  }
+  interface FastifyContextConfig {
+    /** Scope that suffices for this route besides `all` (GETs also accept `read`); `any`: every valid key. */
+    scope?: Scope | 'any';
+    /** Who may call: API keys (default), anyone, or devices (node protocol; its plugin authenticates). */
+    auth?: AuthMode;
+  }
+}

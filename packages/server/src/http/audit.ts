@@ -1,0 +1,136 @@
+/**
+ * The audit log. A call that changes state writes its entry inside the transaction of the
+ * change (`recordChange`); every other call — reads, 4xx, 401, 429, 5xx — is queued and
+ * written in batches, so the audit write never sits on the path of a read.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Insertable } from 'kysely';
+import { advisoryLock } from '../storage/advisory-lock.js';
+import type { Db } from '../storage/database.js';
+import type { AuditLogTable } from '../storage/schema.js';
+
+type AuditRow = Insertable<AuditLogTable>;
+
+const FLUSH_DELAY_MS = 50;
+const FLUSH_BATCH = 500;
+
+export interface ChangeRecord {
+  action: string;
+  target: string | null;
+  status: number;
+}
+
+export function auditRow(
+  request: FastifyRequest,
+  status: number,
+  time: number,
+  change?: Omit<ChangeRecord, 'status'>,
+): AuditRow {
+  return {
+    network_id: request.networkId,
+    time,
+    key_id: request.principal?.keyId ?? null,
+    key_name: request.principal?.keyName ?? null,
+    device_id: request.device?.deviceId ?? null,
+    method: request.method,
+    path: request.url.split('?')[0] ?? request.url,
+    status,
+    client_addr: request.ip,
+    request_id: request.id,
+    action: change?.action ?? null,
+    target: change?.target ?? null,
+  };
+}
+
+/**
+ * Writes one entry inside the caller's transaction, under the `audit` lock so that sequence
+ * order is commit order (a reader holding a cursor never skips an entry that commits late).
+ * Every entry written outside the queue goes through here.
+ */
+export async function insertAuditEntry(trx: Db, row: AuditRow): Promise<void> {
+  await advisoryLock(trx, 'audit');
+  await trx.insertInto('audit_log').values(row).execute();
+}
+
+export class AuditLog {
+  private queue: AuditRow[] = [];
+  private keyUse = new Map<string, { at: number; count: number }>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: Db) {}
+
+  /** Writes the entry of a state change in the change's own transaction. */
+  async recordChange(trx: Db, request: FastifyRequest, time: number, change: ChangeRecord): Promise<void> {
+    await insertAuditEntry(trx, auditRow(request, change.status, time, change));
+    request.audited = true;
+  }
+
+  /** Entries of changes that happen outside a request (ephemeral cleanup). */
+  async recordSystem(trx: Db, row: AuditRow): Promise<void> {
+    await insertAuditEntry(trx, row);
+  }
+
+  enqueue(row: AuditRow): void {
+    this.queue.push(row);
+    this.schedule();
+  }
+
+  /** API keys' `uses` and `lastUsed` are counted here and written with the next batch. */
+  noteKeyUse(keyId: string, at: number): void {
+    const seen = this.keyUse.get(keyId);
+    if (seen) {
+      seen.at = at;
+      seen.count++;
+    } else this.keyUse.set(keyId, { at, count: 1 });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.queue.length >= FLUSH_BATCH) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
+  }
+
+  /** Writes everything queued so far; resolves when it is committed. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const rows = this.queue;
+    const uses = this.keyUse;
+    this.queue = [];
+    this.keyUse = new Map();
+    this.flushing = this.flushing.then(() => this.write(rows, uses));
+    return this.flushing;
+  }
+
+  private async write(rows: AuditRow[], uses: Map<string, { at: number; count: number }>): Promise<void> {
+    if (rows.length === 0 && uses.size === 0) return;
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        if (rows.length) await advisoryLock(trx, 'audit');
+        for (let i = 0; i < rows.length; i += 200) {
+          await trx
+            .insertInto('audit_log')
+            .values(rows.slice(i, i + 200))
+            .execute();
+        }
+        for (const [keyId, use] of uses) {
+          await trx
+            .updateTable('keys')
+            .set((eb) => ({ last_used_at: use.at, uses: eb('uses', '+', use.count) }))
+            .where('id', '=', keyId)
+            .execute();
+        }
+      });
+    } catch (error) {
+      // The audit log must not take the server down with it; the error is logged by the caller.
+      this.onError?.(error);
+    }
+  }
+
+  onError?: (error: unknown) => void;
+
+  async close(): Promise<void> {
+    await this.flush();
+  }
+}

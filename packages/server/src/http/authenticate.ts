@@ -1,0 +1,62 @@
+/**
+ * Bearer API key → principal. The secret's shape and checksum are checked before any
+ * lookup; the lookup is by SHA-256 and the digest is compared again in constant time.
+ * Expiry and revocation are checked on every call, so a deleted key stops at once.
+ */
+import type { Scope } from '@warren/contract';
+import type { FastifyRequest } from 'fastify';
+import type { ApiPrincipal } from '../context.js';
+import { parseList } from '../lib/json.js';
+import { hashSecret, isWellFormedSecret, sameHash } from '../lib/secrets.js';
+import type { Db } from '../storage/database.js';
+import { insufficientScope, unauthenticated } from './problem.js';
+
+/** The token of `Authorization: Bearer <token>`, or undefined. */
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+export async function authenticateApiKey(
+  db: Db,
+  token: string | undefined,
+  now: number,
+): Promise<ApiPrincipal & { rateLimit: number | null }> {
+  if (!token) throw unauthenticated('send an API key as "Authorization: Bearer wrn_api_…"');
+  if (!isWellFormedSecret('api', token)) throw unauthenticated('the bearer token is not a valid Warren API key');
+  const hash = hashSecret(token);
+  const key = await db
+    .selectFrom('keys')
+    .select(['id', 'network_id', 'name', 'scopes', 'expires_at', 'revoked_at', 'rate_limit', 'secret_hash'])
+    .where('secret_hash', '=', hash)
+    .where('type', '=', 'api')
+    .executeTakeFirst();
+  if (!key || !sameHash(key.secret_hash, hash)) throw unauthenticated('the API key is not known');
+  if (key.revoked_at != null) throw unauthenticated(`API key ${key.id} was revoked`, 'key_revoked');
+  if (key.expires_at <= now) throw unauthenticated(`API key ${key.id} expired`, 'key_expired');
+  return {
+    networkId: key.network_id,
+    keyId: key.id,
+    keyName: key.name ?? key.id,
+    scopes: parseList(key.scopes) as Scope[],
+    expiresAt: key.expires_at,
+    rateLimit: key.rate_limit,
+  };
+}
+
+/** `all` grants everything; a GET is also granted by `read`; otherwise the route's own scope. */
+export function hasScope(scopes: readonly Scope[], method: string, needed: Scope | 'any' | undefined): boolean {
+  if (scopes.includes('all') || needed === 'any') return true;
+  if ((method === 'GET' || method === 'HEAD') && scopes.includes('read')) return true;
+  return needed !== undefined && needed !== 'all' && scopes.includes(needed);
+}
+
+export function requireScope(principal: ApiPrincipal, method: string, needed: Scope | 'any' | undefined): void {
+  if (!hasScope(principal.scopes, method, needed)) {
+    throw insufficientScope(
+      needed === undefined || needed === 'any' ? (method === 'GET' || method === 'HEAD' ? 'read' : 'all') : needed,
+    );
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Authentication of the node protocol: `Authorization: Bearer wrn_node_…` → the device.
+ * The credential is looked up by its SHA-256 on the device row itself, so deleting the
+ * device (or re-enrolling it, which replaces the hash) refuses the old credential at once.
+ * Devices are rate-limited per device, not per API key.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { hashSecret, isWellFormedSecret, sameHash } from '../lib/secrets.js';
+import { bearerToken } from './authenticate.js';
+import { rateLimited, setRateLimitHeaders } from './pipeline.js';
+import { unauthenticated } from './problem.js';
+
+export async function authenticateDevice(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { ctx } = request.server;
+  const token = bearerToken(request);
+  if (!token || !isWellFormedSecret('node', token)) {
+    const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
+    throw unauthenticated('send the node credential as "Authorization: Bearer wrn_node_…"');
+  }
+  const hash = hashSecret(token);
+  const device = await ctx.db
+    .selectFrom('devices')
+    .select(['id', 'network_id', 'node_token_hash'])
+    .where('node_token_hash', '=', hash)
+    .executeTakeFirst();
+  if (!device || !sameHash(device.node_token_hash, hash)) {
+    throw unauthenticated('the node credential is not valid (the device was deleted or re-enrolled)');
+  }
+  request.device = { networkId: device.network_id, deviceId: device.id };
+  request.networkId = device.network_id;
+  const decision = await ctx.limiter.hit(`dev:${device.id}`, ctx.settings.deviceRateLimit);
+  setRateLimitHeaders(reply, decision);
+  if (!decision.allowed) throw rateLimited(decision, `device ${device.id}`);
+}

@@ -1,0 +1,69 @@
+/**
+ * The request pipeline of the management API, in order: request id → authenticate (401)
+ * → rate limit (429) → scope (403) → body validation (400) → handler; and, after the
+ * response, the audit entry of every call that did not write its own.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { auditRow } from './audit.js';
+import { authenticateApiKey, bearerToken, requireScope } from './authenticate.js';
+import { ApiError } from './problem.js';
+import type { RateLimitDecision } from './rate-limiter.js';
+
+/** Paths that are not API calls: probes would otherwise flood the audit log. */
+const UNAUDITED = new Set(['/healthz', '/readyz']);
+
+export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
+  reply.header('RateLimit-Limit', decision.limit);
+  reply.header('RateLimit-Remaining', decision.remaining);
+  reply.header('RateLimit-Reset', decision.resetSeconds);
+  if (!decision.allowed) reply.header('Retry-After', decision.resetSeconds);
+}
+
+export function rateLimited(decision: RateLimitDecision, who: string): ApiError {
+  return new ApiError(
+    'rate_limited',
+    `${who} made more than ${decision.limit} requests in the last minute; retry after ${decision.resetSeconds} s`,
+    {},
+    { 'Retry-After': String(decision.resetSeconds) },
+  );
+}
+
+export function registerPipeline(app: FastifyInstance): void {
+  const { ctx } = app;
+  app.decorateRequest('principal', null);
+  app.decorateRequest('device', null);
+  app.decorateRequest('networkId', null);
+  app.decorateRequest('audited', false);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    const mode = request.routeOptions.config?.auth ?? 'api';
+    const isApiRoute = request.url.startsWith('/v1/') && mode === 'api';
+    // Unknown routes under /v1 are authenticated too, so probing reveals nothing.
+    if (!isApiRoute) return;
+    const now = ctx.clock.now();
+    let principal: Awaited<ReturnType<typeof authenticateApiKey>>;
+    try {
+      principal = await authenticateApiKey(ctx.db, bearerToken(request), now);
+    } catch (error) {
+      // Callers without a valid key are limited per client address.
+      const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
+      setRateLimitHeaders(reply, decision);
+      if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
+      throw error;
+    }
+    request.principal = principal;
+    request.networkId = principal.networkId;
+    const decision = await ctx.limiter.hit(`key:${principal.keyId}`, principal.rateLimit ?? ctx.settings.apiRateLimit);
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) throw rateLimited(decision, `API key "${principal.keyName}"`);
+    ctx.audit.noteKeyUse(principal.keyId, now);
+    if (request.is404) return;
+    requireScope(principal, request.method, request.routeOptions.config?.scope);
+  });
+
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.audited || UNAUDITED.has(request.url.split('?')[0] ?? '')) return;
+    ctx.audit.enqueue(auditRow(request, reply.statusCode, ctx.clock.now()));
+  });
+}

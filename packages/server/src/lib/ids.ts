@@ -1,0 +1,30 @@
+/** Opaque, prefixed identifiers: `dev_3k9x…`. 80 random bits, lowercase base32. */
+import { randomBytes } from 'node:crypto';
+import { ID_PREFIX, type IdKind } from '@warren/contract';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export function base32(bytes: Uint8Array): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += ALPHABET[(value << (5 - bits)) & 31];
+  return out;
+}
+
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIX[kind]}_${base32(randomBytes(10))}`;
+}
+
+/** IDs of append-only logs are their sequence number, so they sort and need no extra index. */
+export function seqId(kind: 'connection' | 'audit', seq: number): string {
+  return `${ID_PREFIX[kind]}_${seq.toString(36).padStart(8, '0')}`;
+}

@@ -1,0 +1,141 @@
+/**
+ * Opens the database named by a URL — `sqlite:PATH`, `sqlite::memory:` or `postgres://…` —
+ * and migrates it. Both dialects share one schema and one migration set.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import * as initial from './migrations/001_initial.js';
+import * as devices from './migrations/002_devices.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+
+/** Every migration, in order. */
+const MIGRATIONS = { '001_initial': initial, '002_devices': devices };
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Storage {
+  db: Db;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+// int8 (bigint, count(*)) arrives from pg as a string; every value we keep there (epoch
+// milliseconds, counters) fits a double, so read them as numbers like SQLite does.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export interface OpenOptions {
+  /** PostgreSQL only: the schema to use (created if missing); tests give each run its own. */
+  schema?: string;
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+}
+
+export async function openStorage(url: string, options: OpenOptions = {}): Promise<Storage> {
+  if (url.startsWith('postgres:') || url.startsWith('postgresql:')) {
+    const storage = await openPostgres(url, options);
+    // Kysely looks for its own tables in every schema unless told which one is ours; another
+    // schema's half-made kysely_migration_lock would otherwise make a concurrent open fail.
+    await migrate(storage.db, options.schema ? { migrationTableSchema: options.schema } : {});
+    return storage;
+  }
+  const storage = openSqlite(url);
+  const path = url.slice('sqlite:'.length);
+  await (path === ':memory:' ? migrate(storage.db) : migrateSqliteFile(path));
+  return storage;
+}
+
+function openSqlite(url: string): Storage {
+  if (!url.startsWith('sqlite:'))
+    throw new Error(`unsupported database URL "${url}" (use sqlite:PATH or postgres://…)`);
+  const path = url.slice('sqlite:'.length);
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new SqliteDatabase(path);
+  // WAL lets readers proceed while one writer commits; NORMAL sync is durable across
+  // process crashes and much faster than FULL. busy_timeout covers a second process (init).
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+async function openPostgres(url: string, options: OpenOptions): Promise<Storage> {
+  const { schema } = options;
+  if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name "${schema}"`);
+  if (schema) {
+    const setup = new pg.Client({ connectionString: url });
+    await setup.connect();
+    try {
+      await setup.query(`create schema if not exists ${schema}`);
+    } catch (error) {
+      // Two processes creating the schema at once: the loser sees a duplicate; that is fine.
+      if (!['23505', '42P06'].includes((error as { code?: string }).code ?? '')) throw error;
+    } finally {
+      await setup.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+async function migrate(
+  db: Db,
+  options: { disableTransactions?: boolean; migrationTableSchema?: string } = {},
+): Promise<void> {
+  // On PostgreSQL Kysely's migrator takes an advisory lock first, so two instances starting
+  // at once on one database run each migration exactly once.
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    ...options,
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error;
+}
+
+const sqliteMigrations = new Map<string, Promise<void>>();
+
+/**
+ * Kysely takes no lock on SQLite, so a file is migrated on a connection of its own inside
+ * BEGIN IMMEDIATE: another process waits (busy_timeout) until the schema is complete, and
+ * another open in this process waits its turn on the promise chain (a synchronous wait
+ * here would block the event loop that the first migration runs on).
+ */
+function migrateSqliteFile(path: string): Promise<void> {
+  const key = resolve(path);
+  const run = (sqliteMigrations.get(key) ?? Promise.resolve())
+    .catch(() => undefined)
+    .then(async () => {
+      const connection = new SqliteDatabase(path);
+      connection.pragma('busy_timeout = 30000');
+      const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+      try {
+        connection.exec('BEGIN IMMEDIATE');
+        try {
+          await migrate(db, { disableTransactions: true });
+          connection.exec('COMMIT');
+        } catch (error) {
+          if (connection.inTransaction) connection.exec('ROLLBACK');
+          throw error;
+        }
+      } finally {
+        await db.destroy();
+      }
+    });
+  sqliteMigrations.set(key, run);
+  return run;
+}
+
+export function isPostgres(db: Db): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}

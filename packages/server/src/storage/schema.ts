@@ -1,0 +1,159 @@
+/**
+ * Table types for Kysely. One representation for both dialects: times are epoch
+ * milliseconds (integers), booleans are 0/1 integers, lists are JSON text. PostgreSQL's
+ * int8 is parsed to a number in database.ts, so counts and times read the same everywhere.
+ */
+import type { Generated } from 'kysely';
+
+export interface NetworksTable {
+  id: string;
+  name: string;
+  plan: string;
+  created_at: number;
+  /** Next address index to hand out; monotonic so freed addresses are not reused soon. */
+  next_addr_index: number;
+  /** Bumped by every change that can alter any device's netmap. */
+  netmap_epoch: number;
+}
+
+export interface UsersTable {
+  id: string;
+  network_id: string;
+  login_name: string;
+  display_name: string;
+  role: string;
+  status: string;
+  created_at: number;
+  last_seen_at: number | null;
+}
+
+export interface KeysTable {
+  id: string;
+  network_id: string;
+  type: string; // 'api' | 'auth'
+  secret_hash: string; // hex SHA-256 of the whole secret
+  name: string | null;
+  description: string;
+  scopes: string; // JSON array
+  reusable: number;
+  ephemeral: number;
+  tags: string; // JSON array
+  user_id: string | null;
+  rate_limit: number | null;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+  used_at: number | null;
+  uses: number;
+  last_used_at: number | null;
+  created_by: string | null;
+}
+
+export interface PoliciesTable {
+  id: string;
+  network_id: string;
+  version: number;
+  text: string;
+  etag: string;
+  created_at: number;
+  created_by: string | null;
+}
+
+export interface DevicesTable {
+  id: string;
+  network_id: string;
+  name: string;
+  hostname: string;
+  os: string;
+  user_id: string | null;
+  tags: string; // JSON array, for display; device_tags is the filter index
+  node_key: string;
+  addr_index: number;
+  client_version: string | null;
+  key_id: string | null;
+  ephemeral: number;
+  created_at: number;
+  last_seen_at: number | null;
+  /** 1 after an explicit disconnect, until the next heartbeat. */
+  disconnected: number;
+  expires_at: number | null;
+  node_token_hash: string;
+  netmap_version: number;
+  netmap_hash: string | null;
+  /** The name is `name_base` (seq 0) or `name_base-name_seq`. Defaulted, so optional on insert. */
+  name_base: Generated<string>;
+  name_seq: Generated<number>;
+  /** Canonical, sorted, comma-joined prefixes of the last advertised set ('' for none). */
+  advertised_routes: Generated<string>;
+}
+
+export interface DeviceTagsTable {
+  network_id: string;
+  tag: string;
+  device_id: string;
+}
+
+export interface RoutesTable {
+  id: string;
+  network_id: string;
+  device_id: string;
+  prefix: string;
+  state: string; // pending | approved | disabled
+  advertised: number;
+  auto_approved: number;
+  approved_at: number | null;
+  approved_by: string | null;
+  created_at: number;
+}
+
+export interface ConnectionsTable {
+  seq: Generated<number>;
+  network_id: string;
+  logged_at: number;
+  start_at: number;
+  end_at: number;
+  proto: string;
+  src_device_id: string | null;
+  src_addr: string;
+  dst_device_id: string | null;
+  dst_addr: string;
+  tx_bytes: number;
+  rx_bytes: number;
+  tx_packets: number;
+  rx_packets: number;
+  reported_by: string;
+}
+
+export interface AuditLogTable {
+  seq: Generated<number>;
+  network_id: string | null;
+  time: number;
+  key_id: string | null;
+  key_name: string | null;
+  device_id: string | null;
+  method: string;
+  path: string;
+  status: number;
+  client_addr: string;
+  request_id: string;
+  action: string | null;
+  target: string | null;
+}
+
+export interface RateLimitHitsTable {
+  bucket: string;
+  at: number;
+}
+
+export interface Database {
+  networks: NetworksTable;
+  users: UsersTable;
+  keys: KeysTable;
+  policies: PoliciesTable;
+  devices: DevicesTable;
+  device_tags: DeviceTagsTable;
+  routes: RoutesTable;
+  connections: ConnectionsTable;
+  audit_log: AuditLogTable;
+  rate_limit_hits: RateLimitHitsTable;
+}
