@@ -1,0 +1,71 @@
+/**
+ * SQL of the policy. Each network's policy is a list of immutable versions; the current one is
+ * the highest `version` (the unique index on (network_id, version) serves every query here).
+ */
+import { newId } from '../../lib/ids.js';
+import type { Db } from '../../storage/database.js';
+
+export interface PolicyHead {
+  version: number;
+  etag: string;
+}
+
+export interface PolicyVersionRow extends PolicyHead {
+  created_at: number;
+  created_by: string | null;
+}
+
+/** Version and ETag of the current policy, without its text (the hot path of every cache check). */
+export async function policyHead(db: Db, networkId: string): Promise<PolicyHead | undefined> {
+  const row = await db
+    .selectFrom('policies')
+    .select(['version', 'etag'])
+    .where('network_id', '=', networkId)
+    .orderBy('version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row && { version: Number(row.version), etag: row.etag };
+}
+
+export async function policyVersion(
+  db: Db,
+  networkId: string,
+  version: number,
+): Promise<(PolicyVersionRow & { text: string }) | undefined> {
+  const row = await db
+    .selectFrom('policies')
+    .select(['version', 'etag', 'text', 'created_at', 'created_by'])
+    .where('network_id', '=', networkId)
+    .where('version', '=', version)
+    .executeTakeFirst();
+  return row && { ...row, version: Number(row.version) };
+}
+
+/** Every version, newest first, without texts. */
+export async function policyVersions(db: Db, networkId: string): Promise<PolicyVersionRow[]> {
+  const rows = await db
+    .selectFrom('policies')
+    .select(['version', 'etag', 'created_at', 'created_by'])
+    .where('network_id', '=', networkId)
+    .orderBy('version', 'desc')
+    .execute();
+  return rows.map((row) => ({ ...row, version: Number(row.version) }));
+}
+
+export async function insertPolicyVersion(
+  trx: Db,
+  row: { networkId: string; version: number; text: string; etag: string; now: number; createdBy: string },
+): Promise<void> {
+  await trx
+    .insertInto('policies')
+    .values({
+      id: newId('policy'),
+      network_id: row.networkId,
+      version: row.version,
+      text: row.text,
+      etag: row.etag,
+      created_at: row.now,
+      created_by: row.createdBy,
+    })
+    .execute();
+}

@@ -1,0 +1,106 @@
+/**
+ * Policy rules: the stored text is exactly what was sent (comments and all); a new version is
+ * stored only when the one validation that POST /v1/acl/validate also runs finds nothing wrong;
+ * `If-Match` is checked inside the transaction that writes, after the network row is locked,
+ * so of two writers holding the same ETag exactly one wins.
+ *
+ * A stored policy takes effect in the same transaction: the netmap epoch is bumped (every
+ * device's view is re-derived on its next netmap or heartbeat) and pending routes that the
+ * new autoApprovers allow are approved, each with its own audit entry.
+ */
+import type { ValidationResultBody } from '@warren/contract';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { auditRow } from '../../http/audit.js';
+import { applyChange } from '../../http/change.js';
+import { ApiError, notFound } from '../../http/problem.js';
+import { iso } from '../../lib/time.js';
+import { policyEtag, validatePolicy } from '../../policy/index.js';
+import { bumpNetmapEpoch } from '../devices/devices.repository.js';
+import { insertPolicyVersion, policyHead, policyVersion, policyVersions } from './acl.repository.js';
+import { autoApprovePending } from './auto-approve.js';
+import { type CurrentPolicy, currentPolicy, preparePolicy, rememberPolicy } from './policy-cache.js';
+
+export interface PolicyVersionBody {
+  version: number;
+  etag: string;
+  created: string;
+  createdBy: string | null;
+}
+
+export const getPolicy = (ctx: AppContext, networkId: string): Promise<CurrentPolicy> =>
+  currentPolicy(ctx.db, networkId);
+
+export function validatePolicyText(text: string): ValidationResultBody {
+  const result = validatePolicy(text);
+  return { valid: result.ok, errors: result.errors };
+}
+
+/**
+ * Whether an `If-Match` value matches the current ETag: `*`, or one of a comma-separated list of
+ * entity tags, quoted or bare. Weak tags (`W/"…"`) never match, as RFC 9110 asks of If-Match.
+ */
+function ifMatchAccepts(header: string, etag: string): boolean {
+  const bare = unquote(etag);
+  return header
+    .split(',')
+    .map((t) => t.trim())
+    .some((t) => t === '*' || (!t.startsWith('W/') && unquote(t) === bare));
+}
+
+const unquote = (tag: string) => (tag.length >= 2 && tag.startsWith('"') && tag.endsWith('"') ? tag.slice(1, -1) : tag);
+
+export async function replacePolicy(
+  ctx: AppContext,
+  request: FastifyRequest,
+  text: string,
+  ifMatch: string | undefined,
+): Promise<CurrentPolicy> {
+  const principal = request.principal!;
+  const networkId = principal.networkId;
+  const result = validatePolicy(text);
+  if (!result.ok) {
+    const n = result.errors.length;
+    throw new ApiError('policy_invalid', `the policy has ${n} problem${n === 1 ? '' : 's'}`, {
+      errors: result.errors,
+    });
+  }
+  const etag = policyEtag(text);
+  const stored = await applyChange(ctx, request, 200, async (trx, now) => {
+    // The network row first (as every netmap-changing transaction does): on PostgreSQL its lock
+    // serialises writers of this network, so the version read below is the one we replace.
+    await bumpNetmapEpoch(trx, networkId);
+    const head = await policyHead(trx, networkId);
+    if (ifMatch !== undefined && !(head && ifMatchAccepts(ifMatch, head.etag))) {
+      throw new ApiError(
+        'precondition_failed',
+        `the policy changed since ETag ${ifMatch} was read (it is now ${head?.etag ?? 'absent'}); read it again and reapply your edit`,
+      );
+    }
+    const version = (head?.version ?? 0) + 1;
+    await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: principal.keyName });
+    const approved = await autoApprovePending(trx, networkId, result.policy, now);
+    for (const a of approved) {
+      await ctx.audit.recordSystem(trx, auditRow(request, 200, now, { action: 'route.approve', target: a.routeId }));
+    }
+    return { value: preparePolicy({ version, etag }, text, result.policy), action: 'policy.update', target: 'acl' };
+  });
+  rememberPolicy(networkId, stored);
+  return stored;
+}
+
+export async function policyHistory(ctx: AppContext, networkId: string): Promise<PolicyVersionBody[]> {
+  const rows = await policyVersions(ctx.db, networkId);
+  return rows.map((row) => ({
+    version: row.version,
+    etag: row.etag,
+    created: iso(Number(row.created_at)),
+    createdBy: row.created_by,
+  }));
+}
+
+export async function policyAtVersion(ctx: AppContext, networkId: string, version: number) {
+  const row = await policyVersion(ctx.db, networkId, version);
+  if (!row) throw notFound(`policy version ${version} does not exist`);
+  return row;
+}

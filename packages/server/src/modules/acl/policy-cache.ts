@@ -1,0 +1,111 @@
+/**
+ * The compiled current policy of a network, cached in this process.
+ *
+ * Compiling a policy (validation, indexes, its own tests) is far more work than the query that
+ * says which version is current, so every caller reads the current version and ETag from the
+ * database — other instances may have replaced the policy — and recompiles only when they
+ * differ from the cached entry. The ETag is a digest of the text, so an entry can never serve
+ * the wrong text. Concurrent misses for one version share a single compilation.
+ */
+import { parse } from 'jsonc-parser';
+import { type CompiledPolicy, compilePolicy } from '../../policy/index.js';
+import type { Db } from '../../storage/database.js';
+import { type PolicyHead, policyHead, policyVersion } from './acl.repository.js';
+
+export interface CurrentPolicy extends PolicyHead {
+  text: string;
+  compiled: CompiledPolicy;
+  /** The document as plain JSON (comments dropped), as GET /v1/acl returns it. */
+  document: unknown;
+}
+
+/** Networks whose policy is kept compiled; the least recently used is dropped past this. */
+const MAX_NETWORKS = 256;
+
+interface Entry {
+  head: PolicyHead;
+  /** Set once compiled. */
+  value?: CurrentPolicy;
+  /** The load in flight, shared by concurrent readers outside transactions. */
+  pending?: Promise<CurrentPolicy>;
+}
+
+const cache = new Map<string, Entry>();
+
+/** HuJSON text (already validated) → plain JSON value. */
+function policyDocument(text: string): unknown {
+  return parse(text, [], { allowTrailingComma: true, disallowComments: false });
+}
+
+export function preparePolicy(head: PolicyHead, text: string, compiled?: CompiledPolicy): CurrentPolicy {
+  return { ...head, text, compiled: compiled ?? compilePolicy(text), document: policyDocument(text) };
+}
+
+/** Records a policy compiled elsewhere (a successful PUT) so the next reader need not compile it. */
+export function rememberPolicy(networkId: string, policy: CurrentPolicy): void {
+  store(networkId, { head: { version: policy.version, etag: policy.etag }, value: policy });
+}
+
+/** The current policy of a network: one indexed query, plus the text and a compilation on a miss. */
+export async function currentPolicy(db: Db, networkId: string): Promise<CurrentPolicy> {
+  const head = await requireHead(db, networkId);
+  const hit = lookup(networkId, head);
+  if (hit?.value) return hit.value;
+  if (hit?.pending) return hit.pending;
+  const pending = load(db, networkId, head);
+  const entry: Entry = { head, pending };
+  store(networkId, entry);
+  try {
+    entry.value = await pending;
+    return entry.value;
+  } catch (error) {
+    // A failed load must not stay cached.
+    if (cache.get(networkId) === entry) cache.delete(networkId);
+    throw error;
+  } finally {
+    entry.pending = undefined;
+  }
+}
+
+/**
+ * The current policy as seen by a transaction. It never waits on a load started outside the
+ * transaction: on SQLite that load would queue for the connection the transaction holds.
+ */
+export async function policyInTransaction(trx: Db, networkId: string): Promise<CurrentPolicy> {
+  const head = await requireHead(trx, networkId);
+  const hit = lookup(networkId, head);
+  if (hit?.value) return hit.value;
+  const value = await load(trx, networkId, head);
+  store(networkId, { head, value });
+  return value;
+}
+
+async function requireHead(db: Db, networkId: string): Promise<PolicyHead> {
+  const head = await policyHead(db, networkId);
+  if (!head) throw new Error(`network ${networkId} has no policy`);
+  return head;
+}
+
+async function load(db: Db, networkId: string, head: PolicyHead): Promise<CurrentPolicy> {
+  const row = await policyVersion(db, networkId, head.version);
+  if (!row) throw new Error(`policy version ${head.version} of network ${networkId} is missing`);
+  return preparePolicy(head, row.text);
+}
+
+function lookup(networkId: string, head: PolicyHead): Entry | undefined {
+  const hit = cache.get(networkId);
+  if (!hit || hit.head.version !== head.version || hit.head.etag !== head.etag) return undefined;
+  // Refresh its place in the LRU order.
+  cache.delete(networkId);
+  cache.set(networkId, hit);
+  return hit;
+}
+
+function store(networkId: string, entry: Entry): void {
+  const current = cache.get(networkId);
+  // Never replace a newer version with an older one (a slow reader finishing late).
+  if (current && current.head.version > entry.head.version) return;
+  cache.delete(networkId);
+  cache.set(networkId, entry);
+  if (cache.size > MAX_NETWORKS) cache.delete(cache.keys().next().value as string);
+}

@@ -1,0 +1,55 @@
+/**
+ * What the policy engine needs to know about a network's users and devices, read from storage:
+ * users by login with their role (autogroup:admin), devices by owner login, tags and addresses.
+ */
+import { parseList } from '../../lib/json.js';
+import type { PolicyDevice, PolicyRole, PolicyUser } from '../../policy/index.js';
+import type { Db } from '../../storage/database.js';
+import { addressesOf } from '../devices/addresses.js';
+
+export async function policyUsers(db: Db, networkId: string): Promise<PolicyUser[]> {
+  const rows = await db
+    .selectFrom('users')
+    .select(['login_name', 'role'])
+    .where('network_id', '=', networkId)
+    .orderBy('login_name')
+    .execute();
+  return rows.map((r) => ({ login: r.login_name, role: r.role as PolicyRole }));
+}
+
+export interface DeviceIdentityRow {
+  id: string;
+  name: string;
+  tags: string;
+  addr_index: number;
+  user_login: string | null;
+}
+
+/** Devices as the policy sees them, without routes (the caller adds the ones served as primary). */
+export function policyDevice(row: DeviceIdentityRow, routes: string[] = []): PolicyDevice {
+  return {
+    id: row.id,
+    user: row.user_login,
+    tags: parseList(row.tags),
+    addresses: addressesOf(Number(row.addr_index)),
+    routes,
+  };
+}
+
+/** Identity rows of a network's devices (all of them, or the given ids), oldest first. */
+export async function deviceIdentities(
+  db: Db,
+  networkId: string,
+  ids?: readonly string[],
+): Promise<DeviceIdentityRow[]> {
+  let query = db
+    .selectFrom('devices')
+    .leftJoin('users', 'users.id', 'devices.user_id')
+    .select(['devices.id', 'devices.name', 'devices.tags', 'devices.addr_index', 'users.login_name as user_login'])
+    .where('devices.network_id', '=', networkId);
+  if (ids) {
+    if (ids.length === 0) return [];
+    query = query.where('devices.id', 'in', ids);
+  }
+  return query.orderBy('devices.created_at').orderBy('devices.id').execute();
+}

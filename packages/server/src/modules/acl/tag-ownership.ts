@@ -1,0 +1,24 @@
+/**
+ * Tag ownership for the management API: a tag may be applied (to a device, or to the devices an
+ * auth key will enroll) only when the current policy defines it in `tagOwners`. An API key acts
+ * as an admin of its network, so any defined tag is allowed; an undefined one is 400 invalid_tag.
+ *
+ * Removing a tag from tagOwners later does not take it off devices or keys that carry it: the
+ * policy decides what a tag may reach, not whether existing devices keep it.
+ */
+import { ApiError } from '../../http/problem.js';
+import { canApplyTags } from '../../policy/index.js';
+import type { Db } from '../../storage/database.js';
+import { currentPolicy } from './policy-cache.js';
+
+export async function requireOwnedTags(db: Db, networkId: string, tags: readonly string[]): Promise<void> {
+  if (tags.length === 0) return;
+  const { compiled } = await currentPolicy(db, networkId);
+  const check = canApplyTags(compiled, tags, { user: null, isAdminKey: true });
+  if (check.ok) return;
+  // An API key acts as admin, so only tags missing from tagOwners can be refused here.
+  const refused = [...check.unknown, ...check.notOwned];
+  const many = refused.length > 1;
+  const detail = `${refused.map((t) => `"${t}"`).join(', ')} ${many ? 'are' : 'is'} not in the policy's tagOwners; define ${many ? 'them' : 'it'} there (PUT /v1/acl) first`;
+  throw new ApiError('invalid_tag', detail);
+}

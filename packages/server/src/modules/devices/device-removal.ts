@@ -1,0 +1,28 @@
+/**
+ * Removing devices: shared by DELETE /v1/devices/{id}, DELETE /v1/users/{id} and the
+ * ephemeral sweeper. Deleting the row revokes the node credential at once (it is looked up
+ * by the row), frees the address index, and takes the routes out of every netmap.
+ */
+import type { Db } from '../../storage/database.js';
+import { bumpNetmapEpoch } from './devices.repository.js';
+
+/** Returns how many devices were deleted (ids of other networks or already gone count for nothing). */
+export async function removeDevices(trx: Db, networkId: string, deviceIds: readonly string[]): Promise<number> {
+  if (deviceIds.length === 0) return 0;
+  // Every remaining device whose view included these must see a new netmap. The network row
+  // first, as every netmap-changing transaction takes it (no lock cycles with route rows).
+  await bumpNetmapEpoch(trx, networkId);
+  let removed = 0;
+  for (let i = 0; i < deviceIds.length; i += 500) {
+    const ids = deviceIds.slice(i, i + 500);
+    await trx.deleteFrom('routes').where('network_id', '=', networkId).where('device_id', 'in', ids).execute();
+    await trx.deleteFrom('device_tags').where('network_id', '=', networkId).where('device_id', 'in', ids).execute();
+    const result = await trx
+      .deleteFrom('devices')
+      .where('network_id', '=', networkId)
+      .where('id', 'in', ids)
+      .executeTakeFirst();
+    removed += Number(result.numDeletedRows);
+  }
+  return removed;
+}

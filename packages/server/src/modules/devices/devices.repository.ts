@@ -1,0 +1,222 @@
+/**
+ * SQL of devices. Every filter is a SQL condition on indexed columns (tags through
+ * device_tags; presence through last_seen_at), so a list never loads rows it drops, and the
+ * routes of a whole page come from one query.
+ *
+ * With tags, the query is driven from device_tags by the rarest requested tag (a CROSS JOIN,
+ * which SQLite keeps in the written order) and every other tag is one EXISTS probe of the
+ * device_tags primary key: the cost follows the smallest tag set, not the network's size.
+ * Which tag is rarest is found with capped counts (at most RARITY_CAP index steps per tag);
+ * SQLite's planner has no per-value statistics to find it, PostgreSQL's is free to reorder.
+ */
+import type { ExpressionBuilder, Selectable, SelectQueryBuilder } from 'kysely';
+import { listText } from '../../lib/json.js';
+import type { Db } from '../../storage/database.js';
+import type { Database, DevicesTable } from '../../storage/schema.js';
+import { type RouteRow, routesWithPrimary } from '../routes/routes.repository.js';
+import { onlineWhere } from './presence.js';
+
+export interface DeviceFilter {
+  /** User id or login name. */
+  user?: string;
+  /** Every one must be on the device. */
+  tags?: readonly string[];
+  online?: boolean;
+  /** The tag whose rows drive the query (see drivingTag); the other tags become EXISTS probes. */
+  driver?: string;
+}
+
+const RARITY_CAP = 1000;
+
+export type DeviceRow = Pick<
+  Selectable<DevicesTable>,
+  | 'id'
+  | 'name'
+  | 'hostname'
+  | 'os'
+  | 'user_id'
+  | 'tags'
+  | 'addr_index'
+  | 'client_version'
+  | 'key_id'
+  | 'ephemeral'
+  | 'created_at'
+  | 'last_seen_at'
+  | 'disconnected'
+  | 'expires_at'
+> & { user_login: string | null };
+
+type DeviceEb = ExpressionBuilder<Database, 'devices'>;
+
+function filterConditions(eb: DeviceEb, networkId: string, now: number, filter: DeviceFilter) {
+  const conditions = [eb('devices.network_id', '=', networkId)];
+  if (filter.user !== undefined) {
+    const user = filter.user;
+    conditions.push(
+      eb(
+        'devices.user_id',
+        'in',
+        eb
+          .selectFrom('users')
+          .select('users.id')
+          .where('users.network_id', '=', networkId)
+          .where((u) => u.or([u('users.id', '=', user), u('users.login_name', '=', user)])),
+      ),
+    );
+  }
+  for (const tag of filter.tags ?? []) {
+    if (tag === filter.driver) continue;
+    conditions.push(
+      eb.exists(
+        eb
+          .selectFrom('device_tags')
+          .select('device_tags.device_id')
+          .where('device_tags.network_id', '=', networkId)
+          .where('device_tags.tag', '=', tag)
+          .whereRef('device_tags.device_id', '=', 'devices.id'),
+      ),
+    );
+  }
+  if (filter.online !== undefined) conditions.push(onlineWhere(eb, now, filter.online));
+  return eb.and(conditions);
+}
+
+/** The tag with the fewest devices (counted up to RARITY_CAP), or the only one. */
+export async function drivingTag(db: Db, networkId: string, tags: readonly string[]): Promise<string | undefined> {
+  if (tags.length <= 1) return tags[0];
+  const counts = await Promise.all(
+    tags.map(async (tag) => {
+      const row = await db
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('device_tags')
+            .select('device_id')
+            .where('network_id', '=', networkId)
+            .where('tag', '=', tag)
+            .limit(RARITY_CAP)
+            .as('capped'),
+        )
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      return { tag, n: Number(row.n) };
+    }),
+  );
+  return counts.reduce((best, next) => (next.n < best.n ? next : best)).tag;
+}
+
+/** `devices`, driven from the driving tag's rows when there is one, with every filter applied. */
+function filtered(db: Db, networkId: string, now: number, filter: DeviceFilter) {
+  const from = filter.driver
+    ? db
+        .selectFrom('device_tags as t0')
+        .crossJoin('devices')
+        .whereRef('devices.id', '=', 't0.device_id')
+        .where('t0.network_id', '=', networkId)
+        .where('t0.tag', '=', filter.driver)
+    : db.selectFrom('devices');
+  return (from as unknown as SelectQueryBuilder<Database, 'devices', object>).where((eb) =>
+    filterConditions(eb, networkId, now, filter),
+  );
+}
+
+/** The columns every device record is presented from, with the owner's login name. */
+export function deviceRows(query: SelectQueryBuilder<Database, 'devices', object>) {
+  return query
+    .leftJoin('users', 'users.id', 'devices.user_id')
+    .select([
+      'devices.id',
+      'devices.name',
+      'devices.hostname',
+      'devices.os',
+      'devices.user_id',
+      'devices.tags',
+      'devices.addr_index',
+      'devices.client_version',
+      'devices.key_id',
+      'devices.ephemeral',
+      'devices.created_at',
+      'devices.last_seen_at',
+      'devices.disconnected',
+      'devices.expires_at',
+      'users.login_name as user_login',
+    ]);
+}
+
+/** The list query, unexecuted (the benchmark prints its plan). */
+export function listDevicesQuery(db: Db, networkId: string, now: number, filter: DeviceFilter) {
+  return deviceRows(filtered(db, networkId, now, filter))
+    .orderBy('devices.created_at')
+    .orderBy('devices.id');
+}
+
+export async function listDevices(db: Db, networkId: string, now: number, filter: DeviceFilter): Promise<DeviceRow[]> {
+  return listDevicesQuery(db, networkId, now, filter).execute();
+}
+
+/** The routes of every device a filter selects, in one query (for ?fields=all). */
+export async function routesOfFilter(
+  db: Db,
+  networkId: string,
+  now: number,
+  filter: DeviceFilter,
+): Promise<RouteRow[]> {
+  return routesWithPrimary(db, networkId, now)
+    .where('routes.device_id', 'in', filtered(db, networkId, now, filter).select('devices.id'))
+    .orderBy('routes.created_at')
+    .orderBy('routes.prefix')
+    .execute();
+}
+
+export async function findDevice(db: Db, networkId: string, id: string): Promise<DeviceRow | undefined> {
+  return deviceRows(db.selectFrom('devices'))
+    .where('devices.network_id', '=', networkId)
+    .where('devices.id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function routesOfDevice(db: Db, networkId: string, now: number, deviceId: string): Promise<RouteRow[]> {
+  return routesWithPrimary(db, networkId, now)
+    .where('routes.device_id', '=', deviceId)
+    .orderBy('routes.created_at')
+    .orderBy('routes.prefix')
+    .execute();
+}
+
+/**
+ * Replaces a device's tags: the JSON column for display and the device_tags filter index.
+ * Returns false, having changed nothing, when the network has no such device.
+ */
+export async function replaceTags(
+  trx: Db,
+  networkId: string,
+  deviceId: string,
+  tags: readonly string[],
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('devices')
+    .set({ tags: listText(tags) })
+    .where('network_id', '=', networkId)
+    .where('id', '=', deviceId)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return false;
+  await trx.deleteFrom('device_tags').where('network_id', '=', networkId).where('device_id', '=', deviceId).execute();
+  await insertTags(trx, networkId, deviceId, tags);
+  return true;
+}
+
+export async function insertTags(trx: Db, networkId: string, deviceId: string, tags: readonly string[]): Promise<void> {
+  if (tags.length === 0) return;
+  await trx
+    .insertInto('device_tags')
+    .values(tags.map((tag) => ({ network_id: networkId, tag, device_id: deviceId })))
+    .execute();
+}
+
+/** Every change that can alter some device's netmap bumps the network's epoch. */
+export async function bumpNetmapEpoch(trx: Db, networkId: string): Promise<void> {
+  await trx
+    .updateTable('networks')
+    .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1) }))
+    .where('id', '=', networkId)
+    .execute();
+}

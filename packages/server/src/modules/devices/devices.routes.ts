@@ -1,0 +1,86 @@
+/** /v1/devices: list (with filters), detail, delete, replace tags. */
+import { DeviceListQuery, SetTagsBody, type SetTagsRequest } from '@warren/contract';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { apiSchema, ref } from '../../http/openapi.js';
+import {
+  type DeviceListInput,
+  deleteDevice,
+  deviceDetail,
+  listDeviceRecords,
+  setDeviceTags,
+} from './devices.service.js';
+import { startEphemeralSweeper } from './ephemeral-sweeper.js';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const tags = ['devices'];
+
+export async function devicesRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+  startEphemeralSweeper(app);
+
+  app.get<{ Querystring: DeviceListInput }>(
+    '/devices',
+    {
+      config: { scope: 'devices' },
+      serializerCompiler: () => (data) => JSON.stringify(data),
+      schema: apiSchema(
+        {
+          tags,
+          summary: 'List devices; user, tag (repeatable, all must match), online and fields combine with AND',
+          querystring: DeviceListQuery,
+          response: { 200: Type.Object({ devices: Type.Array(ref('Device')) }) },
+        },
+        [400],
+      ),
+    },
+    async (request) => ({ devices: await listDeviceRecords(ctx, request.principal!.networkId, request.query) }),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/devices/:id',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema({ tags, summary: 'One device', params: IdParams, response: { 200: ref('Device') } }, [404]),
+    },
+    async (request) => deviceDetail(ctx.db, request.principal!.networkId, request.params.id, ctx.clock.now()),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/devices/:id',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema(
+        {
+          tags,
+          summary: 'Remove a device: its credential is refused at once, its routes and addresses are freed',
+          params: IdParams,
+          response: { 204: Type.Null() },
+        },
+        [404],
+      ),
+    },
+    async (request, reply) => {
+      await deleteDevice(ctx, request, request.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: SetTagsRequest }>(
+    '/devices/:id/tags',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema(
+        {
+          tags,
+          summary: "Replace a device's tags (an empty list clears them)",
+          params: IdParams,
+          body: SetTagsBody,
+          response: { 200: ref('Device') },
+        },
+        [400, 404],
+      ),
+    },
+    async (request) => setDeviceTags(ctx, request, request.params.id, request.body.tags),
+  );
+}

@@ -1,0 +1,92 @@
+/**
+ * Device rules for the management API: list with filters, read, delete, replace tags.
+ * An id of another network is 404 like an unknown one, so nothing reveals it exists.
+ */
+import { type DeviceBody, TAG_RE } from '@warren/contract';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { applyChange } from '../../http/change.js';
+import { invalidTag, notFound } from '../../http/problem.js';
+import type { Db } from '../../storage/database.js';
+import { requireOwnedTags } from '../acl/tag-ownership.js';
+import { checkTags } from '../keys/keys.service.js';
+import type { RouteRow } from '../routes/routes.repository.js';
+import { removeDevices } from './device-removal.js';
+import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
+import {
+  bumpNetmapEpoch,
+  type DeviceFilter,
+  drivingTag,
+  findDevice,
+  listDevices,
+  replaceTags,
+  routesOfDevice,
+  routesOfFilter,
+} from './devices.repository.js';
+
+export interface DeviceListInput {
+  user?: string;
+  tag?: string[];
+  online?: 'true' | 'false';
+  fields?: 'default' | 'all';
+}
+
+export async function listDeviceRecords(ctx: AppContext, networkId: string, input: DeviceListInput) {
+  for (const tag of input.tag ?? []) if (!TAG_RE.test(tag)) throw invalidTag(tag);
+  const tags = input.tag ? [...new Set(input.tag)] : [];
+  const filter: DeviceFilter = {
+    user: input.user,
+    tags,
+    online: input.online === undefined ? undefined : input.online === 'true',
+    driver: await drivingTag(ctx.db, networkId, tags),
+  };
+  const now = ctx.clock.now();
+  if (input.fields !== 'all') {
+    const rows = await listDevices(ctx.db, networkId, now, filter);
+    return rows.map((row) => presentDevice(row, now));
+  }
+  const [rows, routes] = await Promise.all([
+    listDevices(ctx.db, networkId, now, filter),
+    routesOfFilter(ctx.db, networkId, now, filter),
+  ]);
+  const byDevice = new Map<string, RouteRow[]>();
+  for (const route of routes) {
+    const list = byDevice.get(route.device_id);
+    if (list) list.push(route);
+    else byDevice.set(route.device_id, [route]);
+  }
+  return rows.map((row) => presentDeviceDetail(row, now, byDevice.get(row.id) ?? []));
+}
+
+export async function deviceDetail(db: Db, networkId: string, id: string, now: number): Promise<DeviceBody> {
+  const row = await findDevice(db, networkId, id);
+  if (!row) throw notFound(`device ${id} does not exist`);
+  return presentDeviceDetail(row, now, await routesOfDevice(db, networkId, now, id));
+}
+
+export async function deleteDevice(ctx: AppContext, request: FastifyRequest, id: string): Promise<void> {
+  const networkId = request.principal!.networkId;
+  await applyChange(ctx, request, 204, async (trx) => {
+    // removeDevices bumps the netmap epoch; nothing deleted (another network's id) rolls it back.
+    if ((await removeDevices(trx, networkId, [id])) === 0) throw notFound(`device ${id} does not exist`);
+    return { value: undefined, action: 'device.delete', target: id };
+  });
+}
+
+export async function setDeviceTags(
+  ctx: AppContext,
+  request: FastifyRequest,
+  id: string,
+  tags: readonly string[],
+): Promise<DeviceBody> {
+  const networkId = request.principal!.networkId;
+  const wanted = checkTags(tags);
+  // Every tag must be defined in the policy's tagOwners (an API key may apply any defined tag).
+  await requireOwnedTags(ctx.db, networkId, wanted);
+  return applyChange(ctx, request, 200, async (trx, now) => {
+    // Tags are identity in the policy, so every netmap may change.
+    await bumpNetmapEpoch(trx, networkId);
+    if (!(await replaceTags(trx, networkId, id, wanted))) throw notFound(`device ${id} does not exist`);
+    return { value: await deviceDetail(trx, networkId, id, now), action: 'device.tags', target: id };
+  });
+}

@@ -1,0 +1,53 @@
+/** SQL of keys. State filters are SQL conditions, so a list never loads rows it drops. */
+import type { KeyState } from '@warren/contract';
+import type { Insertable } from 'kysely';
+import type { Db } from '../../storage/database.js';
+import type { KeysTable } from '../../storage/schema.js';
+
+export async function insertKey(db: Db, row: Insertable<KeysTable>): Promise<void> {
+  await db.insertInto('keys').values(row).execute();
+}
+
+export async function findKey(db: Db, networkId: string, id: string) {
+  return db.selectFrom('keys').selectAll().where('network_id', '=', networkId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listKeys(db: Db, networkId: string, now: number, filter: { type?: string; state?: KeyState }) {
+  let query = db.selectFrom('keys').selectAll().where('network_id', '=', networkId);
+  if (filter.type) query = query.where('type', '=', filter.type);
+  switch (filter.state) {
+    case 'revoked':
+      query = query.where('revoked_at', 'is not', null);
+      break;
+    case 'used':
+      query = query
+        .where('revoked_at', 'is', null)
+        .where('type', '=', 'auth')
+        .where('reusable', '=', 0)
+        .where('used_at', 'is not', null);
+      break;
+    case 'expired':
+      query = query
+        .where('revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('type', '=', 'api'), eb('reusable', '=', 1), eb('used_at', 'is', null)]))
+        .where('expires_at', '<=', now);
+      break;
+    case 'valid':
+      query = query
+        .where('revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('type', '=', 'api'), eb('reusable', '=', 1), eb('used_at', 'is', null)]))
+        .where('expires_at', '>', now);
+      break;
+  }
+  return query.orderBy('created_at').orderBy('id').execute();
+}
+
+export async function revokeKey(db: Db, networkId: string, id: string, now: number): Promise<void> {
+  await db
+    .updateTable('keys')
+    .set({ revoked_at: now })
+    .where('network_id', '=', networkId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
+}

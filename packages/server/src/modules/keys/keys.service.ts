@@ -1,0 +1,214 @@
+/**
+ * Key rules. A key may only mint API keys with a subset of its own scopes and an expiry no
+ * later than its own (no escalation); only an `all` key may raise a rate limit. Expiry is a
+ * duration (`90s`, `24h`, `7d`; default 90d, at most 365d). Secrets are returned once.
+ */
+import {
+  type CreateKeyRequest,
+  DEFAULT_KEY_LIFETIME,
+  type KeyBody,
+  MAX_KEY_LIFETIME_MS,
+  parseDuration,
+  SCOPES,
+  type Scope,
+  TAG_RE,
+} from '@warren/contract';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { insertAuditEntry } from '../../http/audit.js';
+import { applyChange } from '../../http/change.js';
+import { ApiError, invalidDuration, invalidRequest, invalidTag, notFound } from '../../http/problem.js';
+import { newId } from '../../lib/ids.js';
+import { listText } from '../../lib/json.js';
+import { generateSecret, hashSecret } from '../../lib/secrets.js';
+import type { Db } from '../../storage/database.js';
+import { requireOwnedTags } from '../acl/tag-ownership.js';
+import { findUserId } from '../users/users.repository.js';
+import { presentKey } from './keys.presenter.js';
+import { findKey, insertKey, revokeKey } from './keys.repository.js';
+
+const API_ONLY: (keyof CreateKeyRequest)[] = ['name', 'scopes', 'rateLimit'];
+const AUTH_ONLY: (keyof CreateKeyRequest)[] = ['reusable', 'ephemeral', 'tags', 'user'];
+
+/** Milliseconds of a key's lifetime; the default when absent; 400 when malformed or too long. */
+export function keyLifetime(expiresIn: string | undefined): number {
+  const text = expiresIn ?? DEFAULT_KEY_LIFETIME;
+  const ms = parseDuration(text);
+  if (ms === undefined) throw invalidDuration(text);
+  if (ms <= 0) throw new ApiError('invalid_duration', `expiresIn must be longer than 0 (got "${text}")`);
+  if (ms > MAX_KEY_LIFETIME_MS) throw new ApiError('invalid_duration', `expiresIn may not exceed 365d (got "${text}")`);
+  return ms;
+}
+
+export function checkTags(tags: readonly string[]): string[] {
+  for (const tag of tags) if (!TAG_RE.test(tag)) throw invalidTag(tag);
+  return [...new Set(tags)].sort();
+}
+
+function checkScopes(requested: readonly string[] | undefined, own: readonly Scope[]): Scope[] {
+  if (!requested || requested.length === 0)
+    throw invalidRequest(`an API key needs "scopes": one or more of ${SCOPES.join(', ')}`);
+  for (const scope of requested) {
+    if (!(SCOPES as readonly string[]).includes(scope))
+      throw invalidRequest(`"${scope}" is not a scope: use ${SCOPES.join(', ')}`);
+  }
+  const scopes = [...new Set(requested)] as Scope[];
+  if (!own.includes('all')) {
+    const beyond = scopes.filter((s) => !own.includes(s));
+    if (beyond.length > 0) {
+      throw new ApiError(
+        'insufficient_scope',
+        `a key can only grant scopes it has itself; this key lacks ${beyond.map((s) => `"${s}"`).join(', ')}`,
+        { scope: beyond[0] },
+      );
+    }
+  }
+  return scopes;
+}
+
+export async function createKey(ctx: AppContext, request: FastifyRequest, body: CreateKeyRequest): Promise<KeyBody> {
+  const principal = request.principal!;
+  const type = body.type ?? 'auth';
+  const misplaced = (type === 'api' ? AUTH_ONLY : API_ONLY).filter((field) => body[field] !== undefined);
+  if (misplaced.length > 0) {
+    throw invalidRequest(
+      `${misplaced.map((f) => `"${f}"`).join(', ')} ${misplaced.length > 1 ? 'are' : 'is'} not a field of ${type} keys`,
+    );
+  }
+  const now = ctx.clock.now();
+  let expiresAt = now + keyLifetime(body.expiresIn);
+  // Without an explicit expiresIn an API key lives as long as the default allows but never
+  // past its creator; an explicit longer lifetime is refused below instead of shortened.
+  if (type === 'api' && body.expiresIn === undefined) expiresAt = Math.min(expiresAt, principal.expiresAt);
+  let extra: {
+    name: string | null;
+    scopes: Scope[];
+    rate_limit: number | null;
+    reusable: number;
+    ephemeral: number;
+    tags: string[];
+    user_id: string | null;
+  };
+  if (type === 'api') {
+    if (!body.name?.trim()) throw invalidRequest('an API key needs a "name" (it is shown in the audit log)');
+    const scopes = checkScopes(body.scopes, principal.scopes);
+    if (expiresAt > principal.expiresAt) {
+      throw new ApiError(
+        'insufficient_scope',
+        'a key cannot create a key that outlives it; choose a shorter expiresIn',
+        { scope: 'keys' },
+      );
+    }
+    if (body.rateLimit !== undefined && !principal.scopes.includes('all')) {
+      throw new ApiError('insufficient_scope', 'only a key with scope "all" may set rateLimit', { scope: 'all' });
+    }
+    extra = {
+      name: body.name.trim(),
+      scopes,
+      rate_limit: body.rateLimit ?? null,
+      reusable: 0,
+      ephemeral: 0,
+      tags: [],
+      user_id: null,
+    };
+  } else {
+    const tags = checkTags(body.tags ?? []);
+    // The devices this key enrolls get its tags, so they must be defined in tagOwners now.
+    await requireOwnedTags(ctx.db, principal.networkId, tags);
+    let userId: string | null = null;
+    if (body.user !== undefined) {
+      userId = (await findUserId(ctx.db, principal.networkId, body.user)) ?? null;
+      if (!userId) throw invalidRequest(`user "${body.user}" does not exist in this network`);
+    } else {
+      const owner = await ctx.db
+        .selectFrom('users')
+        .select('id')
+        .where('network_id', '=', principal.networkId)
+        .where('role', '=', 'owner')
+        .orderBy('created_at')
+        .executeTakeFirst();
+      userId = owner?.id ?? null;
+    }
+    extra = {
+      name: null,
+      scopes: [],
+      rate_limit: null,
+      reusable: body.reusable ? 1 : 0,
+      ephemeral: body.ephemeral ? 1 : 0,
+      tags,
+      user_id: userId,
+    };
+  }
+  const secret = generateSecret(type);
+  const row = {
+    id: newId('key'),
+    network_id: principal.networkId,
+    type,
+    secret_hash: hashSecret(secret),
+    name: extra.name,
+    description: body.description ?? '',
+    scopes: listText(extra.scopes),
+    reusable: extra.reusable,
+    ephemeral: extra.ephemeral,
+    tags: listText(extra.tags),
+    user_id: extra.user_id,
+    rate_limit: extra.rate_limit,
+    created_at: now,
+    expires_at: expiresAt,
+    revoked_at: null,
+    used_at: null,
+    uses: 0,
+    last_used_at: null,
+    created_by: principal.keyName,
+  };
+  return applyChange(ctx, request, 201, async (trx) => {
+    await insertKey(trx, row);
+    return { value: presentKey(row, now, secret), action: 'key.create', target: row.id };
+  });
+}
+
+export async function getKey(ctx: AppContext, networkId: string, id: string): Promise<KeyBody> {
+  const row = await findKey(ctx.db, networkId, id);
+  if (!row) throw notFound(`key ${id} does not exist`);
+  return presentKey(row, ctx.clock.now());
+}
+
+export async function deleteKey(ctx: AppContext, request: FastifyRequest, id: string): Promise<void> {
+  const networkId = request.principal!.networkId;
+  await applyChange(ctx, request, 204, async (trx, now) => {
+    const row = await findKey(trx, networkId, id);
+    if (!row) throw notFound(`key ${id} does not exist`);
+    await revokeKey(trx, networkId, id, now);
+    return { value: undefined, action: 'key.delete', target: id };
+  });
+}
+
+/**
+ * Operator command (`warren keys set-limit`): raises or lowers an API key's requests per
+ * minute, directly on the database, with an audit entry naming the command.
+ */
+export async function setKeyRateLimit(db: Db, keyId: string, limit: number, now: number): Promise<boolean> {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000) {
+    throw new Error(`the limit must be a whole number from 1 to 1000000 (got ${limit})`);
+  }
+  return db.transaction().execute(async (trx) => {
+    const key = await trx.selectFrom('keys').select(['network_id', 'type']).where('id', '=', keyId).executeTakeFirst();
+    if (key?.type !== 'api') return false;
+    await trx.updateTable('keys').set({ rate_limit: limit }).where('id', '=', keyId).execute();
+    await insertAuditEntry(trx, {
+      network_id: key.network_id,
+      time: now,
+      key_id: null,
+      key_name: null,
+      device_id: null,
+      method: 'CLI',
+      path: 'warren keys set-limit',
+      status: 200,
+      client_addr: 'local',
+      request_id: newId('audit'),
+      action: 'key.set_limit',
+      target: keyId,
+    });
+    return true;
+  });
+}

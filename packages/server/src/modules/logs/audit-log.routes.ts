@@ -1,0 +1,61 @@
+/** GET /v1/logs/audit: the audit log of the caller's network, keyset-paged like connections. */
+import { type AuditEntryBody, AuditLogQuery, type AuditLogRequest } from '@warren/contract';
+import type { FastifyInstance } from 'fastify';
+import type { Selectable } from 'kysely';
+import { apiSchema } from '../../http/openapi.js';
+import { seqId } from '../../lib/ids.js';
+import { iso } from '../../lib/time.js';
+import type { AuditLogTable } from '../../storage/schema.js';
+import { logPageSchema, readPage } from './paging.js';
+
+function presentAudit(row: Selectable<AuditLogTable>): AuditEntryBody {
+  return {
+    id: seqId('audit', row.seq),
+    time: iso(row.time),
+    keyId: row.key_id,
+    keyName: row.key_name,
+    deviceId: row.device_id,
+    method: row.method,
+    path: row.path,
+    status: row.status,
+    clientAddr: row.client_addr,
+    requestId: row.request_id,
+    action: row.action,
+    target: row.target,
+  };
+}
+
+export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+  app.get<{ Querystring: AuditLogRequest }>(
+    '/logs/audit',
+    {
+      config: { scope: 'read' },
+      schema: apiSchema(
+        {
+          tags: ['logs'],
+          summary: 'Page through the audit log (ascending; tail with nextCursor)',
+          querystring: AuditLogQuery,
+          response: { 200: logPageSchema('AuditEntry') },
+        },
+        [400],
+      ),
+    },
+    async (request) => {
+      const networkId = request.principal!.networkId;
+      const { key } = request.query;
+      // Entries of calls this instance has answered so far become visible to the caller.
+      await ctx.audit.flush();
+      const fetch = (afterSeq: number, rows: number) => {
+        let query = ctx.db
+          .selectFrom('audit_log')
+          .selectAll()
+          .where('network_id', '=', networkId)
+          .where('seq', '>', afterSeq);
+        if (key) query = query.where('key_id', '=', key);
+        return query.orderBy('seq').limit(rows).execute();
+      };
+      return readPage(ctx.db, 'audit_log', networkId, request.query, ctx.clock.now(), fetch, presentAudit);
+    },
+  );
+}

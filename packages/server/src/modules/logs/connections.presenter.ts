@@ -1,0 +1,22 @@
+/** Connection log rows → API entries: the allow-list of what leaves the server. */
+import type { ConnectionEntryBody } from '@warren/contract';
+import { seqId } from '../../lib/ids.js';
+import { iso } from '../../lib/time.js';
+import type { ConnectionRow } from './connections.repository.js';
+
+export function presentConnection(row: ConnectionRow): ConnectionEntryBody {
+  return {
+    id: seqId('connection', Number(row.seq)),
+    start: iso(Number(row.start_at)),
+    end: iso(Number(row.end_at)),
+    proto: row.proto,
+    src: { deviceId: row.src_device_id, addr: row.src_addr },
+    dst: { deviceId: row.dst_device_id, addr: row.dst_addr },
+    txBytes: Number(row.tx_bytes),
+    rxBytes: Number(row.rx_bytes),
+    txPackets: Number(row.tx_packets),
+    rxPackets: Number(row.rx_packets),
+    reportedBy: row.reported_by,
+    logged: iso(Number(row.logged_at)),
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * The connection log: devices report batches of connections; API keys page through them.
+ *
+ * A batch is checked entirely before anything is written and stored in one transaction, so
+ * it is all or nothing. Entries are appended under the network's `conn:` lock, taken right
+ * before the insert: sequence order is then commit order, and a reader holding a cursor can
+ * never see a later entry before an earlier one commits.
+ */
+import type { ConnectionLogRequest, ReportedConnectionRequest } from '@warren/contract';
+import type { AppContext, DevicePrincipal } from '../../context.js';
+import { invalidRequest } from '../../http/problem.js';
+import { advisoryLock } from '../../storage/advisory-lock.js';
+import type { Db } from '../../storage/database.js';
+import { presentConnection } from './connections.presenter.js';
+import {
+  connectionsAfter,
+  devicesByAddrIndex,
+  insertConnections,
+  lastLoggedAt,
+  type NewConnectionRow,
+} from './connections.repository.js';
+import { type ParsedConnection, parseConnection } from './connections.validate.js';
+import { readPage } from './paging.js';
+
+const DEVICE_ID = /^dev_[0-9a-z]{1,40}$/;
+
+/** Checks every entry; the first bad one refuses the batch, naming its index. */
+export function parseBatch(entries: readonly ReportedConnectionRequest[], reporter: string): ParsedConnection[] {
+  const parsed: ParsedConnection[] = [];
+  for (let index = 0; index < entries.length; index++) {
+    const result = parseConnection(entries[index] as ReportedConnectionRequest, reporter);
+    if (typeof result === 'string') {
+      throw invalidRequest(`entries[${index}]: ${result}; nothing of this batch was stored`, { index });
+    }
+    parsed.push(result);
+  }
+  return parsed;
+}
+
+/** Rows of a checked batch, with each destination resolved to a device of the network. */
+export async function toRows(
+  db: Db,
+  reporter: DevicePrincipal,
+  parsed: readonly ParsedConnection[],
+): Promise<NewConnectionRow[]> {
+  const indexes = new Set<number>();
+  for (const entry of parsed) if (entry.dst.addrIndex !== undefined) indexes.add(entry.dst.addrIndex);
+  const devices = await devicesByAddrIndex(db, reporter.networkId, [...indexes]);
+  return parsed.map((entry) => ({
+    network_id: reporter.networkId,
+    logged_at: 0, // set when appended
+    start_at: entry.startMs,
+    end_at: entry.endMs,
+    proto: entry.proto,
+    src_device_id: reporter.deviceId,
+    src_addr: entry.src.text,
+    dst_device_id: entry.dst.addrIndex === undefined ? null : (devices.get(entry.dst.addrIndex) ?? null),
+    dst_addr: entry.dst.text,
+    tx_bytes: entry.txBytes,
+    rx_bytes: entry.rxBytes,
+    tx_packets: entry.txPackets,
+    rx_packets: entry.rxPackets,
+    reported_by: reporter.deviceId,
+  }));
+}
+
+/**
+ * Appends rows of one network in one transaction. `logged` is the time Warren recorded the
+ * batch, kept from going backwards in log order (clock steps, or instances whose clocks
+ * differ), so that `since` can be turned into a position in the log.
+ */
+export async function appendConnections(
+  db: Db,
+  networkId: string,
+  rows: NewConnectionRow[],
+  now: number,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.transaction().execute(async (trx) => {
+    await advisoryLock(trx, `conn:${networkId}`);
+    const last = await lastLoggedAt(trx, networkId);
+    const logged = last !== undefined && last > now ? last : now;
+    for (const row of rows) row.logged_at = logged;
+    await insertConnections(trx, rows);
+  });
+}
+
+/** POST /v1/node/connections: check, resolve, store; returns how many entries were stored. */
+export async function reportConnections(
+  ctx: AppContext,
+  reporter: DevicePrincipal,
+  entries: readonly ReportedConnectionRequest[],
+): Promise<number> {
+  const parsed = parseBatch(entries, reporter.deviceId);
+  if (parsed.length === 0) return 0;
+  const rows = await toRows(ctx.db, reporter, parsed);
+  await appendConnections(ctx.db, reporter.networkId, rows, ctx.clock.now());
+  return rows.length;
+}
+
+/** GET /v1/logs/connections: one page of the network's log, ascending by recording order. */
+export async function connectionsPage(ctx: AppContext, networkId: string, query: ConnectionLogRequest) {
+  const { device } = query;
+  if (device !== undefined && !DEVICE_ID.test(device)) {
+    throw invalidRequest(`device "${device}" is not a device id (dev_…)`);
+  }
+  const fetch = (afterSeq: number, rows: number) => connectionsAfter(ctx.db, networkId, afterSeq, rows, device);
+  return readPage(ctx.db, 'connections', networkId, query, ctx.clock.now(), fetch, presentConnection);
+}

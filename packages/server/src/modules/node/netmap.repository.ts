@@ -1,0 +1,125 @@
+/**
+ * SQL of netmaps. Every query here is indexed and sized by its answer: the network's netmap
+ * epoch and current policy version (one row), the approved routes (for primaries), the
+ * requesting device, and the presence of its peers.
+ */
+import { sql } from 'kysely';
+import { type Db, isPostgres } from '../../storage/database.js';
+import { type DeviceRow, deviceRows } from '../devices/devices.repository.js';
+import { ONLINE_WINDOW_MS } from '../devices/presence.js';
+import { networkRoutes } from '../routes/routes.repository.js';
+
+export interface NetmapHead {
+  epoch: number;
+  policyVersion: number;
+  policyEtag: string;
+}
+
+/** The netmap epoch and the current policy's version and ETag: what keys the cached peer map. */
+export async function netmapHead(db: Db, networkId: string): Promise<NetmapHead | undefined> {
+  const row = await db
+    .selectFrom('networks')
+    .innerJoin('policies', 'policies.network_id', 'networks.id')
+    .select(['networks.netmap_epoch', 'policies.version', 'policies.etag'])
+    .where('networks.id', '=', networkId)
+    .orderBy('policies.version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row && { epoch: Number(row.netmap_epoch), policyVersion: Number(row.version), policyEtag: row.etag };
+}
+
+export interface ServedRouteRow {
+  id: string;
+  device_id: string;
+  prefix: string;
+  approved_at: number | null;
+  disconnected: number;
+  last_seen_at: number | null;
+}
+
+/** Approved, advertised routes with their device's presence, for choosing primaries. */
+export async function servedRoutes(db: Db, networkId: string): Promise<ServedRouteRow[]> {
+  return networkRoutes(db, networkId)
+    .select([
+      'routes.id',
+      'routes.device_id',
+      'routes.prefix',
+      'routes.approved_at',
+      'devices.disconnected',
+      'devices.last_seen_at',
+    ])
+    .where('routes.state', '=', 'approved')
+    .where('routes.advertised', '=', 1)
+    .execute();
+}
+
+export type SelfRow = DeviceRow & { netmap_version: number; netmap_hash: string | null };
+
+export async function selfRow(db: Db, networkId: string, deviceId: string): Promise<SelfRow | undefined> {
+  return deviceRows(db.selectFrom('devices'))
+    .select(['devices.netmap_version', 'devices.netmap_hash'])
+    .where('devices.network_id', '=', networkId)
+    .where('devices.id', '=', deviceId)
+    .executeTakeFirst();
+}
+
+// Presence is read as one concatenated string rather than a row per device: materializing
+// thousands of rows costs far more than the index lookups behind them.
+const idList = (db: Db) => (isPostgres(db) ? sql`string_agg(id, ',')` : sql`group_concat(id, ',')`);
+const splitIds = (text: string | null | undefined) => new Set(text ? text.split(',') : []);
+
+/** Which of `ids` are online now: one primary-key lookup per id. */
+export async function onlineAmong(db: Db, ids: readonly string[], now: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const cutoff = now - ONLINE_WINDOW_MS;
+  const wanted = isPostgres(db)
+    ? sql`id = any(${[...ids]}::text[])`
+    : sql`id in (select value from json_each(${JSON.stringify(ids)}))`;
+  const { rows } = await sql<{ ids: string | null }>`select ${idList(db)} as ids from devices
+    where ${wanted} and disconnected = 0 and last_seen_at > ${cutoff}`.execute(db);
+  return splitIds(rows[0]?.ids);
+}
+
+/** Every online device of the network (index devices_network_seen): cheaper than ids for long peer lists. */
+export async function onlineDevices(db: Db, networkId: string, now: number): Promise<Set<string>> {
+  const cutoff = now - ONLINE_WINDOW_MS;
+  const { rows } = await sql<{ ids: string | null }>`select ${idList(db)} as ids from devices
+    where network_id = ${networkId} and last_seen_at > ${cutoff} and disconnected = 0`.execute(db);
+  return splitIds(rows[0]?.ids);
+}
+
+/**
+ * Stores a device's view hash, bumping its version when the hash changed — a compare-and-set on
+ * the version and hash read before, so two requests computing the same new view bump once.
+ * The first hash of a device (null before) is stored without a bump: nobody has seen a version.
+ * Returns the version that goes with `hash`, or undefined when the device is gone.
+ */
+export async function settleVersion(
+  db: Db,
+  deviceId: string,
+  seen: { netmap_version: number; netmap_hash: string | null },
+  hash: string,
+): Promise<number | undefined> {
+  let current = seen;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    if (current.netmap_hash === hash) return Number(current.netmap_version);
+    const next = current.netmap_hash === null ? Number(current.netmap_version) : Number(current.netmap_version) + 1;
+    const result = await db
+      .updateTable('devices')
+      .set({ netmap_hash: hash, netmap_version: next })
+      .where('id', '=', deviceId)
+      .where('netmap_version', '=', current.netmap_version)
+      .where('netmap_hash', current.netmap_hash === null ? 'is' : '=', current.netmap_hash)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 1) return next;
+    const row = await db
+      .selectFrom('devices')
+      .select(['netmap_version', 'netmap_hash'])
+      .where('id', '=', deviceId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    current = row;
+  }
+  // Others keep changing it: their answer stands, ours is as current as theirs.
+  return Number(current.netmap_version);
+}

@@ -1,0 +1,103 @@
+/**
+ * The node protocol's enrollment, presence and netmap: /v1/node/register, /heartbeat,
+ * /disconnect, /netmap. These routes skip the API-key hook (`auth: 'node'`): register
+ * authenticates the auth key itself, the others the node credential.
+ */
+import { HeartbeatBody, type HeartbeatRequest, RegisterBody, type RegisterRequest } from '@warren/contract';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { authenticateDevice } from '../../http/node-auth.js';
+import { apiSchema, ref } from '../../http/openapi.js';
+import { authenticateAuthKey, authKeyOf } from './auth-key.js';
+import { enroll } from './enrollment.service.js';
+import { deviceNetmap, versionMatches } from './netmap.service.js';
+import { disconnect, heartbeat } from './presence.service.js';
+
+const tags = ['node'];
+
+export async function nodeRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+
+  app.post<{ Body: RegisterRequest }>(
+    '/node/register',
+    {
+      config: { auth: 'node' },
+      onRequest: authenticateAuthKey,
+      schema: apiSchema(
+        {
+          tags,
+          summary: 'Enroll a device with an auth key (a known nodeKey re-enrolls its device)',
+          body: RegisterBody,
+          response: { 201: Type.Object({ device: ref('Device'), nodeToken: Type.String() }) },
+        },
+        [400],
+      ),
+    },
+    async (request, reply) => reply.code(201).send(await enroll(ctx, request, authKeyOf(request), request.body)),
+  );
+
+  app.post<{ Body: HeartbeatRequest }>(
+    '/node/heartbeat',
+    {
+      config: { auth: 'node' },
+      onRequest: authenticateDevice,
+      schema: apiSchema(
+        {
+          tags,
+          summary: 'Mark the device online; optionally report the routes it advertises',
+          body: HeartbeatBody,
+          response: { 200: Type.Object({ online: Type.Boolean(), netmapVersion: Type.Integer() }) },
+        },
+        [400],
+      ),
+    },
+    async (request) => {
+      await heartbeat(ctx, request, request.body);
+      // The version of the device's current view, so the agent knows when to fetch its netmap.
+      const { networkId, deviceId } = request.device!;
+      const { version } = await deviceNetmap(ctx, networkId, deviceId);
+      return { online: true, netmapVersion: version };
+    },
+  );
+
+  app.post(
+    '/node/disconnect',
+    {
+      config: { auth: 'node' },
+      onRequest: authenticateDevice,
+      schema: apiSchema({ tags, summary: 'Mark the device offline at once', response: { 204: Type.Null() } }),
+    },
+    async (request, reply) => {
+      await disconnect(ctx, request);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get<{ Headers: { 'if-none-match'?: string } }>(
+    '/node/netmap',
+    {
+      config: { auth: 'node' },
+      onRequest: authenticateDevice,
+      schema: apiSchema({
+        tags,
+        summary: 'The peers this device may reach or be reached by; 304 while If-None-Match holds the version',
+        headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
+        response: {
+          200: {
+            description: 'the netmap; header ETag: its version, quoted',
+            headers: { ETag: { type: 'string' } },
+            content: { 'application/json': { schema: ref('Netmap') } },
+          },
+          304: Type.Null({ description: 'unchanged since that version' }),
+        },
+      }),
+    },
+    async (request, reply) => {
+      const { networkId, deviceId } = request.device!;
+      const netmap = await deviceNetmap(ctx, networkId, deviceId);
+      reply.header('etag', `"${netmap.version}"`);
+      if (versionMatches(request.headers['if-none-match'], netmap.version)) return reply.code(304).send();
+      return reply.type('application/json; charset=utf-8').send(netmap.body);
+    },
+  );
+}

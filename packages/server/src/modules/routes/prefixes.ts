@@ -1,0 +1,25 @@
+/**
+ * Advertised prefixes: IPv4 or IPv6 CIDR, written with a prefix length. A prefix with host
+ * bits set (`10.0.0.1/24`) is refused rather than masked, so nothing the device meant is
+ * silently changed; the exit routes 0.0.0.0/0 and ::/0 are allowed. Accepted prefixes are
+ * stored in canonical text (`FD00:0::/8` → `fd00::/8`) so one network is one route.
+ */
+import { ApiError } from '../../http/problem.js';
+import { parsePrefix } from '../../policy/index.js';
+
+function canonicalPrefix(text: string): string {
+  if (!text.includes('/')) {
+    throw new ApiError('invalid_prefix', `"${text}" is not a CIDR prefix: write address/length, e.g. 10.0.0.0/24`);
+  }
+  const parsed = parsePrefix(text);
+  if (!parsed.ok) throw new ApiError('invalid_prefix', `route "${text}" rejected: ${parsed.msg}`);
+  return parsed.prefix.text;
+}
+
+/** The canonical, de-duplicated, sorted set; 400 invalid_prefix on the first bad entry. */
+export function canonicalPrefixes(list: readonly string[]): string[] {
+  return [...new Set(list.map(canonicalPrefix))].sort();
+}
+
+/** The text stored in devices.advertised_routes: one string to compare on each heartbeat. */
+export const advertisedText = (prefixes: readonly string[]): string => prefixes.join(',');

@@ -1,0 +1,122 @@
+/**
+ * SQL of routes. `primary` is computed in the query: among the routes of one prefix that
+ * are approved, advertised and whose device is online, the earliest approved (approved_at,
+ * then id) is primary. The correlated NOT EXISTS runs on routes_network_prefix.
+ */
+import { sql } from 'kysely';
+import { newId } from '../../lib/ids.js';
+import { advisoryLock } from '../../storage/advisory-lock.js';
+import type { Db } from '../../storage/database.js';
+import { ONLINE_WINDOW_MS } from '../devices/presence.js';
+import { advertisedText } from './prefixes.js';
+import { onRoutesAdvertised } from './route-hooks.js';
+
+/** A network's routes joined to their devices: the base of every route query, here and in netmaps. */
+export function networkRoutes(db: Db, networkId: string) {
+  return db
+    .selectFrom('routes')
+    .innerJoin('devices', 'devices.id', 'routes.device_id')
+    .where('routes.network_id', '=', networkId);
+}
+
+export function routesWithPrimary(db: Db, networkId: string, now: number) {
+  const cutoff = now - ONLINE_WINDOW_MS;
+  return networkRoutes(db, networkId).select([
+    'routes.id',
+    'routes.device_id',
+    'devices.name as device_name',
+    'routes.prefix',
+    'routes.state',
+    'routes.advertised',
+    'routes.auto_approved',
+    'routes.approved_at',
+    'routes.approved_by',
+    'routes.created_at',
+    sql<number>`case when routes.state = 'approved' and routes.advertised = 1
+        and devices.disconnected = 0 and devices.last_seen_at > ${cutoff}
+        and not exists (
+          select 1 from routes r2 inner join devices d2 on d2.id = r2.device_id
+          where r2.network_id = routes.network_id and r2.prefix = routes.prefix and r2.state = 'approved'
+            and r2.advertised = 1 and d2.disconnected = 0 and d2.last_seen_at > ${cutoff}
+            and (r2.approved_at < routes.approved_at or (r2.approved_at = routes.approved_at and r2.id < routes.id))
+        ) then 1 else 0 end`.as('is_primary'),
+  ]);
+}
+
+export type RouteRow = Awaited<ReturnType<ReturnType<typeof routesWithPrimary>['executeTakeFirstOrThrow']>>;
+
+export async function listRoutes(
+  db: Db,
+  networkId: string,
+  now: number,
+  filter: { state?: string; device?: string },
+): Promise<RouteRow[]> {
+  let query = routesWithPrimary(db, networkId, now);
+  if (filter.state) query = query.where('routes.state', '=', filter.state);
+  const device = filter.device;
+  if (device !== undefined)
+    query = query.where((eb) => eb.or([eb('devices.id', '=', device), eb('devices.name', '=', device)]));
+  return query.orderBy('routes.created_at').orderBy('routes.id').execute();
+}
+
+export async function findRoute(db: Db, networkId: string, now: number, id: string): Promise<RouteRow | undefined> {
+  return routesWithPrimary(db, networkId, now).where('routes.id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Makes a device's routes match the set it advertises: new prefixes become pending routes,
+ * known ones keep their state and get `advertised` set to whether they are in the set.
+ * Returns whether anything changed. The caller bumps the netmap epoch (first, so every
+ * transaction takes the network row before route rows).
+ */
+export async function syncAdvertised(
+  trx: Db,
+  networkId: string,
+  deviceId: string,
+  prefixes: readonly string[],
+  now: number,
+): Promise<boolean> {
+  await advisoryLock(trx, `routes:${deviceId}`);
+  const existing = await trx
+    .selectFrom('routes')
+    .select(['id', 'prefix', 'advertised'])
+    .where('device_id', '=', deviceId)
+    .execute();
+  const wanted = new Set(prefixes);
+  const known = new Set(existing.map((r) => r.prefix));
+  const readvertised = existing.filter((r) => r.advertised === 0 && wanted.has(r.prefix)).map((r) => r.id);
+  const withdrawn = existing.filter((r) => r.advertised !== 0 && !wanted.has(r.prefix)).map((r) => r.id);
+  const added = prefixes
+    .filter((p) => !known.has(p))
+    .map((prefix) => ({
+      id: newId('route'),
+      network_id: networkId,
+      device_id: deviceId,
+      prefix,
+      state: 'pending',
+      advertised: 1,
+      auto_approved: 0,
+      approved_at: null,
+      approved_by: null,
+      created_at: now,
+    }));
+  if (readvertised.length)
+    await trx.updateTable('routes').set({ advertised: 1 }).where('id', 'in', readvertised).execute();
+  if (withdrawn.length) await trx.updateTable('routes').set({ advertised: 0 }).where('id', 'in', withdrawn).execute();
+  if (added.length) await trx.insertInto('routes').values(added).execute();
+  await trx
+    .updateTable('devices')
+    .set({ advertised_routes: advertisedText(prefixes) })
+    .where('id', '=', deviceId)
+    .execute();
+  if (added.length) {
+    await onRoutesAdvertised(
+      trx,
+      networkId,
+      deviceId,
+      added.map((r) => r.id),
+      now,
+    );
+  }
+  return readvertised.length + withdrawn.length + added.length > 0;
+}

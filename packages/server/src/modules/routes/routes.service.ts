@@ -1,0 +1,64 @@
+/**
+ * Route transitions: pending → approved, approved → disabled, disabled → approved. Each is
+ * one conditional UPDATE, so two admins racing cannot both succeed on a stale state; a
+ * transition whose condition does not hold is 409 invalid_state. Approval stamps approvedAt
+ * (re-approval too, so a re-approved route queues behind the others of its prefix for
+ * primary) and approvedBy (the API key's name); disabling keeps both for the record.
+ */
+import type { RouteBody, RouteState } from '@warren/contract';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { applyChange } from '../../http/change.js';
+import { invalidState, notFound } from '../../http/problem.js';
+import { bumpNetmapEpoch } from '../devices/devices.repository.js';
+import { presentRoute } from './routes.presenter.js';
+import { findRoute } from './routes.repository.js';
+
+interface Transition {
+  from: RouteState[];
+  to: RouteState;
+  action: string;
+  verb: string;
+}
+
+const APPROVE: Transition = {
+  from: ['pending', 'disabled'],
+  to: 'approved',
+  action: 'route.approve',
+  verb: 'approved',
+};
+const DISABLE: Transition = { from: ['approved'], to: 'disabled', action: 'route.disable', verb: 'disabled' };
+
+async function transition(ctx: AppContext, request: FastifyRequest, id: string, t: Transition): Promise<RouteBody> {
+  const principal = request.principal!;
+  const networkId = principal.networkId;
+  return applyChange(ctx, request, 200, async (trx, now) => {
+    // The network row first, as every transaction that bumps the epoch does (no lock cycles).
+    await bumpNetmapEpoch(trx, networkId);
+    const stamp = t.to === 'approved' ? { approved_at: now, approved_by: principal.keyName, auto_approved: 0 } : {};
+    const result = await trx
+      .updateTable('routes')
+      .set({ state: t.to, ...stamp })
+      .where('network_id', '=', networkId)
+      .where('id', '=', id)
+      .where('state', 'in', t.from)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) {
+      const current = await trx
+        .selectFrom('routes')
+        .select('state')
+        .where('network_id', '=', networkId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!current) throw notFound(`route ${id} does not exist`);
+      throw invalidState(`route ${id} is ${current.state}; only ${t.from.join(' or ')} routes can be ${t.verb}`);
+    }
+    const row = await findRoute(trx, networkId, now, id);
+    return { value: presentRoute(row!), action: t.action, target: id };
+  });
+}
+
+export const approveRoute = (ctx: AppContext, request: FastifyRequest, id: string) =>
+  transition(ctx, request, id, APPROVE);
+export const disableRoute = (ctx: AppContext, request: FastifyRequest, id: string) =>
+  transition(ctx, request, id, DISABLE);

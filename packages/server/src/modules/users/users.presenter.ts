@@ -1,0 +1,18 @@
+/** Rows → API JSON: the allow-list of what leaves the server about a user. */
+import type { Role, UserBody } from '@warren/contract';
+import { iso, isoOrNull } from '../../lib/time.js';
+import type { UserRow } from './users.repository.js';
+
+export function presentUser(row: NonNullable<UserRow>): UserBody {
+  const seen = Math.max(row.last_seen_at ?? 0, Number(row.device_seen_at ?? 0));
+  return {
+    id: row.id,
+    loginName: row.login_name,
+    displayName: row.display_name,
+    role: row.role as Role,
+    status: row.status,
+    created: iso(row.created_at),
+    lastSeen: isoOrNull(seen || null),
+    deviceCount: Number(row.device_count),
+  };
+}

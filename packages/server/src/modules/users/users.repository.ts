@@ -1,0 +1,62 @@
+/** SQL of users. Device counts and last-seen come from one grouped join, never a query per user. */
+import type { Db } from '../../storage/database.js';
+
+function usersWithDevices(db: Db, networkId: string) {
+  return db
+    .selectFrom('users')
+    .leftJoin('devices', 'devices.user_id', 'users.id')
+    .select((eb) => [
+      'users.id',
+      'users.login_name',
+      'users.display_name',
+      'users.role',
+      'users.status',
+      'users.created_at',
+      'users.last_seen_at',
+      eb.fn.count<number>('devices.id').as('device_count'),
+      eb.fn.max<number | null>('devices.last_seen_at').as('device_seen_at'),
+    ])
+    .where('users.network_id', '=', networkId)
+    .groupBy([
+      'users.id',
+      'users.login_name',
+      'users.display_name',
+      'users.role',
+      'users.status',
+      'users.created_at',
+      'users.last_seen_at',
+    ]);
+}
+
+export type UserRow = Awaited<ReturnType<typeof findUser>> & {};
+
+export async function listUsers(db: Db, networkId: string, role?: string) {
+  let query = usersWithDevices(db, networkId);
+  if (role) query = query.where('users.role', '=', role);
+  return query.orderBy('users.created_at').orderBy('users.id').execute();
+}
+
+export async function findUser(db: Db, networkId: string, id: string) {
+  return usersWithDevices(db, networkId).where('users.id', '=', id).executeTakeFirst();
+}
+
+/** A user by id or login name (auth keys and device filters accept either). */
+export async function findUserId(db: Db, networkId: string, idOrLogin: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('network_id', '=', networkId)
+    .where((eb) => eb.or([eb('id', '=', idOrLogin), eb('login_name', '=', idOrLogin)]))
+    .executeTakeFirst();
+  return row?.id;
+}
+
+export async function countUsers(db: Db, networkId: string, role?: string): Promise<number> {
+  let query = db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('network_id', '=', networkId);
+  if (role) query = query.where('role', '=', role);
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,0 +1,86 @@
+/** /v1/users: list (read), create, change role, remove (users scope). */
+import { CreateUserBody, PatchUserBody, UserListQuery } from '@warren/contract';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { apiSchema, ref } from '../../http/openapi.js';
+import { presentUser } from './users.presenter.js';
+import { listUsers } from './users.repository.js';
+import { checkRole, createUser, deleteUser, updateUser } from './users.service.js';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const tags = ['users'];
+
+export async function usersRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+
+  app.get<{ Querystring: { role?: string } }>(
+    '/users',
+    {
+      config: { scope: 'users' },
+      schema: apiSchema(
+        {
+          tags,
+          summary: 'List the users of the network',
+          querystring: UserListQuery,
+          response: { 200: Type.Object({ users: Type.Array(ref('User')) }) },
+        },
+        [400],
+      ),
+    },
+    async (request) => {
+      const role = request.query.role === undefined ? undefined : checkRole(request.query.role);
+      const rows = await listUsers(ctx.db, request.principal!.networkId, role);
+      return { users: rows.map(presentUser) };
+    },
+  );
+
+  app.post<{ Body: { loginName: string; displayName?: string; role?: string } }>(
+    '/users',
+    {
+      config: { scope: 'users' },
+      schema: apiSchema(
+        { tags, summary: 'Add a user', body: CreateUserBody, response: { 201: ref('User') } },
+        [400, 409],
+      ),
+    },
+    async (request, reply) => reply.code(201).send(await createUser(ctx, request, request.body)),
+  );
+
+  app.patch<{ Params: { id: string }; Body: { role?: string; displayName?: string } }>(
+    '/users/:id',
+    {
+      config: { scope: 'users' },
+      schema: apiSchema(
+        {
+          tags,
+          summary: "Change a user's role",
+          params: IdParams,
+          body: PatchUserBody,
+          response: { 200: ref('User') },
+        },
+        [400, 404, 409],
+      ),
+    },
+    async (request) => updateUser(ctx, request, request.params.id, request.body),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/users/:id',
+    {
+      config: { scope: 'users' },
+      schema: apiSchema(
+        {
+          tags,
+          summary: 'Remove a user and their devices (keys stay)',
+          params: IdParams,
+          response: { 204: Type.Null() },
+        },
+        [404, 409],
+      ),
+    },
+    async (request, reply) => {
+      await deleteUser(ctx, request, request.params.id);
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,136 @@
+/**
+ * User rules: roles come from a fixed list, login names are unique per network, the plan's
+ * seat limit holds, and a network always keeps at least one owner. Deleting a user removes
+ * their devices; API and auth keys are independent of users and stay.
+ */
+import { ROLES, type Role, type UserBody } from '@warren/contract';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { applyChange } from '../../http/change.js';
+import { ApiError, invalidRequest, invalidState, notFound, planLimit } from '../../http/problem.js';
+import { newId } from '../../lib/ids.js';
+import { advisoryLock } from '../../storage/advisory-lock.js';
+import type { Db } from '../../storage/database.js';
+import { removeDevices } from '../devices/device-removal.js';
+import { bumpNetmapEpoch } from '../devices/devices.repository.js';
+import { limitsOf } from '../network/plans.js';
+import { presentUser } from './users.presenter.js';
+import { countUsers, findUser } from './users.repository.js';
+
+const LOGIN_NAME = /^[^\s@]+@[^\s@]+$/;
+
+export function checkRole(role: string): Role {
+  if (!(ROLES as readonly string[]).includes(role)) {
+    throw invalidRequest(`"${role}" is not a role: use one of ${ROLES.join(', ')}`);
+  }
+  return role as Role;
+}
+
+async function requireUser(db: Db, networkId: string, id: string) {
+  const user = await findUser(db, networkId, id);
+  if (!user) throw notFound(`user ${id} does not exist`);
+  return user;
+}
+
+async function presentById(db: Db, networkId: string, id: string): Promise<UserBody> {
+  return presentUser(await requireUser(db, networkId, id));
+}
+
+export async function createUser(
+  ctx: AppContext,
+  request: FastifyRequest,
+  input: { loginName: string; displayName?: string; role?: string },
+): Promise<UserBody> {
+  const networkId = request.principal!.networkId;
+  const loginName = input.loginName.trim().toLowerCase();
+  if (!LOGIN_NAME.test(loginName))
+    throw invalidRequest(`"${input.loginName}" is not a login name: use an email address`);
+  const role = checkRole(input.role ?? 'member');
+  return applyChange(ctx, request, 201, async (trx, now) => {
+    await advisoryLock(trx, `seats:${networkId}`);
+    const network = await trx
+      .selectFrom('networks')
+      .select('plan')
+      .where('id', '=', networkId)
+      .executeTakeFirstOrThrow();
+    const seats = limitsOf(network.plan).users;
+    if (seats !== null && (await countUsers(trx, networkId)) >= seats) {
+      throw planLimit(`the ${network.plan} plan allows ${seats} users; remove one or change the plan`);
+    }
+    const taken = await trx
+      .selectFrom('users')
+      .select('id')
+      .where('network_id', '=', networkId)
+      .where('login_name', '=', loginName)
+      .executeTakeFirst();
+    if (taken) throw new ApiError('conflict', `a user with login name "${loginName}" already exists (${taken.id})`);
+    const id = newId('user');
+    await trx
+      .insertInto('users')
+      .values({
+        id,
+        network_id: networkId,
+        login_name: loginName,
+        display_name: input.displayName ?? loginName.split('@')[0] ?? loginName,
+        role,
+        status: 'active',
+        created_at: now,
+        last_seen_at: null,
+      })
+      .execute();
+    return { value: await presentById(trx, networkId, id), action: 'user.create', target: id };
+  });
+}
+
+export async function updateUser(
+  ctx: AppContext,
+  request: FastifyRequest,
+  id: string,
+  input: { role?: string; displayName?: string },
+): Promise<UserBody> {
+  const networkId = request.principal!.networkId;
+  const role = input.role === undefined ? undefined : checkRole(input.role);
+  return applyChange(ctx, request, 200, async (trx) => {
+    await advisoryLock(trx, `owners:${networkId}`);
+    const user = await requireUser(trx, networkId, id);
+    if (role && user.role === 'owner' && role !== 'owner' && (await countUsers(trx, networkId, 'owner')) <= 1) {
+      throw invalidState(`user ${id} is the last owner of the network; make another user owner first`);
+    }
+    const changes = {
+      ...(role ? { role } : {}),
+      ...(input.displayName !== undefined ? { display_name: input.displayName } : {}),
+    };
+    if (Object.keys(changes).length > 0) {
+      await trx.updateTable('users').set(changes).where('id', '=', id).where('network_id', '=', networkId).execute();
+      // Roles feed autogroup:admin, so every netmap may change.
+      if (role && role !== user.role) await bumpNetmapEpoch(trx, networkId);
+    }
+    return { value: await presentById(trx, networkId, id), action: 'user.update', target: id };
+  });
+}
+
+export async function deleteUser(ctx: AppContext, request: FastifyRequest, id: string): Promise<void> {
+  const networkId = request.principal!.networkId;
+  await applyChange(ctx, request, 204, async (trx) => {
+    await advisoryLock(trx, `owners:${networkId}`);
+    const user = await requireUser(trx, networkId, id);
+    if (user.role === 'owner' && (await countUsers(trx, networkId, 'owner')) <= 1) {
+      throw invalidState(`user ${id} is the last owner of the network and cannot be removed`);
+    }
+    const devices = await trx
+      .selectFrom('devices')
+      .select('id')
+      .where('network_id', '=', networkId)
+      .where('user_id', '=', id)
+      .execute();
+    await removeDevices(
+      trx,
+      networkId,
+      devices.map((d) => d.id),
+    );
+    // removeDevices moved the netmap epoch if the user had devices; a user without devices is
+    // in nobody's view, so nothing else changes.
+    await trx.deleteFrom('users').where('id', '=', id).where('network_id', '=', networkId).execute();
+    return { value: undefined, action: 'user.delete', target: id };
+  });
+}

@@ -1,0 +1,125 @@
+// The devices of a network as the policy sees them: identity classes (devices with the same
+// tags, or the same user, are indistinguishable to every selector except addresses), the
+// routes each device serves, and which address prefixes of the policy hold each device.
+
+import { addressKey, type Prefix, parsePrefix } from './cidr.js';
+import { identityKeys, roleMap } from './subjects.js';
+import type { CompiledPolicy, PolicyDevice, PolicyUser } from './types.js';
+
+export interface DeviceClass {
+  /** Principal keys (see subjects.ts) shared by every member. */
+  keys: string[];
+  /** An untagged device of a user: autogroup:self pairs the class with itself. */
+  isUser: boolean;
+  /** Device indexes, ascending. */
+  members: number[];
+}
+
+export interface Route {
+  device: number;
+  prefix: Prefix;
+  text: string;
+}
+
+/** Shared empty list (never mutated) for the many devices without routes or address matches. */
+const EMPTY: number[] = [];
+
+export class DeviceIndex {
+  readonly classOf: Int32Array;
+  readonly classes: DeviceClass[] = [];
+  /** Principal key → the classes that carry it. */
+  readonly keyClasses = new Map<string, number[]>();
+  readonly routes: Route[] = [];
+  /** Device → indexes into `routes`. */
+  readonly routesOf: number[][];
+  private matches: { byPrefix: number[][]; byDevice: number[][] } | null = null;
+
+  constructor(
+    private readonly policy: CompiledPolicy,
+    private readonly devices: readonly PolicyDevice[],
+    users: readonly PolicyUser[],
+  ) {
+    const n = devices.length;
+    const roles = roleMap(users);
+    // Class lookups keyed by the caller's own strings (no concatenation, so no rehashing).
+    const userClasses = new Map<string, number>();
+    const tagClasses = new Map<string, number>();
+    let noneClass = -1;
+    this.classOf = new Int32Array(n);
+    this.routesOf = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const d = devices[i];
+      const tagged = d.tags.length > 0;
+      const map = tagged ? tagClasses : userClasses;
+      const classKey = tagged ? (d.tags.length === 1 ? d.tags[0] : [...d.tags].sort().join(' ')) : d.user;
+      let c = classKey === null ? noneClass : map.get(classKey);
+      if (c === undefined || c < 0) {
+        c = this.classes.length;
+        if (classKey === null) noneClass = c;
+        else map.set(classKey, c);
+        const keys = identityKeys(policy, d, d.user === null ? undefined : roles.get(d.user));
+        this.classes.push({ keys, isUser: !tagged && d.user !== null, members: [] });
+        for (const k of keys) {
+          const list = this.keyClasses.get(k);
+          if (list) list.push(c);
+          else this.keyClasses.set(k, [c]);
+        }
+      }
+      this.classOf[i] = c;
+      this.classes[c].members.push(i);
+      let own = EMPTY;
+      for (const text of d.routes) {
+        const p = parsePrefix(text);
+        if (!p.ok) continue;
+        if (own === EMPTY) own = [];
+        own.push(this.routes.length);
+        this.routes.push({ device: i, prefix: p.prefix, text });
+      }
+      this.routesOf[i] = own;
+    }
+  }
+
+  /** Policy prefixes holding device `d` by address or served route. */
+  prefixesOf(d: number): number[] {
+    return this.policy.index.prefixTree.size === 0 ? EMPTY : this.addressMatches().byDevice[d];
+  }
+
+  /** Devices a policy prefix holds: addresses inside it, routers serving a route overlapping it. */
+  devicesIn(pid: number): number[] {
+    return this.addressMatches().byPrefix[pid];
+  }
+
+  /**
+   * One pass over every address and route, each looked up in the prefix forest of the policy:
+   * which policy prefixes hold each device, and which devices each policy prefix holds. Built on
+   * first need, and only when the policy uses addresses at all.
+   */
+  private addressMatches(): { byPrefix: number[][]; byDevice: number[][] } {
+    if (this.matches) return this.matches;
+    const { prefixTree, prefixes } = this.policy.index;
+    const byPrefix: number[][] = prefixes.map(() => []);
+    const byDevice: number[][] = new Array(this.devices.length);
+    const ids: number[] = [];
+    // Most policies name IPv4 prefixes only: then IPv6 addresses need not even be parsed.
+    const v4 = prefixes.some((p) => p.family === 4);
+    const v6 = prefixes.some((p) => p.family === 6);
+    for (let i = 0; i < this.devices.length; i++) {
+      ids.length = 0;
+      for (const a of this.devices[i].addresses) {
+        if (!(a.includes(':') ? v6 : v4)) continue;
+        const key = addressKey(a);
+        if (key) prefixTree.overlapping({ start: key, end: key }, ids);
+      }
+      for (const r of this.routesOf[i]) prefixTree.overlapping(this.routes[r].prefix, ids);
+      if (ids.length === 0) {
+        byDevice[i] = EMPTY;
+        continue;
+      }
+      const unique = ids.length === 1 ? [ids[0]] : [...new Set(ids)];
+      byDevice[i] = unique;
+      for (const id of unique) byPrefix[id].push(i);
+    }
+    this.matches = { byPrefix, byDevice };
+    return this.matches;
+  }
+}

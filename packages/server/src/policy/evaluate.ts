@@ -1,0 +1,64 @@
+// Single policy questions about concrete devices: may this device reach that one (or that
+// address) on this port, and may this device's advertised route be approved automatically.
+
+import { addressKey, containsPrefix, parsePrefix } from './cidr.js';
+import { candidateRules, deviceSubject, matchesSelector, roleMap, ruleAccepts, type Subject } from './subjects.js';
+import type { CompiledPolicy, PolicyDevice, PolicyUser, Protocol } from './types.js';
+
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/**
+ * Whether `src` may send `proto` traffic to `dst` on `port` (ICMP ignores the port).
+ *
+ * `dst` may be a device, or an address or prefix as text. Text matches rules by address only
+ * (`*`, and IP/CIDR selectors holding it, or overlapping it for a prefix); when `devices` is
+ * given, a device owning exactly that address is also matched by identity, as the packet would
+ * be. Unparseable text reaches nothing.
+ */
+export function canReach(
+  policy: CompiledPolicy,
+  src: PolicyDevice,
+  dst: PolicyDevice | string,
+  port: number,
+  proto: Protocol,
+  users: readonly PolicyUser[],
+  devices?: readonly PolicyDevice[],
+): boolean {
+  const roles = roleMap(users);
+  const from = deviceSubject(policy, src, roles);
+  const targets: Subject[] = [];
+  if (typeof dst === 'string') {
+    const p = parsePrefix(dst.trim());
+    if (!p.ok) return false;
+    targets.push({ keys: NO_KEYS, owner: null, ranges: [p.prefix] });
+    const key = addressKey(dst.trim());
+    if (key && devices) {
+      for (const d of devices) {
+        if (d.addresses.some((a) => addressKey(a) === key)) targets.push(deviceSubject(policy, d, roles));
+      }
+    }
+  } else targets.push(deviceSubject(policy, dst, roles));
+  return candidateRules(policy, from).some((i) =>
+    targets.some((to) => ruleAccepts(policy.rules[i], from, to, port, proto, 'overlap')),
+  );
+}
+
+/**
+ * Whether `prefix`, advertised by `device`, is approved by the policy's autoApprovers: it lies
+ * within a `routes` prefix whose approvers match the device (its tags, or its user, groups and
+ * autogroups), or it is an exit route (0.0.0.0/0, ::/0) and `exitNode` matches the device.
+ */
+export function autoApproves(
+  policy: CompiledPolicy,
+  prefix: string,
+  device: PolicyDevice,
+  users: readonly PolicyUser[],
+): boolean {
+  const p = parsePrefix(prefix.trim());
+  if (!p.ok) return false;
+  const subject = deviceSubject(policy, device, roleMap(users));
+  const approved = (sels: CompiledPolicy['autoApprovers']['exitNode']) =>
+    sels.some((s) => matchesSelector(s, subject, 'overlap'));
+  if (p.prefix.bits === 0 && approved(policy.autoApprovers.exitNode)) return true;
+  return policy.autoApprovers.routes.some((r) => containsPrefix(r.prefix, p.prefix) && approved(r.approvers));
+}

@@ -1,0 +1,241 @@
+// Peer maps: for each device, the devices it may reach or be reached by, with the addresses
+// and routes to put in allowedIPs.
+//
+// Pairwise evaluation is quadratic. Instead, reachability is worked out once per identity
+// class (see device-index.ts) from the rules that name the class (inverted indexes built by
+// compile.ts), as a set of peer classes plus a set of policy address prefixes; a device's peer
+// list expands those when it is asked for, adding the rules that hold the device by address.
+// Nothing of size devices² is stored: the per-class sets are bounded by classes × rules.
+
+import { overlaps } from './cidr.js';
+import { unionOfRules } from './compile.js';
+import { DeviceIndex } from './device-index.js';
+import type { CompiledPolicy, CompiledRule, PeerView, PolicyDevice, PolicyUser } from './types.js';
+
+interface Reach {
+  /** Every device is a peer. */
+  all: boolean;
+  classes: number[];
+  prefixes: number[];
+  /** Rules with the viewer in src / in dst (port-blind). */
+  outRules: number[];
+  inRules: number[];
+}
+
+interface Viewer {
+  d: number;
+  c: number;
+  /** Rules that hold this device through an address or route of its own, not its identity. */
+  extra: { out: number[]; in: number[] } | null;
+}
+
+export class PeerMap {
+  private readonly rules: readonly CompiledRule[];
+  private readonly index: DeviceIndex;
+  /** Device id → index, built on the second query: one netmap from a fresh map just scans. */
+  private byId: Map<string, number> | null = null;
+  private queries = 0;
+  private readonly reach: Array<Reach | undefined>;
+  /** Per class: route index → whether members of the class get that route in allowedIPs. */
+  private readonly routeVisible: Array<Map<number, boolean> | undefined>;
+  private readonly views: Array<PeerView | undefined>;
+  // Scratch space reused by every query; fresh stamps avoid clearing it.
+  private readonly mark: Int32Array;
+  private readonly classMark: Int32Array;
+  private readonly prefixMark: Int32Array;
+  private stamp = 0;
+  private readonly buf: Int32Array;
+
+  constructor(
+    private readonly policy: CompiledPolicy,
+    private readonly devices: readonly PolicyDevice[],
+    users: readonly PolicyUser[],
+  ) {
+    this.rules = policy.rules;
+    this.index = new DeviceIndex(policy, devices, users);
+    const classes = this.index.classes.length;
+    this.reach = new Array(classes);
+    this.routeVisible = new Array(classes);
+    this.views = new Array(devices.length);
+    this.mark = new Int32Array(devices.length);
+    this.classMark = new Int32Array(classes);
+    this.prefixMark = new Int32Array(policy.index.prefixes.length);
+    this.buf = new Int32Array(devices.length);
+  }
+
+  /** The peers of a device, in the order of the devices array; [] for an unknown id. */
+  peers(deviceId: string): PeerView[] {
+    const d = this.indexOf(deviceId);
+    if (d < 0) return [];
+    const c = this.index.classOf[d];
+    const reach = this.reachOf(c);
+    const extra = this.addressRules(d);
+    let all = reach.all;
+    let extraReach: Reach | null = null;
+    if (extra && !all) {
+      extraReach = this.gather(extra.out, extra.in, -1);
+      all = extraReach.all;
+    }
+    const viewer: Viewer = { d, c, extra };
+    const out: PeerView[] = [];
+    const n = this.devices.length;
+    if (all) {
+      for (let i = 0; i < n; i++) if (i !== d) out.push(this.view(viewer, i));
+      return out;
+    }
+    const stamp = ++this.stamp;
+    const { mark, buf } = this;
+    mark[d] = stamp;
+    let count = 0;
+    const add = (list: number[]) => {
+      for (const i of list) {
+        if (mark[i] !== stamp) {
+          mark[i] = stamp;
+          buf[count++] = i;
+        }
+      }
+    };
+    for (const r of extraReach ? [reach, extraReach] : [reach]) {
+      for (const pc of r.classes) add(this.index.classes[pc].members);
+      for (const pid of r.prefixes) add(this.index.devicesIn(pid));
+    }
+    // Sorting k peers costs about k·log k, scanning the marks n: scan only for very long lists.
+    if (count * 4 < n) {
+      for (const i of buf.subarray(0, count).sort()) out.push(this.view(viewer, i));
+    } else {
+      for (let i = 0; i < n; i++) if (mark[i] === stamp && i !== d) out.push(this.view(viewer, i));
+    }
+    return out;
+  }
+
+  private indexOf(deviceId: string): number {
+    if (this.byId) return this.byId.get(deviceId) ?? -1;
+    if (this.queries++ === 0) return this.devices.findIndex((d) => d.id === deviceId);
+    this.byId = new Map();
+    // The first device wins on a duplicate id, as with the scan above.
+    for (let i = this.devices.length - 1; i >= 0; i--) this.byId.set(this.devices[i].id, i);
+    return this.byId.get(deviceId) ?? -1;
+  }
+
+  /** The peer as this viewer sees it; shared frozen objects when no route is involved. */
+  private view(viewer: Viewer, peer: number): PeerView {
+    const base = this.baseView(peer);
+    const own = this.index.routesOf[peer];
+    if (own.length === 0) return base;
+    const visible = own.filter((r) => this.routeVisibleTo(viewer, r)).map((r) => this.index.routes[r].text);
+    if (visible.length === 0) return base;
+    return { id: base.id, allowedIPs: [...base.allowedIPs, ...visible] };
+  }
+
+  private baseView(i: number): PeerView {
+    let v = this.views[i];
+    if (!v) {
+      const d = this.devices[i];
+      const allowedIPs = Object.freeze(d.addresses.map((a) => (a.includes(':') ? `${a}/128` : `${a}/32`)));
+      v = Object.freeze({ id: d.id, allowedIPs: allowedIPs as string[] });
+      this.views[i] = v;
+    }
+    return v;
+  }
+
+  /**
+   * A route reaches the viewer's allowedIPs when the viewer may send into it (a rule with the
+   * viewer in src and a dst of `*` or a prefix overlapping it) or traffic from it may reach the
+   * viewer (a rule with the viewer in dst and a src of `*` or a prefix overlapping it).
+   */
+  private routeVisibleTo(viewer: Viewer, route: number): boolean {
+    const reach = this.reachOf(viewer.c);
+    let cache = this.routeVisible[viewer.c];
+    if (!cache) {
+      cache = new Map();
+      this.routeVisible[viewer.c] = cache;
+    }
+    let visible = cache.get(route);
+    if (visible === undefined) {
+      visible = this.routeAllowed(reach.outRules, reach.inRules, route);
+      cache.set(route, visible);
+    }
+    if (visible || !viewer.extra) return visible;
+    return this.routeAllowed(viewer.extra.out, viewer.extra.in, route);
+  }
+
+  private routeAllowed(outRules: number[], inRules: number[], route: number): boolean {
+    const p = this.index.routes[route].prefix;
+    const prefixes = this.policy.index.prefixes;
+    for (const r of outRules) {
+      const rule = this.rules[r];
+      if (rule.dstAll || rule.dstPrefixes.some((id) => overlaps(prefixes[id], p))) return true;
+    }
+    for (const r of inRules) {
+      const rule = this.rules[r];
+      if (rule.srcAll || rule.srcPrefixes.some((id) => overlaps(prefixes[id], p))) return true;
+    }
+    return false;
+  }
+
+  private reachOf(c: number): Reach {
+    let r = this.reach[c];
+    if (!r) {
+      const idx = this.policy.index;
+      const { keys, isUser } = this.index.classes[c];
+      const out = unionOfRules([idx.allSrcRules, ...keys.map((k) => idx.keySrcRules.get(k))]);
+      const inn = unionOfRules([idx.allDstRules, ...keys.map((k) => idx.keyDstRules.get(k))]);
+      r = this.gather(out, inn, isUser ? c : -1);
+      this.reach[c] = r;
+    }
+    return r;
+  }
+
+  /** Peer classes and prefixes on the other side of each rule: dst of outRules, src of inRules. */
+  private gather(outRules: number[], inRules: number[], selfClass: number): Reach {
+    const reach: Reach = { all: false, classes: [], prefixes: [], outRules, inRules };
+    const { rules, classMark, prefixMark } = this;
+    if (outRules.some((r) => rules[r].dstAll) || inRules.some((r) => rules[r].srcAll)) {
+      reach.all = true;
+      return reach;
+    }
+    const stamp = ++this.stamp;
+    const addClass = (pc: number) => {
+      if (classMark[pc] !== stamp) {
+        classMark[pc] = stamp;
+        reach.classes.push(pc);
+      }
+    };
+    const addSide = (keys: string[], prefixes: number[]) => {
+      for (const k of keys) for (const pc of this.index.keyClasses.get(k) ?? []) addClass(pc);
+      for (const id of prefixes) {
+        if (prefixMark[id] !== stamp) {
+          prefixMark[id] = stamp;
+          reach.prefixes.push(id);
+        }
+      }
+    };
+    for (const r of outRules) {
+      addSide(rules[r].dstKeys, rules[r].dstPrefixes);
+      // autogroup:self: the same user's devices, i.e. the viewer's own class.
+      if (rules[r].dstSelf && selfClass >= 0) addClass(selfClass);
+    }
+    for (const r of inRules) addSide(rules[r].srcKeys, rules[r].srcPrefixes);
+    return reach;
+  }
+
+  /** Rules whose src / dst holds this device by address or served route; null when none. */
+  private addressRules(d: number): Viewer['extra'] {
+    const ids = this.index.prefixesOf(d);
+    if (ids.length === 0) return null;
+    const { prefixSrcRules, prefixDstRules } = this.policy.index;
+    const out = unionOfRules(ids.map((id) => prefixSrcRules[id]));
+    const inn = unionOfRules(ids.map((id) => prefixDstRules[id]));
+    return out.length + inn.length > 0 ? { out, in: inn } : null;
+  }
+}
+
+/** Every device's peer list, computed on demand (see PeerMap). */
+export function computePeerMaps(
+  policy: CompiledPolicy,
+  devices: readonly PolicyDevice[],
+  users: readonly PolicyUser[],
+): (deviceId: string) => PeerView[] {
+  const map = new PeerMap(policy, devices, users);
+  return (deviceId) => map.peers(deviceId);
+}

@@ -1,0 +1,84 @@
+// Selector syntax: what a string in src, dst, tagOwners, autoApprovers or tests refers to.
+// Each section then decides which kinds it allows.
+
+import { looksLikeAddress, type Prefix, parsePrefix } from './cidr.js';
+import type { Selector } from './types.js';
+
+export const TAG_RE = /^tag:[a-z0-9][a-z0-9-]*$/;
+export const GROUP_RE = /^group:[A-Za-z0-9][A-Za-z0-9._-]*$/;
+// Colons and commas are kept out of login names: `ana@example.com:22` must split unambiguously.
+export const LOGIN_RE = /^[^\s@:,]+@[^\s@:,]+$/;
+export const HOST_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+export const TAG_SYNTAX =
+  'tag names are "tag:" then lowercase letters, digits and dashes, starting with a letter or digit';
+
+/** Names defined by the policy itself, which selectors must refer to. */
+export interface Definitions {
+  groups: ReadonlySet<string>;
+  tags: ReadonlySet<string>;
+  /** Alias → its prefix, or null when the alias exists but its value is invalid (already reported). */
+  hosts: ReadonlyMap<string, Prefix | null>;
+  /**
+   * Results by text, once every name is defined: policies repeat the same selectors in many
+   * rules, and sharing one parsed selector saves both time and memory.
+   */
+  memo?: Map<string, SelectorResult>;
+  /** The same for `selector:ports` destinations (see validate-rules.ts). */
+  dstMemo?: Map<string, unknown>;
+}
+
+/** `msg: null` means "invalid, but already reported elsewhere" (a host alias with a bad value). */
+export type SelectorResult = { ok: true; sel: Selector } | { ok: false; msg: string | null };
+
+const AUTOGROUPS: Record<string, Selector> = {
+  'autogroup:member': { kind: 'member', key: 'a:member' },
+  'autogroup:tagged': { kind: 'tagged', key: 'a:tagged' },
+  'autogroup:admin': { kind: 'admin', key: 'a:admin' },
+  'autogroup:self': { kind: 'self' },
+};
+
+export function parseSelector(text: string, defs: Definitions): SelectorResult {
+  let r = defs.memo?.get(text);
+  if (!r) {
+    r = parseUncached(text, defs);
+    defs.memo?.set(text, r);
+  }
+  return r;
+}
+
+function parseUncached(text: string, defs: Definitions): SelectorResult {
+  if (text === '*') return { ok: true, sel: { kind: 'all' } };
+  if (text.startsWith('autogroup:')) {
+    const sel = AUTOGROUPS[text];
+    return sel ? { ok: true, sel } : { ok: false, msg: `unknown autogroup "${text}"` };
+  }
+  if (text.startsWith('group:')) {
+    if (!GROUP_RE.test(text)) return { ok: false, msg: `invalid group name "${text}"` };
+    if (!defs.groups.has(text)) return { ok: false, msg: `group "${text}" is not defined` };
+    return { ok: true, sel: { kind: 'group', name: text, key: `g:${text}` } };
+  }
+  if (text.startsWith('tag:')) {
+    if (!TAG_RE.test(text)) return { ok: false, msg: `invalid tag "${text}": ${TAG_SYNTAX}` };
+    if (!defs.tags.has(text)) return { ok: false, msg: `tag "${text}" is not defined in tagOwners` };
+    return { ok: true, sel: { kind: 'tag', tag: text, key: `t:${text}` } };
+  }
+  if (text.includes('@')) {
+    if (!LOGIN_RE.test(text)) return { ok: false, msg: `invalid login name "${text}"` };
+    return { ok: true, sel: { kind: 'user', login: text, key: `u:${text}` } };
+  }
+  if (looksLikeAddress(text)) {
+    const r = parsePrefix(text);
+    return r.ok ? { ok: true, sel: { kind: 'prefix', prefix: r.prefix } } : { ok: false, msg: r.msg };
+  }
+  const host = defs.hosts.get(text);
+  if (host) return { ok: true, sel: { kind: 'prefix', prefix: host } };
+  if (host === null) return { ok: false, msg: null };
+  if (HOST_RE.test(text)) return { ok: false, msg: `host "${text}" is not defined` };
+  return { ok: false, msg: `invalid selector "${text}"` };
+}
+
+/** The principal key of a selector naming an identity; null for `*`, prefixes and autogroup:self. */
+export function selectorKey(sel: Selector): string | null {
+  return 'key' in sel ? sel.key : null;
+}

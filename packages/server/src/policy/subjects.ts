@@ -1,0 +1,141 @@
+// A subject is what selectors are matched against: a real device, or the abstract device a
+// policy test talks about. Identity is reduced to principal keys (`u:login`, `g:group`, `t:tag`,
+// `a:member`, `a:tagged`, `a:admin`, the same keys selectorKey gives), so matching a selector is
+// one set lookup, and two devices with the same keys are indistinguishable to the policy.
+
+import { addressKey, containsPrefix, type KeyRange, overlaps, parsePrefix } from './cidr.js';
+import { unionOfRules } from './compile.js';
+import { portAllowed } from './ports.js';
+import { selectorKey } from './selectors.js';
+import {
+  type CompiledPolicy,
+  type CompiledRule,
+  type PolicyDevice,
+  type PolicyUser,
+  PROTO_BITS,
+  type Protocol,
+  type Selector,
+} from './types.js';
+
+export interface Subject {
+  keys: ReadonlySet<string>;
+  /** Owner identity for autogroup:self: the login of an untagged device, else null. */
+  owner: string | null;
+  /** Addresses (single-key ranges) and served routes: what IP and CIDR selectors look at. */
+  ranges: readonly KeyRange[];
+}
+
+/**
+ * How a prefix selector meets a subject's ranges. `overlap`: some address in common (devices,
+ * and "could any traffic match?"). `cover`: the selector holds a whole range ("does all traffic
+ * match?"), which a test with a CIDR needs before it may claim "accept".
+ */
+export type MatchMode = 'overlap' | 'cover';
+
+/** Roles that autogroup:admin stands for. */
+export const ADMIN_ROLES: ReadonlySet<string> = new Set(['owner', 'admin']);
+
+/** The principal keys of a device's identity: its tags alone if it has any, else its user. */
+export function identityKeys(
+  policy: CompiledPolicy,
+  device: Pick<PolicyDevice, 'user' | 'tags'>,
+  role: string | undefined,
+): string[] {
+  const { tagKeys, userKeys } = policy.index;
+  if (device.tags.length > 0) {
+    const keys = ['a:tagged'];
+    for (const t of device.tags) {
+      const key = tagKeys.get(t);
+      if (key !== undefined) keys.push(key);
+    }
+    return keys;
+  }
+  if (device.user === null) return [];
+  const keys = ['a:member'];
+  const own = userKeys.get(device.user);
+  if (own) keys.push(...own);
+  if (role !== undefined && ADMIN_ROLES.has(role)) keys.push('a:admin');
+  return keys;
+}
+
+const roleCache = new WeakMap<readonly PolicyUser[], Map<string, string>>();
+
+/** Login → role, cached per users array (callers pass the same array to many calls). */
+export function roleMap(users: readonly PolicyUser[]): Map<string, string> {
+  let map = roleCache.get(users);
+  if (!map) {
+    map = new Map(users.map((u) => [u.login, u.role]));
+    roleCache.set(users, map);
+  }
+  return map;
+}
+
+/** A device's ranges: each parseable address as a single key, each parseable route. */
+function deviceRanges(device: Pick<PolicyDevice, 'addresses' | 'routes'>): KeyRange[] {
+  const out: KeyRange[] = [];
+  for (const a of device.addresses) {
+    const key = addressKey(a);
+    if (key) out.push({ start: key, end: key });
+  }
+  for (const r of device.routes) {
+    const p = parsePrefix(r);
+    if (p.ok) out.push(p.prefix);
+  }
+  return out;
+}
+
+export function deviceSubject(policy: CompiledPolicy, device: PolicyDevice, roles: Map<string, string>): Subject {
+  const role = device.user === null ? undefined : roles.get(device.user);
+  return {
+    keys: new Set(identityKeys(policy, device, role)),
+    owner: device.tags.length === 0 ? device.user : null,
+    ranges: deviceRanges(device),
+  };
+}
+
+export function matchesSelector(sel: Selector, s: Subject, mode: MatchMode): boolean {
+  if (sel.kind === 'all') return true;
+  if (sel.kind === 'prefix') {
+    const test = mode === 'cover' ? containsPrefix : overlaps;
+    return s.ranges.some((r) => test(sel.prefix, r));
+  }
+  const key = selectorKey(sel);
+  return key !== null && s.keys.has(key);
+}
+
+/**
+ * The rules whose src could hold the subject (by `*`, a principal key, or an overlapping
+ * prefix), in policy order: a superset that ruleAccepts then decides on, found through the
+ * compiled indexes instead of a scan of every rule.
+ */
+export function candidateRules(policy: CompiledPolicy, src: Subject): number[] {
+  const idx = policy.index;
+  const lists: Array<readonly number[] | undefined> = [idx.allSrcRules];
+  for (const k of src.keys) lists.push(idx.keySrcRules.get(k));
+  if (src.ranges.length > 0 && idx.prefixTree.size > 0) {
+    const ids: number[] = [];
+    for (const r of src.ranges) idx.prefixTree.overlapping(r, ids);
+    for (const id of ids) lists.push(idx.prefixSrcRules[id]);
+  }
+  return unionOfRules(lists);
+}
+
+/** Whether `rule` lets src send `proto` traffic to dst's `port` (ICMP has no ports). */
+export function ruleAccepts(
+  rule: CompiledRule,
+  src: Subject,
+  dst: Subject,
+  port: number,
+  proto: Protocol,
+  mode: MatchMode,
+): boolean {
+  if ((rule.protos & PROTO_BITS[proto]) === 0) return false;
+  if (!rule.src.some((sel) => matchesSelector(sel, src, mode))) return false;
+  for (const d of rule.dst) {
+    if (proto !== 'icmp' && !portAllowed(d.ports, port)) continue;
+    if (d.sel.kind === 'self') {
+      if (src.owner !== null && src.owner === dst.owner) return true;
+    } else if (matchesSelector(d.sel, dst, mode)) return true;
+  }
+  return false;
+}

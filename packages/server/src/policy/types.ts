@@ -1,0 +1,126 @@
+// Shapes shared by the policy engine. The public ones are re-exported from index.ts.
+
+import type { Prefix } from './cidr.js';
+import type { PortRanges } from './ports.js';
+import type { PrefixTree } from './prefix-index.js';
+
+export interface PolicyError {
+  line: number;
+  column: number;
+  msg: string;
+}
+
+export type PolicyRole = 'owner' | 'admin' | 'network-admin' | 'it-admin' | 'auditor' | 'member';
+
+export interface PolicyUser {
+  login: string;
+  role: PolicyRole;
+}
+
+export interface PolicyDevice {
+  id: string;
+  /** Login name of the owning user. */
+  user: string | null;
+  /** A tagged device is identified by its tags alone. */
+  tags: string[];
+  addresses: string[];
+  /** Approved, advertised prefixes this device serves as primary (the caller decides primary). */
+  routes: string[];
+  online?: boolean;
+}
+
+export interface PeerView {
+  id: string;
+  allowedIPs: string[];
+}
+
+export type Protocol = 'tcp' | 'udp' | 'icmp';
+
+export const PROTO_BITS: Record<Protocol, number> = { tcp: 1, udp: 2, icmp: 4 };
+export const ALL_PROTOS = 7;
+
+/**
+ * One policy selector after validation. Selectors naming an identity carry its principal key
+ * (`u:login`, `g:group`, `t:tag`, `a:member`, `a:tagged`, `a:admin`), the same keys a subject
+ * carries (see subjects.ts), so matching is one set lookup.
+ */
+export type Selector =
+  | { kind: 'all' }
+  | { kind: 'user'; login: string; key: string }
+  | { kind: 'group'; name: string; key: string }
+  | { kind: 'tag'; tag: string; key: string }
+  | { kind: 'member'; key: 'a:member' }
+  | { kind: 'tagged'; key: 'a:tagged' }
+  | { kind: 'admin'; key: 'a:admin' }
+  | { kind: 'self' }
+  | { kind: 'prefix'; prefix: Prefix };
+
+export interface CompiledDst {
+  sel: Selector;
+  ports: PortRanges;
+  text: string;
+}
+
+export interface CompiledRule {
+  /** Line of the rule's opening brace, for messages such as "the rule at line 12 accepts it". */
+  line: number;
+  /** Bit set of PROTO_BITS. */
+  protos: number;
+  src: Selector[];
+  dst: CompiledDst[];
+  // Port- and protocol-blind summaries: peer visibility only asks "any traffic at all?".
+  srcAll: boolean;
+  srcKeys: string[];
+  srcPrefixes: number[];
+  dstAll: boolean;
+  dstKeys: string[];
+  dstPrefixes: number[];
+  dstSelf: boolean;
+}
+
+export interface AutoApprovers {
+  routes: Array<{ prefix: Prefix; approvers: Selector[] }>;
+  exitNode: Selector[];
+}
+
+/** Everything validation extracted from the document, before indexing. */
+export interface ParsedPolicy {
+  groups: Map<string, string[]>;
+  tagOwners: Map<string, Selector[]>;
+  hosts: Map<string, Prefix>;
+  rules: Array<Pick<CompiledRule, 'line' | 'protos' | 'src' | 'dst'>>;
+  autoApprovers: AutoApprovers;
+}
+
+/** Inverted indexes from selectors to the rules that use them. */
+export interface RuleIndex {
+  /** Distinct address prefixes used by rules (directly or through host aliases), by id. */
+  prefixes: Prefix[];
+  prefixTree: PrefixTree;
+  prefixSrcRules: number[][];
+  prefixDstRules: number[][];
+  /** Principal key (see subjects.ts) → rules whose src / dst names it. */
+  keySrcRules: Map<string, number[]>;
+  keyDstRules: Map<string, number[]>;
+  /** Rules whose src / dst holds `*`. */
+  allSrcRules: number[];
+  allDstRules: number[];
+  /**
+   * Principal keys of identities, made once per policy: login → its `u:` key (when some selector
+   * names the user) and the `g:` keys of its groups; tag → its `t:` key. Identities the policy
+   * never names get no key, which cannot change any match.
+   */
+  readonly userKeys: Map<string, string[]>;
+  readonly tagKeys: Map<string, string>;
+}
+
+export interface CompiledPolicy {
+  readonly groups: ReadonlyMap<string, readonly string[]>;
+  /** Login → the groups that list it. */
+  readonly userGroups: ReadonlyMap<string, readonly string[]>;
+  readonly tagOwners: ReadonlyMap<string, readonly Selector[]>;
+  readonly hosts: ReadonlyMap<string, Prefix>;
+  readonly rules: readonly CompiledRule[];
+  readonly autoApprovers: AutoApprovers;
+  readonly index: RuleIndex;
+}
