@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, startServer, type TestServer } from '../harness.js';
+
+describe('health and discovery', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('answers /healthz and /readyz without a key', async () => {
+    expect((await server.call('GET', '/healthz', { key: null })).status).toBe(200);
+    const ready = await server.call('GET', '/readyz', { key: null });
+    expect(ready.status).toBe(200);
+    expect(await json(ready)).toEqual({ status: 'ready' });
+  });
+
+  it('serves an OpenAPI 3.1 document with named components', async () => {
+    const res = await server.call('GET', '/v1/openapi.json', { key: null });
+    expect(res.status).toBe(200);
+    const doc = await json(res);
+    expect(doc.openapi).toBe('3.1.0');
+    for (const name of ['Device', 'Key', 'Problem', 'User', 'Route', 'AuditEntry']) {
+      expect(doc.components.schemas).toHaveProperty(name);
+    }
+    expect(doc.paths['/v1/keys'].post.responses['400']).toBeDefined();
+  });
+
+  it('returns the network with plan, limits and usage', async () => {
+    const res = await server.call('GET', '/v1/network');
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ id: server.networkId, plan: 'premium', usage: { users: 1, devices: 0 } });
+  });
+});

@@ -1,0 +1,114 @@
+// Seeded random networks and policies for property tests and benchmarks (no dependencies).
+
+import type { PolicyDevice, PolicyRole, PolicyUser } from '../../src/policy/index.js';
+import type { RawPolicy, RawRule } from './reference.js';
+
+/** mulberry32: small, fast, good enough to spread test cases. */
+export function prng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
+  const chance = (p: number) => next() < p;
+  const some = <T>(xs: readonly T[], max: number): T[] => {
+    const out = new Set<T>();
+    const k = int(max + 1);
+    for (let i = 0; i < k && xs.length > 0; i++) out.add(pick(xs));
+    return [...out];
+  };
+  return { next, int, pick, chance, some };
+}
+
+export interface Network {
+  policy: RawPolicy;
+  users: PolicyUser[];
+  devices: PolicyDevice[];
+}
+
+const ROLES: PolicyRole[] = ['owner', 'admin', 'network-admin', 'it-admin', 'auditor', 'member'];
+const ROUTES = ['10.0.0.0/24', '10.0.1.0/24', '10.0.0.0/16', '10.0.0.128/25', '192.168.1.0/24', 'fd00:1::/64'];
+// Narrow prefixes are common; prefixes holding most devices (or every address) are rare, so
+// that most policies are sparse enough to exercise the class and prefix bookkeeping.
+const PREFIXES = [
+  '100.64.0.0/28',
+  '100.64.0.1',
+  '100.64.0.5',
+  '10.0.0.0/8',
+  '10.0.0.0/24',
+  '10.0.1.0/24',
+  '10.0.0.64/26',
+  '10.0.0.200',
+  '192.168.0.0/16',
+  'fd7a:115c:a1e0::3',
+  'fd7a:115c:a1e0::10/124',
+  'fd00::/8',
+];
+const BROAD = ['100.64.0.0/10', 'fd7a:115c:a1e0::/48', '0.0.0.0/0', '*'];
+const PORTS = ['*', '22', '80,443', '1000-2000', '443'];
+
+export function randomNetwork(seed: number, size = { users: 8, devices: 40, rules: 8 }): Network {
+  const r = prng(seed);
+  const users: PolicyUser[] = Array.from({ length: 2 + r.int(size.users) }, (_, i) => ({
+    login: `u${i}@example.com`,
+    role: r.pick(ROLES),
+  }));
+  const logins = users.map((u) => u.login);
+  const groups: Record<string, string[]> = {};
+  for (let i = r.int(5); i > 0; i--) groups[`group:g${i}`] = r.some(logins, 3);
+  const tags = Array.from({ length: 1 + r.int(5) }, (_, i) => `tag:t${i}`);
+  const tagOwners: Record<string, string[]> = {};
+  for (const t of tags) tagOwners[t] = r.some([...logins, ...Object.keys(groups), 'autogroup:admin'], 2);
+  const hosts: Record<string, string> = {};
+  for (let i = r.int(4); i > 0; i--) hosts[`h${i}`] = r.chance(0.1) ? r.pick(BROAD.slice(0, 3)) : r.pick(PREFIXES);
+
+  const devices: PolicyDevice[] = Array.from({ length: 2 + r.int(size.devices) }, (_, i) => {
+    const tagged = r.chance(0.3);
+    const addresses = [`100.64.${i >> 8}.${(i & 255) + 1}`];
+    if (r.chance(0.7)) addresses.push(`fd7a:115c:a1e0::${(i + 1).toString(16)}`);
+    return {
+      id: `dev${i}`,
+      user: r.chance(0.05) ? null : r.pick(logins),
+      tags: tagged
+        ? r
+            .some([...tags, 'tag:stray'], 2)
+            .concat(r.chance(0.5) ? [r.pick(tags)] : [])
+            .filter((t, j, a) => a.indexOf(t) === j)
+        : [],
+      addresses,
+      routes: r.chance(0.15) ? r.some(ROUTES, 2) : [],
+    };
+  });
+  for (const d of devices) if (d.tags.length === 0 && r.chance(0.1)) d.tags = [r.pick(tags)];
+
+  const identities = [...logins, ...Object.keys(groups), 'autogroup:member'];
+  const principals = [...identities, ...tags, 'autogroup:tagged', 'autogroup:admin'];
+  const addresses = [...Object.keys(hosts), ...PREFIXES];
+  const selector = () => (r.chance(0.03) ? r.pick(BROAD) : r.chance(0.25) ? r.pick(addresses) : r.pick(principals));
+  const several = (max: number, pick: () => string) => [...new Set(Array.from({ length: 1 + r.int(max) }, pick))];
+  const acls: RawRule[] = Array.from({ length: 1 + r.int(size.rules) }, () => {
+    const self = r.chance(0.15);
+    const src = self ? several(2, () => r.pick(identities)) : several(3, selector);
+    const dst = several(3, selector).map((sel) => {
+      const ports = r.pick(PORTS);
+      return sel.includes(':') && !/^(tag|group|autogroup):/.test(sel) && r.chance(0.5)
+        ? `[${sel}]:${ports}`
+        : `${sel}:${ports}`;
+    });
+    if (self) dst.push(`autogroup:self:${r.pick(PORTS)}`);
+    const rule: RawRule = {
+      action: 'accept',
+      src,
+      dst: src.includes('*') ? dst.map((d) => (d === '*:*' ? '*:22' : d)) : dst,
+    };
+    if (r.chance(0.2)) rule.proto = r.pick(['tcp', 'udp', 'icmp'] as const);
+    if (rule.proto === 'icmp') rule.dst = rule.dst.map((d) => d.replace(/:[^:\]]*$/, ':*'));
+    return rule;
+  });
+  return { policy: { groups, tagOwners, hosts, acls }, users, devices };
+}

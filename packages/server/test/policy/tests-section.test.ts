@@ -1,0 +1,163 @@
+// The policy's own `tests`: evaluated symbolically at validation time.
+
+import { describe, expect, it } from 'vitest';
+import { validatePolicy } from '../../src/policy/index.js';
+import { errorsOf, expectErrorAt, policy } from './helpers.js';
+
+const sections = {
+  groups: '{ "group:eng": ["ana@example.com", "bo@example.com"], "group:ops": ["cy@example.com"], "group:empty": [] }',
+  tagOwners: '{ "tag:server": ["group:eng"], "tag:db": ["group:ops"], "tag:router": ["autogroup:admin"] }',
+  hosts: '{ "db": "10.0.0.5", "lab": "10.1.0.0/16", "labhost": "10.1.2.3" }',
+  acls: `[
+    { "action": "accept", "src": ["group:eng"], "dst": ["tag:server:22,443", "db:5432"] },
+    { "action": "accept", "src": ["group:ops"], "dst": ["tag:db:*", "lab:*"] },
+    { "action": "accept", "src": ["autogroup:member"], "dst": ["autogroup:self:*"] },
+    { "action": "accept", "src": ["tag:server"], "dst": ["tag:db:5432"], "proto": "tcp" },
+    { "action": "accept", "src": ["autogroup:admin"], "dst": ["*:*"] },
+    { "action": "accept", "src": ["10.9.0.0/16"], "dst": ["tag:server:80"] },
+    { "action": "accept", "src": ["group:empty"], "dst": ["tag:db:1"] },
+  ]`,
+};
+const withTests = (tests: string) => policy({ ...sections, tests });
+
+describe('tests that pass', () => {
+  it('accepts a policy whose tests hold', () => {
+    const text = withTests(`[
+    { "src": "ana@example.com", "accept": ["tag:server:22", "tag:server:443", "db:5432"], "deny": ["tag:server:80", "tag:db:5432", "cy@example.com:22", "bo@example.com:22"] },
+    { "src": "group:eng", "accept": ["tag:server:22"], "deny": ["lab:22", "labhost:22"] },
+    { "src": "ana@example.com", "accept": ["ana@example.com:3389"] },
+    { "src": "cy@example.com", "accept": ["labhost:22", "lab:22", "tag:db:1"], "deny": ["tag:server:22"] },
+    { "src": "tag:server", "accept": ["tag:db:5432"], "deny": ["tag:db:5433", "ana@example.com:22"] },
+    { "src": "tag:server", "deny": ["tag:db:5432"], "proto": "udp" },
+    { "src": "10.9.1.1", "accept": ["tag:server:80"], "deny": ["tag:server:22", "10.9.1.2:80"] },
+    { "src": "group:empty", "accept": ["tag:db:1"] },
+  ]`);
+    const r = validatePolicy(text);
+    expect(r.errors).toEqual([]);
+  });
+});
+
+describe('tests that fail', () => {
+  it('reports an accept that no rule accepts, at the target', () => {
+    const text = withTests('[{ "src": "ana@example.com", "accept": ["tag:server:80"] }]');
+    const errors = errorsOf(text);
+    expectErrorAt(
+      errors,
+      text,
+      '"tag:server:80"',
+      'test: ana@example.com -> tag:server:80 expected accept, but no rule accepts it',
+      1,
+      '"tests"',
+    );
+    expect(errors).toHaveLength(1);
+  });
+
+  it('reports a deny that a rule accepts, naming the rule line', () => {
+    const text = withTests('[{ "src": "ana@example.com", "deny": ["db:5432", "db:22"] }]');
+    const errors = errorsOf(text);
+    expectErrorAt(
+      errors,
+      text,
+      '"db:5432"',
+      'test: ana@example.com -> db:5432 expected deny, but the rule at line 6 accepts it',
+      1,
+      '"tests"',
+    );
+    expect(errors).toHaveLength(1);
+  });
+
+  it('treats autogroup:admin as matching no test source', () => {
+    const text = withTests('[{ "src": "cy@example.com", "accept": ["tag:server:22"] }]');
+    expect(errorsOf(text)[0].msg).toContain('expected accept, but no rule accepts it');
+  });
+
+  it('needs a group accept to hold for every member, and a deny for none', () => {
+    const text = withTests(`[
+    { "src": "group:eng", "accept": ["ana@example.com:22"] },
+    { "src": "ana@example.com", "deny": ["group:eng:22"] },
+  ]`);
+    const errors = errorsOf(text);
+    expectErrorAt(
+      errors,
+      text,
+      '"ana@example.com:22"',
+      'expected accept, but no rule accepts it (from bo@example.com)',
+      1,
+      '"tests"',
+    );
+    expectErrorAt(
+      errors,
+      text,
+      '"group:eng:22"',
+      'expected deny, but the rule at line 8 accepts it (to ana@example.com)',
+      1,
+      '"tests"',
+    );
+    expect(errors).toHaveLength(2);
+  });
+
+  it('needs an accept of a CIDR target to cover all of it, a deny to miss all of it', () => {
+    const text = withTests(`[
+    { "src": "cy@example.com", "accept": ["lab:22", "10.0.0.0/8:22"] },
+    { "src": "ana@example.com", "deny": ["10.0.0.0/24:5432"] },
+  ]`);
+    const errors = errorsOf(text);
+    expectErrorAt(errors, text, '"10.0.0.0/8:22"', 'expected accept', 1, '"tests"');
+    expectErrorAt(errors, text, '"10.0.0.0/24:5432"', 'expected deny, but the rule at line 6', 1, '"tests"');
+    expect(errors).toHaveLength(2);
+  });
+
+  it('respects the test protocol', () => {
+    const text = withTests('[{ "src": "tag:server", "accept": ["tag:db:5432"], "proto": "udp" }]');
+    expect(errorsOf(text)[0].msg).toBe(
+      'test: tag:server -> tag:db:5432 over udp expected accept, but no rule accepts it',
+    );
+  });
+
+  it('reports failing tests together with other errors', () => {
+    const text = policy({
+      ...sections,
+      hosts: '{ "db": "10.0.0.5/8", "lab": "10.1.0.0/16" }',
+      tests: '[{ "src": "ana@example.com", "accept": ["tag:server:80"] }]',
+    });
+    const errors = errorsOf(text);
+    expect(errors.map((e) => e.msg)).toEqual([
+      expect.stringContaining('did you mean 10.0.0.0/8'),
+      expect.stringContaining('expected accept, but no rule accepts it'),
+    ]);
+  });
+});
+
+describe('test entry shape', () => {
+  it('rejects bad fields, sources and targets', () => {
+    const text = withTests(`[
+    { "src": "ana@example.com", "accept": ["tag:server:*", "tag:server:22,443", "tag:server:1-2", "*:22", "autogroup:member:22"], "expect": [] },
+    { "accept": ["db:22"] },
+    { "src": "*", "deny": "db:22", "proto": "gre" },
+    { "src": "autogroup:member" },
+    { "src": "group:nope", "accept": ["tag:nope:22"] },
+  ]`);
+    const errors = errorsOf(text);
+    expectErrorAt(errors, text, '"tag:server:*"', 'needs a single port', 1, '"tests"');
+    expectErrorAt(errors, text, '"tag:server:22,443"', 'needs a single port', 1, '"tests"');
+    expectErrorAt(errors, text, '"tag:server:1-2"', 'needs a single port', 1, '"tests"');
+    expectErrorAt(
+      errors,
+      text,
+      '"*:22"',
+      'test destination "*:22" must be a login name, group, tag, host or IP',
+      1,
+      '"tests"',
+    );
+    expectErrorAt(errors, text, '"autogroup:member:22"', 'must be a login name', 1, '"tests"');
+    expectErrorAt(errors, text, '"expect"', 'unknown field "expect" in a test', 1, '"tests"');
+    expect(errors.some((e) => e.msg === 'test is missing "src"')).toBe(true);
+    expectErrorAt(errors, text, '"*"', 'test src "*" must be a login name, group, tag, host or IP', 1, '"tests"');
+    expectErrorAt(errors, text, '"db:22"', '"deny" must be an array of strings', 2, '"tests"');
+    expectErrorAt(errors, text, '"gre"', 'proto "gre" is not supported', 1, '"tests"');
+    expectErrorAt(errors, text, '"autogroup:member"', 'test src "autogroup:member" must be', 1, '"tests"');
+    expectErrorAt(errors, text, '"group:nope"', 'group "group:nope" is not defined', 1, '"tests"');
+    expectErrorAt(errors, text, '"tag:nope:22"', 'tag "tag:nope" is not defined', 1, '"tests"');
+    expect(errors).toHaveLength(13);
+  });
+});

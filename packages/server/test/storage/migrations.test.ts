@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { bootstrapIfEmpty } from '../../src/modules/network/network.service.js';
+import { openStorage } from '../../src/storage/database.js';
+import { backend } from '../harness.js';
+
+async function twoAtOnce() {
+  if (backend === 'postgres') {
+    const url = process.env.WARREN_TEST_POSTGRES_URL as string;
+    const schema = `t_${randomBytes(6).toString('hex')}`;
+    const storages = await Promise.all([
+      openStorage(url, { schema, poolSize: 2 }),
+      openStorage(url, { schema, poolSize: 2 }),
+    ]);
+    return {
+      storages,
+      cleanup: async () => {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`);
+        await client.end();
+      },
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'warren-mig-'));
+  const url = `sqlite:${join(dir, 'w.db')}`;
+  const storages = await Promise.all([openStorage(url), openStorage(url)]);
+  return { storages, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+describe('migrations and first start', () => {
+  it('survive two instances starting at once and create exactly one default network', async () => {
+    const { storages, cleanup } = await twoAtOnce();
+    try {
+      const now = Date.now();
+      // PostgreSQL instances race for real; a SQLite file is served by one process, so its
+      // two connections here take turns (migrations above still ran at the same time).
+      const created =
+        backend === 'postgres'
+          ? await Promise.all(storages.map((s) => bootstrapIfEmpty(s.db, now)))
+          : [await bootstrapIfEmpty(storages[0]!.db, now), await bootstrapIfEmpty(storages[1]!.db, now)];
+      expect(created.filter(Boolean)).toHaveLength(1);
+      const networks = await storages[0]!.db.selectFrom('networks').selectAll().execute();
+      expect(networks.map((n) => n.name)).toEqual(['default']);
+      const applied = (await storages[1]!.db
+        .selectFrom('kysely_migration' as never)
+        .select('name' as never)
+        .execute()) as { name: string }[];
+      expect(new Set(applied.map((m) => m.name)).size).toBe(applied.length);
+    } finally {
+      await Promise.all(storages.map((s) => s.close()));
+      await cleanup();
+    }
+  });
+});
