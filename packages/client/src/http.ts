@@ -1,0 +1,138 @@
+/**
+ * The client's transport: global fetch, bearer auth, JSON in and out, problem responses
+ * raised as WarrenError, and a bounded wait-and-retry on 429 (idempotent calls only,
+ * unless a call opts in).
+ */
+import type { PolicyProblem } from '@warren/contract';
+
+export class WarrenError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly errors: PolicyProblem[] = [],
+    readonly requestId?: string,
+    readonly retryAfter?: number,
+  ) {
+    super(`${code}: ${detail}`);
+    this.name = 'WarrenError';
+  }
+}
+
+export interface TransportOptions {
+  /** Base URL of the server, e.g. http://127.0.0.1:8080 (without /v1). */
+  url: string;
+  /** API key (management) or node credential (node protocol). */
+  token?: string;
+  /** How many times to wait out a 429 and retry (default 3; 0 turns it off). */
+  maxRetries?: number;
+  /** Upper bound of one wait in seconds (default 60). */
+  maxRetryWait?: number;
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | readonly string[] | undefined>;
+  body?: unknown;
+  /** Raw text body with its content type (policies). */
+  text?: { body: string; contentType: string };
+  headers?: Record<string, string>;
+  /** Retry a non-idempotent call on 429 too. */
+  retry?: boolean;
+  token?: string;
+  /** Cancels the call, including a wait for Retry-After. */
+  signal?: AbortSignal;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+
+export class Transport {
+  readonly base: string;
+  constructor(private readonly options: TransportOptions) {
+    this.base = options.url.replace(/\/+$/, '');
+  }
+
+  withToken(token: string): Transport {
+    return new Transport({ ...this.options, token });
+  }
+
+  async raw(method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
+    const url = new URL(`${this.base}${path}`);
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, String(item));
+      else url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    const token = options.token ?? this.options.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined;
+    if (options.text) {
+      body = options.text.body;
+      headers['content-type'] = options.text.contentType;
+    } else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    const doFetch = this.options.fetch ?? fetch;
+    const retries = IDEMPOTENT.has(method) || options.retry ? (this.options.maxRetries ?? 3) : 0;
+    for (let attempt = 0; ; attempt++) {
+      const response = await doFetch(url, { method, headers, body, signal: options.signal });
+      const text = await response.text();
+      if (response.status === 429 && attempt < retries) {
+        const wait = Math.min(Number(response.headers.get('retry-after')) || 1, this.options.maxRetryWait ?? 60);
+        await sleep(wait * 1000, options.signal);
+        continue;
+      }
+      return { status: response.status, headers: response.headers, text };
+    }
+  }
+
+  /** A JSON call; non-2xx (and 304 unless allowed) becomes a WarrenError. */
+  async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const response = await this.raw(method, path, options);
+    if (response.status >= 400) throw toError(response);
+    if (response.status === 204 || response.text === '') return undefined as T;
+    return JSON.parse(response.text) as T;
+  }
+}
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    signal?.throwIfAborted();
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function toError(response: RawResponse): WarrenError {
+  let problem: { code?: string; detail?: string; errors?: PolicyProblem[]; requestId?: string } = {};
+  try {
+    problem = JSON.parse(response.text);
+  } catch {
+    // not a problem body (a proxy's error page, say)
+  }
+  const retryAfter = Number(response.headers.get('retry-after')) || undefined;
+  return new WarrenError(
+    response.status,
+    problem.code ?? `http_${response.status}`,
+    problem.detail ?? (response.text.slice(0, 200) || `HTTP ${response.status}`),
+    problem.errors ?? [],
+    problem.requestId,
+    retryAfter,
+  );
+}

@@ -1,0 +1,31 @@
+/** @warren/client: the typed TypeScript client of the Warren API (zero runtime dependencies). */
+export type {
+  AuditEntryBody,
+  ConnectionEntryBody,
+  DeviceBody,
+  KeyBody,
+  KeyState,
+  NetworkBody,
+  Page,
+  PolicyProblem,
+  Role,
+  RouteBody,
+  RouteState,
+  Scope,
+  UserBody,
+  ValidationResultBody,
+} from '@warren/contract';
+export { Acl, HUJSON } from './acl.js';
+export {
+  type RawResponse,
+  type RequestOptions,
+  Transport,
+  type TransportOptions,
+  toError,
+  WarrenError,
+} from './http.js';
+export { allEntries, Logs } from './log-pages.js';
+export { type HeartbeatResult, NodeClient, type NodeClientOptions, type RegisterResult } from './node.js';
+export { Devices, Keys, NetworkInfo, Routes, Users } from './resources.js';
+export type * from './types.js';
+export { Warren, type WarrenOptions } from './warren.js';

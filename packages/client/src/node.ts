@@ -1,0 +1,106 @@
+/**
+ * The node protocol as typed calls: what a device agent uses to enroll, report presence and
+ * routes, follow its netmap and report connections. `register` keeps the node credential it
+ * receives for every later call. A 429 on the node protocol means nothing happened, so every
+ * call here waits it out and retries (up to the transport's maxRetries), POSTs included.
+ */
+import type {
+  DeviceBody,
+  HeartbeatRequest,
+  NetmapBody,
+  RegisterRequest,
+  ReportedConnectionRequest,
+} from '@warren/contract';
+import { Transport, type TransportOptions, toError } from './http.js';
+import type { CallOptions } from './types.js';
+
+export interface RegisterResult {
+  device: DeviceBody;
+  /** The node credential (`wrn_node_…`); shown once, kept by the client. */
+  nodeToken: string;
+}
+
+export interface HeartbeatResult {
+  online: boolean;
+  netmapVersion: number;
+}
+
+export interface NodeClientOptions extends Omit<TransportOptions, 'token'> {
+  /** A node credential from an earlier registration (a restarted agent). */
+  nodeToken?: string;
+}
+
+export class NodeClient {
+  private readonly http: Transport;
+  /** The node credential in use (set by `register`). */
+  nodeToken: string | undefined;
+  /** ETag of the last netmap received; pass it to `netmap()` to get `undefined` when unchanged. */
+  netmapETag: string | undefined;
+
+  constructor(transport: Transport | NodeClientOptions) {
+    if (transport instanceof Transport) {
+      this.http = transport;
+    } else {
+      this.http = new Transport({ ...transport, token: undefined });
+      this.nodeToken = transport.nodeToken;
+    }
+  }
+
+  private token(): string {
+    if (!this.nodeToken) throw new Error('NodeClient: register first (no node credential yet)');
+    return this.nodeToken;
+  }
+
+  /** `POST /v1/node/register` with an auth key; a known nodeKey re-enrolls its device. */
+  async register(authKey: string, body: RegisterRequest, options: CallOptions = {}): Promise<RegisterResult> {
+    const result = await this.http.json<RegisterResult>('POST', '/v1/node/register', {
+      body,
+      token: authKey,
+      retry: true,
+      signal: options.signal,
+    });
+    this.nodeToken = result.nodeToken;
+    return result;
+  }
+
+  /** `POST /v1/node/heartbeat`: online now; `advertiseRoutes` (when given) replaces the advertised set. */
+  heartbeat(body: HeartbeatRequest = {}, options: CallOptions = {}): Promise<HeartbeatResult> {
+    return this.http.json('POST', '/v1/node/heartbeat', {
+      body,
+      token: this.token(),
+      retry: true,
+      signal: options.signal,
+    });
+  }
+
+  /** `POST /v1/node/disconnect`: offline at once. */
+  async disconnect(options: CallOptions = {}): Promise<void> {
+    await this.http.json('POST', '/v1/node/disconnect', { token: this.token(), retry: true, signal: options.signal });
+  }
+
+  /**
+   * `GET /v1/node/netmap`: the peers this device may reach or be reached by. With
+   * `ifNoneMatch` (an ETag from an earlier answer) it resolves to `undefined` when unchanged.
+   */
+  async netmap(ifNoneMatch?: string, options: CallOptions = {}): Promise<NetmapBody | undefined> {
+    const response = await this.http.raw('GET', '/v1/node/netmap', {
+      token: this.token(),
+      headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {},
+      signal: options.signal,
+    });
+    if (response.status === 304) return undefined;
+    if (response.status >= 400) throw toError(response);
+    this.netmapETag = response.headers.get('etag') ?? undefined;
+    return JSON.parse(response.text) as NetmapBody;
+  }
+
+  /** `POST /v1/node/connections`: up to 1000 entries, accepted (202) as a whole or refused. */
+  async reportConnections(entries: ReportedConnectionRequest[], options: CallOptions = {}): Promise<void> {
+    await this.http.json('POST', '/v1/node/connections', {
+      body: { entries },
+      token: this.token(),
+      retry: true,
+      signal: options.signal,
+    });
+  }
+}
