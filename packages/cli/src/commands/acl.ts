@@ -1,0 +1,94 @@
+/** `warren acl get|validate|apply`: the policy as a file you edit, check and apply. */
+import { readFile } from 'node:fs/promises';
+import { type PolicyProblem, WarrenError } from '@warren/client';
+import type { Command } from 'commander';
+import { connect, Exit, examples, type Io, printJson, UsageError } from './output.js';
+
+async function readPolicy(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`cannot read ${file}${code === 'ENOENT' ? ': no such file' : code ? ` (${code})` : ''}`);
+  }
+}
+
+/** One problem per line, as compilers print them: `FILE:12:5: message`. */
+function formatProblems(file: string, problems: readonly PolicyProblem[]): string {
+  return problems.map((p) => `${file}:${p.line}:${p.column}: ${p.msg}\n`).join('');
+}
+
+export function registerAclCommands(program: Command, io: Io): void {
+  const acl = program
+    .command('acl')
+    .description('read, validate and replace the access policy (HuJSON)')
+    .addHelpText(
+      'after',
+      examples([
+        'warren acl get > policy.hujson',
+        'warren acl validate policy.hujson',
+        'warren acl apply policy.hujson',
+      ]),
+    );
+
+  acl
+    .command('get')
+    .description('print the policy as stored (HuJSON with its comments), or as JSON with --json')
+    .option('--json', 'print the policy as JSON (comments dropped)')
+    .option('--etag', 'also print the ETag, to stderr (for apply --if-match)')
+    .addHelpText('after', examples(['warren acl get > policy.hujson', 'warren acl get --json']))
+    .action(async (flags: { json?: boolean; etag?: boolean }) => {
+      const warren = connect(io);
+      let etag: string;
+      if (flags.json) {
+        const current = await warren.acl.get();
+        printJson(io, current.policy);
+        etag = current.etag;
+      } else {
+        const current = await warren.acl.getText();
+        io.out(current.text.endsWith('\n') ? current.text : `${current.text}\n`);
+        etag = current.etag;
+      }
+      if (flags.etag) io.err(`etag: ${etag}\n`);
+    });
+
+  acl
+    .command('validate <file>')
+    .description('check a policy file without applying it: one FILE:LINE:COLUMN: problem per line, exit 1 if invalid')
+    .addHelpText('after', examples(['warren acl validate policy.hujson']))
+    .action(async (file: string) => {
+      const text = await readPolicy(file);
+      const result = await connect(io).acl.validate(text);
+      if (result.valid) {
+        io.out(`${file}: valid\n`);
+        return;
+      }
+      io.out(formatProblems(file, result.errors));
+      throw new Exit(1);
+    });
+
+  acl
+    .command('apply <file>')
+    .description(
+      'replace the policy with a file; refused if the policy changed since --if-match ETAG (default: the ETag read just before)',
+    )
+    .option('--if-match <etag>', 'the ETag of the policy this file was edited from (see acl get --etag)')
+    .addHelpText(
+      'after',
+      examples(['warren acl apply policy.hujson', 'warren acl apply policy.hujson --if-match \'"3f2a…"\'']),
+    )
+    .action(async (file: string, flags: { ifMatch?: string }) => {
+      const text = await readPolicy(file);
+      const warren = connect(io);
+      const ifMatch = flags.ifMatch ?? (await warren.acl.getText()).etag;
+      try {
+        const applied = await warren.acl.set(text, { ifMatch: ifMatch || undefined });
+        io.out(`${file}: applied (etag ${applied.etag})\n`);
+      } catch (error) {
+        if (error instanceof WarrenError && error.errors.length > 0) {
+          io.err(formatProblems(file, error.errors));
+        }
+        throw error;
+      }
+    });
+}

@@ -1,0 +1,250 @@
+/**
+ * `warren node up` and `warren node simulate`: one device agent for this machine, or many
+ * simulated ones in this process (the agent itself is in node-agent.ts).
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { hostname as osHostname } from 'node:os';
+import { dirname } from 'node:path';
+import type { DeviceBody } from '@warren/contract';
+import type { Command } from 'commander';
+import { Agent, isStatus, message, newNodeKey, simulate } from './node-agent.js';
+import { DEFAULT_URL, examples, type Io, UsageError } from './output.js';
+
+export { Agent, type AgentOptions, type SimulateOptions, type Simulation, simulate } from './node-agent.js';
+
+interface State {
+  server: string;
+  nodeKey: string;
+  privateKey?: string;
+  nodeToken: string;
+  device: { id: string; name: string; addresses: string[] };
+}
+
+function readState(path: string): State | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as State;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new UsageError(`cannot read the state file ${path}: ${message(error)}`);
+  }
+}
+
+/** Written atomically and readable only by its owner: it holds the node credential. */
+function writeState(path: string, state: State): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
+}
+
+export interface UpOptions {
+  server: string;
+  authKey?: string;
+  hostname: string;
+  advertiseRoutes?: string[];
+  stateFile?: string;
+  heartbeatMs?: [number, number];
+  fetch?: typeof fetch;
+}
+
+/**
+ * One agent until `signal` aborts: resumes with the state file's credential when the server
+ * still accepts it, else enrolls (re-enrolling the same device when the state file has its
+ * node key). Resolves after disconnecting; rejects when the server drops the device.
+ */
+export async function nodeUp(options: UpOptions, io: Io, signal: AbortSignal): Promise<void> {
+  const saved = options.stateFile ? readState(options.stateFile) : undefined;
+  const keys = saved ? { nodeKey: saved.nodeKey, privateKey: saved.privateKey } : newNodeKey();
+  const agent = new Agent({
+    server: options.server,
+    hostname: options.hostname,
+    nodeKey: keys.nodeKey,
+    nodeToken: saved?.server === options.server ? saved.nodeToken : undefined,
+    advertiseRoutes: options.advertiseRoutes,
+    heartbeatMs: options.heartbeatMs,
+    log: (line) => io.err(`warren node: ${line}\n`),
+    fetch: options.fetch,
+  });
+  let device = saved?.device;
+  let resumed = false;
+  if (agent.client.nodeToken) {
+    try {
+      const { advertiseRoutes } = options;
+      await agent.client.heartbeat(advertiseRoutes ? { advertiseRoutes } : {}, { signal });
+      resumed = true;
+    } catch (error) {
+      if (!isStatus(error, 401)) throw error;
+      agent.client.nodeToken = undefined;
+    }
+  }
+  if (!resumed) {
+    if (!options.authKey) throw new UsageError('--auth-key (or WARREN_AUTH_KEY) is needed to enroll this device');
+    let result: Awaited<ReturnType<Agent['enroll']>>;
+    try {
+      result = await agent.enroll(options.authKey, signal);
+    } catch (error) {
+      // Ctrl-C while enrolling: stop quietly, as after enrollment.
+      if (signal.aborted) return;
+      throw error;
+    }
+    device = { id: result.device.id, name: result.device.name, addresses: result.device.addresses ?? [] };
+    if (options.stateFile) {
+      writeState(options.stateFile, { server: options.server, ...keys, nodeToken: result.nodeToken, device });
+    }
+  }
+  agent.device ??= device ? ({ ...device } as DeviceBody) : undefined;
+  io.out(
+    `${resumed ? 'resumed' : 'enrolled'} as ${device?.name} (${device?.id}), addresses ${device?.addresses.join(', ')}\n`,
+  );
+  const gone = new Promise<never>((_, reject) => {
+    agent.onGone = (error) => reject(new Error(`the server no longer accepts this device: ${error.detail}`));
+  });
+  agent.start();
+  const stopped = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  try {
+    await Promise.race([stopped, gone]);
+  } finally {
+    await agent.stop();
+  }
+  io.out(`disconnected ${device?.name}\n`);
+}
+
+function serverUrl(flag: string | undefined, io: Io): string {
+  const url = (flag ?? io.env.WARREN_URL)?.trim() || DEFAULT_URL;
+  if (!/^https?:\/\//.test(url)) throw new UsageError(`--server must start with http:// or https:// (got "${url}")`);
+  return url;
+}
+
+const routesOf = (text: string | undefined) =>
+  text
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+function positive(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${name} must be a positive integer (got "${text}")`);
+  return value;
+}
+
+/** An AbortSignal that fires on SIGINT or SIGTERM (and after `seconds`, when given). */
+function untilSignal(seconds?: number): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  process.once('SIGINT', abort);
+  process.once('SIGTERM', abort);
+  const timer = seconds ? setTimeout(abort, seconds * 1000) : undefined;
+  return {
+    signal: controller.signal,
+    release: () => {
+      process.off('SIGINT', abort);
+      process.off('SIGTERM', abort);
+      clearTimeout(timer);
+    },
+  };
+}
+
+export function registerNodeCommands(program: Command, io: Io): void {
+  const node = program.command('node').description('device agents: enroll, heartbeat, follow the netmap');
+
+  node
+    .command('up')
+    .description('enroll this machine and keep it online until Ctrl-C (then disconnect)')
+    .option('--server <url>', 'the Warren server (env WARREN_URL)')
+    .option('--auth-key <key>', 'auth key to enroll with (env WARREN_AUTH_KEY)')
+    .option('--hostname <name>', 'hostname to register', osHostname())
+    .option('--advertise-routes <cidrs>', 'subnet routes to offer, comma-separated (10.0.0.0/24,…)')
+    .option('--state-file <path>', 'keep the node key and credential here, to resume after a restart')
+    .addHelpText('after', examples(['warren node up --auth-key wrn_auth_… --advertise-routes 10.0.0.0/24']))
+    .action(
+      async (flags: {
+        server?: string;
+        authKey?: string;
+        hostname: string;
+        advertiseRoutes?: string;
+        stateFile?: string;
+      }) => {
+        const { signal, release } = untilSignal();
+        try {
+          await nodeUp(
+            {
+              server: serverUrl(flags.server, io),
+              authKey: flags.authKey ?? io.env.WARREN_AUTH_KEY,
+              hostname: flags.hostname,
+              advertiseRoutes: routesOf(flags.advertiseRoutes),
+              stateFile: flags.stateFile,
+            },
+            io,
+            signal,
+          );
+        } finally {
+          release();
+        }
+      },
+    );
+
+  node
+    .command('simulate')
+    .description('run N simulated devices in this process (demos and load); Ctrl-C stops them')
+    .requiredOption('--count <n>', 'how many devices')
+    .option('--auth-key <key>', 'a reusable auth key (env WARREN_AUTH_KEY)')
+    .option('--server <url>', 'the Warren server (env WARREN_URL)')
+    .option('--concurrency <n>', 'enrollments in flight at once', '32')
+    .option('--advertise-routes <cidrs>', 'subnet routes every device offers, comma-separated')
+    .option('--hostname-prefix <prefix>', 'hostnames are <prefix>-1 … <prefix>-N', 'sim')
+    .option('--no-netmap', 'do not poll the netmap')
+    .option('--no-connections', 'do not report synthetic connections')
+    .option('--duration <seconds>', 'stop after this many seconds instead of waiting for Ctrl-C')
+    .addHelpText('after', examples(['warren node simulate --count 1000 --auth-key wrn_auth_… --no-connections']))
+    .action(
+      async (flags: {
+        count: string;
+        authKey?: string;
+        server?: string;
+        concurrency: string;
+        advertiseRoutes?: string;
+        hostnamePrefix: string;
+        netmap: boolean;
+        connections: boolean;
+        duration?: string;
+      }) => {
+        const authKey = flags.authKey ?? io.env.WARREN_AUTH_KEY;
+        if (!authKey) throw new UsageError('--auth-key (or WARREN_AUTH_KEY) is required');
+        const count = positive('--count', flags.count);
+        const duration = flags.duration === undefined ? undefined : positive('--duration', flags.duration);
+        const { signal, release } = untilSignal(duration);
+        try {
+          const sim = await simulate({
+            server: serverUrl(flags.server, io),
+            authKey,
+            count,
+            concurrency: positive('--concurrency', flags.concurrency),
+            advertiseRoutes: routesOf(flags.advertiseRoutes),
+            hostnamePrefix: flags.hostnamePrefix,
+            netmap: flags.netmap,
+            connections: flags.connections,
+            progress: (line) => io.err(`${line}\n`),
+            signal,
+          });
+          const codes = Object.entries(sim.failures).map(([code, n]) => `${code} ×${n}`);
+          io.out(
+            `enrolled ${sim.enrolled} of ${count} devices in ${sim.seconds.toFixed(1)} s ` +
+              `(${Math.round(sim.enrolled / Math.max(sim.seconds, 0.001))}/s)` +
+              `${sim.failed ? `; ${sim.failed} failed (${codes.join(', ')})` : ''}\n`,
+          );
+          if (!signal.aborted && sim.enrolled > 0) {
+            io.err(`${sim.enrolled} devices online; Ctrl-C stops them\n`);
+            await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+          }
+          io.err(`stopping ${sim.enrolled} devices…\n`);
+          await sim.stop();
+          io.out(`stopped ${sim.enrolled} devices\n`);
+          if (sim.enrolled === 0) throw new Error('no device was enrolled');
+        } finally {
+          release();
+        }
+      },
+    );
+}

@@ -1,0 +1,126 @@
+/**
+ * What every client command shares: where output goes (so tests can run the CLI in-process),
+ * the client built from WARREN_URL and WARREN_API_KEY, aligned tables and key/value blocks
+ * for people, JSON for scripts, and the two ways a command ends early (usage error, exit code).
+ */
+import { Warren } from '@warren/client';
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  env: Record<string, string | undefined>;
+}
+
+export const processIo: Io = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+export const DEFAULT_URL = 'http://127.0.0.1:8080';
+
+/** A mistake in how the command was called (exit code 2). */
+export class UsageError extends Error {}
+
+/** `value` when it is one of `allowed`; otherwise a usage error that lists them. */
+export function oneOf<T extends string>(what: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new UsageError(`${what} must be one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+/** Ends the command with this exit code; whatever needed saying was already printed. */
+export class Exit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/** The client for WARREN_URL (default http://127.0.0.1:8080) with WARREN_API_KEY. */
+export function connect(io: Io): Warren {
+  const apiKey = io.env.WARREN_API_KEY?.trim();
+  if (!apiKey) {
+    throw new UsageError(
+      'WARREN_API_KEY is not set: export the API key that `npm start` (or `warren init`) printed, e.g. export WARREN_API_KEY=wrn_api_…',
+    );
+  }
+  const url = io.env.WARREN_URL?.trim() || DEFAULT_URL;
+  if (!/^https?:\/\//.test(url)) throw new UsageError(`WARREN_URL must start with http:// or https:// (got "${url}")`);
+  const reach: typeof fetch = async (input, init) => {
+    try {
+      return await fetch(input, init);
+    } catch (error) {
+      if (init?.signal?.aborted) throw error;
+      const reason = (error as { cause?: { code?: string; message?: string } }).cause;
+      const cause = reason?.code ?? reason?.message;
+      throw new Error(
+        `cannot reach Warren at ${url}${cause ? ` (${cause})` : ''}: is \`warren serve\` running, and is WARREN_URL right?`,
+      );
+    }
+  };
+  return new Warren({ url, apiKey, fetch: reach });
+}
+
+export function printJson(io: Io, value: unknown): void {
+  io.out(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Columns padded to their widest cell, two spaces apart, header in capitals; no trailing blanks. */
+export function table(headers: string[], rows: string[][]): string {
+  const all = [headers.map((h) => h.toUpperCase()), ...rows];
+  const widths = headers.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
+  return all
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .map((line) => `${line}\n`)
+    .join('');
+}
+
+/** A table of rows, or a note on stderr when there are none (stdout stays empty for pipes). */
+export function printTable(io: Io, headers: string[], rows: string[][], none: string): void {
+  if (rows.length === 0) io.err(`${none}\n`);
+  else io.out(table(headers, rows));
+}
+
+/** `label  value` lines, labels aligned. */
+export function printFields(io: Io, fields: [string, string][]): void {
+  const width = Math.max(...fields.map(([label]) => label.length));
+  io.out(fields.map(([label, value]) => `${label.padEnd(width)}  ${value}\n`).join(''));
+}
+
+function span(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
+
+/** "5m ago", "just now", or "never" for a time in the past. */
+export function ago(time: string | null | undefined, now = Date.now()): string {
+  if (!time) return 'never';
+  const ms = now - Date.parse(time);
+  return ms < 1000 ? 'just now' : `${span(ms)} ago`;
+}
+
+/** "in 23h" for a time in the future, "expired" once it passed. */
+export function until(time: string | null | undefined, now = Date.now()): string {
+  if (!time) return 'never';
+  const ms = Date.parse(time) - now;
+  return ms <= 0 ? 'expired' : `in ${span(ms)}`;
+}
+
+/** For repeatable options: `--tag a --tag b` → ['a', 'b']. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** "Examples:" help text appended to a command's --help. */
+export function examples(lines: string[]): string {
+  return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}\n`;
+}

@@ -1,0 +1,109 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../../server/test/harness.js';
+import { envOf, warren } from './run.js';
+
+const VALID = `{
+  // ops reach the servers
+  "groups": { "group:eng": ["owner@example.com"] },
+  "tagOwners": { "tag:server": ["group:eng"] },
+  "acls": [
+    { "action": "accept", "src": ["group:eng"], "dst": ["tag:server:22"] },
+  ],
+}
+`;
+
+const INVALID = `{
+  "tagOwners": { "tag:server": ["autogroup:admin"] },
+  "acls": [
+    { "action": "accept", "src": ["group:ops"], "dst": ["tag:server:22"] },
+    { "action": "allow", "src": ["*"], "dst": ["tag:server:22"] },
+  ],
+}
+`;
+
+describe('warren acl', () => {
+  let server: TestServer;
+  let env: Record<string, string>;
+  const dir = mkdtempSync(join(tmpdir(), 'warren-acl-'));
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  beforeAll(async () => {
+    server = await startServer();
+    env = envOf(server);
+  });
+  afterAll(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('get prints the stored HuJSON text so it can be redirected to a file; --json the JSON form', async () => {
+    const res = await warren(['acl', 'get'], env);
+    expect(res.code).toBe(0);
+    const stored = await (await server.call('GET', '/v1/acl', { headers: { accept: 'application/hujson' } })).text();
+    expect(res.stdout).toBe(stored.endsWith('\n') ? stored : `${stored}\n`);
+    const json = JSON.parse((await warren(['acl', 'get', '--json'], env)).stdout);
+    expect(Array.isArray(json.acls)).toBe(true);
+    const withEtag = await warren(['acl', 'get', '--etag'], env);
+    expect(withEtag.stderr).toMatch(/^etag: \S+\n$/);
+  });
+
+  it('validate prints FILE: valid and exits 0', async () => {
+    const path = file('valid.hujson', VALID);
+    expect(await warren(['acl', 'validate', path], env)).toEqual({ code: 0, stdout: `${path}: valid\n`, stderr: '' });
+  });
+
+  it('validate prints FILE:LINE:COLUMN: problem per error like a compiler, and exits 1', async () => {
+    const path = file('invalid.hujson', INVALID);
+    const res = await warren(['acl', 'validate', path], env);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe('');
+    const lines = res.stdout.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    for (const line of lines) expect(line).toMatch(new RegExp(`^${path.replaceAll('.', '\\.')}:\\d+:\\d+: \\S`));
+    expect(lines.some((l) => l.startsWith(`${path}:4:`) && l.includes('group:ops'))).toBe(true);
+    expect(lines.some((l) => l.startsWith(`${path}:5:`) && l.includes('allow'))).toBe(true);
+  });
+
+  it('validate of a missing file is a usage error', async () => {
+    const res = await warren(['acl', 'validate', join(dir, 'nope.hujson')], env);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/^warren: cannot read .*nope\.hujson: no such file\n$/);
+  });
+
+  it('apply replaces the policy (with If-Match by default) and keeps the file verbatim', async () => {
+    const path = file('apply.hujson', VALID);
+    const res = await warren(['acl', 'apply', path], env);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(new RegExp(`^${path.replaceAll('.', '\\.')}: applied \\(etag \\S+\\)\\n$`));
+    expect((await warren(['acl', 'get'], env)).stdout).toBe(VALID);
+    // The round trip: get > file, apply file.
+    const roundTrip = file('roundtrip.hujson', (await warren(['acl', 'get'], env)).stdout);
+    expect((await warren(['acl', 'apply', roundTrip], env)).code).toBe(0);
+    expect(readFileSync(roundTrip, 'utf8')).toBe(VALID);
+  });
+
+  it('apply of an invalid policy prints its problems and exits 1; nothing changes', async () => {
+    const before = (await warren(['acl', 'get'], env)).stdout;
+    const path = file('bad.hujson', INVALID);
+    const res = await warren(['acl', 'apply', path], env);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(new RegExp(`^${path.replaceAll('.', '\\.')}:4:\\d+: .*group:ops`, 'm'));
+    expect(res.stderr).toMatch(/^warren: policy_invalid: /m);
+    expect((await warren(['acl', 'get'], env)).stdout).toBe(before);
+  });
+
+  it('apply --if-match with a stale ETag is refused with precondition_failed', async () => {
+    const stale = (await warren(['acl', 'get', '--etag'], env)).stderr.replace(/^etag: /, '').trim();
+    await warren(['acl', 'apply', file('v2.hujson', VALID.replace('22', '22,443'))], env);
+    const res = await warren(['acl', 'apply', file('v3.hujson', VALID), '--if-match', stale], env);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^warren: precondition_failed: /);
+  });
+});

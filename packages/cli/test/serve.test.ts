@@ -1,0 +1,131 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStorage } from '@warren/server';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'warren.js');
+const dir = mkdtempSync(join(tmpdir(), 'warren-cli-'));
+// Servers a failed test left running are stopped, so no run leaves processes behind.
+const servers = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of servers) if (child.exitCode === null) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function startServe(db: string): ChildProcess {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db], {
+    env: { ...process.env, WARREN_LOG_LEVEL: 'warn' },
+  });
+  servers.add(child);
+  return child;
+}
+
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Everything a child has printed so far, and a way to wait for a pattern in it. */
+function watch(child: ChildProcess) {
+  let seen = '';
+  child.stdout?.on('data', (d) => (seen += d));
+  return {
+    output: () => seen,
+    waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
+      return new Promise((resolve, reject) => {
+        const started = Date.now();
+        const poll = setInterval(() => {
+          const match = seen.match(pattern);
+          if (match) {
+            clearInterval(poll);
+            resolve(match);
+          } else if (Date.now() - started > 15_000) {
+            clearInterval(poll);
+            reject(new Error(`timed out waiting for ${pattern}; got: ${seen}`));
+          }
+        }, 20);
+      });
+    },
+  };
+}
+
+describe('warren init and serve', () => {
+  it('init --json prints only the network id and its API key, one more network per call', async () => {
+    const db = `sqlite:${join(dir, 'init.db')}`;
+    const first = await run(['init', '--db', db, '--json', '--plan', 'free']);
+    expect(first.code).toBe(0);
+    const parsed = JSON.parse(first.stdout);
+    expect(Object.keys(parsed).sort()).toEqual(['apiKey', 'networkId']);
+    expect(parsed.apiKey).toMatch(/^wrn_api_/);
+    const second = JSON.parse((await run(['init', '--db', db, '--json'])).stdout);
+    expect(second.networkId).not.toBe(parsed.networkId);
+  });
+
+  it("keys set-limit raises an API key's rate limit on the database and audits it", async () => {
+    const db = `sqlite:${join(dir, 'limit.db')}`;
+    const { networkId } = JSON.parse((await run(['init', '--db', db, '--json'])).stdout);
+    const storage = await openStorage(db);
+    try {
+      const key = await storage.db
+        .selectFrom('keys')
+        .select('id')
+        .where('network_id', '=', networkId)
+        .executeTakeFirstOrThrow();
+      const res = await run(['keys', 'set-limit', key.id, '500', '--db', db]);
+      expect(res.code).toBe(0);
+      expect(res.stdout).toContain('500 requests a minute');
+      const row = await storage.db
+        .selectFrom('keys')
+        .select('rate_limit')
+        .where('id', '=', key.id)
+        .executeTakeFirstOrThrow();
+      expect(row.rate_limit).toBe(500);
+      const audit = await storage.db.selectFrom('audit_log').selectAll().where('target', '=', key.id).execute();
+      expect(audit.map((a) => a.action)).toContain('key.set_limit');
+      expect((await run(['keys', 'set-limit', 'key_missing', '500', '--db', db])).code).not.toBe(0);
+      expect((await run(['keys', 'set-limit', key.id, 'lots', '--db', db])).code).not.toBe(0);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('rejects a bad plan with a clear error and a non-zero exit', async () => {
+    const res = await run(['init', '--db', `sqlite:${join(dir, 'bad.db')}`, '--plan', 'gold']);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain('--plan');
+  });
+
+  it('serves on an empty database, prints the first key once, and stops cleanly on SIGTERM', async () => {
+    const db = `sqlite:${join(dir, 'serve.db')}`;
+    const child = startServe(db);
+    const out = watch(child);
+    const [, key] = await out.waitFor(/\s(wrn_api_[0-9A-Za-z]+)\s/);
+    const [, url] = await out.waitFor(/serving on (http:\/\/[0-9.:]+)/);
+    const res = await fetch(`${url}/v1/network`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { name: string }).name).toBe('default');
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+
+    // A second start on the same database creates nothing and prints no key.
+    const again = startServe(db);
+    const againOut = watch(again);
+    await againOut.waitFor(/serving on/);
+    const closed = new Promise((resolve) => again.on('close', resolve));
+    again.kill('SIGINT');
+    await closed;
+    expect(againOut.output()).not.toContain('wrn_api_');
+  });
+});
