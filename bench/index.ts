@@ -1,0 +1,25 @@
+// `npm run bench [-- NAME …]`: runs each benchmark in its own process (so one's heap and
+// database do not skew the next) and prints their figures. Names: policy, devices, netmap,
+// connections. Each benchmark prints its own baseline and ratio; see the file's header.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ALL = ['policy', 'devices', 'netmap', 'connections'];
+const requested = process.argv.slice(2);
+const names = requested.length > 0 ? requested : ALL;
+const tsx = join(import.meta.dirname, '..', 'node_modules', '.bin', 'tsx');
+
+let failed = 0;
+for (const name of names) {
+  const file = join(import.meta.dirname, `${name}.bench.ts`);
+  if (!existsSync(file)) {
+    process.stderr.write(`no benchmark named "${name}" (have: ${ALL.join(', ')})\n`);
+    failed++;
+    continue;
+  }
+  process.stdout.write(`\n=== ${name} ===\n`);
+  const result = spawnSync(tsx, [file], { stdio: 'inherit' });
+  if (result.status !== 0) failed++;
+}
+process.exit(failed === 0 ? 0 : 1);

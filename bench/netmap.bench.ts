@@ -1,0 +1,352 @@
+// Netmap benchmark: `npx tsx bench/netmap.bench.ts [--count 10000] [--baseline 1000]`.
+//
+// A real server on a temporary SQLite file (WAL) with two networks in one database: the
+// baseline (--baseline devices) and the full one (--count devices). Devices, users and routes
+// are inserted with SQL (enrollment has its own benchmark); each network gets the same policy
+// of about 100 rules, applied through PUT /v1/acl. Then, over HTTP with a node credential:
+//   1. GET /v1/node/netmap of a "selective" device, whose peers are the same few at both
+//      sizes (the cost should not grow with the network), and of a "broad" device, whose
+//      peers grow with the network (the cost follows its answer): p50 and p95, warm cache.
+//      Target: p50 < 10 ms for the broad device at --count devices.
+//   2. The same right after the netmap epoch moved (every instance rebuilds its peer map).
+//   3. POST /v1/node/heartbeat of the broad device (it computes the view's version too).
+// Presence is frozen with a fixed clock, so every device stays online while it runs.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { buildApp } from '../packages/server/src/app.js';
+import { newId } from '../packages/server/src/lib/ids.js';
+import { generateSecret, hashSecret } from '../packages/server/src/lib/secrets.js';
+import { createNetwork } from '../packages/server/src/modules/network/network.service.js';
+import { openStorage } from '../packages/server/src/storage/database.js';
+
+const USERS = 500;
+const ADMINS = 5;
+const GROUPS = 20;
+const TAGS = 20;
+const NETS = 10;
+const ROUTERS = 20;
+const SOLO = 4;
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
+const login = (u: number) => `u${u}@example.com`;
+/** Each user is in two groups. */
+const groupsOf = (u: number) => [...new Set([u % GROUPS, (u * 7 + 3) % GROUPS])];
+
+/** About 100 rules: teams reach the tagged services they run, services reach each other and subnets. */
+function policy(): string {
+  const lines = ['// Generated for the netmap benchmark.', '{', '  "groups": {'];
+  for (let g = 0; g < GROUPS; g++) {
+    const members = Array.from({ length: USERS }, (_, u) => u).filter((u) => groupsOf(u).includes(g));
+    lines.push(`    "group:g${g}": [${members.map((u) => `"${login(u)}"`).join(', ')}],`);
+  }
+  lines.push('  },', '  "tagOwners": {');
+  for (let t = 0; t < TAGS; t++) lines.push(`    "tag:t${t}": ["autogroup:admin"],`);
+  lines.push('    "tag:solo": ["autogroup:admin"],', '  },', '  "hosts": {');
+  for (let n = 0; n < NETS; n++) lines.push(`    "net${n}": "10.${n}.0.0/16",`);
+  lines.push('  },', '  "acls": [');
+  const rule = (src: string, dst: string[]) =>
+    lines.push(`    { "action": "accept", "src": ["${src}"], "dst": [${dst.map((d) => `"${d}"`).join(', ')}] },`);
+  rule('autogroup:member', ['autogroup:self:*']);
+  rule('autogroup:admin', ['*:*']);
+  rule('tag:solo', ['tag:solo:22']);
+  for (let g = 0; g < GROUPS; g++) {
+    rule(`group:g${g}`, [`tag:t${g}:22`, `tag:t${(g + 1) % TAGS}:443`]);
+    rule(`group:g${g}`, [`tag:t${(g + 5) % TAGS}:80,443`]);
+    rule(`group:g${g}`, [`net${g % NETS}:*`]);
+  }
+  for (let t = 0; t < TAGS; t++) {
+    rule(`tag:t${t}`, [`tag:t${(t + 1) % TAGS}:5432`]);
+    rule(`tag:t${t}`, [`net${t % NETS}:443`]);
+  }
+  lines.push('  ],', '  "autoApprovers": { "routes": { "10.0.0.0/8": ["tag:t0"] } },', '}', '');
+  return lines.join('\n');
+}
+
+interface Fleet {
+  networkId: string;
+  apiKey: string;
+  broad: string;
+  selective: string;
+}
+
+/**
+ * One network of `count` devices: 2 per admin, SOLO tag:solo devices, ROUTERS tag:t0 routers
+ * serving approved routes (two per subnet), then half tagged round-robin, half untagged
+ * round-robin over the users.
+ */
+async function populate(db: any, count: number, now: number): Promise<Fleet> {
+  const created = await createNetwork(db, {
+    name: `bench-${count}`,
+    ownerEmail: 'owner@example.com',
+    plan: 'premium',
+    now,
+  });
+  const networkId = created.networkId;
+  const users = Array.from({ length: USERS }, (_, u) => ({
+    id: newId('user'),
+    network_id: networkId,
+    login_name: login(u),
+    display_name: `u${u}`,
+    role: u < ADMINS ? 'admin' : 'member',
+    status: 'active',
+    created_at: now,
+    last_seen_at: null,
+  }));
+  for (let i = 0; i < users.length; i += 200)
+    await db
+      .insertInto('users')
+      .values(users.slice(i, i + 200))
+      .execute();
+
+  const devices: any[] = [];
+  const tags: any[] = [];
+  const routes: any[] = [];
+  const tokens = new Map<string, string>();
+  const add = (name: string, userIndex: number, deviceTags: string[]) => {
+    const i = devices.length + 1;
+    const token = generateSecret('node');
+    const id = newId('device');
+    tokens.set(name, token);
+    devices.push({
+      id,
+      network_id: networkId,
+      name,
+      name_base: name,
+      name_seq: 0,
+      hostname: name,
+      os: 'linux',
+      user_id: users[userIndex].id,
+      tags: JSON.stringify(deviceTags),
+      node_key: `nodekey:${i.toString(16).padStart(64, '0')}`,
+      addr_index: i,
+      client_version: '1.0.0',
+      key_id: null,
+      ephemeral: 0,
+      created_at: now + i,
+      last_seen_at: now,
+      disconnected: 0,
+      expires_at: null,
+      node_token_hash: hashSecret(token),
+      netmap_version: 1,
+      netmap_hash: null,
+      advertised_routes: '',
+    });
+    for (const tag of deviceTags) tags.push({ network_id: networkId, tag, device_id: id });
+    return id;
+  };
+  for (let a = 0; a < ADMINS; a++) for (let k = 0; k < 2; k++) add(`admin-${a}-${k}`, a, []);
+  for (let s = 0; s < SOLO; s++) add(`solo-${s}`, ADMINS, ['tag:solo']);
+  for (let r = 0; r < ROUTERS; r++) {
+    const id = add(`router-${r}`, ADMINS, ['tag:t0']);
+    const prefix = `10.${r % NETS}.0.0/16`;
+    devices[devices.length - 1].advertised_routes = prefix;
+    routes.push({
+      id: newId('route'),
+      network_id: networkId,
+      device_id: id,
+      prefix,
+      state: 'approved',
+      advertised: 1,
+      auto_approved: 1,
+      approved_at: now + r,
+      approved_by: 'autoApprovers',
+      created_at: now,
+    });
+  }
+  for (let n = 0; devices.length < count; n++) {
+    if (n % 2 === 0) add(`svc-${n}`, ADMINS + (n % (USERS - ADMINS)), [`tag:t${(n / 2) % TAGS}`]);
+    else add(`host-${n}`, ADMINS + (n % (USERS - ADMINS)), []);
+  }
+  await db.transaction().execute(async (trx: any) => {
+    for (let i = 0; i < devices.length; i += 500)
+      await trx
+        .insertInto('devices')
+        .values(devices.slice(i, i + 500))
+        .execute();
+    for (let i = 0; i < tags.length; i += 500)
+      await trx
+        .insertInto('device_tags')
+        .values(tags.slice(i, i + 500))
+        .execute();
+    await trx.insertInto('routes').values(routes).execute();
+    await trx
+      .updateTable('networks')
+      .set({ next_addr_index: devices.length + 1 })
+      .where('id', '=', networkId)
+      .execute();
+  });
+  // The broad device: an untagged device of member u6 (groups g5 and g6: five tags, two subnets).
+  const broad = devices.find((d) => d.name.startsWith('host-') && d.user_id === users[6].id);
+  return { networkId, apiKey: created.apiKey, broad: tokens.get(broad!.name)!, selective: tokens.get('solo-0')! };
+}
+
+interface Timing {
+  p50: number;
+  p95: number;
+  peers: number;
+}
+
+interface Job {
+  url: string;
+  fleets: { base: Fleet; full: Fleet };
+  policy: string;
+}
+
+type Row = { label: string; base: Timing; full: Timing };
+
+async function measure(run: () => Promise<number>, times: number, before?: () => Promise<void>): Promise<Timing> {
+  let peers = 0;
+  for (let i = 0; i < 10; i++) peers = await run();
+  const samples: number[] = [];
+  for (let i = 0; i < times; i++) {
+    if (before) await before();
+    const started = performance.now();
+    peers = await run();
+    samples.push(performance.now() - started);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: samples[Math.floor(samples.length / 2)]!, p95: samples[Math.floor(samples.length * 0.95)]!, peers };
+}
+
+/** The devices' side, in a worker thread so that client and server do not share an event loop. */
+async function client({ url, fleets, policy }: Job): Promise<Row[]> {
+  const getNetmap = async (token: string) => {
+    const res = await fetch(`${url}/v1/node/netmap`, { headers: { authorization: `Bearer ${token}` } });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`netmap: ${res.status} ${text}`);
+    // The time to the whole body; counting peers is left outside the measurement.
+    return text.length;
+  };
+  const peersOf = async (token: string) => {
+    const res = await fetch(`${url}/v1/node/netmap`, { headers: { authorization: `Bearer ${token}` } });
+    return ((await res.json()) as { peers: unknown[] }).peers.length;
+  };
+  const beat = async (token: string) => {
+    const res = await fetch(`${url}/v1/node/heartbeat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    if (res.status !== 200) throw new Error(`heartbeat: ${res.status} ${await res.text()}`);
+    return 0;
+  };
+  // A policy write moves the netmap epoch: every instance rebuilds its peer map on the next netmap.
+  const reapply = (fleet: Fleet) => async () => {
+    const res = await fetch(`${url}/v1/acl`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${fleet.apiKey}`, 'content-type': 'application/hujson' },
+      body: policy,
+    });
+    if (res.status !== 200) throw new Error(`PUT /v1/acl: ${res.status} ${await res.text()}`);
+  };
+  const withPeers = async (timing: Timing, token: string) => ({ ...timing, peers: await peersOf(token) });
+
+  const rows: Row[] = [];
+  for (const [label, pick, times] of [
+    ['netmap, selective device', (f: Fleet) => f.selective, 400],
+    ['netmap, broad device', (f: Fleet) => f.broad, 300],
+  ] as const) {
+    const { base, full } = fleets;
+    rows.push({
+      label,
+      base: await withPeers(await measure(() => getNetmap(pick(base)), times), pick(base)),
+      full: await withPeers(await measure(() => getNetmap(pick(full)), times), pick(full)),
+    });
+  }
+  rows.push({
+    label: 'netmap, broad, after a policy PUT',
+    base: await withPeers(
+      await measure(() => getNetmap(fleets.base.broad), 30, reapply(fleets.base)),
+      fleets.base.broad,
+    ),
+    full: await withPeers(
+      await measure(() => getNetmap(fleets.full.broad), 30, reapply(fleets.full)),
+      fleets.full.broad,
+    ),
+  });
+  rows.push({
+    label: 'heartbeat, broad device',
+    base: await measure(() => beat(fleets.base.broad), 300),
+    full: await measure(() => beat(fleets.full.broad), 300),
+  });
+  return rows;
+}
+
+if (!isMainThread) {
+  client(workerData as Job).then(
+    (rows) => parentPort!.postMessage({ rows }),
+    (error) => parentPort!.postMessage({ error: String(error?.stack ?? error) }),
+  );
+} else {
+  const { values: flags } = parseArgs({
+    options: { count: { type: 'string', default: '10000' }, baseline: { type: 'string', default: '1000' } },
+  });
+  const count = Number(flags.count);
+  const baseline = Number(flags.baseline);
+  if (!(count > baseline && baseline >= 100)) throw new Error('need --count > --baseline >= 100');
+
+  const dir = mkdtempSync(join(tmpdir(), 'warren-bench-netmap-'));
+  const storage = await openStorage(`sqlite:${join(dir, 'warren.db')}`);
+  const now = Date.now();
+  const clock = { now: () => now };
+  const setupStarted = performance.now();
+  const fleets = { base: await populate(storage.db, baseline, now), full: await populate(storage.db, count, now) };
+  const app = await buildApp({ storage, clock, settings: { apiRateLimit: 1_000_000, deviceRateLimit: 1_000_000 } });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const text = policy();
+  const rules = (text.match(/"action"/g) ?? []).length;
+  for (const fleet of Object.values(fleets)) {
+    const res = await fetch(`${url}/v1/acl`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${fleet.apiKey}`, 'content-type': 'application/hujson' },
+      body: text,
+    });
+    if (res.status !== 200) throw new Error(`PUT /v1/acl: ${res.status} ${await res.text()}`);
+  }
+  console.log(
+    `netmap benchmark: ${fmt(count)} devices (baseline ${fmt(baseline)}), a policy of ${rules} rules, ` +
+      `set up in ${fmt((performance.now() - setupStarted) / 1000, 1)} s on SQLite ${dir}`,
+  );
+
+  // The worker loads this file through tsx, as bin/warren.js does.
+  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(import.meta.url)}); })`;
+  const job: Job = { url, fleets, policy: text };
+  const worker = new Worker(boot, { eval: true, workerData: job });
+  const rows = await new Promise<Row[]>((resolve, reject) => {
+    worker.on('message', (m: { rows: Row[] } | { error: string }) =>
+      'error' in m ? reject(new Error(m.error)) : resolve(m.rows),
+    );
+    worker.on('error', reject);
+  });
+  await worker.terminate();
+
+  console.log('');
+  for (const { label, base, full } of rows) {
+    const peers = base.peers || full.peers ? ` (${fmt(base.peers)} → ${fmt(full.peers)} peers)` : '';
+    console.log(
+      `${label.padEnd(34)} ${fmt(baseline).padStart(6)}: p50 ${fmt(base.p50, 2).padStart(6)} ms, p95 ${fmt(base.p95, 2).padStart(6)} ms | ` +
+        `${fmt(count).padStart(6)}: p50 ${fmt(full.p50, 2).padStart(6)} ms, p95 ${fmt(full.p95, 2).padStart(6)} ms | ` +
+        `ratio ${fmt(full.p50 / base.p50, 2)}${peers}`,
+    );
+  }
+  const [selective, broad] = [rows[0]!.full, rows[1]!.full];
+  console.log('');
+  for (const [what, t] of [
+    ['selective', selective],
+    ['broad', broad],
+  ] as const) {
+    console.log(
+      `GET /v1/node/netmap at ${fmt(count)} devices, ${what} device (${fmt(t.peers)} peers): p50 ${fmt(t.p50, 2)} ms; ` +
+        `target p50 < 10 ms: ${t.p50 < 10 ? 'met' : 'MISSED'}`,
+    );
+  }
+  await app.close();
+  await storage.close();
+  rmSync(dir, { recursive: true, force: true });
+}

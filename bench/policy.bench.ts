@@ -1,0 +1,256 @@
+// Policy engine benchmark: `npm run bench:policy`.
+//
+// Measures validation of a 10,000-line policy, every device's peer list at 10,000 and 50,000
+// devices, and one device's netmap at 10,000 devices, each next to a baseline measured in the
+// same run (raw HuJSON parsing; naive pairwise evaluation) and to the target it must meet.
+
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { parseTree } from 'jsonc-parser';
+import {
+  type CompiledPolicy,
+  canReach,
+  compilePolicy,
+  computePeerMaps,
+  PeerMap,
+  type PolicyDevice,
+  type PolicyRole,
+  type PolicyUser,
+  validatePolicy,
+} from '../packages/server/src/policy/index.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** mulberry32, so every run measures the same networks. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  return { next, int, pick: <T>(xs: readonly T[]): T => xs[int(xs.length)] };
+}
+
+interface Shape {
+  users: number;
+  admins: number;
+  groups: number;
+  groupSize: number;
+  tags: number;
+  hosts: number;
+  rules: number;
+  tests: number;
+}
+
+const PORTS = ['22', '80,443', '5432', '8000-8100', '443', '3000'];
+
+/** A policy in the style people write: teams reach the tagged services they run. */
+function policyText(shape: Shape, seed: number): string {
+  const r = prng(seed);
+  const login = (i: number) => `user${i}@example.com`;
+  const members: number[][] = [];
+  const lines: string[] = ['// Generated for the policy benchmark.', '{', '  "groups": {'];
+  for (let g = 0; g < shape.groups; g++) {
+    const m = [...new Set(Array.from({ length: shape.groupSize }, () => r.int(shape.users)))];
+    members.push(m);
+    lines.push(`    "group:team${g}": [${m.map((i) => `"${login(i)}"`).join(', ')}],`);
+  }
+  lines.push('  },', '  "tagOwners": {');
+  for (let t = 0; t < shape.tags; t++)
+    lines.push(`    "tag:svc${t}": ["group:team${t % shape.groups}", "autogroup:admin"],`);
+  lines.push('    "tag:router": ["autogroup:admin"],', '  },', '  "hosts": {');
+  for (let h = 0; h < shape.hosts; h++) lines.push(`    "net${h}": "10.${h >> 8}.${h & 255}.0/24",`);
+  lines.push('  },', '  "acls": [');
+  lines.push('    // Members reach their own devices; admins reach everything.');
+  lines.push('    { "action": "accept", "src": ["autogroup:member"], "dst": ["autogroup:self:*"] },');
+  lines.push('    { "action": "accept", "src": ["autogroup:admin"], "dst": ["*:*"] },');
+  const rules: Array<{ group: number; tag: number; port: string }> = [];
+  for (let i = 0; i < shape.rules; i++) {
+    const group = r.int(shape.groups);
+    const tag = r.int(shape.tags);
+    const port = r.pick(PORTS);
+    rules.push({ group, tag, port });
+    const dst = [`"tag:svc${tag}:${port}"`];
+    if (r.next() < 0.3) dst.push(`"tag:svc${r.int(shape.tags)}:${r.pick(PORTS)}"`);
+    if (r.next() < 0.1) dst.push(`"net${r.int(shape.hosts)}:${r.pick(PORTS)}"`);
+    const src = [`"group:team${group}"`];
+    if (r.next() < 0.2) src.push(`"tag:svc${r.int(shape.tags)}"`);
+    lines.push(`    // rule ${i}: team ${group} runs service ${tag}`);
+    lines.push('    {');
+    lines.push(`      "action": "accept", "src": [${src.join(', ')}],`);
+    lines.push(`      "dst": [${dst.join(', ')}],`);
+    lines.push('    },');
+  }
+  lines.push('  ],', '  "autoApprovers": { "routes": { "10.0.0.0/8": ["tag:router"] } },', '  "tests": [');
+  for (let i = 0; i < shape.tests; i++) {
+    const rule = rules[r.int(rules.length)];
+    const m = members[rule.group];
+    if (m.length === 0) continue;
+    const port = rule.port.split(/[,-]/)[0];
+    lines.push(
+      `    { "src": "${login(m[0])}", "accept": ["tag:svc${rule.tag}:${port}"], "deny": ["tag:svc${rule.tag}:9"] },`,
+    );
+  }
+  lines.push('  ],', '}');
+  return lines.join('\n');
+}
+
+/** Users with a few devices each, tagged servers, and subnet routers. */
+function network(devices: number, shape: Shape, seed: number): { users: PolicyUser[]; devices: PolicyDevice[] } {
+  const r = prng(seed);
+  const users: PolicyUser[] = Array.from({ length: shape.users }, (_, i) => ({
+    login: `user${i}@example.com`,
+    role: (i < shape.admins ? 'admin' : 'member') as PolicyRole,
+  }));
+  const out: PolicyDevice[] = [];
+  for (let i = 0; i < devices; i++) {
+    const kind = r.next();
+    const tags = kind < 0.3 ? [`tag:svc${r.int(shape.tags)}`] : kind < 0.302 ? ['tag:router'] : [];
+    out.push({
+      id: `dev_${i}`,
+      user: `user${r.int(shape.users)}@example.com`,
+      tags,
+      addresses: [`100.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`, `fd7a:115c:a1e0::${i.toString(16)}`],
+      routes: tags[0] === 'tag:router' ? [`10.${(i >> 8) & 255}.${i & 255}.0/24`] : [],
+      online: true,
+    });
+  }
+  return { users, devices: out };
+}
+
+function time<T>(fn: () => T): { ms: number; value: T } {
+  const start = process.hrtime.bigint();
+  const value = fn();
+  return { ms: Number(process.hrtime.bigint() - start) / 1e6, value };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 3 : 1)} ms`);
+const verdict = (ms: number, target: number) =>
+  ms < target ? `ok (< ${fmt(target)})` : `OVER TARGET (${fmt(target)})`;
+let failures = 0;
+function report(name: string, ms: number, target: number, baseline: string): void {
+  if (ms >= target) failures++;
+  console.log(`${name.padEnd(44)} ${fmt(ms).padStart(10)}  ${verdict(ms, target)}\n${''.padEnd(46)}${baseline}`);
+}
+
+/** Naive pairwise visibility, the baseline: does either device reach the other (port 22, tcp)? */
+function naivePeers(policy: CompiledPolicy, devices: PolicyDevice[], users: PolicyUser[], d: PolicyDevice): number {
+  let n = 0;
+  for (const o of devices) {
+    if (o !== d && (canReach(policy, d, o, 22, 'tcp', users) || canReach(policy, o, d, 22, 'tcp', users))) n++;
+  }
+  return n;
+}
+
+function main(): void {
+  console.log(`policy engine benchmark (node ${process.version})\n`);
+
+  // 1. Validation of a 10,000-line policy.
+  const big: Shape = {
+    users: 5000,
+    admins: 20,
+    groups: 500,
+    groupSize: 12,
+    tags: 200,
+    hosts: 100,
+    rules: 2000,
+    tests: 200,
+  };
+  const text = policyText(big, 1);
+  const check = validatePolicy(text);
+  if (!check.ok) throw new Error(`benchmark policy is invalid: ${JSON.stringify(check.errors.slice(0, 3))}`);
+  const lineCount = text.split('\n').length;
+  for (let i = 0; i < 3; i++) validatePolicy(text);
+  const validateMs = median(Array.from({ length: 9 }, () => time(() => validatePolicy(text)).ms));
+  const parseMs = median(
+    Array.from({ length: 9 }, () => time(() => parseTree(text, [], { allowTrailingComma: true })).ms),
+  );
+  report(
+    `validate ${lineCount} lines (2,000 rules, 500 groups, 200 tests)`,
+    validateMs,
+    100,
+    `baseline: jsonc-parser parseTree alone ${fmt(parseMs)}; validate costs ${(validateMs / parseMs).toFixed(1)}x parsing`,
+  );
+
+  // 2. Every device's peer list.
+  const shape: Shape = { ...big, rules: 1000, tests: 0 };
+  const policy = compilePolicy(policyText(shape, 2));
+  const sweep = (devices: number, seed: number) => {
+    const net = network(devices, shape, seed);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    let entries = 0;
+    let peak = 0;
+    const { ms } = time(() => {
+      const peers = computePeerMaps(policy, net.devices, net.users);
+      net.devices.forEach((d, i) => {
+        entries += peers(d.id).length;
+        if (i % 500 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed - before);
+      });
+    });
+    peak = Math.max(peak, process.memoryUsage().heapUsed - before);
+    return { net, ms, entries, peakMb: peak / 2 ** 20 };
+  };
+
+  // The baseline is quadratic, so it is measured on 300 devices and scaled by (n / 300)².
+  const small = network(300, shape, 3);
+  const naiveSmall = time(() => {
+    for (const d of small.devices) naivePeers(policy, small.devices, small.users, d);
+  }).ms;
+  const scale = (n: number) => naiveSmall * (n / 300) ** 2;
+  const naive10k = scale(10_000);
+
+  const s10 = sweep(10_000, 4);
+  report(
+    '10,000 devices, 1,000 rules: all peer lists',
+    s10.ms,
+    1000,
+    `${s10.entries.toLocaleString('en')} peer entries, heap +${s10.peakMb.toFixed(0)} MB; baseline: pairwise canReach ` +
+      `${fmt(naiveSmall)} at 300 devices → ~${fmt(naive10k)} at 10,000 (×${(naive10k / s10.ms).toFixed(0)})`,
+  );
+  const s50 = sweep(50_000, 5);
+  report(
+    '50,000 devices, 1,000 rules: all peer lists',
+    s50.ms,
+    10_000,
+    `${s50.entries.toLocaleString('en')} peer entries, heap +${s50.peakMb.toFixed(0)} MB (pairs would be ` +
+      `${((50_000 * 50_000) / 1e9).toFixed(1)} billion); baseline: pairwise canReach ~${fmt(scale(50_000))} (×${(scale(50_000) / s50.ms).toFixed(0)})`,
+  );
+
+  // 3. One device's netmap at 10,000 devices.
+  const { net } = s10;
+  const r = prng(6);
+  const map = new PeerMap(policy, net.devices, net.users);
+  for (let i = 0; i < 200; i++) map.peers(r.pick(net.devices).id);
+  const warm = Array.from({ length: 1000 }, () => time(() => map.peers(r.pick(net.devices).id)).ms);
+  const cold = Array.from(
+    { length: 20 },
+    () => time(() => computePeerMaps(policy, net.devices, net.users)(r.pick(net.devices).id)).ms,
+  );
+  const naiveOne = median(
+    Array.from({ length: 5 }, () => time(() => naivePeers(policy, net.devices, net.users, r.pick(net.devices))).ms),
+  );
+  report(
+    'one netmap at 10,000 devices (p50, built map)',
+    median(warm),
+    10,
+    `p99 ${fmt([...warm].sort((a, b) => a - b)[989])}; from scratch (build + one query) p50 ${fmt(median(cold))}; ` +
+      `baseline: naive scan of every device ${fmt(naiveOne)} (×${(naiveOne / median(warm)).toFixed(0)})`,
+  );
+  if (failures > 0) {
+    console.log(`\n${failures} figure(s) over target`);
+    process.exitCode = 1;
+  }
+}
+
+main();
