@@ -1,0 +1,7 @@
+export { type AppOptions, buildApp } from './app.js';
+export { DEFAULT_DB, databaseUrl, serveConfig } from './config.js';
+export { redact, serve, stopOnSignals } from './main.js';
+export { setKeyRateLimit } from './modules/keys/keys.service.js';
+export { bootstrapIfEmpty, createNetwork, setPlan } from './modules/network/network.service.js';
+export { openStorage, type Storage } from './storage/database.js';
+export { VERSION } from './version.js';
