@@ -43,13 +43,20 @@ export function auditRow(
 }
 
 /**
- * Writes one entry inside the caller's transaction, under the `audit` lock so that sequence
+ * Writes entries inside the caller's transaction, under the `audit` lock so that sequence
  * order is commit order (a reader holding a cursor never skips an entry that commits late).
- * Every entry written outside the queue goes through here.
+ * Every entry written outside the queue goes through here. Call it as the transaction's last
+ * write: every other lock must be taken before this one, or two writers can deadlock.
  */
-export async function insertAuditEntry(trx: Db, row: AuditRow): Promise<void> {
+export async function insertAuditEntries(trx: Db, rows: readonly AuditRow[]): Promise<void> {
+  if (rows.length === 0) return;
   await advisoryLock(trx, 'audit');
-  await trx.insertInto('audit_log').values(row).execute();
+  for (let i = 0; i < rows.length; i += 200) {
+    await trx
+      .insertInto('audit_log')
+      .values(rows.slice(i, i + 200))
+      .execute();
+  }
 }
 
 export class AuditLog {
@@ -62,13 +69,13 @@ export class AuditLog {
 
   /** Writes the entry of a state change in the change's own transaction. */
   async recordChange(trx: Db, request: FastifyRequest, time: number, change: ChangeRecord): Promise<void> {
-    await insertAuditEntry(trx, auditRow(request, change.status, time, change));
+    await insertAuditEntries(trx, [auditRow(request, change.status, time, change)]);
     request.audited = true;
   }
 
   /** Entries of changes that happen outside a request (ephemeral cleanup). */
-  async recordSystem(trx: Db, row: AuditRow): Promise<void> {
-    await insertAuditEntry(trx, row);
+  async recordSystem(trx: Db, rows: readonly AuditRow[]): Promise<void> {
+    await insertAuditEntries(trx, rows);
   }
 
   enqueue(row: AuditRow): void {
@@ -103,27 +110,41 @@ export class AuditLog {
     return this.flushing;
   }
 
+  /**
+   * Two transactions, never one: a change transaction locks its rows (a key it revokes, say)
+   * and takes the `audit` lock last, so a flush that held the `audit` lock while updating key
+   * rows could deadlock with it. The key counters are written first, in key order so that two
+   * instances flushing at once lock the same rows in the same order.
+   */
   private async write(rows: AuditRow[], uses: Map<string, { at: number; count: number }>): Promise<void> {
-    if (rows.length === 0 && uses.size === 0) return;
+    if (uses.size) await this.guarded(() => this.writeKeyUses(uses));
+    if (rows.length) await this.guarded(() => this.db.transaction().execute((trx) => insertAuditEntries(trx, rows)));
+  }
+
+  /**
+   * In a transaction of their own, never in the one holding the `audit` lock: a change
+   * transaction locks its rows (a key it revokes, say) and takes that lock last, so a flush
+   * holding it while updating key rows could deadlock with it. Key order makes two instances
+   * flushing at once lock the same rows in the same order.
+   */
+  private async writeKeyUses(uses: Map<string, { at: number; count: number }>): Promise<void> {
+    const ordered = [...uses].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    await this.db.transaction().execute(async (trx) => {
+      for (const [keyId, use] of ordered) {
+        await trx
+          .updateTable('keys')
+          .set((eb) => ({ last_used_at: use.at, uses: eb('uses', '+', use.count) }))
+          .where('id', '=', keyId)
+          .execute();
+      }
+    });
+  }
+
+  /** The audit log must not take the server down with it; the error is logged by the caller. */
+  private async guarded(write: () => Promise<unknown>): Promise<void> {
     try {
-      await this.db.transaction().execute(async (trx) => {
-        if (rows.length) await advisoryLock(trx, 'audit');
-        for (let i = 0; i < rows.length; i += 200) {
-          await trx
-            .insertInto('audit_log')
-            .values(rows.slice(i, i + 200))
-            .execute();
-        }
-        for (const [keyId, use] of uses) {
-          await trx
-            .updateTable('keys')
-            .set((eb) => ({ last_used_at: use.at, uses: eb('uses', '+', use.count) }))
-            .where('id', '=', keyId)
-            .execute();
-        }
-      });
+      await write();
     } catch (error) {
-      // The audit log must not take the server down with it; the error is logged by the caller.
       this.onError?.(error);
     }
   }

@@ -141,7 +141,7 @@ describe('keys', () => {
       await server.call('POST', '/v1/keys', { body: { description: 'short', expiresIn: '60s' } }),
     );
     const gone = await json(await server.call('POST', '/v1/keys', { body: { description: 'gone' } }));
-    await server.call('DELETE', `/v1/keys/${gone.id}`);
+    expect((await server.call('DELETE', `/v1/keys/${gone.id}`)).status).toBe(204);
     server.clock.advance(61_000);
     const list = async (query: string) =>
       (await json(await server.call('GET', `/v1/keys?${query}`))).keys.map((k: { id: string }) => k.id) as string[];
@@ -171,7 +171,7 @@ describe('keys', () => {
     );
     expect((await server.call('GET', '/v1/network', { key: old.key })).status).toBe(200);
     expect((await server.call('GET', '/v1/network', { key: fresh.key })).status).toBe(200);
-    await server.call('DELETE', `/v1/keys/${old.id}`);
+    expect((await server.call('DELETE', `/v1/keys/${old.id}`)).status).toBe(204);
     expect((await server.call('GET', '/v1/network', { key: old.key })).status).toBe(401);
     expect((await server.call('GET', '/v1/network', { key: fresh.key })).status).toBe(200);
   });

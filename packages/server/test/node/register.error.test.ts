@@ -55,7 +55,7 @@ describe('POST /v1/node/register refusals', () => {
       await register(server, `${key.key.slice(0, -1)}${key.key.endsWith('A') ? 'B' : 'A'}`),
       'unauthenticated',
     );
-    await server.call('DELETE', `/v1/keys/${key.id}`);
+    expect((await server.call('DELETE', `/v1/keys/${key.id}`)).status).toBe(204);
     const body = await expect401(await register(server, server.apiKey), 'unauthenticated');
     expect(body.detail).toContain('API key');
   });

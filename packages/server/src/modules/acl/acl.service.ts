@@ -80,9 +80,10 @@ export async function replacePolicy(
     const version = (head?.version ?? 0) + 1;
     await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: principal.keyName });
     const approved = await autoApprovePending(trx, networkId, result.policy, now);
-    for (const a of approved) {
-      await ctx.audit.recordSystem(trx, auditRow(request, 200, now, { action: 'route.approve', target: a.routeId }));
-    }
+    await ctx.audit.recordSystem(
+      trx,
+      approved.map((a) => auditRow(request, 200, now, { action: 'route.approve', target: a.routeId })),
+    );
     return { value: preparePolicy({ version, etag }, text, result.policy), action: 'policy.update', target: 'acl' };
   });
   rememberPolicy(networkId, stored);

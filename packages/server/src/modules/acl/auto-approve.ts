@@ -6,7 +6,7 @@
  *
  * Only `pending` routes are considered: a route an admin disabled stays disabled.
  */
-import { insertAuditEntry } from '../../http/audit.js';
+import { insertAuditEntries } from '../../http/audit.js';
 import { autoApproves, type CompiledPolicy } from '../../policy/index.js';
 import type { Db } from '../../storage/database.js';
 import { deviceIdentities, policyDevice, policyUsers } from './policy-inputs.repository.js';
@@ -80,9 +80,10 @@ export async function autoApproveAdvertised(
 ): Promise<AutoApproval[]> {
   if (!hasAutoApprovers(policy) || routeIds.length === 0) return [];
   const approved = await autoApprovePending(trx, networkId, policy, now, routeIds);
-  for (const a of approved) {
-    // Hooks run without the app's context: the same write as AuditLog.recordSystem.
-    await insertAuditEntry(trx, {
+  // Hooks run without the app's context: the same write as AuditLog.recordSystem.
+  await insertAuditEntries(
+    trx,
+    approved.map((a) => ({
       network_id: networkId,
       time: now,
       key_id: null,
@@ -95,7 +96,7 @@ export async function autoApproveAdvertised(
       request_id: AUTO_APPROVER,
       action: 'route.approve',
       target: a.routeId,
-    });
-  }
+    })),
+  );
   return approved;
 }

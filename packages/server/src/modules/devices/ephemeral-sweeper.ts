@@ -36,25 +36,25 @@ export async function sweepEphemeralDevices(ctx: Pick<AppContext, 'db' | 'clock'
         .execute();
       const byNetwork = new Map<string, string[]>();
       for (const row of rows) byNetwork.set(row.network_id, [...(byNetwork.get(row.network_id) ?? []), row.id]);
-      for (const [networkId, ids] of byNetwork) {
-        await removeDevices(trx, networkId, ids);
-        for (const id of ids) {
-          await ctx.audit.recordSystem(trx, {
-            network_id: networkId,
-            time: now,
-            key_id: null,
-            key_name: null,
-            device_id: id,
-            method: 'SYSTEM',
-            path: `/v1/devices/${id}`,
-            status: 204,
-            client_addr: '',
-            request_id: `sweep_${now}`,
-            action: 'device.expire',
-            target: id,
-          });
-        }
-      }
+      // Every network's devices first, then every audit entry: the `audit` lock comes last.
+      for (const [networkId, ids] of byNetwork) await removeDevices(trx, networkId, ids);
+      await ctx.audit.recordSystem(
+        trx,
+        rows.map((row) => ({
+          network_id: row.network_id,
+          time: now,
+          key_id: null,
+          key_name: null,
+          device_id: row.id,
+          method: 'SYSTEM',
+          path: `/v1/devices/${row.id}`,
+          status: 204,
+          client_addr: '',
+          request_id: `sweep_${now}`,
+          action: 'device.expire',
+          target: row.id,
+        })),
+      );
       return rows.length;
     });
     total += removed;

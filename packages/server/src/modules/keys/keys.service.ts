@@ -15,7 +15,7 @@ import {
 } from '@warren/contract';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { insertAuditEntry } from '../../http/audit.js';
+import { insertAuditEntries } from '../../http/audit.js';
 import { applyChange } from '../../http/change.js';
 import { ApiError, invalidDuration, invalidRequest, invalidTag, notFound } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
@@ -195,20 +195,22 @@ export async function setKeyRateLimit(db: Db, keyId: string, limit: number, now:
     const key = await trx.selectFrom('keys').select(['network_id', 'type']).where('id', '=', keyId).executeTakeFirst();
     if (key?.type !== 'api') return false;
     await trx.updateTable('keys').set({ rate_limit: limit }).where('id', '=', keyId).execute();
-    await insertAuditEntry(trx, {
-      network_id: key.network_id,
-      time: now,
-      key_id: null,
-      key_name: null,
-      device_id: null,
-      method: 'CLI',
-      path: 'warren keys set-limit',
-      status: 200,
-      client_addr: 'local',
-      request_id: newId('audit'),
-      action: 'key.set_limit',
-      target: keyId,
-    });
+    await insertAuditEntries(trx, [
+      {
+        network_id: key.network_id,
+        time: now,
+        key_id: null,
+        key_name: null,
+        device_id: null,
+        method: 'CLI',
+        path: 'warren keys set-limit',
+        status: 200,
+        client_addr: 'local',
+        request_id: newId('audit'),
+        action: 'key.set_limit',
+        target: keyId,
+      },
+    ]);
     return true;
   });
 }
