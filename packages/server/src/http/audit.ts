@@ -43,20 +43,27 @@ export function auditRow(
 }
 
 /**
- * Writes entries inside the caller's transaction, under the `audit` lock so that sequence
- * order is commit order (a reader holding a cursor never skips an entry that commits late).
- * Every entry written outside the queue goes through here. Call it as the transaction's last
- * write: every other lock must be taken before this one, or two writers can deadlock.
+ * Writes entries inside the caller's transaction, under each of their networks' audit locks,
+ * so that within a network sequence order is commit order (a reader holding a cursor never
+ * skips an entry that commits late; readers only ever page through one network). Every entry
+ * written outside the queue goes through here. Call it as the transaction's last write: every
+ * other lock must be taken before these, and these in network order, or writers can deadlock.
  */
 export async function insertAuditEntries(trx: Db, rows: readonly AuditRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await advisoryLock(trx, 'audit');
+  const networks = [...new Set(rows.map((row) => row.network_id ?? ''))].sort();
+  for (const networkId of networks) await advisoryLock(trx, auditLockName(networkId));
   for (let i = 0; i < rows.length; i += 200) {
     await trx
       .insertInto('audit_log')
       .values(rows.slice(i, i + 200))
       .execute();
   }
+}
+
+/** The advisory lock that orders a network's audit entries (`''`: calls of no network). */
+export function auditLockName(networkId: string): string {
+  return `audit:${networkId}`;
 }
 
 export class AuditLog {

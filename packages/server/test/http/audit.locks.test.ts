@@ -1,11 +1,12 @@
 /**
- * On PostgreSQL the audit log's appends are serialised by one advisory lock, which every
+ * On PostgreSQL a network's audit log appends are serialised by an advisory lock, which every
  * transaction takes last. This pins the interleaving that once deadlocked: a batched flush
  * waiting for that lock with a key's use counted, and a DELETE of the same key that has
  * already locked the key's row. Both must complete, and nothing may be lost.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditLockName } from '../../src/http/audit.js';
 import { backend, json, startServer, type TestServer } from '../harness.js';
 
 async function waitForLockWaiters(client: pg.Client, count: number): Promise<void> {
@@ -44,9 +45,9 @@ describe.runIf(backend === 'postgres')('audit lock order (PostgreSQL)', () => {
     );
     await server.app.ctx.audit.flush();
 
-    // Hold the audit lock, so that what follows queues up behind it.
+    // Hold the network's audit lock, so that what follows queues up behind it.
     await holder.query('begin');
-    await holder.query(`select pg_advisory_xact_lock(hashtextextended('audit', 0))`);
+    await holder.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [auditLockName(server.networkId)]);
     expect(
       (await server.call('GET', '/v1/network', { key: key.key, headers: { 'x-request-id': 'req-used' } })).status,
     ).toBe(200);
@@ -68,5 +69,21 @@ describe.runIf(backend === 'postgres')('audit lock order (PostgreSQL)', () => {
     expect(
       entries.some((e: { action: string; target: string }) => e.action === 'key.delete' && e.target === key.id),
     ).toBe(true);
+  });
+
+  it("one network's audit writes never wait for another's", async () => {
+    const other = await server.addNetwork();
+    await holder.query('begin');
+    await holder.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [auditLockName(server.networkId)]);
+    try {
+      const created = server.call('POST', '/v1/keys', { key: other.apiKey, body: { description: 'elsewhere' } });
+      const outcome = await Promise.race([
+        created.then((res) => res.status),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+      ]);
+      expect(outcome).toBe(201);
+    } finally {
+      await holder.query('commit');
+    }
   });
 });
