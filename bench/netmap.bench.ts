@@ -9,7 +9,8 @@
 //      peers grow with the network (the cost follows its answer): p50 and p95, warm cache.
 //      Target: p50 < 10 ms for the broad device at --count devices.
 //   2. The same right after the netmap epoch moved (every instance rebuilds its peer map).
-//   3. POST /v1/node/heartbeat of the broad device (it computes the view's version too).
+//   3. POST /v1/node/heartbeat of the broad device (it answers the view's version too), and a
+//      conditional GET /v1/node/netmap (If-None-Match: the version held) that answers 304.
 // Presence is frozen with a fixed clock, so every device stays online while it runs.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -272,6 +273,24 @@ async function client({ url, fleets, policy }: Job): Promise<Row[]> {
     label: 'heartbeat, broad device',
     base: await measure(() => beat(fleets.base.broad), 300),
     full: await measure(() => beat(fleets.full.broad), 300),
+  });
+  // What a device that is up to date costs: the agent's poll with the version it holds.
+  const unchanged = async (token: string) => {
+    const etag = (await fetch(`${url}/v1/node/netmap`, { headers: { authorization: `Bearer ${token}` } })).headers.get(
+      'etag',
+    )!;
+    return async () => {
+      const res = await fetch(`${url}/v1/node/netmap`, {
+        headers: { authorization: `Bearer ${token}`, 'if-none-match': etag },
+      });
+      if (res.status !== 304) throw new Error(`conditional netmap: ${res.status}`);
+      return 0;
+    };
+  };
+  rows.push({
+    label: 'netmap 304, broad device',
+    base: await measure(await unchanged(fleets.base.broad), 300),
+    full: await measure(await unchanged(fleets.full.broad), 300),
   });
   return rows;
 }

@@ -9,12 +9,13 @@ import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect } fro
 import pg from 'pg';
 import * as initial from './migrations/001_initial.js';
 import * as devices from './migrations/002_devices.js';
+import * as presenceEpoch from './migrations/003_presence_epoch.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
 
 /** Every migration, in order. */
-const MIGRATIONS = { '001_initial': initial, '002_devices': devices };
+const MIGRATIONS = { '001_initial': initial, '002_devices': devices, '003_presence_epoch': presenceEpoch };
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Storage {

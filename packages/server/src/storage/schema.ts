@@ -14,6 +14,8 @@ export interface NetworksTable {
   next_addr_index: number;
   /** Bumped by every change that can alter any device's netmap. */
   netmap_epoch: number;
+  /** Bumped when a call takes a device online or offline (see migration 003). */
+  presence_epoch: Generated<number>;
 }
 
 export interface UsersTable {

@@ -2,13 +2,15 @@
  * Several instances share one database and nothing else: a change another instance makes is
  * visible here only through the database. These tests make such changes straight in the
  * database — as another instance's transaction would — and expect this instance's cached
- * policy and peer map to follow at once.
+ * policy, peer map and presence to follow at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import { bumpNetmapEpoch } from '../../src/modules/devices/devices.repository.js';
+import { bumpPresenceEpoch } from '../../src/modules/node/netmap.repository.js';
 import { policyEtag } from '../../src/policy/etag.js';
 import { applyPolicy, policyDefining, policyText } from '../acl/helpers.js';
+import { nodeCall } from '../devices/helpers.js';
 import { startServer, type TestServer } from '../harness.js';
 import { createUser, type Devices, enrollAll, netmap, peerNames } from './helpers.js';
 
@@ -74,10 +76,25 @@ describe('caches follow changes made by other instances', () => {
     expect(await peerNames(server, d['ana-1'])).toEqual(['ana-2', 'web']);
   });
 
-  it('follows presence written elsewhere, which moves no epoch', async () => {
+  it('follows presence another instance writes: the device row, then the presence epoch', async () => {
     await db().updateTable('devices').set({ disconnected: 1 }).where('id', '=', d.web.device.id).execute();
+    await bumpPresenceEpoch(db(), server.networkId);
     const peers = (await netmap(server, d['ana-1'].nodeToken)).body.peers;
     expect(peers.find((p: any) => p.name === 'web').online).toBe(false);
     expect(peers.find((p: any) => p.name === 'ana-2').online).toBe(true);
+  });
+
+  it('follows a device timing out, which nobody writes', async () => {
+    expect((await nodeCall(server, d.web.nodeToken, 'heartbeat')).status).toBe(200);
+    const online = async (name: string) =>
+      (await netmap(server, d['ana-1'].nodeToken)).body.peers.find((p: any) => p.name === name).online;
+    expect(await online('web')).toBe(true);
+    server.clock.advance(40_000);
+    expect((await nodeCall(server, d['ana-2'].nodeToken, 'heartbeat')).status).toBe(200);
+    expect(await online('web')).toBe(true);
+    // 60 s after web's last heartbeat, with only ana-2 beating since.
+    server.clock.advance(20_000);
+    expect(await online('web')).toBe(false);
+    expect(await online('ana-2')).toBe(true);
   });
 });

@@ -124,4 +124,20 @@ describe('netmap versions', () => {
     expect((await server.call('PATCH', `/v1/users/${ana.id}`, { body: { role: 'admin' } })).status).toBe(200);
     expect(await changed()).toEqual(['ana-1', 'ana-2', 'bo-2']);
   });
+
+  it('the heartbeat follows presence too: a peer coming back, then timing out', async () => {
+    const beat = async (name: string) => (await heartbeat(server, d[name].nodeToken)).body.netmapVersion;
+    const before = await beat('ana-1');
+    // ana-2, disconnected above, comes back.
+    await beat('ana-2');
+    const back = await beat('ana-1');
+    expect(back).toBe(before + 1);
+    expect(await beat('ana-1')).toBe(back);
+    // A minute of silence from everyone but ana-1: ana-2 timed out, which nobody wrote.
+    server.clock.advance(60_000);
+    expect(await beat('ana-1')).toBe(back + 1);
+    expect((await netmap(server, d['ana-1'].nodeToken)).body.peers.find((p: any) => p.name === 'ana-2').online).toBe(
+      false,
+    );
+  });
 });

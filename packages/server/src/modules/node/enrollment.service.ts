@@ -116,9 +116,10 @@ export async function enroll(
       .executeTakeFirst();
     if (Number(use.numUpdatedRows) === 0) throw await refusalNow(trx, key.id, now);
 
+    // An enrolled device is online: presence snapshots are stale too (presence-snapshot.ts).
     const network = await trx
       .updateTable('networks')
-      .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1) }))
+      .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1), presence_epoch: eb('presence_epoch', '+', 1) }))
       .where('id', '=', networkId)
       .returning(['next_addr_index', 'plan'])
       .executeTakeFirstOrThrow();

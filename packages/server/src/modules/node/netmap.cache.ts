@@ -60,6 +60,11 @@ export class NetworkView {
   /** Per device, its whole peer JSON when offline (2i) and online (2i + 1). */
   private readonly plainPeers: Array<string | undefined>;
   private peerMap: { key: string; map: PeerMap } | undefined;
+  /**
+   * Per device, the stamp of the inputs its netmap was last built from here and that netmap's
+   * hash: while both still hold, its stored version is current (netmap.service.ts).
+   */
+  readonly versions = new Map<string, { stamp: string; hash: string }>();
 
   constructor(
     readonly key: string,

@@ -13,19 +13,39 @@ export interface NetmapHead {
   epoch: number;
   policyVersion: number;
   policyEtag: string;
+  presenceEpoch: number;
 }
 
-/** The netmap epoch and the current policy's version and ETag: what keys the cached peer map. */
+/**
+ * The netmap epoch and the current policy's version and ETag, which key the cached peer map,
+ * and the presence epoch, which keys the presence snapshot.
+ */
 export async function netmapHead(db: Db, networkId: string): Promise<NetmapHead | undefined> {
   const row = await db
     .selectFrom('networks')
     .innerJoin('policies', 'policies.network_id', 'networks.id')
-    .select(['networks.netmap_epoch', 'policies.version', 'policies.etag'])
+    .select(['networks.netmap_epoch', 'networks.presence_epoch', 'policies.version', 'policies.etag'])
     .where('networks.id', '=', networkId)
     .orderBy('policies.version', 'desc')
     .limit(1)
     .executeTakeFirst();
-  return row && { epoch: Number(row.netmap_epoch), policyVersion: Number(row.version), policyEtag: row.etag };
+  return (
+    row && {
+      epoch: Number(row.netmap_epoch),
+      policyVersion: Number(row.version),
+      policyEtag: row.etag,
+      presenceEpoch: Number(row.presence_epoch),
+    }
+  );
+}
+
+/** A call took one of the network's devices online or offline: presence snapshots are stale. */
+export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<void> {
+  await db
+    .updateTable('networks')
+    .set((eb) => ({ presence_epoch: eb('presence_epoch', '+', 1) }))
+    .where('id', '=', networkId)
+    .execute();
 }
 
 export interface ServedRouteRow {
@@ -66,26 +86,23 @@ export async function selfRow(db: Db, networkId: string, deviceId: string): Prom
 // Presence is read as one concatenated string rather than a row per device: materializing
 // thousands of rows costs far more than the index lookups behind them.
 const idList = (db: Db) => (isPostgres(db) ? sql`string_agg(id, ',')` : sql`group_concat(id, ',')`);
-const splitIds = (text: string | null | undefined) => new Set(text ? text.split(',') : []);
 
-/** Which of `ids` are online now: one primary-key lookup per id. */
-export async function onlineAmong(db: Db, ids: readonly string[], now: number): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
+/**
+ * Every online device of the network (index devices_network_seen), and the oldest heartbeat
+ * among them: the set stays exact until that device times out, unless a call changes it.
+ */
+export async function onlineDevices(
+  db: Db,
+  networkId: string,
+  now: number,
+): Promise<{ ids: string[]; oldestSeen: number | null }> {
   const cutoff = now - ONLINE_WINDOW_MS;
-  const wanted = isPostgres(db)
-    ? sql`id = any(${[...ids]}::text[])`
-    : sql`id in (select value from json_each(${JSON.stringify(ids)}))`;
-  const { rows } = await sql<{ ids: string | null }>`select ${idList(db)} as ids from devices
-    where ${wanted} and disconnected = 0 and last_seen_at > ${cutoff}`.execute(db);
-  return splitIds(rows[0]?.ids);
-}
-
-/** Every online device of the network (index devices_network_seen): cheaper than ids for long peer lists. */
-export async function onlineDevices(db: Db, networkId: string, now: number): Promise<Set<string>> {
-  const cutoff = now - ONLINE_WINDOW_MS;
-  const { rows } = await sql<{ ids: string | null }>`select ${idList(db)} as ids from devices
+  const { rows } = await sql<{ ids: string | null; oldest: number | string | null }>`
+    select ${idList(db)} as ids, min(last_seen_at) as oldest from devices
     where network_id = ${networkId} and last_seen_at > ${cutoff} and disconnected = 0`.execute(db);
-  return splitIds(rows[0]?.ids);
+  const text = rows[0]?.ids;
+  const oldest = rows[0]?.oldest;
+  return { ids: text ? text.split(',') : [], oldestSeen: oldest == null ? null : Number(oldest) };
 }
 
 /**

@@ -9,46 +9,110 @@
  * lazily, on each netmap request and each heartbeat, so the heartbeat's version tells an agent
  * when to fetch. A change to the network bumps only the devices whose view it changed.
  *
- * Cost: the peer map is cached per process and network (see netmap.cache.ts); a request costs a
- * few indexed queries plus O(its peers).
+ * Cost: the peer map is cached per process and network (see netmap.cache.ts), presence is read
+ * once per network and change (presence-snapshot.ts); building a netmap costs a few indexed
+ * queries plus O(its peers), and a heartbeat or a conditional fetch whose view did not change
+ * builds nothing.
  */
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../../context.js';
-import type { Db } from '../../storage/database.js';
+import type { PeerMap } from '../../policy/index.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { routesOfDevice } from '../devices/devices.repository.js';
-import { choosePrimaries, networkView } from './netmap.cache.js';
-import { netmapHead, onlineAmong, onlineDevices, selfRow, servedRoutes, settleVersion } from './netmap.repository.js';
+import { isOnline } from '../devices/presence.js';
+import { choosePrimaries, type NetworkView, networkView } from './netmap.cache.js';
+import { netmapHead, type SelfRow, selfRow, servedRoutes, settleVersion } from './netmap.repository.js';
 import { deviceGone } from './presence.service.js';
+import { type PresenceSnapshot, presenceSnapshot } from './presence-snapshot.js';
 
 export interface Netmap {
   version: number;
-  /** The JSON response body `{ self, peers, version }`, serialized once. */
-  body: string;
+  /** The JSON response body `{ self, peers, version }`, serialized once; absent when not needed. */
+  body?: string;
 }
 
-export async function deviceNetmap(ctx: AppContext, networkId: string, deviceId: string): Promise<Netmap> {
+/** Everything a device's view is made of, read for one request. */
+interface ViewInputs {
+  now: number;
+  networkId: string;
+  deviceId: string;
+  self: SelfRow;
+  view: NetworkView;
+  peerMap: PeerMap;
+  presence: PresenceSnapshot;
+  /**
+   * What, besides the view's own key, decides the device's netmap: the primary routers, the
+   * presence of the network, and the device's own presence. Equal stamps, equal netmaps.
+   */
+  stamp: string;
+}
+
+async function viewInputs(ctx: AppContext, networkId: string, deviceId: string): Promise<ViewInputs> {
   const db = ctx.db;
   const now = ctx.clock.now();
-  const [head, served, self, selfRoutes] = await Promise.all([
+  const [head, served, self] = await Promise.all([
     netmapHead(db, networkId),
     servedRoutes(db, networkId),
     selfRow(db, networkId, deviceId),
-    routesOfDevice(db, networkId, now, deviceId),
   ]);
   if (!self || !head) throw deviceGone();
-
-  let view = await networkView(db, networkId, head);
+  const [presence, loaded] = await Promise.all([
+    presenceSnapshot(db, networkId, head, now),
+    networkView(db, networkId, head),
+  ]);
+  let view = loaded;
   // A device always enrolls with an epoch bump, so it is in any view read after it could
   // authenticate; reload once in case it raced a deletion and re-creation.
   if (!view.index.has(deviceId)) view = await networkView(db, networkId, head, true);
-  const peers = view.peersFor(choosePrimaries(served, now)).peers(deviceId);
+  const primaries = choosePrimaries(served, now);
+  const peerMap = view.peersFor(primaries);
+  const stamp = `${primaries.key}|${presence.digest}|${isOnline(self, now)}`;
+  return { now, networkId, deviceId, self, view, peerMap, presence, stamp };
+}
 
-  const online = await peersOnline(db, networkId, peers, view.size, now);
+/**
+ * The device's netmap. With `ifNoneMatch`, the body is left out when the header names the
+ * current version and that version is known without building the netmap (see netmapVersion).
+ */
+export async function deviceNetmap(
+  ctx: AppContext,
+  networkId: string,
+  deviceId: string,
+  ifNoneMatch?: string,
+): Promise<Netmap> {
+  const inputs = await viewInputs(ctx, networkId, deviceId);
+  if (ifNoneMatch !== undefined) {
+    const known = rememberedVersion(inputs);
+    if (known !== undefined && versionMatches(ifNoneMatch, known)) return { version: known };
+  }
+  return buildNetmap(ctx, inputs);
+}
+
+/**
+ * The device's current netmap version, for heartbeats. When nothing the view depends on has
+ * changed since this instance last built the device's netmap, and no other instance has
+ * settled a different one since, this costs the few indexed reads of viewInputs and no work
+ * per peer; otherwise the netmap is built (and its version settled) as for a fetch.
+ */
+export async function netmapVersion(ctx: AppContext, networkId: string, deviceId: string): Promise<number> {
+  const inputs = await viewInputs(ctx, networkId, deviceId);
+  return rememberedVersion(inputs) ?? (await buildNetmap(ctx, inputs)).version;
+}
+
+function rememberedVersion({ view, deviceId, self, stamp }: ViewInputs): number | undefined {
+  const memo = view.versions.get(deviceId);
+  if (memo && memo.stamp === stamp && memo.hash === self.netmap_hash) return Number(self.netmap_version);
+  return undefined;
+}
+
+async function buildNetmap(ctx: AppContext, inputs: ViewInputs): Promise<Netmap> {
+  const { now, networkId, deviceId, self, view, peerMap, presence } = inputs;
+  const selfRoutes = await routesOfDevice(ctx.db, networkId, now, deviceId);
+  const peers = peerMap.peers(deviceId);
   const parts: string[] = new Array(peers.length);
   for (let k = 0; k < peers.length; k++) {
     const peer = peers[k];
-    parts[k] = view.peerJson(view.index.get(peer.id)!, peer, online.has(peer.id));
+    parts[k] = view.peerJson(view.index.get(peer.id)!, peer, presence.online.has(peer.id));
   }
   const peersJson = `[${parts.join(',')}]`;
   const selfBody = presentDeviceDetail(self, now, selfRoutes);
@@ -61,26 +125,10 @@ export async function deviceNetmap(ctx: AppContext, networkId: string, deviceId:
     .update(peersJson)
     .digest('hex')
     .slice(0, 32);
-  const version = await settleVersion(db, deviceId, self, hash);
+  const version = await settleVersion(ctx.db, deviceId, self, hash);
   if (version === undefined) throw deviceGone();
+  view.versions.set(deviceId, { stamp: inputs.stamp, hash });
   return { version, body: `{"self":${selfJson},"peers":${peersJson},"version":${version}}` };
-}
-
-/** Presence of the peers: by id for a short list, from the network's online set for a long one. */
-function peersOnline(
-  db: Db,
-  networkId: string,
-  peers: readonly { id: string }[],
-  networkSize: number,
-  now: number,
-): Promise<Set<string>> {
-  if (peers.length === 0) return Promise.resolve(new Set());
-  if (peers.length * 4 >= networkSize) return onlineDevices(db, networkId, now);
-  return onlineAmong(
-    db,
-    peers.map((p) => p.id),
-    now,
-  );
 }
 
 /** `If-None-Match` holds this version: quoted or bare, possibly weak, possibly in a list, or `*`. */

@@ -10,7 +10,7 @@ import { authenticateDevice } from '../../http/node-auth.js';
 import { apiSchema, ref } from '../../http/openapi.js';
 import { authenticateAuthKey, authKeyOf } from './auth-key.js';
 import { enroll } from './enrollment.service.js';
-import { deviceNetmap, versionMatches } from './netmap.service.js';
+import { deviceNetmap, netmapVersion, versionMatches } from './netmap.service.js';
 import { disconnect, heartbeat } from './presence.service.js';
 
 const tags = ['node'];
@@ -55,8 +55,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       await heartbeat(ctx, request, request.body);
       // The version of the device's current view, so the agent knows when to fetch its netmap.
       const { networkId, deviceId } = request.device!;
-      const { version } = await deviceNetmap(ctx, networkId, deviceId);
-      return { online: true, netmapVersion: version };
+      return { online: true, netmapVersion: await netmapVersion(ctx, networkId, deviceId) };
     },
   );
 
@@ -94,9 +93,10 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, reply) => {
       const { networkId, deviceId } = request.device!;
-      const netmap = await deviceNetmap(ctx, networkId, deviceId);
+      const ifNoneMatch = request.headers['if-none-match'];
+      const netmap = await deviceNetmap(ctx, networkId, deviceId, ifNoneMatch);
       reply.header('etag', `"${netmap.version}"`);
-      if (versionMatches(request.headers['if-none-match'], netmap.version)) return reply.code(304).send();
+      if (netmap.body === undefined || versionMatches(ifNoneMatch, netmap.version)) return reply.code(304).send();
       return reply.type('application/json; charset=utf-8').send(netmap.body);
     },
   );

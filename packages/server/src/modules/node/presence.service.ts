@@ -1,6 +1,7 @@
 /**
- * Heartbeat and disconnect. A heartbeat is one UPDATE (presence, returning the last advertised
- * set); the routes table is touched only when the device advertises a different set.
+ * Heartbeat and disconnect. An online device's heartbeat is one UPDATE (presence, returning the
+ * last advertised set); the routes table is touched only when the device advertises a different
+ * set.
  * `advertiseRoutes` absent means "unchanged"; `[]` withdraws all. Invalid prefixes are refused
  * before anything is written.
  */
@@ -10,27 +11,56 @@ import type { AppContext } from '../../context.js';
 import { applyChange } from '../../http/change.js';
 import { unauthenticated } from '../../http/problem.js';
 import { bumpNetmapEpoch } from '../devices/devices.repository.js';
+import { onlineWhere } from '../devices/presence.js';
 import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
 import { syncAdvertised } from '../routes/routes.repository.js';
+import { bumpPresenceEpoch } from './netmap.repository.js';
 
 /** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
 export const deviceGone = () =>
   unauthenticated('the node credential is not valid (the device was deleted or re-enrolled)');
 
 /**
+ * Sets a device's presence at `now`, returning its advertised set, or undefined when it is
+ * gone. The first statement matches only while the device is online as it should end up (the
+ * common case: an online device's heartbeat); when it matches nothing, the device is crossing
+ * over, and the presence epoch moves so that every instance's presence snapshot is retired.
+ */
+async function setPresence(
+  ctx: AppContext,
+  networkId: string,
+  deviceId: string,
+  online: boolean,
+  now: number,
+): Promise<{ advertised_routes: string } | undefined> {
+  const values = { last_seen_at: now, disconnected: online ? 0 : 1 };
+  const unchanged = await ctx.db
+    .updateTable('devices')
+    .set(values)
+    .where('id', '=', deviceId)
+    .where((eb) => onlineWhere(eb, now, online))
+    .returning('advertised_routes')
+    .executeTakeFirst();
+  if (unchanged) return unchanged;
+  const crossed = await ctx.db
+    .updateTable('devices')
+    .set(values)
+    .where('id', '=', deviceId)
+    .returning('advertised_routes')
+    .executeTakeFirst();
+  if (crossed) await bumpPresenceEpoch(ctx.db, networkId);
+  return crossed;
+}
+
+/**
  * Marks the device online and syncs its advertised routes. The caller answers with the
- * device's netmap version, which only computing its view can tell (see netmap.service.ts).
+ * device's netmap version (see netmap.service.ts).
  */
 export async function heartbeat(ctx: AppContext, request: FastifyRequest, body: HeartbeatRequest): Promise<void> {
   const { deviceId, networkId } = request.device!;
   const prefixes = body.advertiseRoutes === undefined ? undefined : canonicalPrefixes(body.advertiseRoutes);
   const now = ctx.clock.now();
-  const row = await ctx.db
-    .updateTable('devices')
-    .set({ last_seen_at: now, disconnected: 0 })
-    .where('id', '=', deviceId)
-    .returning('advertised_routes')
-    .executeTakeFirst();
+  const row = await setPresence(ctx, networkId, deviceId, true, now);
   if (!row) throw deviceGone();
   if (prefixes && advertisedText(prefixes) !== row.advertised_routes) {
     await applyChange(ctx, request, 200, async (trx) => {
@@ -43,11 +73,6 @@ export async function heartbeat(ctx: AppContext, request: FastifyRequest, body: 
 
 /** Offline at once; the disconnect time is the device's last contact. */
 export async function disconnect(ctx: AppContext, request: FastifyRequest): Promise<void> {
-  const { deviceId } = request.device!;
-  const result = await ctx.db
-    .updateTable('devices')
-    .set({ disconnected: 1, last_seen_at: ctx.clock.now() })
-    .where('id', '=', deviceId)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) throw deviceGone();
+  const { deviceId, networkId } = request.device!;
+  if (!(await setPresence(ctx, networkId, deviceId, false, ctx.clock.now()))) throw deviceGone();
 }
