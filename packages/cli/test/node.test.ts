@@ -45,6 +45,10 @@ describe('warren node', () => {
     dir = mkdtempSync(join(tmpdir(), 'warren-node-'));
   });
   afterAll(async () => {
+    // Stopping agents aborts their requests in flight, and one aborted while connecting leaves an
+    // open connection that never carries a request: the server would wait out its 60 s header
+    // timeout before closing.
+    server.app.server.closeAllConnections();
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -193,6 +197,8 @@ describe('warren node', () => {
 
   it('simulate runs from the command line for a set duration', async () => {
     const key = await admin.keys.create({ type: 'auth', reusable: true, tags: ['tag:cli'] });
+    const handlers = () => [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
+    const before = handlers();
     const res = await warren(
       ['node', 'simulate', '--count', '5', '--auth-key', key.key, '--duration', '1', '--no-connections'],
       { WARREN_URL: server.url },
@@ -201,5 +207,7 @@ describe('warren node', () => {
     expect(res.stdout).toMatch(/^enrolled 5 of 5 devices in [\d.]+ s/);
     expect(res.stdout).toContain('stopped 5 devices');
     expect(await admin.devices.list({ tag: 'tag:cli', online: false })).toHaveLength(5);
+    // Its signal handlers are gone once it has finished: later signals are not swallowed.
+    expect(handlers()).toEqual(before);
   });
 });

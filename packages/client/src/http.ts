@@ -1,7 +1,7 @@
 /**
  * The client's transport: global fetch, bearer auth, JSON in and out, problem responses
- * raised as WarrenError, and a bounded wait-and-retry on 429 (idempotent calls only,
- * unless a call opts in).
+ * raised as WarrenError, a bounded wait-and-retry on 429 (idempotent calls only, unless a
+ * call opts in), and an optional per-attempt timeout.
  */
 import type { PolicyProblem } from '@warren/contract';
 
@@ -28,6 +28,11 @@ export interface TransportOptions {
   maxRetries?: number;
   /** Upper bound of one wait in seconds (default 60). */
   maxRetryWait?: number;
+  /**
+   * Gives up on one attempt (request and response body) after this many ms, rejecting with a
+   * `TimeoutError` DOMException (default: no timeout).
+   */
+  timeoutMs?: number;
   fetch?: typeof fetch;
 }
 
@@ -83,14 +88,46 @@ export class Transport {
     const doFetch = this.options.fetch ?? fetch;
     const retries = IDEMPOTENT.has(method) || options.retry ? (this.options.maxRetries ?? 3) : 0;
     for (let attempt = 0; ; attempt++) {
-      const response = await doFetch(url, { method, headers, body, signal: options.signal });
-      const text = await response.text();
+      const { response, text } = await this.attempt(doFetch, url, { method, headers, body }, options.signal);
       if (response.status === 429 && attempt < retries) {
         const wait = Math.min(Number(response.headers.get('retry-after')) || 1, this.options.maxRetryWait ?? 60);
         await sleep(wait * 1000, options.signal);
         continue;
       }
       return { status: response.status, headers: response.headers, text };
+    }
+  }
+
+  /**
+   * One fetch and its body under the caller's signal and the timeout. Each attempt gets its own
+   * controller, and the listener it puts on the caller's signal is removed when the attempt
+   * ends: fetch itself would leave one listener per request on a long-lived signal until
+   * garbage collection, which a fleet of agents sharing one signal turns into thousands.
+   */
+  private async attempt(
+    doFetch: typeof fetch,
+    url: URL,
+    init: RequestInit,
+    signal: AbortSignal | undefined,
+  ): Promise<{ response: Response; text: string }> {
+    signal?.throwIfAborted();
+    const { timeoutMs } = this.options;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = timeoutMs
+      ? setTimeout(
+          () =>
+            controller.abort(new DOMException(`no answer from ${url.origin} within ${timeoutMs} ms`, 'TimeoutError')),
+          timeoutMs,
+        )
+      : undefined;
+    try {
+      const response = await doFetch(url, { ...init, signal: controller.signal });
+      return { response, text: await response.text() };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 

@@ -25,7 +25,13 @@ export {
   WarrenError,
 } from './http.js';
 export { allEntries, Logs } from './log-pages.js';
-export { type HeartbeatResult, NodeClient, type NodeClientOptions, type RegisterResult } from './node.js';
+export {
+  type HeartbeatResult,
+  NODE_TIMEOUT_MS,
+  NodeClient,
+  type NodeClientOptions,
+  type RegisterResult,
+} from './node.js';
 export { Devices, Keys, NetworkInfo, Routes, Users } from './resources.js';
 export type * from './types.js';
 export { Warren, type WarrenOptions } from './warren.js';

@@ -3,6 +3,8 @@
  * routes, follow its netmap and report connections. `register` keeps the node credential it
  * receives for every later call. A 429 on the node protocol means nothing happened, so every
  * call here waits it out and retries (up to the transport's maxRetries), POSTs included.
+ * An agent runs unattended, so every attempt has a timeout (30 s unless set): a server that
+ * accepts a connection and never answers cannot stall it forever.
  */
 import type {
   DeviceBody,
@@ -25,9 +27,14 @@ export interface HeartbeatResult {
   netmapVersion: number;
 }
 
+/** How long one attempt may take unless `timeoutMs` says otherwise. */
+export const NODE_TIMEOUT_MS = 30_000;
+
 export interface NodeClientOptions extends Omit<TransportOptions, 'token'> {
   /** A node credential from an earlier registration (a restarted agent). */
   nodeToken?: string;
+  /** Gives up on one attempt after this many ms (default 30 000). */
+  timeoutMs?: number;
 }
 
 export class NodeClient {
@@ -41,7 +48,7 @@ export class NodeClient {
     if (transport instanceof Transport) {
       this.http = transport;
     } else {
-      this.http = new Transport({ ...transport, token: undefined });
+      this.http = new Transport({ ...transport, token: undefined, timeoutMs: transport.timeoutMs ?? NODE_TIMEOUT_MS });
       this.nodeToken = transport.nodeToken;
     }
   }

@@ -1,12 +1,19 @@
 /**
- * The device agent behind `warren node up` and `warren node simulate`. An agent enrolls with an auth key, heartbeats every 15–20 s (jittered, so a fleet does not
- * beat in step), follows its netmap with If-None-Match, reports a few synthetic connections
- * to its peers, and disconnects when stopped. Endpoints the server does not have yet are
- * skipped for a while and tried again later.
+ * The device agent behind `warren node up` and `warren node simulate`. An agent enrolls with an
+ * auth key, heartbeats every 15–20 s (jittered, so a fleet does not beat in step), fetches its
+ * netmap when the heartbeat says it changed, reports a few synthetic connections to its peers,
+ * and disconnects when stopped. Endpoints the server does not have yet are skipped for a while
+ * and tried again later.
+ *
+ * A simulated fleet of thousands of agents lives in one process and talks to one server, so
+ * what each agent holds and sends is bounded: a sample of its peers (`maxPeers`), a fleet-wide
+ * number of netmap fetches in flight (`netmapSlots`), a timeout on every request, and a stop
+ * that aborts instead of waiting.
  */
 import { generateKeyPairSync, randomBytes, randomInt } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { platform } from 'node:os';
-import { NodeClient, type RegisterResult, WarrenError } from '@warren/client';
+import { type HeartbeatResult, NODE_TIMEOUT_MS, NodeClient, type RegisterResult, WarrenError } from '@warren/client';
 import type { DeviceBody, NetmapBody, ReportedConnectionRequest } from '@warren/contract';
 import { VERSION } from '@warren/server';
 
@@ -24,22 +31,47 @@ export function newNodeKey(): { nodeKey: string; privateKey: string } {
   };
 }
 
-/** 32 random bytes: enough for simulated devices, which never speak WireGuard. */
 /**
  * Synthetic connections go to HTTPS: the netmap tells an agent which peers it may reach but
  * not on which ports, and 443 is the port a demo policy opens between devices.
  */
 const SYNTHETIC_PORT = 443;
 
+/** 32 random bytes: enough for simulated devices, which never speak WireGuard. */
 export const randomNodeKey = (): string => `nodekey:${randomBytes(32).toString('hex')}`;
 
-export const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+/** An error's message, with the cause that fetch hides behind "fetch failed" (ECONNRESET, …). */
+export const message = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error);
+  return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
+};
 export const isStatus = (error: unknown, status: number) => error instanceof WarrenError && error.status === status;
 /**
  * An endpoint this server does not serve (yet): 404, or 401 — the server authenticates
  * unknown /v1 paths as management calls, and the heartbeat just accepted the credential.
  */
 const isMissing = (error: unknown) => isStatus(error, 404) || isStatus(error, 401);
+
+/**
+ * A fleet-wide count of requests in flight, shared by the agents of one simulation. An agent
+ * that finds every slot taken skips the request until its next heartbeat instead of queueing:
+ * a queue would delay its heartbeats, and the server would still see the whole backlog.
+ */
+export class Slots {
+  private taken = 0;
+  constructor(readonly limit: number) {}
+
+  /** Takes a slot when one is free; a taken slot must be given back with `release`. */
+  tryTake(): boolean {
+    if (this.taken >= this.limit) return false;
+    this.taken++;
+    return true;
+  }
+
+  release(): void {
+    this.taken--;
+  }
+}
 
 export interface AgentOptions {
   server: string;
@@ -55,6 +87,15 @@ export interface AgentOptions {
   netmap?: boolean;
   /** Report synthetic connections to netmap peers (default true). */
   connections?: boolean;
+  /**
+   * Peers kept from each netmap (default: all). A larger netmap is cut to a random sample of
+   * this size; a simulated device needs only a few peers to address its synthetic reports.
+   */
+  maxPeers?: number;
+  /** Shared with other agents: a netmap fetch needs a free slot, else waits for the next heartbeat. */
+  netmapSlots?: Slots;
+  /** Gives up on one request after this many ms (default 30 000). */
+  timeoutMs?: number;
   log?: (line: string) => void;
   fetch?: typeof fetch;
 }
@@ -70,11 +111,18 @@ export class Agent {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** Aborted by stop(): ends the requests of a round in flight at once. */
+  private rounds = new AbortController();
   private skipNetmap = 0;
   private skipConnections = 0;
 
   constructor(readonly options: AgentOptions) {
-    this.client = new NodeClient({ url: options.server, nodeToken: options.nodeToken, fetch: options.fetch });
+    this.client = new NodeClient({
+      url: options.server,
+      nodeToken: options.nodeToken,
+      timeoutMs: options.timeoutMs,
+      fetch: options.fetch,
+    });
   }
 
   async enroll(authKey: string, signal?: AbortSignal): Promise<RegisterResult> {
@@ -97,6 +145,7 @@ export class Agent {
   /** Starts the heartbeat loop; the first beat after `firstDelayMs` (to stagger a fleet). */
   start(firstDelayMs = this.nextDelay()): void {
     this.stopped = false;
+    if (this.rounds.signal.aborted) this.rounds = new AbortController();
     this.schedule(firstDelayMs);
   }
 
@@ -112,39 +161,75 @@ export class Agent {
     }, delay);
   }
 
-  /** One round: heartbeat, then the netmap and a connection report when the server has them. */
+  /**
+   * One round: heartbeat, then the netmap when it changed and a connection report, when the
+   * server has them. Failures are logged, except those of a round that stop() aborted.
+   */
   async tick(): Promise<void> {
     const { advertiseRoutes } = this.options;
+    const { signal } = this.rounds;
+    let beat: HeartbeatResult;
     try {
-      await this.client.heartbeat(advertiseRoutes ? { advertiseRoutes } : {});
+      beat = await this.client.heartbeat(advertiseRoutes ? { advertiseRoutes } : {}, { signal });
       this.heartbeats++;
     } catch (error) {
+      if (signal.aborted) return;
       if (isStatus(error, 401)) {
         this.stopped = true;
         this.onGone?.(error as WarrenError);
       } else this.log(`heartbeat failed: ${message(error)}`);
       return;
     }
-    if (this.options.netmap !== false) await this.followNetmap();
-    if (this.options.connections !== false) await this.reportConnections();
+    if (this.options.netmap !== false && this.netmapChanged(beat)) await this.followNetmap(signal);
+    if (this.options.connections !== false && !signal.aborted) await this.reportConnections(signal);
   }
 
-  private async followNetmap(): Promise<void> {
+  /**
+   * Whether the heartbeat says the netmap differs from the one held. A server that does not
+   * send `netmapVersion` is asked every round (If-None-Match keeps that cheap).
+   */
+  private netmapChanged(beat: HeartbeatResult | undefined): boolean {
+    const version = beat?.netmapVersion;
+    return !this.netmap || typeof version !== 'number' || version !== this.netmap.version;
+  }
+
+  private async followNetmap(signal: AbortSignal): Promise<void> {
     if (this.skipNetmap > 0) {
       this.skipNetmap--;
       return;
     }
+    const slots = this.options.netmapSlots;
+    if (slots && !slots.tryTake()) return;
     try {
-      const map = await this.client.netmap(this.netmap ? this.client.netmapETag : undefined);
-      if (map) this.netmap = map;
+      const map = await this.client.netmap(this.netmap ? this.client.netmapETag : undefined, { signal });
+      if (map) this.netmap = this.sample(map);
     } catch (error) {
+      if (signal.aborted) return;
       if (isMissing(error)) this.skipNetmap = MISSING_BACKOFF_TICKS;
       else this.log(`netmap failed: ${message(error)}`);
+    } finally {
+      slots?.release();
     }
   }
 
+  /**
+   * The netmap with at most `maxPeers` peers, picked at random (a partial Fisher–Yates shuffle
+   * of the freshly parsed array, which nothing else holds). Its version stays, so the next
+   * fetch still sends If-None-Match and the next heartbeat is still compared with it.
+   */
+  private sample(map: NetmapBody): NetmapBody {
+    const max = this.options.maxPeers;
+    const peers = map.peers;
+    if (max === undefined || peers.length <= max) return map;
+    for (let i = 0; i < max; i++) {
+      const j = randomInt(i, peers.length);
+      [peers[i], peers[j]] = [peers[j]!, peers[i]!];
+    }
+    return { ...map, peers: peers.slice(0, max) };
+  }
+
   /** One or two made-up connections to random peers: a few per minute at the default pace. */
-  private async reportConnections(): Promise<void> {
+  private async reportConnections(signal: AbortSignal): Promise<void> {
     const peers = this.netmap?.peers ?? [];
     const self = this.device?.addresses?.[0] ?? this.netmap?.self.addresses?.[0];
     if (this.skipConnections > 0) {
@@ -173,24 +258,34 @@ export class Agent {
     }
     if (entries.length === 0) return;
     try {
-      await this.client.reportConnections(entries);
+      await this.client.reportConnections(entries, { signal });
       this.reported += entries.length;
     } catch (error) {
+      if (signal.aborted) return;
       if (isMissing(error)) this.skipConnections = MISSING_BACKOFF_TICKS;
       else this.log(`connection report failed: ${message(error)}`);
     }
   }
 
-  /** Stops the loop, lets a round in flight finish, and (by default) disconnects. */
-  async stop(disconnect = true): Promise<void> {
+  /**
+   * Stops the loop and aborts a round in flight (waiting for it could take as long as the
+   * server takes to answer), then, by default, disconnects. Rejects when the disconnect fails.
+   */
+  async stop(disconnect = true, signal?: AbortSignal): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.rounds.abort();
     await this.ticking;
-    if (!disconnect || !this.client.nodeToken) return;
+    if (disconnect) await this.disconnect(signal);
+  }
+
+  /** Marks the device offline at once. A 401 means it is gone already: nothing to do. */
+  async disconnect(signal?: AbortSignal): Promise<void> {
+    if (!this.client.nodeToken) return;
     try {
-      await this.client.disconnect();
+      await this.client.disconnect({ signal });
     } catch (error) {
-      if (!isStatus(error, 401)) this.log(`disconnect failed: ${message(error)}`);
+      if (!isStatus(error, 401)) throw error;
     }
   }
 
@@ -208,6 +303,28 @@ async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Pr
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }
 
+/**
+ * Lets one signal serve `users` requests in flight at once. Each request listens to its signal
+ * until it ends, and Node warns of a leak past 10 listeners, which bounded concurrency above 10
+ * reaches legitimately.
+ */
+function shareable<S extends AbortSignal>(signal: S, users: number): S {
+  setMaxListeners(Math.max(users, 10), signal);
+  return signal;
+}
+
+/**
+ * A signal for the simulation's own requests that follows the caller's: the caller's signal
+ * gets one listener (removed by `release`) rather than one per request in flight.
+ */
+function follow(outer: AbortSignal | undefined, users: number): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) abort();
+  else outer?.addEventListener('abort', abort, { once: true });
+  return { signal: shareable(controller.signal, users), release: () => outer?.removeEventListener('abort', abort) };
+}
+
 export interface SimulateOptions {
   server: string;
   authKey: string;
@@ -222,6 +339,15 @@ export interface SimulateOptions {
   heartbeatMs?: [number, number];
   netmap?: boolean;
   connections?: boolean;
+  /**
+   * Netmap fetches in flight at once across the whole fleet (default 4): with a permissive
+   * policy every netmap lists every device, so a large fleet's netmaps are large and many.
+   */
+  netmapConcurrency?: number;
+  /** Peers each device keeps from its netmap (default 32), to pick synthetic connection targets. */
+  maxPeers?: number;
+  /** Gives up on one request after this many ms (default 30 000); also bounds stop()'s disconnects. */
+  timeoutMs?: number;
   /** Progress lines, about one a second while enrolling. */
   progress?: (line: string) => void;
   signal?: AbortSignal;
@@ -236,8 +362,11 @@ export interface Simulation {
   failures: Record<string, number>;
   /** Seconds the enrollment took. */
   seconds: number;
-  /** Stops every agent and disconnects them (bounded concurrency). */
-  stop(disconnect?: boolean): Promise<void>;
+  /**
+   * Stops every agent at once, then disconnects them (bounded concurrency) within one request
+   * timeout; resolves to how many could not be disconnected in that time.
+   */
+  stop(disconnect?: boolean): Promise<{ notDisconnected: number }>;
 }
 
 /**
@@ -249,6 +378,8 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
   const { count, signal } = options;
   const concurrency = options.concurrency ?? 32;
   const prefix = options.hostnamePrefix ?? 'sim';
+  const timeoutMs = options.timeoutMs ?? NODE_TIMEOUT_MS;
+  const netmapSlots = new Slots(options.netmapConcurrency ?? 4);
   const agents: Agent[] = [];
   const failures: Record<string, number> = {};
   let failed = 0;
@@ -263,6 +394,7 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
       }, 1000)
     : undefined;
   const indexes = Array.from({ length: count }, (_, i) => i);
+  const enrolling = follow(signal, concurrency);
   await pool(indexes, concurrency, async (i) => {
     if (refused || signal?.aborted) return;
     const agent = new Agent({
@@ -274,11 +406,14 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
       heartbeatMs: options.heartbeatMs,
       netmap: options.netmap,
       connections: options.connections,
+      maxPeers: options.maxPeers ?? 32,
+      netmapSlots,
+      timeoutMs,
       log: progress,
       fetch: options.fetch,
     });
     try {
-      await agent.enroll(options.authKey, signal);
+      await agent.enroll(options.authKey, enrolling.signal);
       agents.push(agent);
     } catch (error) {
       if (signal?.aborted) return;
@@ -291,6 +426,7 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
       }
     }
   });
+  enrolling.release();
   clearInterval(ticker);
   const seconds = elapsed();
   if (options.heartbeat !== false && !signal?.aborted) {
@@ -303,6 +439,31 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
     failed,
     failures,
     seconds,
-    stop: (disconnect = true) => pool(agents, concurrency, (agent) => agent.stop(disconnect)),
+    stop: async (disconnect = true) => {
+      // Every loop first, so no device heartbeats while others are already disconnecting.
+      await Promise.all(agents.map((agent) => agent.stop(false)));
+      if (!disconnect) return { notDisconnected: 0 };
+      // One deadline for the whole fleet: against a server that stopped answering, waiting a
+      // timeout per device would take count / concurrency timeouts. Calls still queued when it
+      // passes fail at once.
+      const deadline = shareable(AbortSignal.timeout(timeoutMs), concurrency);
+      let notDisconnected = 0;
+      let first: unknown;
+      await pool(agents, concurrency, async (agent) => {
+        try {
+          await agent.disconnect(deadline);
+        } catch (error) {
+          notDisconnected++;
+          first ??= error;
+        }
+      });
+      if (notDisconnected > 0) {
+        progress?.(
+          `${notDisconnected} of ${agents.length} devices were not disconnected (${message(first)}); ` +
+            'the server shows them offline 60 s after their last heartbeat',
+        );
+      }
+      return { notDisconnected };
+    },
   };
 }

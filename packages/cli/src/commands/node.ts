@@ -103,12 +103,19 @@ export async function nodeUp(options: UpOptions, io: Io, signal: AbortSignal): P
     if (signal.aborted) resolve();
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  let disconnected = true;
   try {
     await Promise.race([stopped, gone]);
   } finally {
-    await agent.stop();
+    // Bounded by the request timeout; a second Ctrl-C exits without waiting (see untilSignal).
+    await agent.stop().catch((error) => {
+      disconnected = false;
+      io.err(
+        `warren node: disconnect failed: ${message(error)}; the server shows ${device?.name} offline 60 s after its last heartbeat\n`,
+      );
+    });
   }
-  io.out(`disconnected ${device?.name}\n`);
+  if (disconnected) io.out(`disconnected ${device?.name}\n`);
 }
 
 function serverUrl(flag: string | undefined, io: Io): string {
@@ -129,18 +136,28 @@ function positive(name: string, text: string): number {
   return value;
 }
 
-/** An AbortSignal that fires on SIGINT or SIGTERM (and after `seconds`, when given). */
-function untilSignal(seconds?: number): { signal: AbortSignal; release(): void } {
+/**
+ * An AbortSignal that fires on SIGINT or SIGTERM (and after `seconds`, when given): the
+ * command then stops its devices and disconnects them. A SIGINT or SIGTERM after that exits at
+ * once with 130, for whoever does not want to wait for the disconnects. `release` removes the
+ * handlers when the command ends, so later signals get Node's default handling again instead
+ * of being swallowed.
+ */
+function untilSignal(io: Io, seconds?: number): { signal: AbortSignal; release(): void } {
   const controller = new AbortController();
-  const abort = () => controller.abort();
-  process.once('SIGINT', abort);
-  process.once('SIGTERM', abort);
-  const timer = seconds ? setTimeout(abort, seconds * 1000) : undefined;
+  const onSignal = () => {
+    if (!controller.signal.aborted) return controller.abort();
+    io.err('warren node: exiting without waiting for devices to disconnect\n');
+    process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const timer = seconds ? setTimeout(() => controller.abort(), seconds * 1000) : undefined;
   return {
     signal: controller.signal,
     release: () => {
-      process.off('SIGINT', abort);
-      process.off('SIGTERM', abort);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       clearTimeout(timer);
     },
   };
@@ -166,7 +183,7 @@ export function registerNodeCommands(program: Command, io: Io): void {
         advertiseRoutes?: string;
         stateFile?: string;
       }) => {
-        const { signal, release } = untilSignal();
+        const { signal, release } = untilSignal(io);
         try {
           await nodeUp(
             {
@@ -191,10 +208,11 @@ export function registerNodeCommands(program: Command, io: Io): void {
     .requiredOption('--count <n>', 'how many devices')
     .option('--auth-key <key>', 'a reusable auth key (env WARREN_AUTH_KEY)')
     .option('--server <url>', 'the Warren server (env WARREN_URL)')
-    .option('--concurrency <n>', 'enrollments in flight at once', '32')
+    .option('--concurrency <n>', 'enrollments (and disconnects) in flight at once', '32')
+    .option('--netmap-concurrency <n>', 'netmap fetches in flight at once across all devices', '4')
     .option('--advertise-routes <cidrs>', 'subnet routes every device offers, comma-separated')
     .option('--hostname-prefix <prefix>', 'hostnames are <prefix>-1 … <prefix>-N', 'sim')
-    .option('--no-netmap', 'do not poll the netmap')
+    .option('--no-netmap', 'do not follow the netmap')
     .option('--no-connections', 'do not report synthetic connections')
     .option('--duration <seconds>', 'stop after this many seconds instead of waiting for Ctrl-C')
     .addHelpText('after', examples(['warren node simulate --count 1000 --auth-key wrn_auth_… --no-connections']))
@@ -204,6 +222,7 @@ export function registerNodeCommands(program: Command, io: Io): void {
         authKey?: string;
         server?: string;
         concurrency: string;
+        netmapConcurrency: string;
         advertiseRoutes?: string;
         hostnamePrefix: string;
         netmap: boolean;
@@ -214,13 +233,16 @@ export function registerNodeCommands(program: Command, io: Io): void {
         if (!authKey) throw new UsageError('--auth-key (or WARREN_AUTH_KEY) is required');
         const count = positive('--count', flags.count);
         const duration = flags.duration === undefined ? undefined : positive('--duration', flags.duration);
-        const { signal, release } = untilSignal(duration);
+        const concurrency = positive('--concurrency', flags.concurrency);
+        const netmapConcurrency = positive('--netmap-concurrency', flags.netmapConcurrency);
+        const { signal, release } = untilSignal(io, duration);
         try {
           const sim = await simulate({
             server: serverUrl(flags.server, io),
             authKey,
             count,
-            concurrency: positive('--concurrency', flags.concurrency),
+            concurrency,
+            netmapConcurrency,
             advertiseRoutes: routesOf(flags.advertiseRoutes),
             hostnamePrefix: flags.hostnamePrefix,
             netmap: flags.netmap,
