@@ -9,8 +9,10 @@
 //      peers grow with the network (the cost follows its answer): p50 and p95, warm cache.
 //      Target: p50 < 10 ms for the broad device at --count devices.
 //   2. The same right after the netmap epoch moved (every instance rebuilds its peer map).
-//   3. POST /v1/node/heartbeat of the broad device (it answers the view's version too), and a
-//      conditional GET /v1/node/netmap (If-None-Match: the version held) that answers 304.
+//   3. POST /v1/node/heartbeat of the broad device (it answers the view's version too); of a
+//      device that sees everyone right after another device went offline or came back (its
+//      view changed), first and second after the change; and a conditional GET
+//      /v1/node/netmap (If-None-Match: the version held) that answers 304.
 // Presence is frozen with a fixed clock, so every device stays online while it runs.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -72,6 +74,11 @@ interface Fleet {
   apiKey: string;
   broad: string;
   selective: string;
+  /** Two devices of one admin: each sees every device. */
+  everyone: string;
+  everyoneToo: string;
+  /** A device whose presence the benchmark toggles. */
+  flipper: string;
 }
 
 /**
@@ -182,7 +189,15 @@ async function populate(db: any, count: number, now: number): Promise<Fleet> {
   });
   // The broad device: an untagged device of member u6 (groups g5 and g6: five tags, two subnets).
   const broad = devices.find((d) => d.name.startsWith('host-') && d.user_id === users[6].id);
-  return { networkId, apiKey: created.apiKey, broad: tokens.get(broad!.name)!, selective: tokens.get('solo-0')! };
+  return {
+    networkId,
+    apiKey: created.apiKey,
+    broad: tokens.get(broad!.name)!,
+    selective: tokens.get('solo-0')!,
+    everyone: tokens.get('admin-0-0')!,
+    everyoneToo: tokens.get('admin-0-1')!,
+    flipper: tokens.get('solo-1')!,
+  };
 }
 
 interface Timing {
@@ -273,6 +288,42 @@ async function client({ url, fleets, policy }: Job): Promise<Row[]> {
     label: 'heartbeat, broad device',
     base: await measure(() => beat(fleets.base.broad), 300),
     full: await measure(() => beat(fleets.full.broad), 300),
+  });
+  // A peer going offline or coming back changes the view of every device that sees it: in a
+  // full mesh, every device's. What does the next heartbeat of one of them cost?
+  const flip = (fleet: Fleet) => {
+    let online = true;
+    return async () => {
+      const res = await fetch(`${url}/v1/node/${online ? 'disconnect' : 'heartbeat'}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${fleet.flipper}`,
+          ...(online ? {} : { 'content-type': 'application/json' }),
+        },
+        body: online ? undefined : '{}',
+      });
+      if (!res.ok) throw new Error(`flip: ${res.status}`);
+      online = !online;
+    };
+  };
+  // The first heartbeat after a flip also re-reads the network's presence, once for everyone;
+  // the next device's heartbeat is what each of the others costs.
+  rows.push({
+    label: 'heartbeat, sees all, 1st after flip',
+    base: await measure(() => beat(fleets.base.everyone), 100, flip(fleets.base)),
+    full: await measure(() => beat(fleets.full.everyone), 100, flip(fleets.full)),
+  });
+  const flipThenBeat = (fleet: Fleet) => {
+    const toggle = flip(fleet);
+    return async () => {
+      await toggle();
+      await beat(fleet.everyone);
+    };
+  };
+  rows.push({
+    label: 'heartbeat, sees all, 2nd after flip',
+    base: await measure(() => beat(fleets.base.everyoneToo), 100, flipThenBeat(fleets.base)),
+    full: await measure(() => beat(fleets.full.everyoneToo), 100, flipThenBeat(fleets.full)),
   });
   // What a device that is up to date costs: the agent's poll with the version it holds.
   const unchanged = async (token: string) => {

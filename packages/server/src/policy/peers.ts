@@ -108,6 +108,24 @@ export class PeerMap {
     return out;
   }
 
+  /**
+   * The identity class of a device that sees every other device through its identity alone (a
+   * rule reaching `*`, and no rule holding it by address): all members of that class then see
+   * each peer alike (classView), which lets a caller summarise their views once per class.
+   * Undefined for any other device, whose peers must be listed.
+   */
+  everyoneClassOf(deviceId: string): number | undefined {
+    const d = this.indexOf(deviceId);
+    if (d < 0) return undefined;
+    const c = this.index.classOf[d];
+    return this.reachOf(c).all && !this.addressRules(d) ? c : undefined;
+  }
+
+  /** Device `peer` as a member of class `c` without address rules sees it (see everyoneClassOf). */
+  classView(c: number, peer: number): PeerView {
+    return this.view({ d: -1, c, extra: null }, peer);
+  }
+
   private indexOf(deviceId: string): number {
     if (this.byId) return this.byId.get(deviceId) ?? -1;
     if (this.queries++ === 0) return this.devices.findIndex((d) => d.id === deviceId);

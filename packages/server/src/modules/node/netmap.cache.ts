@@ -21,6 +21,8 @@ import {
 } from '../acl/policy-inputs.repository.js';
 import { isOnline } from '../devices/presence.js';
 import type { NetmapHead, ServedRouteRow } from './netmap.repository.js';
+import type { PresenceSnapshot } from './presence-snapshot.js';
+import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
 
 /** Which routes are primary: device id → prefixes it serves as primary; `key` names the assignment. */
 export interface Primaries {
@@ -59,7 +61,15 @@ export class NetworkView {
   private readonly peerFields: Array<string | undefined>;
   /** Per device, its whole peer JSON when offline (2i) and online (2i + 1). */
   private readonly plainPeers: Array<string | undefined>;
-  private peerMap: { key: string; map: PeerMap } | undefined;
+  private peerMap: { key: string; map: PeerMap; classDigests: Map<number, SetDigest> } | undefined;
+  /** Per device, the hash of its peer text as every viewer sees it when no route is involved. */
+  private readonly plainHashes: Uint32Array;
+  private readonly plainHashed: Uint8Array;
+  /** Per device, the hash of its id (a member of presence digests). */
+  private readonly idHashes: Uint32Array;
+  private readonly idHashed: Uint8Array;
+  private readonly scratch = new Uint32Array(DIGEST_WORDS);
+  private online: { snapshot: PresenceSnapshot; digest: SetDigest } | undefined;
   /**
    * Per device, the stamp of the inputs its netmap was last built from here and that netmap's
    * hash: while both still hold, its stored version is current (netmap.service.ts).
@@ -76,6 +86,10 @@ export class NetworkView {
     this.index = new Map(rows.map((row, i) => [row.id, i]));
     this.peerFields = new Array(rows.length);
     this.plainPeers = new Array(2 * rows.length);
+    this.plainHashes = new Uint32Array(DIGEST_WORDS * rows.length);
+    this.plainHashed = new Uint8Array(rows.length);
+    this.idHashes = new Uint32Array(DIGEST_WORDS * rows.length);
+    this.idHashed = new Uint8Array(rows.length);
   }
 
   get size(): number {
@@ -92,7 +106,11 @@ export class NetworkView {
               const routes = primaries.byDevice.get(d.id);
               return routes ? { ...d, routes } : d;
             });
-      this.peerMap = { key: primaries.key, map: new PeerMap(this.policy, devices, this.users) };
+      this.peerMap = {
+        key: primaries.key,
+        map: new PeerMap(this.policy, devices, this.users),
+        classDigests: new Map(),
+      };
     }
     return this.peerMap.map;
   }
@@ -104,17 +122,107 @@ export class NetworkView {
    * are reused.
    */
   peerJson(i: number, view: PeerView, online: boolean): string {
-    // Frozen and as long as the peer's addresses: the shared view without routes.
-    if (Object.isFrozen(view) && view.allowedIPs.length === this.devices[i].addresses.length) {
+    if (this.isPlain(i, view)) {
       const slot = 2 * i + (online ? 1 : 0);
       let text = this.plainPeers[slot];
       if (text === undefined) {
-        text = `${this.peerPrefix(i)}${JSON.stringify(view.allowedIPs)},"online":${online}}`;
+        text = `${this.peerText(i, view)},"online":${online}}`;
         this.plainPeers[slot] = text;
       }
       return text;
     }
-    return `${this.peerPrefix(i)}${JSON.stringify(view.allowedIPs)},"online":${online}}`;
+    return `${this.peerText(i, view)},"online":${online}}`;
+  }
+
+  /** Frozen and as long as the peer's addresses: the view every viewer shares when no route shows. */
+  private isPlain(i: number, view: PeerView): boolean {
+    return Object.isFrozen(view) && view.allowedIPs.length === this.devices[i].addresses.length;
+  }
+
+  /** A peer's JSON up to its presence: what the peer is, as this viewer sees it. */
+  private peerText(i: number, view: PeerView): string {
+    return `${this.peerPrefix(i)}${JSON.stringify(view.allowedIPs)}`;
+  }
+
+  /**
+   * What a device's netmap is made of besides its own record, as a string that changes exactly
+   * when that does: a digest of its peers as it sees them, and one of those of them that are
+   * online. A device that sees everyone (PeerMap.everyoneClassOf) gets both from digests kept
+   * for the whole network, in constant time: its class's view of every device, and every online
+   * device, each less the device itself. Any other device's peers are listed and hashed.
+   */
+  fingerprint(
+    primaries: Primaries,
+    deviceId: string,
+    presence: PresenceSnapshot,
+    /** `list`: hash every peer even when a shortcut applies (the reference the shortcut must equal). */
+    how: 'auto' | 'list' = 'auto',
+  ): string {
+    const map = this.peersFor(primaries);
+    const d = this.index.get(deviceId);
+    if (d === undefined) return '';
+    const structure = new SetDigest();
+    const online = new SetDigest();
+    const c = how === 'auto' ? map.everyoneClassOf(deviceId) : undefined;
+    if (c !== undefined) {
+      structure.merge(this.classDigest(c)).toggle(...this.peerHash(d, map.classView(c, d)));
+      online.merge(this.onlineDigest(presence));
+      if (presence.online.has(deviceId)) online.toggle(...this.idHash(d));
+    } else {
+      for (const peer of map.peers(deviceId)) {
+        const i = this.index.get(peer.id)!;
+        structure.toggle(...this.peerHash(i, peer));
+        if (presence.online.has(peer.id)) online.toggle(...this.idHash(i));
+      }
+    }
+    return `${structure.hex()}${online.hex()}`;
+  }
+
+  /** Every device as members of class `c` see it, for the current primaries; kept per class. */
+  private classDigest(c: number): SetDigest {
+    const holder = this.peerMap!;
+    let digest = holder.classDigests.get(c);
+    if (!digest) {
+      digest = new SetDigest();
+      for (let i = 0; i < this.devices.length; i++) digest.toggle(...this.peerHash(i, holder.map.classView(c, i)));
+      holder.classDigests.set(c, digest);
+    }
+    return digest;
+  }
+
+  /** Every online device of this view, for one presence snapshot. */
+  private onlineDigest(presence: PresenceSnapshot): SetDigest {
+    if (this.online?.snapshot !== presence) {
+      const digest = new SetDigest();
+      for (const id of presence.online) {
+        const i = this.index.get(id);
+        if (i !== undefined) digest.toggle(...this.idHash(i));
+      }
+      this.online = { snapshot: presence, digest };
+    }
+    return this.online.digest;
+  }
+
+  private peerHash(i: number, view: PeerView): [Uint32Array, number] {
+    const at = DIGEST_WORDS * i;
+    if (this.isPlain(i, view)) {
+      if (!this.plainHashed[i]) {
+        hashInto(this.peerText(i, view), this.plainHashes, at);
+        this.plainHashed[i] = 1;
+      }
+      return [this.plainHashes, at];
+    }
+    hashInto(this.peerText(i, view), this.scratch, 0);
+    return [this.scratch, 0];
+  }
+
+  private idHash(i: number): [Uint32Array, number] {
+    const at = DIGEST_WORDS * i;
+    if (!this.idHashed[i]) {
+      hashInto(this.devices[i].id, this.idHashes, at);
+      this.idHashed[i] = 1;
+    }
+    return [this.idHashes, at];
   }
 
   private peerPrefix(i: number): string {

@@ -15,12 +15,12 @@
  * builds nothing.
  */
 import { createHash } from 'node:crypto';
+import type { DeviceBody } from '@warren/contract';
 import type { AppContext } from '../../context.js';
-import type { PeerMap } from '../../policy/index.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { routesOfDevice } from '../devices/devices.repository.js';
 import { isOnline } from '../devices/presence.js';
-import { choosePrimaries, type NetworkView, networkView } from './netmap.cache.js';
+import { choosePrimaries, type NetworkView, networkView, type Primaries } from './netmap.cache.js';
 import { netmapHead, type SelfRow, selfRow, servedRoutes, settleVersion } from './netmap.repository.js';
 import { deviceGone } from './presence.service.js';
 import { type PresenceSnapshot, presenceSnapshot } from './presence-snapshot.js';
@@ -38,7 +38,7 @@ interface ViewInputs {
   deviceId: string;
   self: SelfRow;
   view: NetworkView;
-  peerMap: PeerMap;
+  primaries: Primaries;
   presence: PresenceSnapshot;
   /**
    * What, besides the view's own key, decides the device's netmap: the primary routers, the
@@ -65,9 +65,8 @@ async function viewInputs(ctx: AppContext, networkId: string, deviceId: string):
   // authenticate; reload once in case it raced a deletion and re-creation.
   if (!view.index.has(deviceId)) view = await networkView(db, networkId, head, true);
   const primaries = choosePrimaries(served, now);
-  const peerMap = view.peersFor(primaries);
   const stamp = `${primaries.key}|${presence.digest}|${isOnline(self, now)}`;
-  return { now, networkId, deviceId, self, view, peerMap, presence, stamp };
+  return { now, networkId, deviceId, self, view, primaries, presence, stamp };
 }
 
 /**
@@ -96,7 +95,7 @@ export async function deviceNetmap(
  */
 export async function netmapVersion(ctx: AppContext, networkId: string, deviceId: string): Promise<number> {
   const inputs = await viewInputs(ctx, networkId, deviceId);
-  return rememberedVersion(inputs) ?? (await buildNetmap(ctx, inputs)).version;
+  return rememberedVersion(inputs) ?? (await settle(ctx, inputs)).version;
 }
 
 function rememberedVersion({ view, deviceId, self, stamp }: ViewInputs): number | undefined {
@@ -105,30 +104,37 @@ function rememberedVersion({ view, deviceId, self, stamp }: ViewInputs): number 
   return undefined;
 }
 
-async function buildNetmap(ctx: AppContext, inputs: ViewInputs): Promise<Netmap> {
-  const { now, networkId, deviceId, self, view, peerMap, presence } = inputs;
+/**
+ * Settles the device's version from the hash of its view: its own record (without the volatile
+ * lastSeen) and the fingerprint of its peers and their presence (NetworkView.fingerprint), which
+ * costs no per-peer work for a device that sees everyone. Returns the version and the record.
+ */
+async function settle(ctx: AppContext, inputs: ViewInputs): Promise<{ version: number; selfBody: DeviceBody }> {
+  const { now, networkId, deviceId, self, view, primaries, presence } = inputs;
   const selfRoutes = await routesOfDevice(ctx.db, networkId, now, deviceId);
-  const peers = peerMap.peers(deviceId);
-  const parts: string[] = new Array(peers.length);
-  for (let k = 0; k < peers.length; k++) {
-    const peer = peers[k];
-    parts[k] = view.peerJson(view.index.get(peer.id)!, peer, presence.online.has(peer.id));
-  }
-  const peersJson = `[${parts.join(',')}]`;
   const selfBody = presentDeviceDetail(self, now, selfRoutes);
-  const selfJson = JSON.stringify(selfBody);
-
-  // lastSeen moves with every heartbeat; it is not part of what the device needs to re-fetch.
   const hash = createHash('sha256')
     .update(JSON.stringify({ ...selfBody, lastSeen: null }))
     .update('\n')
-    .update(peersJson)
+    .update(view.fingerprint(primaries, deviceId, presence))
     .digest('hex')
     .slice(0, 32);
   const version = await settleVersion(ctx.db, deviceId, self, hash);
   if (version === undefined) throw deviceGone();
   view.versions.set(deviceId, { stamp: inputs.stamp, hash });
-  return { version, body: `{"self":${selfJson},"peers":${peersJson},"version":${version}}` };
+  return { version, selfBody };
+}
+
+async function buildNetmap(ctx: AppContext, inputs: ViewInputs): Promise<Netmap> {
+  const { deviceId, view, primaries, presence } = inputs;
+  const { version, selfBody } = await settle(ctx, inputs);
+  const peers = view.peersFor(primaries).peers(deviceId);
+  const parts: string[] = new Array(peers.length);
+  for (let k = 0; k < peers.length; k++) {
+    const peer = peers[k];
+    parts[k] = view.peerJson(view.index.get(peer.id)!, peer, presence.online.has(peer.id));
+  }
+  return { version, body: `{"self":${JSON.stringify(selfBody)},"peers":[${parts.join(',')}],"version":${version}}` };
 }
 
 /** `If-None-Match` holds this version: quoted or bare, possibly weak, possibly in a list, or `*`. */

@@ -1,0 +1,84 @@
+/**
+ * A device that sees everyone gets its netmap fingerprint from per-class and per-network
+ * digests instead of listing its peers. The shortcut must give exactly what listing gives, for
+ * every device, with routes that make some views differ per viewer and some peers offline.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { choosePrimaries, networkView } from '../../src/modules/node/netmap.cache.js';
+import { netmapHead, servedRoutes } from '../../src/modules/node/netmap.repository.js';
+import { presenceSnapshot } from '../../src/modules/node/presence-snapshot.js';
+import { applyPolicy } from '../acl/helpers.js';
+import { nodeCall } from '../devices/helpers.js';
+import { json, startServer, type TestServer } from '../harness.js';
+import { createUser, type Devices, enrollAll } from './helpers.js';
+
+const POLICY = `{
+  "tagOwners": { "tag:web": ["autogroup:admin"], "tag:gw": ["autogroup:admin"] },
+  "acls": [
+    { "action": "accept", "src": ["autogroup:member"], "dst": ["autogroup:self:*"] },
+    { "action": "accept", "src": ["autogroup:admin"], "dst": ["*:*"] },
+    { "action": "accept", "src": ["ana@example.com"], "dst": ["tag:web:443"] },
+    { "action": "accept", "src": ["tag:web"], "dst": ["10.0.0.0/24:*"] },
+    { "action": "accept", "src": ["10.0.0.0/24"], "dst": ["tag:web:80"] },
+  ],
+}`;
+
+describe('netmap fingerprints', () => {
+  let server: TestServer;
+  let d: Devices;
+  beforeAll(async () => {
+    server = await startServer();
+    await createUser(server, 'ana@example.com');
+    await applyPolicy(server, POLICY);
+    d = await enrollAll(server, {
+      'own-1': {},
+      'own-2': {},
+      'ana-1': { user: 'ana@example.com' },
+      'ana-2': { user: 'ana@example.com' },
+      web: { tags: ['tag:web'] },
+      gw: { tags: ['tag:gw'], advertiseRoutes: ['10.0.0.0/24'] },
+    });
+    const routes = (await json(await server.call('GET', '/v1/routes'))).routes;
+    expect((await server.call('POST', `/v1/routes/${routes[0].id}/approve`)).status).toBe(200);
+    expect((await nodeCall(server, d['ana-2'].nodeToken, 'disconnect')).status).toBe(204);
+  });
+  afterAll(() => server.close());
+
+  it('the shortcut for devices that see everyone equals listing their peers', async () => {
+    const db = server.database.storage.db;
+    const now = server.clock.now();
+    const head = (await netmapHead(db, server.networkId))!;
+    const view = await networkView(db, server.networkId, head);
+    const primaries = choosePrimaries(await servedRoutes(db, server.networkId), now);
+    const presence = await presenceSnapshot(db, server.networkId, head, now);
+    const map = view.peersFor(primaries);
+    // The owner's devices (an admin's) see everyone; ana's and the tagged ones do not.
+    expect(map.everyoneClassOf(d['own-1'].device.id)).toBeDefined();
+    expect(map.everyoneClassOf(d['ana-1'].device.id)).toBeUndefined();
+    expect(presence.online.has(d['ana-2'].device.id)).toBe(false);
+
+    const prints = new Set<string>();
+    for (const [name, device] of Object.entries(d)) {
+      const quick = view.fingerprint(primaries, device.device.id, presence);
+      expect(quick, name).toBe(view.fingerprint(primaries, device.device.id, presence, 'list'));
+      prints.add(quick);
+    }
+    // The two owner's devices see the same network less themselves: different prints.
+    expect(prints.size).toBe(Object.keys(d).length);
+  });
+
+  it('moves for a device that sees everyone when a peer goes offline, and only then', async () => {
+    const db = server.database.storage.db;
+    const print = async () => {
+      const now = server.clock.now();
+      const head = (await netmapHead(db, server.networkId))!;
+      const view = await networkView(db, server.networkId, head);
+      const primaries = choosePrimaries(await servedRoutes(db, server.networkId), now);
+      return view.fingerprint(primaries, d['own-1'].device.id, await presenceSnapshot(db, server.networkId, head, now));
+    };
+    const before = await print();
+    expect(await print()).toBe(before);
+    expect((await nodeCall(server, d['ana-1'].nodeToken, 'disconnect')).status).toBe(204);
+    expect(await print()).not.toBe(before);
+  });
+});
