@@ -11,6 +11,7 @@ import * as initial from './migrations/001_initial.js';
 import * as devices from './migrations/002_devices.js';
 import * as presenceEpoch from './migrations/003_presence_epoch.js';
 import type { Database } from './schema.js';
+import { withStatementCache } from './sqlite-statements.js';
 
 export type Db = Kysely<Database>;
 
@@ -61,7 +62,7 @@ function openSqlite(url: string): Storage {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
