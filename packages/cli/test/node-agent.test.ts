@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { NodeClient, Warren } from '@warren/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../../server/test/harness.js';
-import { Agent, randomNodeKey, simulate } from '../src/commands/node-agent.js';
+import { Agent, gatedFetch, randomNodeKey, simulate } from '../src/commands/node-agent.js';
 
 const until = async (check: () => boolean, ms = 10_000) => {
   const end = Date.now() + ms;
@@ -337,5 +337,37 @@ describe('device agent against a server that never answers', () => {
     } finally {
       await silent.close();
     }
+  });
+});
+
+describe('the fleet-wide request gate', () => {
+  it('keeps at most `limit` requests in flight, queues the rest, and drops a waiter that aborts', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const releases: Array<() => void> = [];
+    const slow: typeof fetch = async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      inFlight--;
+      return new Response('{"ok":true}', { status: 200, headers: { 'content-type': 'application/json' } });
+    };
+    const gated = gatedFetch(slow, 2);
+    const quitter = new AbortController();
+    const calls = Array.from({ length: 6 }, (_, i) =>
+      gated('http://127.0.0.1/', i === 3 ? { signal: quitter.signal } : {}),
+    );
+    await until(() => releases.length === 2);
+    quitter.abort(new Error('gave up'));
+    await expect(calls[3]).rejects.toThrow('gave up');
+    // Let the rest through two at a time.
+    for (let released = 0; released < 5; released++) {
+      await until(() => releases.length > 0);
+      releases.shift()!();
+    }
+    const answered = await Promise.all(calls.filter((_, i) => i !== 3));
+    expect(answered.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(await answered[4]!.json()).toEqual({ ok: true });
+    expect(most).toBe(2);
   });
 });

@@ -73,6 +73,52 @@ export class Slots {
   }
 }
 
+/**
+ * `fetch` with at most `limit` requests of a fleet in flight; the rest wait their turn. A fleet
+ * of thousands sharing one process would otherwise open a connection per concurrent request,
+ * and a burst of them overflows the server's accept queue, where every new connection, the
+ * operator's own included, waits out TCP's retransmission back-off. A slot is held until the
+ * body has been read, so the connection is free again when the next request takes it.
+ */
+export function gatedFetch(inner: typeof fetch, limit: number): typeof fetch {
+  let inFlight = 0;
+  const waiting: Array<() => void> = [];
+  const release = () => {
+    inFlight--;
+    waiting.shift()?.();
+  };
+  return async (input, init) => {
+    if (inFlight >= limit) {
+      await new Promise<void>((resolve, reject) => {
+        const signal = init?.signal;
+        const go = () => {
+          signal?.removeEventListener('abort', abandon);
+          resolve();
+        };
+        const abandon = () => {
+          waiting.splice(waiting.indexOf(go), 1);
+          reject(signal?.reason);
+        };
+        signal?.throwIfAborted();
+        signal?.addEventListener('abort', abandon, { once: true });
+        waiting.push(go);
+      });
+    }
+    inFlight++;
+    try {
+      const response = await inner(input, init);
+      const body = await response.arrayBuffer();
+      return new Response(response.status === 304 || body.byteLength === 0 ? null : body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    } finally {
+      release();
+    }
+  };
+}
+
 export interface AgentOptions {
   server: string;
   hostname: string;
@@ -346,6 +392,8 @@ export interface SimulateOptions {
   netmapConcurrency?: number;
   /** Peers each device keeps from its netmap (default 32), to pick synthetic connection targets. */
   maxPeers?: number;
+  /** Requests of the whole fleet in flight at once (default 64); the rest wait (see gatedFetch). */
+  requestConcurrency?: number;
   /** Gives up on one request after this many ms (default 30 000); also bounds stop()'s disconnects. */
   timeoutMs?: number;
   /** Progress lines, about one a second while enrolling. */
@@ -380,6 +428,7 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
   const prefix = options.hostnamePrefix ?? 'sim';
   const timeoutMs = options.timeoutMs ?? NODE_TIMEOUT_MS;
   const netmapSlots = new Slots(options.netmapConcurrency ?? 4);
+  const fleetFetch = gatedFetch(options.fetch ?? fetch, options.requestConcurrency ?? 64);
   const agents: Agent[] = [];
   const failures: Record<string, number> = {};
   let failed = 0;
@@ -410,7 +459,7 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
       netmapSlots,
       timeoutMs,
       log: progress,
-      fetch: options.fetch,
+      fetch: fleetFetch,
     });
     try {
       await agent.enroll(options.authKey, enrolling.signal);
