@@ -265,6 +265,7 @@ async function client({ url, fleets, policy }: Job): Promise<Row[]> {
   for (const [label, pick, times] of [
     ['netmap, selective device', (f: Fleet) => f.selective, 400],
     ['netmap, broad device', (f: Fleet) => f.broad, 300],
+    ['netmap, device that sees all', (f: Fleet) => f.everyone, 100],
   ] as const) {
     const { base, full } = fleets;
     rows.push({

@@ -41,6 +41,10 @@ describe('netmap fingerprints', () => {
     const routes = (await json(await server.call('GET', '/v1/routes'))).routes;
     expect((await server.call('POST', `/v1/routes/${routes[0].id}/approve`)).status).toBe(200);
     expect((await nodeCall(server, d['ana-2'].nodeToken, 'disconnect')).status).toBe(204);
+    // A device of the owner's enrolled a moment later is the last of the list: the cut must
+    // also work there.
+    server.clock.advance(1_000);
+    Object.assign(d, await enrollAll(server, { 'own-3': {} }));
   });
   afterAll(() => server.close());
 
@@ -65,6 +69,31 @@ describe('netmap fingerprints', () => {
     }
     // The two owner's devices see the same network less themselves: different prints.
     expect(prints.size).toBe(Object.keys(d).length);
+  });
+
+  it("cuts the peers of a device that sees everyone from its class's list, as listing them would", async () => {
+    const db = server.database.storage.db;
+    const now = server.clock.now();
+    const head = (await netmapHead(db, server.networkId))!;
+    const view = await networkView(db, server.networkId, head);
+    const primaries = choosePrimaries(await servedRoutes(db, server.networkId), now);
+    const presence = await presenceSnapshot(db, server.networkId, head, now);
+    const listed = (id: string) =>
+      `[${view
+        .peersFor(primaries)
+        .peers(id)
+        .map((peer) => view.peerJson(view.index.get(peer.id)!, peer, presence.online.has(peer.id)))
+        .join(',')}]`;
+    // Every position in the device order: the first, the middle and the last device.
+    const sees = Object.values(d).filter((x) => view.peersFor(primaries).everyoneClassOf(x.device.id) !== undefined);
+    expect(sees.length).toBeGreaterThanOrEqual(2);
+    expect(view.index.get(d['own-3'].device.id)).toBe(view.size - 1);
+    for (const device of sees) {
+      const cut = view.everyonePeersJson(primaries, device.device.id, presence);
+      expect(cut).toBe(listed(device.device.id));
+      expect(JSON.parse(cut!).map((p: any) => p.name)).not.toContain(device.device.name);
+    }
+    expect(view.everyonePeersJson(primaries, d['ana-1'].device.id, presence)).toBeUndefined();
   });
 
   it('moves for a device that sees everyone when a peer goes offline, and only then', async () => {

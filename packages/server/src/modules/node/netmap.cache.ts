@@ -61,7 +61,15 @@ export class NetworkView {
   private readonly peerFields: Array<string | undefined>;
   /** Per device, its whole peer JSON when offline (2i) and online (2i + 1). */
   private readonly plainPeers: Array<string | undefined>;
-  private peerMap: { key: string; map: PeerMap; classDigests: Map<number, SetDigest> } | undefined;
+  private peerMap:
+    | {
+        key: string;
+        map: PeerMap;
+        classDigests: Map<number, SetDigest>;
+        /** Per class that sees everyone, every device's JSON as it sees it, for one presence. */
+        classLists: Map<number, { presence: PresenceSnapshot; joined: string; starts: Int32Array }>;
+      }
+    | undefined;
   /** Per device, the hash of its peer text as every viewer sees it when no route is involved. */
   private readonly plainHashes: Uint32Array;
   private readonly plainHashed: Uint8Array;
@@ -110,6 +118,7 @@ export class NetworkView {
         key: primaries.key,
         map: new PeerMap(this.policy, devices, this.users),
         classDigests: new Map(),
+        classLists: new Map(),
       };
     }
     return this.peerMap.map;
@@ -176,6 +185,40 @@ export class NetworkView {
       }
     }
     return `${structure.hex()}${online.hex()}`;
+  }
+
+  /**
+   * The JSON array of a device's peers when it sees everyone (PeerMap.everyoneClassOf): its
+   * class's list of every device, made once per presence snapshot, less the device's own
+   * entry: two slices instead of one string per peer. Undefined for any other device.
+   */
+  everyonePeersJson(primaries: Primaries, deviceId: string, presence: PresenceSnapshot): string | undefined {
+    const map = this.peersFor(primaries);
+    const c = map.everyoneClassOf(deviceId);
+    const d = this.index.get(deviceId);
+    if (c === undefined || d === undefined) return undefined;
+    const holder = this.peerMap!;
+    let list = holder.classLists.get(c);
+    if (list?.presence !== presence) {
+      const n = this.devices.length;
+      const parts: string[] = new Array(n);
+      // starts[i]: where device i's entry begins in the joined text; starts[n]: its length + 1.
+      const starts = new Int32Array(n + 1);
+      for (let i = 0, at = 0; i < n; i++) {
+        parts[i] = this.peerJson(i, map.classView(c, i), presence.online.has(this.devices[i].id));
+        starts[i] = at;
+        at += parts[i].length + 1;
+        starts[i + 1] = at;
+      }
+      list = { presence, joined: parts.join(','), starts };
+      holder.classLists.set(c, list);
+    }
+    const { joined, starts } = list;
+    const last = starts.length - 2;
+    if (last === 0) return '[]';
+    // Drop the entry with the comma after it, or before it for the last one.
+    if (d === last) return `[${joined.slice(0, starts[d] - 1)}]`;
+    return `[${joined.slice(0, starts[d])}${joined.slice(starts[d + 1])}]`;
   }
 
   /** Every device as members of class `c` see it, for the current primaries; kept per class. */

@@ -128,13 +128,18 @@ async function settle(ctx: AppContext, inputs: ViewInputs): Promise<{ version: n
 async function buildNetmap(ctx: AppContext, inputs: ViewInputs): Promise<Netmap> {
   const { deviceId, view, primaries, presence } = inputs;
   const { version, selfBody } = await settle(ctx, inputs);
+  const peersJson = view.everyonePeersJson(primaries, deviceId, presence) ?? listPeersJson(inputs);
+  return { version, body: `{"self":${JSON.stringify(selfBody)},"peers":${peersJson},"version":${version}}` };
+}
+
+function listPeersJson({ deviceId, view, primaries, presence }: ViewInputs): string {
   const peers = view.peersFor(primaries).peers(deviceId);
   const parts: string[] = new Array(peers.length);
   for (let k = 0; k < peers.length; k++) {
     const peer = peers[k];
     parts[k] = view.peerJson(view.index.get(peer.id)!, peer, presence.online.has(peer.id));
   }
-  return { version, body: `{"self":${JSON.stringify(selfBody)},"peers":[${parts.join(',')}],"version":${version}}` };
+  return `[${parts.join(',')}]`;
 }
 
 /** `If-None-Match` holds this version: quoted or bare, possibly weak, possibly in a list, or `*`. */
