@@ -48,13 +48,20 @@ describe('netmap fingerprints', () => {
   });
   afterAll(() => server.close());
 
-  it('the shortcut for devices that see everyone equals listing their peers', async () => {
+  /** The network's view, primaries and presence as a request would read them now. */
+  const current = async () => {
     const db = server.database.storage.db;
     const now = server.clock.now();
     const head = (await netmapHead(db, server.networkId))!;
-    const view = await networkView(db, server.networkId, head);
-    const primaries = choosePrimaries(await servedRoutes(db, server.networkId), now);
-    const presence = await presenceSnapshot(db, server.networkId, head, now);
+    return {
+      view: await networkView(db, server.networkId, head),
+      primaries: choosePrimaries(await servedRoutes(db, server.networkId), now),
+      presence: await presenceSnapshot(db, server.networkId, head, now),
+    };
+  };
+
+  it('the shortcut for devices that see everyone equals listing their peers', async () => {
+    const { view, primaries, presence } = await current();
     const map = view.peersFor(primaries);
     // The owner's devices (an admin's) see everyone; ana's and the tagged ones do not.
     expect(map.everyoneClassOf(d['own-1'].device.id)).toBeDefined();
@@ -72,12 +79,7 @@ describe('netmap fingerprints', () => {
   });
 
   it("cuts the peers of a device that sees everyone from its class's list, as listing them would", async () => {
-    const db = server.database.storage.db;
-    const now = server.clock.now();
-    const head = (await netmapHead(db, server.networkId))!;
-    const view = await networkView(db, server.networkId, head);
-    const primaries = choosePrimaries(await servedRoutes(db, server.networkId), now);
-    const presence = await presenceSnapshot(db, server.networkId, head, now);
+    const { view, primaries, presence } = await current();
     const listed = (id: string) =>
       `[${view
         .peersFor(primaries)
@@ -97,13 +99,9 @@ describe('netmap fingerprints', () => {
   });
 
   it('moves for a device that sees everyone when a peer goes offline, and only then', async () => {
-    const db = server.database.storage.db;
     const print = async () => {
-      const now = server.clock.now();
-      const head = (await netmapHead(db, server.networkId))!;
-      const view = await networkView(db, server.networkId, head);
-      const primaries = choosePrimaries(await servedRoutes(db, server.networkId), now);
-      return view.fingerprint(primaries, d['own-1'].device.id, await presenceSnapshot(db, server.networkId, head, now));
+      const { view, primaries, presence } = await current();
+      return view.fingerprint(primaries, d['own-1'].device.id, presence);
     };
     const before = await print();
     expect(await print()).toBe(before);
