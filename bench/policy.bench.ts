@@ -18,23 +18,11 @@ import {
   type PolicyUser,
   validatePolicy,
 } from '../packages/server/src/policy/index.js';
+// The same seeded generator as the property tests, so every run measures the same networks.
+import { prng } from '../packages/server/test/policy/generate.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-
-/** mulberry32, so every run measures the same networks. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  return { next, int, pick: <T>(xs: readonly T[]): T => xs[int(xs.length)] };
-}
 
 interface Shape {
   users: number;

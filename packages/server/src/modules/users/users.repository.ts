@@ -1,31 +1,28 @@
 /** SQL of users. Device counts and last-seen come from one grouped join, never a query per user. */
 import type { Db } from '../../storage/database.js';
 
+/** The user's own columns: selected, and grouped by to count each user's devices. */
+const USER_COLUMNS = [
+  'users.id',
+  'users.login_name',
+  'users.display_name',
+  'users.role',
+  'users.status',
+  'users.created_at',
+  'users.last_seen_at',
+] as const;
+
 function usersWithDevices(db: Db, networkId: string) {
   return db
     .selectFrom('users')
     .leftJoin('devices', 'devices.user_id', 'users.id')
     .select((eb) => [
-      'users.id',
-      'users.login_name',
-      'users.display_name',
-      'users.role',
-      'users.status',
-      'users.created_at',
-      'users.last_seen_at',
+      ...USER_COLUMNS,
       eb.fn.count<number>('devices.id').as('device_count'),
       eb.fn.max<number | null>('devices.last_seen_at').as('device_seen_at'),
     ])
     .where('users.network_id', '=', networkId)
-    .groupBy([
-      'users.id',
-      'users.login_name',
-      'users.display_name',
-      'users.role',
-      'users.status',
-      'users.created_at',
-      'users.last_seen_at',
-    ]);
+    .groupBy([...USER_COLUMNS]);
 }
 
 export type UserRow = Awaited<ReturnType<typeof findUser>> & {};
