@@ -53,9 +53,10 @@ export const isStatus = (error: unknown, status: number) => error instanceof War
 const isMissing = (error: unknown) => isStatus(error, 404) || isStatus(error, 401);
 
 /**
- * A fleet-wide count of requests in flight, shared by the agents of one simulation. An agent
- * that finds every slot taken skips the request until its next heartbeat instead of queueing:
- * a queue would delay its heartbeats, and the server would still see the whole backlog.
+ * A fleet-wide count of netmap fetches in flight, shared by the agents of one simulation. An
+ * agent that finds every slot taken skips the fetch until its next heartbeat instead of
+ * queueing (as gatedFetch does for every request): a netmap can wait a round, and a queue of
+ * them would hold the fleet's request slots from its heartbeats.
  */
 export class Slots {
   private taken = 0;

@@ -28,10 +28,6 @@ export class SetDigest {
     return this.toggle(other.words, 0);
   }
 
-  copy(): SetDigest {
-    return new SetDigest().merge(this);
-  }
-
   hex(): string {
     return Buffer.from(this.words.buffer, this.words.byteOffset, this.words.byteLength).toString('hex');
   }
