@@ -5,7 +5,8 @@
 set -euo pipefail
 
 password=${WARREN_CI_POSTGRES_PASSWORD:-warren-ci}
-as_postgres() { runuser -u postgres -- "$@"; }
+# From / so the postgres user can start in a directory it may read.
+as_postgres() { (cd / && runuser -u postgres -- "$@"); }
 
 if ! command -v pg_ctlcluster >/dev/null 2>&1 || [ -z "$(ls /etc/postgresql 2>/dev/null)" ]; then
   echo "postgres: installing Debian's postgresql package" >&2
