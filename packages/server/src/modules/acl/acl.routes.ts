@@ -77,6 +77,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { scope: 'acls' },
       schema: apiSchema({
+        operationId: 'getPolicy',
         tags,
         summary: 'The policy: JSON by default, the stored HuJSON text with Accept: application/hujson',
         response: { 200: { description: 'the current policy; header ETag', ...policyContent } },
@@ -96,6 +97,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'acls' },
       schema: apiSchema(
         {
+          operationId: 'setPolicy',
           tags,
           summary: 'Replace the policy (HuJSON or JSON text, stored verbatim); If-Match makes it conditional',
           body: policyBody,
@@ -123,6 +125,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'acls' },
       schema: apiSchema(
         {
+          operationId: 'validatePolicy',
           tags,
           summary: 'Validate a policy without storing it (every problem with its line and column)',
           body: policyBody,
@@ -139,6 +142,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { scope: 'acls' },
       schema: apiSchema({
+        operationId: 'listPolicyHistory',
         tags,
         summary: 'Every stored version of the policy, newest first',
         response: { 200: Type.Object({ versions: Type.Array(VersionRecord) }) },
@@ -153,6 +157,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'acls' },
       schema: apiSchema(
         {
+          operationId: 'getPolicyVersion',
           tags,
           summary: 'The text of one stored version of the policy (HuJSON, as it was sent); header ETag',
           params: VersionParams,

@@ -26,6 +26,7 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
       serializerCompiler: () => (data) => JSON.stringify(data),
       schema: apiSchema(
         {
+          operationId: 'listDevices',
           tags,
           summary: 'List devices; user, tag (repeatable, all must match), online and fields combine with AND',
           querystring: DeviceListQuery,
@@ -41,7 +42,10 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
     '/devices/:id',
     {
       config: { scope: 'devices' },
-      schema: apiSchema({ tags, summary: 'One device', params: IdParams, response: { 200: ref('Device') } }, [404]),
+      schema: apiSchema(
+        { operationId: 'getDevice', tags, summary: 'One device', params: IdParams, response: { 200: ref('Device') } },
+        [404],
+      ),
     },
     async (request) => deviceDetail(ctx.db, request.principal!.networkId, request.params.id, ctx.clock.now()),
   );
@@ -52,6 +56,7 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'devices' },
       schema: apiSchema(
         {
+          operationId: 'deleteDevice',
           tags,
           summary: 'Remove a device: its credential is refused at once, its routes and addresses are freed',
           params: IdParams,
@@ -72,6 +77,7 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'devices' },
       schema: apiSchema(
         {
+          operationId: 'setDeviceTags',
           tags,
           summary: "Replace a device's tags (an empty list clears them)",
           params: IdParams,

@@ -19,6 +19,7 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'keys' },
       schema: apiSchema(
         {
+          operationId: 'listKeys',
           tags,
           summary: 'List keys',
           querystring: KeyListQuery,
@@ -40,6 +41,7 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'keys' },
       schema: apiSchema(
         {
+          operationId: 'createKey',
           tags,
           summary: 'Create an auth key or an API key (the secret is shown once)',
           body: CreateKeyBody,
@@ -55,7 +57,10 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
     '/keys/:id',
     {
       config: { scope: 'keys' },
-      schema: apiSchema({ tags, summary: 'One key', params: IdParams, response: { 200: ref('Key') } }, [404]),
+      schema: apiSchema(
+        { operationId: 'getKey', tags, summary: 'One key', params: IdParams, response: { 200: ref('Key') } },
+        [404],
+      ),
     },
     async (request) => getKey(ctx, request.principal!.networkId, request.params.id),
   );
@@ -65,7 +70,13 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { scope: 'keys' },
       schema: apiSchema(
-        { tags, summary: 'Revoke a key: it stops working at once', params: IdParams, response: { 204: Type.Null() } },
+        {
+          operationId: 'deleteKey',
+          tags,
+          summary: 'Revoke a key: it stops working at once',
+          params: IdParams,
+          response: { 204: Type.Null() },
+        },
         [404],
       ),
     },

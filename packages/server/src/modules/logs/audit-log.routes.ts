@@ -33,6 +33,7 @@ export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'read' },
       schema: apiSchema(
         {
+          operationId: 'listAuditLog',
           tags: ['logs'],
           summary: 'Page through the audit log (ascending; tail with nextCursor)',
           querystring: AuditLogQuery,

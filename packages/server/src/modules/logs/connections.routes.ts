@@ -49,6 +49,7 @@ export async function connectionReportRoutes(app: FastifyInstance): Promise<void
       attachValidation: true,
       schema: apiSchema(
         {
+          operationId: 'reportConnections',
           tags: ['node'],
           summary: 'Report up to 1,000 connections of this device (all stored, or none)',
           description:
@@ -76,6 +77,7 @@ export async function connectionLogRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'devices' },
       schema: apiSchema(
         {
+          operationId: 'listConnectionLog',
           tags: ['logs'],
           summary: 'Page through the connection log (ascending by recording; tail with nextCursor)',
           querystring: ConnectionLogQuery,

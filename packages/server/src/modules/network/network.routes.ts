@@ -9,6 +9,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { scope: 'any' },
       schema: apiSchema({
+        operationId: 'getNetwork',
         tags: ['network'],
         summary: 'The network of the calling key',
         response: { 200: ref('Network') },

@@ -25,6 +25,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       onRequest: authenticateAuthKey,
       schema: apiSchema(
         {
+          operationId: 'registerNode',
           tags,
           summary: 'Enroll a device with an auth key (a known nodeKey re-enrolls its device)',
           body: RegisterBody,
@@ -43,6 +44,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       onRequest: authenticateDevice,
       schema: apiSchema(
         {
+          operationId: 'heartbeat',
           tags,
           summary: 'Mark the device online; optionally report the routes it advertises',
           body: HeartbeatBody,
@@ -64,7 +66,12 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { auth: 'node' },
       onRequest: authenticateDevice,
-      schema: apiSchema({ tags, summary: 'Mark the device offline at once', response: { 204: Type.Null() } }),
+      schema: apiSchema({
+        operationId: 'disconnectNode',
+        tags,
+        summary: 'Mark the device offline at once',
+        response: { 204: Type.Null() },
+      }),
     },
     async (request, reply) => {
       await disconnect(ctx, request);
@@ -78,6 +85,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       config: { auth: 'node' },
       onRequest: authenticateDevice,
       schema: apiSchema({
+        operationId: 'getNetmap',
         tags,
         summary: 'The peers this device may reach or be reached by; 304 while If-None-Match holds the version',
         headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),

@@ -19,6 +19,7 @@ export async function routesRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'devices' },
       schema: apiSchema(
         {
+          operationId: 'listRoutes',
           tags,
           summary: 'List routes (filter by state and by device id or name)',
           querystring: RouteListQuery,
@@ -39,7 +40,13 @@ export async function routesRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { scope: 'devices' },
       schema: apiSchema(
-        { tags, summary: 'Approve a pending or disabled route', params: IdParams, response: { 200: ref('Route') } },
+        {
+          operationId: 'approveRoute',
+          tags,
+          summary: 'Approve a pending or disabled route',
+          params: IdParams,
+          response: { 200: ref('Route') },
+        },
         [404, 409],
       ),
     },
@@ -51,7 +58,13 @@ export async function routesRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { scope: 'devices' },
       schema: apiSchema(
-        { tags, summary: 'Disable an approved route', params: IdParams, response: { 200: ref('Route') } },
+        {
+          operationId: 'disableRoute',
+          tags,
+          summary: 'Disable an approved route',
+          params: IdParams,
+          response: { 200: ref('Route') },
+        },
         [404, 409],
       ),
     },

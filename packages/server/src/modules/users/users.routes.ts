@@ -19,6 +19,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'users' },
       schema: apiSchema(
         {
+          operationId: 'listUsers',
           tags,
           summary: 'List the users of the network',
           querystring: UserListQuery,
@@ -39,7 +40,13 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { scope: 'users' },
       schema: apiSchema(
-        { tags, summary: 'Add a user', body: CreateUserBody, response: { 201: ref('User') } },
+        {
+          operationId: 'createUser',
+          tags,
+          summary: 'Add a user',
+          body: CreateUserBody,
+          response: { 201: ref('User') },
+        },
         [400, 409],
       ),
     },
@@ -52,6 +59,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'users' },
       schema: apiSchema(
         {
+          operationId: 'updateUser',
           tags,
           summary: "Change a user's role",
           params: IdParams,
@@ -70,6 +78,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
       config: { scope: 'users' },
       schema: apiSchema(
         {
+          operationId: 'deleteUser',
           tags,
           summary: 'Remove a user and their devices (keys stay)',
           params: IdParams,
