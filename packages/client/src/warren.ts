@@ -9,10 +9,10 @@ import { Logs } from './log-pages.js';
 import { Devices, Keys, NetworkInfo, Routes, Users } from './resources.js';
 
 export interface WarrenOptions {
-  /** Base URL of the server, e.g. http://127.0.0.1:8080 (without /v1). */
-  url: string;
-  /** An API key: `wrn_api_…`. */
-  apiKey: string;
+  /** Base URL of the server, e.g. http://127.0.0.1:8080 (without /v1); default: `WARREN_URL`. */
+  url?: string;
+  /** An API key: `wrn_api_…`; default: `WARREN_API_KEY`. */
+  apiKey?: string;
   /** How many times one call waits out a 429 and retries (default 3; 0 turns retrying off). */
   maxRetries?: number;
   /** Upper bound of one wait in seconds, whatever Retry-After says (default 60). */
@@ -32,12 +32,14 @@ export class Warren {
   /** The transport, for calls this client does not wrap. */
   readonly http: Transport;
 
-  constructor(options: WarrenOptions) {
-    if (!options.url) throw new TypeError('Warren: url is required (e.g. http://127.0.0.1:8080)');
-    if (!options.apiKey) throw new TypeError('Warren: apiKey is required (wrn_api_…)');
+  constructor(options: WarrenOptions = {}) {
+    const url = options.url ?? environment('WARREN_URL');
+    const apiKey = options.apiKey ?? environment('WARREN_API_KEY');
+    if (!url) throw new TypeError('Warren: url is required (e.g. http://127.0.0.1:8080), or set WARREN_URL');
+    if (!apiKey) throw new TypeError('Warren: apiKey is required (wrn_api_…), or set WARREN_API_KEY');
     this.http = new Transport({
-      url: options.url,
-      token: options.apiKey,
+      url,
+      token: apiKey,
       maxRetries: options.maxRetries,
       maxRetryWait: options.maxRetryWait,
       fetch: options.fetch,
@@ -50,4 +52,10 @@ export class Warren {
     this.network = new NetworkInfo(this.http);
     this.logs = new Logs(this.http);
   }
+}
+
+/** A variable of the process environment, where there is one (Node, Deno, Bun; not a browser). */
+function environment(name: string): string | undefined {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return env?.[name] || undefined;
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TestServer } from '../../server/test/harness.js';
 import { Warren, WarrenError } from '../src/index.js';
 import { startWithClient } from './fixture.js';
@@ -60,5 +60,17 @@ describe('Warren client: errors surface as WarrenError', () => {
   it('refuses to start without url or apiKey', () => {
     expect(() => new Warren({ url: server.url, apiKey: '' })).toThrow(/apiKey/);
     expect(() => new Warren({ url: '', apiKey: server.apiKey })).toThrow(/url/);
+  });
+
+  it('takes WARREN_URL and WARREN_API_KEY from the environment when they are not given', async () => {
+    vi.stubEnv('WARREN_URL', server.url);
+    vi.stubEnv('WARREN_API_KEY', server.apiKey);
+    try {
+      expect((await new Warren().network.get()).id).toMatch(/^net_/);
+      vi.stubEnv('WARREN_API_KEY', '');
+      expect(() => new Warren()).toThrow(/WARREN_API_KEY/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

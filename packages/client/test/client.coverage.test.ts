@@ -1,0 +1,72 @@
+/**
+ * Every operation of the committed OpenAPI document has a client method: a new endpoint
+ * without its method turns this red. The table names where each operation lives.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { NodeClient, Warren } from '../src/index.js';
+
+const METHODS: Record<string, string> = {
+  getNetwork: 'network.get',
+  listUsers: 'users.list',
+  createUser: 'users.create',
+  updateUser: 'users.update',
+  deleteUser: 'users.delete',
+  listKeys: 'keys.list',
+  createKey: 'keys.create',
+  getKey: 'keys.get',
+  deleteKey: 'keys.delete',
+  getPolicy: 'acl.get',
+  setPolicy: 'acl.set',
+  validatePolicy: 'acl.validate',
+  listPolicyHistory: 'acl.history',
+  getPolicyVersion: 'acl.version',
+  listDevices: 'devices.list',
+  getDevice: 'devices.get',
+  deleteDevice: 'devices.delete',
+  setDeviceTags: 'devices.setTags',
+  listRoutes: 'routes.list',
+  approveRoute: 'routes.approve',
+  disableRoute: 'routes.disable',
+  listConnectionLog: 'logs.connections',
+  listAuditLog: 'logs.audit',
+  registerNode: 'node.register',
+  heartbeat: 'node.heartbeat',
+  disconnectNode: 'node.disconnect',
+  getNetmap: 'node.netmap',
+  reportConnections: 'node.reportConnections',
+};
+
+function operationIds(): string[] {
+  const path = join(import.meta.dirname, '..', '..', '..', 'docs', 'openapi.json');
+  const document = JSON.parse(readFileSync(path, 'utf8')) as {
+    paths: Record<string, Record<string, { operationId: string }>>;
+  };
+  return Object.values(document.paths).flatMap((methods) => Object.values(methods).map((op) => op.operationId));
+}
+
+describe('client coverage of docs/openapi.json', () => {
+  const roots: Record<string, unknown> = {
+    ...new Warren({ url: 'http://127.0.0.1:1', apiKey: 'wrn_api_unused' }),
+    node: new NodeClient({ url: 'http://127.0.0.1:1' }),
+  };
+
+  it('has a method for every operation of the document, and no entry for an operation that is gone', () => {
+    const documented = operationIds();
+    expect(
+      documented.filter((id) => !(id in METHODS)),
+      'operations without a client method',
+    ).toEqual([]);
+    expect(
+      Object.keys(METHODS).filter((id) => !documented.includes(id)),
+      'methods of removed operations',
+    ).toEqual([]);
+  });
+
+  it.each(Object.entries(METHODS))('%s is implemented by %s', (_operation, where) => {
+    const [area, method] = where.split('.') as [string, string];
+    const target = roots[area] as Record<string, unknown> | undefined;
+    expect(typeof target?.[method]).toBe('function');
+  });
+});
