@@ -23,15 +23,19 @@ export interface Route {
 
 /** Shared empty list (never mutated) for the many devices without routes or address matches. */
 const EMPTY: number[] = [];
+const NO_PREFIXES: Prefix[] = [];
 
 export class DeviceIndex {
   readonly classOf: Int32Array;
   readonly classes: DeviceClass[] = [];
   /** Principal key → the classes that carry it. */
   readonly keyClasses = new Map<string, number[]>();
+  /** Routes served as primary: what allowedIPs carry. */
   readonly routes: Route[] = [];
   /** Device → indexes into `routes`. */
   readonly routesOf: number[][];
+  /** Device → every route it serves, primary or standby: what IP and CIDR selectors match. */
+  private readonly servedOf: Prefix[][];
   private matches: { byPrefix: number[][]; byDevice: number[][] } | null = null;
 
   constructor(
@@ -47,6 +51,7 @@ export class DeviceIndex {
     let noneClass = -1;
     this.classOf = new Int32Array(n);
     this.routesOf = new Array(n);
+    this.servedOf = new Array(n);
     for (let i = 0; i < n; i++) {
       const d = devices[i];
       const tagged = d.tags.length > 0;
@@ -68,14 +73,19 @@ export class DeviceIndex {
       this.classOf[i] = c;
       this.classes[c].members.push(i);
       let own = EMPTY;
+      let served: Prefix[] = NO_PREFIXES;
       for (const text of d.routes) {
         const p = parsePrefix(text);
         if (!p.ok) continue;
+        if (served === NO_PREFIXES) served = [];
+        served.push(p.prefix);
+        if (d.primaryRoutes && !d.primaryRoutes.includes(text)) continue;
         if (own === EMPTY) own = [];
         own.push(this.routes.length);
         this.routes.push({ device: i, prefix: p.prefix, text });
       }
       this.routesOf[i] = own;
+      this.servedOf[i] = served;
     }
   }
 
@@ -84,7 +94,10 @@ export class DeviceIndex {
     return this.policy.index.prefixTree.size === 0 ? EMPTY : this.addressMatches().byDevice[d];
   }
 
-  /** Devices a policy prefix holds: addresses inside it, routers serving a route overlapping it. */
+  /**
+   * Devices a policy prefix holds: addresses inside it, and every router (primary or standby)
+   * serving a route overlapping it.
+   */
   devicesIn(pid: number): number[] {
     return this.addressMatches().byPrefix[pid];
   }
@@ -110,7 +123,7 @@ export class DeviceIndex {
         const key = addressKey(a);
         if (key) prefixTree.overlapping({ start: key, end: key }, ids);
       }
-      for (const r of this.routesOf[i]) prefixTree.overlapping(this.routes[r].prefix, ids);
+      for (const p of this.servedOf[i]) prefixTree.overlapping(p, ids);
       if (ids.length === 0) {
         byDevice[i] = EMPTY;
         continue;

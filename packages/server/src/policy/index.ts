@@ -36,9 +36,11 @@
 //   user's role for autogroup:admin, autogroup:member). A device with neither matches only `*`
 //   and address selectors.
 // - An IP/CIDR selector matches devices with an address inside it and devices serving a route
-//   (caller-supplied `routes`: approved, advertised, primary) that overlaps it, on either side.
+//   (caller-supplied `routes`: approved, advertised, primary or standby) that overlaps it, on
+//   either side: every router of a subnet is a peer of whoever the rule pairs it with.
 // - Peers: A and B are peers when either may reach the other on any port or protocol. A peer's
-//   allowedIPs are its addresses (/32, /128) and those of its routes the viewer may send into
+//   allowedIPs are its addresses (/32, /128) and those of its primary routes (`primaryRoutes`,
+//   default all of `routes`) the viewer may send into
 //   (a rule with the viewer in src and `*` or an overlapping prefix in dst) or receive from (a
 //   rule with `*` or an overlapping prefix in src and the viewer in dst). Peer lists follow the
 //   order of the devices array. PeerView objects without routes are frozen and shared between

@@ -24,8 +24,16 @@ export interface PolicyDevice {
   /** A tagged device is identified by its tags alone. */
   tags: string[];
   addresses: string[];
-  /** Approved, advertised prefixes this device serves as primary (the caller decides primary). */
+  /**
+   * Approved, advertised prefixes this device serves, primary or standby: IP and CIDR selectors
+   * match every router of a route, so a standby is already a peer when the primary fails.
+   */
   routes: string[];
+  /**
+   * Of `routes`, those it serves as primary (the caller decides primary): the only ones that
+   * reach peers' allowedIPs. Absent: all of `routes`.
+   */
+  primaryRoutes?: string[];
   online?: boolean;
 }
 

@@ -85,6 +85,8 @@ export function randomNetwork(seed: number, size = { users: 8, devices: 40, rule
     };
   });
   for (const d of devices) if (d.tags.length === 0 && r.chance(0.1)) d.tags = [r.pick(tags)];
+  // Standby routers: some routes are served but not as primary (selectors match them all the same).
+  for (const d of devices) if (d.routes.length > 0 && r.chance(0.4)) d.primaryRoutes = r.some(d.routes, 1);
 
   const identities = [...logins, ...Object.keys(groups), 'autogroup:member'];
   const principals = [...identities, ...tags, 'autogroup:tagged', 'autogroup:admin'];

@@ -135,7 +135,7 @@ export function refPeers(p: RawPolicy, devices: PolicyDevice[], users: PolicyUse
       id: d.id,
       allowedIPs: [
         ...d.addresses.map((a) => (isIPv6(a) ? `${a}/128` : `${a}/32`)),
-        ...d.routes.filter((r) => routeVisible(p, viewer, r, users)),
+        ...(d.primaryRoutes ?? d.routes).filter((r) => routeVisible(p, viewer, r, users)),
       ],
     }));
 }

@@ -24,10 +24,22 @@ import type { NetmapHead, ServedRouteRow } from './netmap.repository.js';
 import type { PresenceSnapshot } from './presence-snapshot.js';
 import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
 
-/** Which routes are primary: device id → prefixes it serves as primary; `key` names the assignment. */
+/**
+ * The routes the peer map is built from: device id → every approved, advertised prefix it
+ * serves (`served`, which IP and CIDR selectors match, so a standby router is a peer before it
+ * takes over) and those it serves as primary (`byDevice`, which reach allowedIPs). `key` names
+ * the assignment.
+ */
 export interface Primaries {
   byDevice: Map<string, string[]>;
+  served: Map<string, string[]>;
   key: string;
+}
+
+function pushTo(map: Map<string, string[]>, key: string, value: string): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 /**
@@ -36,7 +48,11 @@ export interface Primaries {
  */
 export function choosePrimaries(rows: readonly ServedRouteRow[], now: number): Primaries {
   const best = new Map<string, ServedRouteRow>();
+  const served = new Map<string, string[]>();
+  const servedIds: string[] = [];
   for (const row of rows) {
+    pushTo(served, row.device_id, row.prefix);
+    servedIds.push(row.id);
     if (!isOnline(row, now)) continue;
     const current = best.get(row.prefix);
     const at = Number(row.approved_at ?? 0);
@@ -47,12 +63,11 @@ export function choosePrimaries(rows: readonly ServedRouteRow[], now: number): P
   const ids: string[] = [];
   for (const row of best.values()) {
     ids.push(row.id);
-    const list = byDevice.get(row.device_id);
-    if (list) list.push(row.prefix);
-    else byDevice.set(row.device_id, [row.prefix]);
+    pushTo(byDevice, row.device_id, row.prefix);
   }
   for (const list of byDevice.values()) list.sort();
-  return { byDevice, key: ids.sort().join(',') };
+  for (const list of served.values()) list.sort();
+  return { byDevice, served, key: `${ids.sort().join(',')}|${servedIds.sort().join(',')}` };
 }
 
 export class NetworkView {
@@ -108,11 +123,11 @@ export class NetworkView {
   peersFor(primaries: Primaries): PeerMap {
     if (this.peerMap?.key !== primaries.key) {
       const devices =
-        primaries.byDevice.size === 0
+        primaries.served.size === 0
           ? this.devices
           : this.devices.map((d) => {
-              const routes = primaries.byDevice.get(d.id);
-              return routes ? { ...d, routes } : d;
+              const routes = primaries.served.get(d.id);
+              return routes ? { ...d, routes, primaryRoutes: primaries.byDevice.get(d.id) ?? [] } : d;
             });
       this.peerMap = {
         key: primaries.key,
