@@ -32,10 +32,10 @@ describe('subnet routes', () => {
   it('turns advertised prefixes into pending routes, canonical and unique per device', async () => {
     const { device } = await enroll(server, authKey, {
       hostname: 'gw-1',
-      advertiseRoutes: ['10.0.0.0/24', '0.0.0.0/0', '::/0', 'FD00:0::/8', '10.0.0.0/24'],
+      advertiseRoutes: ['10.0.0.0/24', '0.0.0.0/0', '::/0', 'FD12:0::/16', '10.0.0.0/24'],
     });
     const list = await routes(`?device=${device.id}`);
-    expect(list.map((r) => r.prefix).sort()).toEqual(['0.0.0.0/0', '10.0.0.0/24', '::/0', 'fd00::/8']);
+    expect(list.map((r) => r.prefix).sort()).toEqual(['0.0.0.0/0', '10.0.0.0/24', '::/0', 'fd12::/16']);
     expect(list[0]).toEqual({
       id: expect.stringMatching(/^rt_/),
       deviceId: device.id,

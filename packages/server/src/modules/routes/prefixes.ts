@@ -1,11 +1,13 @@
 /**
  * Advertised prefixes: IPv4 or IPv6 CIDR, written with a prefix length. A prefix with host
  * bits set (`10.0.0.1/24`) is refused rather than masked, so nothing the device meant is
- * silently changed; the exit routes 0.0.0.0/0 and ::/0 are allowed. Accepted prefixes are
- * stored in canonical text (`FD00:0::/8` → `fd00::/8`) so one network is one route.
+ * silently changed; the exit routes 0.0.0.0/0 and ::/0 are allowed, and prefixes over
+ * reserved ranges are refused (reserved-prefixes.ts). Accepted prefixes are stored in
+ * canonical text (`FD12:0::/16` → `fd12::/16`) so one network is one route.
  */
 import { ApiError } from '../../http/problem.js';
 import { parsePrefix } from '../../policy/index.js';
+import { reservedReason } from './reserved-prefixes.js';
 
 function canonicalPrefix(text: string): string {
   if (!text.includes('/')) {
@@ -13,10 +15,15 @@ function canonicalPrefix(text: string): string {
   }
   const parsed = parsePrefix(text);
   if (!parsed.ok) throw new ApiError('invalid_prefix', `route "${text}" rejected: ${parsed.msg}`);
+  const reserved = reservedReason(parsed.prefix);
+  if (reserved) throw new ApiError('invalid_prefix', `route "${text}" rejected: it ${reserved}`);
   return parsed.prefix.text;
 }
 
-/** The canonical, de-duplicated, sorted set; 400 invalid_prefix on the first bad entry. */
+/**
+ * The canonical, de-duplicated, sorted set; 400 invalid_prefix on the first bad entry, so a
+ * request with one bad prefix changes nothing.
+ */
 export function canonicalPrefixes(list: readonly string[]): string[] {
   return [...new Set(list.map(canonicalPrefix))].sort();
 }

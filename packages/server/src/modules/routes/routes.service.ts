@@ -4,6 +4,8 @@
  * transition whose condition does not hold is 409 invalid_state. Approval stamps approvedAt
  * (re-approval too, so a re-approved route queues behind the others of its prefix for
  * primary) and approvedBy (the API key's name); disabling keeps both for the record.
+ * A route over a reserved range, recorded before such prefixes were refused at advertise
+ * time, can no longer be approved (reserved-prefixes.ts).
  */
 import type { RouteBody, RouteState } from '@warren/contract';
 import type { FastifyRequest } from 'fastify';
@@ -11,6 +13,7 @@ import type { AppContext } from '../../context.js';
 import { applyChange } from '../../http/change.js';
 import { invalidState, notFound } from '../../http/problem.js';
 import { bumpNetmapEpoch } from '../devices/devices.repository.js';
+import { storedPrefixReason } from './reserved-prefixes.js';
 import { presentRoute } from './routes.presenter.js';
 import { findRoute } from './routes.repository.js';
 
@@ -54,6 +57,8 @@ async function transition(ctx: AppContext, request: FastifyRequest, id: string, 
       throw invalidState(`route ${id} is ${current.state}; only ${t.from.join(' or ')} routes can be ${t.verb}`);
     }
     const row = await findRoute(trx, networkId, now, id);
+    const reserved = t.to === 'approved' ? storedPrefixReason(row!.prefix) : undefined;
+    if (reserved) throw invalidState(`route ${id} (${row!.prefix}) cannot be approved: it ${reserved}`);
     return { value: presentRoute(row!), action: t.action, target: id };
   });
 }
