@@ -1,10 +1,14 @@
 /**
- * Sliding-window-log rate limiter: at most `limit` hits in ANY 60-second window, so the
- * 101st request inside a minute is refused however the requests are spread (a fixed window
- * would let 200 through across a boundary, which is why the counting is our own).
+ * Sliding-window rate limiter: at most `limit` hits in ANY 60-second window, so the 101st
+ * request inside a minute is refused however the requests are spread (a fixed window would let
+ * 200 through across a boundary, which is why the counting is our own).
+ *
+ * Hits are counted per millisecond slot (the clock's resolution, so nothing is approximated)
+ * beside a running total of the live slots: a request adds to one slot and drops the slots
+ * that left the window, each exactly once, so its cost does not grow with the key's limit.
  *
  * SQLite is served by one process, so its counters live in memory; on PostgreSQL several
- * instances share one budget, so the hits live in the database, serialised per bucket by
+ * instances share one budget, so the slots live in the database, serialised per bucket by
  * an advisory lock.
  */
 import { sql } from 'kysely';
@@ -42,8 +46,48 @@ function decide(
   };
 }
 
+/** One bucket's live hits: per-millisecond slots in arrival order, from `head` on. */
+class SlidingWindow {
+  private ats: number[] = [];
+  private counts: number[] = [];
+  private head = 0;
+  total = 0;
+
+  /** Drops the slots at or before `cutoff`. */
+  expire(cutoff: number): void {
+    while (this.head < this.ats.length && (this.ats[this.head] as number) <= cutoff) {
+      this.total -= this.counts[this.head] as number;
+      this.head++;
+    }
+    // Compact once half the arrays are dead slots: amortised O(1) per slot.
+    if (this.head > 64 && this.head * 2 > this.ats.length) {
+      this.ats = this.ats.slice(this.head);
+      this.counts = this.counts.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  add(at: number): void {
+    const last = this.ats.length - 1;
+    if (last >= this.head && this.ats[last] === at) this.counts[last] = (this.counts[last] as number) + 1;
+    else {
+      this.ats.push(at);
+      this.counts.push(1);
+    }
+    this.total++;
+  }
+
+  get oldest(): number | undefined {
+    return this.head < this.ats.length ? this.ats[this.head] : undefined;
+  }
+
+  get newest(): number | undefined {
+    return this.head < this.ats.length ? this.ats[this.ats.length - 1] : undefined;
+  }
+}
+
 export class MemoryRateLimiter implements RateLimiter {
-  private readonly buckets = new Map<string, number[]>();
+  private readonly buckets = new Map<string, SlidingWindow>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly clock: Clock) {
@@ -52,23 +96,22 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async hit(bucket: string, limit: number): Promise<RateLimitDecision> {
     const now = this.clock.now();
-    let hits = this.buckets.get(bucket);
-    if (!hits) {
-      hits = [];
-      this.buckets.set(bucket, hits);
+    let window = this.buckets.get(bucket);
+    if (!window) {
+      window = new SlidingWindow();
+      this.buckets.set(bucket, window);
     }
-    let expired = 0;
-    while (expired < hits.length && (hits[expired] as number) <= now - WINDOW_MS) expired++;
-    if (expired) hits.splice(0, expired);
-    const allowed = hits.length < limit;
-    if (allowed) hits.push(now);
-    return decide(hits.length, hits[0], limit, now, allowed);
+    window.expire(now - WINDOW_MS);
+    const allowed = window.total < limit;
+    if (allowed) window.add(now);
+    return decide(window.total, window.oldest, limit, now, allowed);
   }
 
   private sweep(): void {
     const cutoff = this.clock.now() - WINDOW_MS;
-    for (const [bucket, hits] of this.buckets) {
-      if (hits.length === 0 || (hits[hits.length - 1] as number) <= cutoff) this.buckets.delete(bucket);
+    for (const [bucket, window] of this.buckets) {
+      const newest = window.newest;
+      if (newest === undefined || newest <= cutoff) this.buckets.delete(bucket);
     }
   }
 
@@ -84,21 +127,14 @@ export class PostgresRateLimiter implements RateLimiter {
     private readonly db: Db,
     private readonly clock: Clock,
   ) {
-    // Buckets that stop being used keep their last hits until swept.
-    this.sweeper = setInterval(() => {
-      void this.db
-        .deleteFrom('rate_limit_hits')
-        .where('at', '<=', this.clock.now() - WINDOW_MS)
-        .execute()
-        .catch(() => {});
-    }, WINDOW_MS).unref();
+    this.sweeper = setInterval(() => void this.sweep().catch(() => {}), WINDOW_MS).unref();
   }
 
   /**
-   * Four round trips: BEGIN, the bucket's lock, one statement that drops the bucket's
-   * expired hits, counts the rest and records this hit when it is allowed, COMMIT. The
-   * statement must follow the lock rather than share it: its snapshot is taken when it
-   * starts, so only a statement issued after the lock is held sees the hits of the
+   * Four round trips: BEGIN, the bucket's lock, one statement, COMMIT. The statement drops the
+   * bucket's expired slots (subtracting their hits from its total), decides, and records the
+   * hit when it is allowed. It must follow the lock rather than share it: its snapshot is taken
+   * when it starts, so only a statement issued after the lock is held sees the writes of the
    * instance that held it before.
    */
   async hit(bucket: string, limit: number): Promise<RateLimitDecision> {
@@ -106,20 +142,53 @@ export class PostgresRateLimiter implements RateLimiter {
     const cutoff = now - WINDOW_MS;
     return this.db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtextextended(${`rl:${bucket}`}, 0))`.execute(trx);
-      const { rows } = await sql<{ hits: string; oldest: string | null }>`
+      const { rows } = await sql<{ live: string | number; oldest: string | number | null; allowed: boolean }>`
         with expired as (
-          delete from rate_limit_hits where bucket = ${bucket} and at <= ${cutoff}
-        ), live as (
-          select count(*) as hits, min(at) as oldest from rate_limit_hits where bucket = ${bucket} and at > ${cutoff}
-        ), added as (
-          insert into rate_limit_hits (bucket, at) select ${bucket}, ${now} from live where live.hits < ${limit}
+          delete from rate_limit_slots where bucket = ${bucket} and at <= ${cutoff} returning hits
+        ), decided as (
+          select live, oldest, live < ${limit} as allowed from (
+            select coalesce((select total from rate_limit_buckets where bucket = ${bucket}), 0)
+                   - coalesce((select sum(hits) from expired), 0) as live,
+                   (select min(at) from rate_limit_slots where bucket = ${bucket} and at > ${cutoff}) as oldest
+          ) as state
+        ), slot as (
+          insert into rate_limit_slots (bucket, at, hits) select ${bucket}, ${now}, 1 from decided where allowed
+          on conflict (bucket, at) do update set hits = rate_limit_slots.hits + 1
+        ), total as (
+          insert into rate_limit_buckets (bucket, total, last_at)
+          select ${bucket}, live + case when allowed then 1 else 0 end, ${now} from decided
+          on conflict (bucket) do update
+            set total = excluded.total, last_at = greatest(rate_limit_buckets.last_at, excluded.last_at)
         )
-        select hits, oldest from live`.execute(trx);
-      const hits = Number(rows[0]?.hits ?? 0);
-      const allowed = hits < limit;
-      const oldest = rows[0]?.oldest == null ? (allowed ? now : undefined) : Number(rows[0].oldest);
-      return decide(allowed ? hits + 1 : hits, oldest, limit, now, allowed);
+        select live, oldest, allowed from decided`.execute(trx);
+      const row = rows[0];
+      const live = Number(row?.live ?? 0);
+      const allowed = row?.allowed ?? true;
+      const oldest = row?.oldest == null ? (allowed ? now : undefined) : Number(row.oldest);
+      return decide(allowed ? live + 1 : live, oldest, limit, now, allowed);
     });
+  }
+
+  /** Forgets buckets idle for a whole window, each under its own lock so no hit races it. */
+  private async sweep(): Promise<void> {
+    const cutoff = this.clock.now() - WINDOW_MS;
+    const idle = await this.db
+      .selectFrom('rate_limit_buckets')
+      .select('bucket')
+      .where('last_at', '<=', cutoff)
+      .limit(1000)
+      .execute();
+    for (const { bucket } of idle) {
+      await this.db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`rl:${bucket}`}, 0))`.execute(trx);
+        const gone = await trx
+          .deleteFrom('rate_limit_buckets')
+          .where('bucket', '=', bucket)
+          .where('last_at', '<=', cutoff)
+          .executeTakeFirst();
+        if (gone.numDeletedRows > 0n) await trx.deleteFrom('rate_limit_slots').where('bucket', '=', bucket).execute();
+      });
+    }
   }
 
   close(): void {

@@ -10,13 +10,19 @@ import pg from 'pg';
 import * as initial from './migrations/001_initial.js';
 import * as devices from './migrations/002_devices.js';
 import * as presenceEpoch from './migrations/003_presence_epoch.js';
+import * as rateLimitSlots from './migrations/004_rate_limit_slots.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './sqlite-statements.js';
 
 export type Db = Kysely<Database>;
 
 /** Every migration, in order. */
-const MIGRATIONS = { '001_initial': initial, '002_devices': devices, '003_presence_epoch': presenceEpoch };
+const MIGRATIONS = {
+  '001_initial': initial,
+  '002_devices': devices,
+  '003_presence_epoch': presenceEpoch,
+  '004_rate_limit_slots': rateLimitSlots,
+};
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Storage {

@@ -142,9 +142,18 @@ export interface AuditLogTable {
   target: string | null;
 }
 
-export interface RateLimitHitsTable {
+/** A rate-limit bucket (`key:…`, `addr:…`): the hits of its live slots, and its newest slot. */
+export interface RateLimitBucketsTable {
+  bucket: string;
+  total: number;
+  last_at: number;
+}
+
+/** The hits a bucket took in one millisecond. */
+export interface RateLimitSlotsTable {
   bucket: string;
   at: number;
+  hits: number;
 }
 
 export interface Database {
@@ -157,5 +166,6 @@ export interface Database {
   routes: RoutesTable;
   connections: ConnectionsTable;
   audit_log: AuditLogTable;
-  rate_limit_hits: RateLimitHitsTable;
+  rate_limit_buckets: RateLimitBucketsTable;
+  rate_limit_slots: RateLimitSlotsTable;
 }

@@ -1,0 +1,71 @@
+/**
+ * The limiter itself, on the backend under test, with a clock the test moves: exact at the
+ * window's edge, counts hits within one millisecond, and reports what the headers need.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../../src/http/rate-limiter.js';
+import { freshDatabase, TestClock, type TestDatabase } from '../harness.js';
+
+describe('sliding-window rate limiter', () => {
+  let database: TestDatabase;
+  const clock = new TestClock(1_800_000_000_000);
+  let limiter: RateLimiter;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    limiter =
+      database.storage.dialect === 'postgres'
+        ? new PostgresRateLimiter(database.storage.db, clock)
+        : new MemoryRateLimiter(clock);
+  });
+  afterAll(async () => {
+    limiter.close();
+    await database.drop();
+  });
+
+  const hits = async (bucket: string, limit: number, count: number) => {
+    const decisions = [];
+    for (let i = 0; i < count; i++) decisions.push(await limiter.hit(bucket, limit));
+    return decisions;
+  };
+
+  it('refuses the hit past the limit inside one millisecond, and counts only the allowed ones', async () => {
+    const decisions = await hits('same-ms', 3, 5);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
+    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 0]);
+    expect(decisions[3]).toMatchObject({ limit: 3, resetSeconds: 60 });
+  });
+
+  it('frees each slot exactly 60 s after it was taken, not a millisecond sooner', async () => {
+    const start = clock.now();
+    await hits('edge', 3, 2); // two hits at t=0
+    clock.advance(20_000);
+    await hits('edge', 3, 1); // one at t=20s
+    clock.ms = start + 59_999;
+    expect((await limiter.hit('edge', 3)).allowed).toBe(false);
+    clock.ms = start + 60_000; // the two hits of t=0 leave the window together
+    const [first, second, third] = await hits('edge', 3, 3);
+    expect([first?.allowed, second?.allowed, third?.allowed]).toEqual([true, true, false]);
+    expect(third?.resetSeconds).toBe(20); // the hit of t=20s frees the next slot
+    clock.ms = start + 80_000;
+    expect((await limiter.hit('edge', 3)).allowed).toBe(true);
+  });
+
+  it('keeps buckets apart', async () => {
+    await hits('a', 1, 1);
+    expect((await limiter.hit('a', 1)).allowed).toBe(false);
+    expect((await limiter.hit('b', 1)).allowed).toBe(true);
+  });
+
+  it('counts a large limit exactly across many slots', async () => {
+    clock.advance(120_000);
+    const start = clock.now();
+    for (let i = 0; i < 300; i++) {
+      await limiter.hit('large', 1_000_000);
+      clock.advance(100);
+    }
+    // 300 hits 100 ms apart span 30 s: all live; 30 s later the first half has left.
+    expect((await limiter.hit('large', 1_000_000)).remaining).toBe(1_000_000 - 301);
+    clock.ms = start + 60_000 + 14_950;
+    expect((await limiter.hit('large', 1_000_000)).remaining).toBe(1_000_000 - (301 - 150 + 1));
+  });
+});
