@@ -25,7 +25,7 @@ describe('computePeerMaps matches the pairwise reference', () => {
         expect(peers(d.id), `seed ${seed}, device ${d.id}\n${text}\n${JSON.stringify(net.devices)}`).toEqual(want);
       }
     }
-  });
+  }, 120_000); // CPU-bound: a loaded machine may need far longer than usual
 
   it('is symmetric and never lists the device itself', () => {
     for (let seed = 1000; seed < 1050; seed++) {
