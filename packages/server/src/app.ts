@@ -11,6 +11,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { registerPipeline } from './http/pipeline.js';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './http/rate-limiter.js';
 import { requestIdFrom } from './http/request-id.js';
+import { registerRouteTable } from './http/route-table.js';
 import { registerValidation } from './http/validation.js';
 import { type Clock, systemClock } from './lib/time.js';
 import { aclRoutes } from './modules/acl/acl.routes.js';
@@ -68,6 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Bodies are JSON (the policy endpoints take their text themselves): Fastify's built-in
   // text/plain parser would turn a text body into a 400 where the contract says 415.
   app.removeContentTypeParser('text/plain');
+  registerRouteTable(app);
   registerErrorHandling(app);
   registerValidation(app);
   registerPipeline(app);

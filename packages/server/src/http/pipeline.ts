@@ -6,10 +6,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { auditRow } from './audit.js';
 import { authenticateApiKey, bearerToken, requireScope } from './authenticate.js';
-import { ApiError } from './problem.js';
+import { ApiError, unauthenticated } from './problem.js';
 import type { RateLimitDecision } from './rate-limiter.js';
+import { authModeOf } from './route-table.js';
 
-/** Paths that are not API calls: probes would otherwise flood the audit log. */
+/** Routes that are not API calls: probes would otherwise flood the audit log. */
 const UNAUDITED = new Set(['/healthz', '/readyz']);
 
 export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
@@ -37,10 +38,11 @@ export function registerPipeline(app: FastifyInstance): void {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    const mode = request.routeOptions.config?.auth ?? 'api';
-    const isApiRoute = request.url.startsWith('/v1/') && mode === 'api';
-    // Unknown routes under /v1 are authenticated too, so probing reveals nothing.
-    if (!isApiRoute) return;
+    // Decided by the route the router matched, never by how the URL is spelled: `/%761/…`,
+    // `/v%31/…` and `http://host/v1/…` reach the same handlers as `/v1/…`. An unmatched
+    // path is an API call too (401 without a key, 404 with one), so probing reveals nothing.
+    // Node routes authenticate in their own onRequest hook, which runs after this one.
+    if (authModeOf(request.routeOptions.config) !== 'api') return;
     const now = ctx.clock.now();
     let principal: Awaited<ReturnType<typeof authenticateApiKey>>;
     try {
@@ -62,8 +64,19 @@ export function registerPipeline(app: FastifyInstance): void {
     requireScope(principal, request.method, request.routeOptions.config?.scope);
   });
 
+  // The last word before any handler: whatever the hooks above did or did not do, a
+  // handler of an API route never runs without a key's principal, nor a node route's
+  // without a device or auth key.
+  app.addHook('preHandler', async (request) => {
+    const mode = authModeOf(request.routeOptions.config);
+    const authenticated = mode === 'none' || (mode === 'api' ? request.principal !== null : request.networkId !== null);
+    if (authenticated) return;
+    request.log.error({ route: request.routeOptions.url }, 'refused a handler call that was not authenticated');
+    throw unauthenticated('this call needs a credential');
+  });
+
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.audited || UNAUDITED.has(request.url.split('?')[0] ?? '')) return;
+    if (request.audited || (!request.is404 && UNAUDITED.has(request.routeOptions.url ?? ''))) return;
     ctx.audit.enqueue(auditRow(request, reply.statusCode, ctx.clock.now()));
   });
 }
