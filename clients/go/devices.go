@@ -1,0 +1,114 @@
+package warren
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// UserRef names the user a device belongs to.
+type UserRef struct {
+	ID        string `json:"id"`
+	LoginName string `json:"loginName"`
+}
+
+// DeviceRoute is a route as listed on a device's detail record.
+type DeviceRoute struct {
+	ID         string `json:"id"`
+	Prefix     string `json:"prefix"`
+	State      string `json:"state"` // pending, approved or disabled
+	Advertised bool   `json:"advertised"`
+	Primary    bool   `json:"primary"`
+}
+
+// Device is a device record. The detail fields (Addresses to Expires) are set by Get and
+// SetTags, and by List with Fields "all"; otherwise they are empty.
+type Device struct {
+	ID       string     `json:"id"`
+	Name     string     `json:"name"`
+	Hostname string     `json:"hostname"`
+	OS       string     `json:"os"`
+	Online   bool       `json:"online"`
+	User     *UserRef   `json:"user"`
+	Tags     []string   `json:"tags"`
+	Created  time.Time  `json:"created"`
+	LastSeen *time.Time `json:"lastSeen"`
+
+	Addresses     []string      `json:"addresses,omitempty"`
+	Routes        []DeviceRoute `json:"routes,omitempty"`
+	ClientVersion *string       `json:"clientVersion,omitempty"`
+	KeyID         *string       `json:"keyId,omitempty"`
+	Ephemeral     *bool         `json:"ephemeral,omitempty"`
+	Expires       *time.Time    `json:"expires,omitempty"`
+}
+
+// DeviceListOptions filters List; every filter set must match (AND).
+type DeviceListOptions struct {
+	// User is a user id or login name.
+	User string
+	// Tags are tags of the form tag:<name>; a device must carry every one.
+	Tags []string
+	// Online keeps only online (true) or offline (false) devices.
+	Online *bool
+	// Fields is "default" or "all" (adds the detail fields to every record).
+	Fields string
+}
+
+func (o *DeviceListOptions) query() url.Values {
+	q := url.Values{}
+	if o == nil {
+		return q
+	}
+	if o.User != "" {
+		q.Set("user", o.User)
+	}
+	for _, tag := range o.Tags {
+		q.Add("tag", tag)
+	}
+	if o.Online != nil {
+		q.Set("online", strconv.FormatBool(*o.Online))
+	}
+	if o.Fields != "" {
+		q.Set("fields", o.Fields)
+	}
+	return q
+}
+
+// DevicesService covers /v1/devices.
+type DevicesService struct{ c *Client }
+
+// List returns the devices that match opts (nil: every device).
+func (s *DevicesService) List(ctx context.Context, opts *DeviceListOptions) ([]Device, error) {
+	var body struct {
+		Devices []Device `json:"devices"`
+	}
+	if err := s.c.call(ctx, http.MethodGet, "/v1/devices", opts.query(), nil, &body); err != nil {
+		return nil, err
+	}
+	return body.Devices, nil
+}
+
+// Get returns one device's detail record.
+func (s *DevicesService) Get(ctx context.Context, id string) (*Device, error) {
+	return send[Device](ctx, s.c, http.MethodGet, "/v1/devices/"+escape(id), nil, nil)
+}
+
+// Delete removes a device: its node credential is refused at once and its routes and
+// addresses are freed.
+func (s *DevicesService) Delete(ctx context.Context, id string) error {
+	return s.c.call(ctx, http.MethodDelete, "/v1/devices/"+escape(id), nil, nil, nil)
+}
+
+// SetTags replaces the device's tags (an empty list clears them) and returns its detail
+// record. Every tag must be defined in the policy's tagOwners.
+func (s *DevicesService) SetTags(ctx context.Context, id string, tags []string) (*Device, error) {
+	if tags == nil {
+		tags = []string{}
+	}
+	in := struct {
+		Tags []string `json:"tags"`
+	}{tags}
+	return send[Device](ctx, s.c, http.MethodPost, "/v1/devices/"+escape(id)+"/tags", nil, in)
+}

@@ -1,0 +1,17 @@
+// Package warren is the Go client of the Warren management API.
+//
+// A Client covers every management call under /v1 (devices, users, the network, the
+// policy, keys, routes, and the connection and audit logs); a NodeClient covers the node
+// protocol that device agents speak. Both use only the standard library.
+//
+//	client, err := warren.NewClient() // WARREN_URL and WARREN_API_KEY
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	devices, err := client.Devices.List(ctx, &warren.DeviceListOptions{Tags: []string{"tag:ci"}})
+//
+// Every call takes a context.Context first. Every non-2xx answer is returned as a *Error
+// carrying the problem's status, code, detail, request id and, for a refused policy, each
+// problem's line and column. A 429 is waited out (Retry-After, bounded) and retried for
+// calls that are safe to repeat.
+package warren

@@ -1,0 +1,3 @@
+module github.com/warrenhq/warren/clients/go
+
+go 1.22

@@ -1,0 +1,84 @@
+package warren
+
+import (
+	"net/http"
+	"os"
+	"runtime"
+	"time"
+)
+
+// Version of this client, sent in the User-Agent.
+const Version = "0.1.0"
+
+const (
+	defaultMaxRetries   = 3
+	defaultMaxRetryWait = 60 * time.Second
+)
+
+// config is what the options set; shared by Client and NodeClient.
+type config struct {
+	baseURL         string
+	apiKey          string
+	nodeToken       string
+	httpClient      *http.Client
+	userAgent       string
+	maxRetries      int
+	maxRetryWait    time.Duration
+	retryNonIdempot bool
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{
+		baseURL:      os.Getenv("WARREN_URL"),
+		apiKey:       os.Getenv("WARREN_API_KEY"),
+		userAgent:    "warren-go/" + Version + " (" + runtime.Version() + ")",
+		maxRetries:   defaultMaxRetries,
+		maxRetryWait: defaultMaxRetryWait,
+	}
+	for _, opt := range opts {
+		opt(c)
+	}
+	return c
+}
+
+// Option configures a Client or a NodeClient.
+type Option func(*config)
+
+// WithBaseURL sets the server's URL without /v1, e.g. http://127.0.0.1:8080
+// (default: the WARREN_URL environment variable).
+func WithBaseURL(url string) Option { return func(c *config) { c.baseURL = url } }
+
+// WithAPIKey sets the API key, wrn_api_… (default: the WARREN_API_KEY environment variable).
+// A NodeClient ignores it.
+func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
+
+// WithNodeToken gives a NodeClient the node credential (wrn_node_…) of an earlier
+// registration, so a restarted agent carries on without enrolling again. A Client ignores it.
+func WithNodeToken(token string) Option { return func(c *config) { c.nodeToken = token } }
+
+// WithHTTPClient sets the http.Client that carries the requests (default: a client with no
+// overall timeout for Client, and a 30-second timeout for NodeClient).
+func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.httpClient = hc } }
+
+// WithUserAgent replaces the User-Agent header (default: warren-go/<Version>).
+func WithUserAgent(ua string) Option { return func(c *config) { c.userAgent = ua } }
+
+// WithMaxRetries sets how many times a 429 is waited out and retried (default 3; 0 turns
+// retrying off).
+func WithMaxRetries(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			n = 0
+		}
+		c.maxRetries = n
+	}
+}
+
+// WithMaxRetryWait bounds one wait for Retry-After (default 60 s). A server asking for longer
+// is retried after this long instead.
+func WithMaxRetryWait(d time.Duration) Option { return func(c *config) { c.maxRetryWait = d } }
+
+// WithRetryNonIdempotent makes a Client retry every call on 429, POST and PATCH included.
+// A 429 means the server did nothing, so this is safe; it is off by default because a
+// create that waits a minute surprises more callers than it helps.
+func WithRetryNonIdempotent() Option { return func(c *config) { c.retryNonIdempot = true } }
