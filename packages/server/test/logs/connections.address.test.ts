@@ -11,7 +11,9 @@ describe('endpoint addresses', () => {
       port: 22,
       addrIndex: 7,
     });
-    expect(parseEndpoint('[::ffff:10.0.0.1]:53')).toMatchObject({ text: '[::ffff:10.0.0.1]:53', addrIndex: undefined });
+    expect(parseEndpoint('[::ffff:10.0.0.1]:53')).toMatchObject({ text: '10.0.0.1:53', addrIndex: undefined });
+    expect(parseEndpoint('[::FFFF:100.64.0.7]:443')).toEqual({ text: '100.64.0.7:443', port: 443, addrIndex: 7 });
+    expect(parseEndpoint('[::ffff:6440:7]:443')).toEqual({ text: '100.64.0.7:443', port: 443, addrIndex: 7 });
     expect(parseEndpoint('[1:0:0:1:0:0:0:1]:3')).toMatchObject({ text: '[1:0:0:1::1]:3' });
     expect(parseEndpoint('10.0.0.5:0')).toEqual({ text: '10.0.0.5:0', port: 0, addrIndex: undefined });
     expect(parseEndpoint('1.2.3.4:65535')).toMatchObject({ port: 65535 });

@@ -5,6 +5,9 @@
  * device it would belong to — the inverse of the allocation in modules/devices/addresses.ts:
  * index n sits at offset n of 100.64.0.0/10 and fd7a:115c:a1e0::/48, counting only .1–.254
  * of every /24 (so offsets ending in .0 or .255 belong to no device).
+ * An IPv4-mapped IPv6 address (`[::ffff:100.64.0.7]:443`) is the IPv4 address it maps: it is
+ * stored in IPv4 form and resolves to the same device, so no check can be side-stepped by
+ * spelling an address the other way.
  */
 import { isIPv6 } from 'node:net';
 
@@ -32,8 +35,7 @@ export function parseEndpoint(value: string): ParsedEndpoint | string {
     const c = octet(v4[3] as string);
     const d = octet(v4[4] as string);
     if (a < 0 || b < 0 || c < 0 || d < 0) return 'is not a valid IPv4 address';
-    const addrIndex = a === 100 && b >= 64 && b <= 127 ? indexOfOffset((b - 64) * 65536 + c * 256 + d) : undefined;
-    return { text: value, port, addrIndex };
+    return { text: value, port, addrIndex: v4Index(a, b, c, d) };
   }
   const v6 = V6.exec(value);
   if (!v6) return 'is not an address with a port (use 100.64.0.7:443 or [fd7a:115c:a1e0::7]:443)';
@@ -41,8 +43,25 @@ export function parseEndpoint(value: string): ParsedEndpoint | string {
   if (port === undefined) return 'has a port outside 0–65535';
   const hextets = parseIPv6(v6[1] as string);
   if (!hextets) return 'is not a valid IPv6 address';
+  if (isMapped(hextets)) {
+    const [x = 0, y = 0] = hextets.slice(6);
+    const [a, b, c, d] = [x >> 8, x & 255, y >> 8, y & 255];
+    return { text: `${a}.${b}.${c}.${d}:${port}`, port, addrIndex: v4Index(a, b, c, d) };
+  }
   return { text: `[${formatIPv6(hextets)}]:${port}`, port, addrIndex: v6Index(hextets) };
 }
+
+/** The host part of a canonical endpoint text: `100.64.0.7:443` → `100.64.0.7`, `[fd7a::7]:22` → `fd7a::7`. */
+export function hostOf(text: string): string {
+  return text.startsWith('[') ? text.slice(1, text.indexOf(']')) : text.slice(0, text.lastIndexOf(':'));
+}
+
+function v4Index(a: number, b: number, c: number, d: number): number | undefined {
+  return a === 100 && b >= 64 && b <= 127 ? indexOfOffset((b - 64) * 65536 + c * 256 + d) : undefined;
+}
+
+/** ::ffff:0:0/96 */
+const isMapped = (h: number[]) => h.slice(0, 5).every((g) => g === 0) && h[5] === 0xffff;
 
 /** 0–65535 without leading zeros, or undefined. */
 function parsePort(text: string): number | undefined {
@@ -101,7 +120,7 @@ export function parseIPv6(ip: string): number[] | undefined {
 
 /** RFC 5952: lowercase, no leading zeros, the longest run (≥ 2) of zero groups as `::`, mapped IPv4 dotted. */
 export function formatIPv6(h: number[]): string {
-  if (h.slice(0, 5).every((g) => g === 0) && h[5] === 0xffff) {
+  if (isMapped(h)) {
     const [x = 0, y = 0] = h.slice(6);
     return `::ffff:${x >> 8}.${x & 255}.${y >> 8}.${y & 255}`;
   }

@@ -157,6 +157,32 @@ export async function devicesByAddrIndex(
 }
 
 /**
+ * What a reporter may name as a source: its address index and the prefixes of its approved,
+ * advertised routes (one statement); undefined when the device is gone.
+ */
+export async function reporterSources(
+  db: Db,
+  networkId: string,
+  deviceId: string,
+): Promise<{ addrIndex: number; routes: string[] } | undefined> {
+  const rows = await db
+    .selectFrom('devices')
+    .leftJoin('routes', (join) =>
+      join
+        .onRef('routes.device_id', '=', 'devices.id')
+        .on('routes.state', '=', 'approved')
+        .on('routes.advertised', '=', 1),
+    )
+    .select(['devices.addr_index', 'routes.prefix'])
+    .where('devices.network_id', '=', networkId)
+    .where('devices.id', '=', deviceId)
+    .execute();
+  if (rows.length === 0) return undefined;
+  const routes = rows.flatMap((row) => (row.prefix == null ? [] : [row.prefix]));
+  return { addrIndex: Number(rows[0]!.addr_index), routes };
+}
+
+/**
  * Up to `limit` entries after `afterSeq`, ascending. With a device, the entries it sent and
  * the ones it received are read from their own indexes, each at most `limit` rows, and
  * merged in one statement (one snapshot, so neither side can run ahead of the other);

@@ -1,8 +1,9 @@
 /**
  * The connection log: devices report batches of connections; API keys page through them.
  *
- * A batch is checked entirely before anything is written and stored in one transaction, so
- * it is all or nothing. Entries are appended under the network's `conn:` lock, taken right
+ * A batch is checked entirely (its shape, then that every source is the reporter's: see
+ * connections.source.ts) before anything is written and stored in one transaction, so it is
+ * all or nothing. Entries are appended under the network's `conn:` lock, taken right
  * before the insert: sequence order is then commit order, and a reader holding a cursor can
  * never see a later entry before an earlier one commits.
  */
@@ -19,6 +20,7 @@ import {
   lastLoggedAt,
   type NewConnectionRow,
 } from './connections.repository.js';
+import { checkSources } from './connections.source.js';
 import { type ParsedConnection, parseConnection } from './connections.validate.js';
 import { readPage } from './paging.js';
 
@@ -93,6 +95,7 @@ export async function reportConnections(
 ): Promise<number> {
   const parsed = parseBatch(entries, reporter.deviceId);
   if (parsed.length === 0) return 0;
+  await checkSources(ctx.db, reporter, parsed);
   const rows = await toRows(ctx.db, reporter, parsed);
   await appendConnections(ctx.db, reporter.networkId, rows, ctx.clock.now());
   return rows.length;
