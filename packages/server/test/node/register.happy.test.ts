@@ -122,7 +122,8 @@ describe('POST /v1/node/register', () => {
     const key = await createAuthKey(server, { reusable: true, tags: ['tag:a'] });
     const nodeKey = newNodeKey();
     const first = await enroll(server, key.key, { nodeKey, hostname: 'laptop' });
-    const other = await createAuthKey(server, { tags: ['tag:b'] });
+    // another key of the same owner (same user, same tags): re-enrollment as the contract says
+    const other = await createAuthKey(server, { tags: ['tag:a'] });
     const nextIndex = () =>
       server.database.storage.db
         .selectFrom('networks')
@@ -138,7 +139,7 @@ describe('POST /v1/node/register', () => {
     expect(second.device.name).toBe('laptop');
     expect(second.device.hostname).toBe('laptop-renamed');
     expect(second.device.addresses).toEqual(first.device.addresses);
-    expect(second.device.tags).toEqual(['tag:b']);
+    expect(second.device.tags).toEqual(['tag:a']);
     expect(second.device.keyId).toBe(other.id);
     expect(second.nodeToken).not.toBe(first.nodeToken);
     expect((await heartbeat(server, first.nodeToken)).status).toBe(401);

@@ -1,7 +1,10 @@
 /**
- * Key rules. A key may only mint API keys with a subset of its own scopes and an expiry no
- * later than its own (no escalation); only an `all` key may raise a rate limit. Expiry is a
- * duration (`90s`, `24h`, `7d`; default 90d, at most 365d). Secrets are returned once.
+ * Key rules. A key may only mint API keys with a subset of its own scopes, and keys of
+ * either type with an expiry no later than its own (no escalation: an auth key outliving
+ * its creator would keep enrolling devices after the creator's access ended); only an `all`
+ * key may raise a rate limit. A key may delete only keys whose scopes are within its own
+ * (auth keys have none). Expiry is a duration (`90s`, `24h`, `7d`; default 90d, at most
+ * 365d). Secrets are returned once.
  */
 import {
   type CreateKeyRequest,
@@ -19,7 +22,7 @@ import { insertAuditEntries } from '../../http/audit.js';
 import { applyChange } from '../../http/change.js';
 import { ApiError, invalidDuration, invalidRequest, invalidTag, notFound } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
-import { listText } from '../../lib/json.js';
+import { listText, parseList } from '../../lib/json.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import type { Db } from '../../storage/database.js';
 import { requireOwnedTags } from '../acl/tag-ownership.js';
@@ -45,6 +48,13 @@ export function checkTags(tags: readonly string[]): string[] {
   return [...new Set(tags)].sort();
 }
 
+/** Scopes of `scopes` that a key with `own` does not hold (none when it holds `all`). */
+function scopesBeyond(scopes: readonly Scope[], own: readonly Scope[]): Scope[] {
+  return own.includes('all') ? [] : scopes.filter((s) => !own.includes(s));
+}
+
+const quoted = (scopes: readonly string[]) => scopes.map((s) => `"${s}"`).join(', ');
+
 function checkScopes(requested: readonly string[] | undefined, own: readonly Scope[]): Scope[] {
   if (!requested || requested.length === 0)
     throw invalidRequest(`an API key needs "scopes": one or more of ${SCOPES.join(', ')}`);
@@ -53,15 +63,13 @@ function checkScopes(requested: readonly string[] | undefined, own: readonly Sco
       throw invalidRequest(`"${scope}" is not a scope: use ${SCOPES.join(', ')}`);
   }
   const scopes = [...new Set(requested)] as Scope[];
-  if (!own.includes('all')) {
-    const beyond = scopes.filter((s) => !own.includes(s));
-    if (beyond.length > 0) {
-      throw new ApiError(
-        'insufficient_scope',
-        `a key can only grant scopes it has itself; this key lacks ${beyond.map((s) => `"${s}"`).join(', ')}`,
-        { scope: beyond[0] },
-      );
-    }
+  const beyond = scopesBeyond(scopes, own);
+  if (beyond.length > 0) {
+    throw new ApiError(
+      'insufficient_scope',
+      `a key can only grant scopes it has itself; this key lacks ${quoted(beyond)}`,
+      { scope: beyond[0] },
+    );
   }
   return scopes;
 }
@@ -77,9 +85,9 @@ export async function createKey(ctx: AppContext, request: FastifyRequest, body: 
   }
   const now = ctx.clock.now();
   let expiresAt = now + keyLifetime(body.expiresIn);
-  // Without an explicit expiresIn an API key lives as long as the default allows but never
-  // past its creator; an explicit longer lifetime is refused below instead of shortened.
-  if (type === 'api' && body.expiresIn === undefined) expiresAt = Math.min(expiresAt, principal.expiresAt);
+  // Without an explicit expiresIn a key lives as long as the default allows but never past
+  // its creator; an explicit longer lifetime is refused instead of shortened.
+  if (body.expiresIn === undefined) expiresAt = Math.min(expiresAt, principal.expiresAt);
   let extra: {
     name: string | null;
     scopes: Scope[];
@@ -92,13 +100,6 @@ export async function createKey(ctx: AppContext, request: FastifyRequest, body: 
   if (type === 'api') {
     if (!body.name?.trim()) throw invalidRequest('an API key needs a "name" (it is shown in the audit log)');
     const scopes = checkScopes(body.scopes, principal.scopes);
-    if (expiresAt > principal.expiresAt) {
-      throw new ApiError(
-        'insufficient_scope',
-        'a key cannot create a key that outlives it; choose a shorter expiresIn',
-        { scope: 'keys' },
-      );
-    }
     if (body.rateLimit !== undefined && !principal.scopes.includes('all')) {
       throw new ApiError('insufficient_scope', 'only a key with scope "all" may set rateLimit', { scope: 'all' });
     }
@@ -139,6 +140,13 @@ export async function createKey(ctx: AppContext, request: FastifyRequest, body: 
       user_id: userId,
     };
   }
+  if (expiresAt > principal.expiresAt) {
+    throw new ApiError(
+      'insufficient_scope',
+      `a key cannot create a key that outlives it (this one expires ${new Date(principal.expiresAt).toISOString()}); choose a shorter expiresIn`,
+      { scope: 'keys' },
+    );
+  }
   const secret = generateSecret(type);
   const row = {
     id: newId('key'),
@@ -173,11 +181,25 @@ export async function getKey(ctx: AppContext, networkId: string, id: string): Pr
   return presentKey(row, ctx.clock.now());
 }
 
+/**
+ * Deleting a key needs every scope it has (or `all`), so a narrower key cannot cut off a
+ * wider one: an `acls` + `keys` key cannot revoke the operator's `all` key. Auth keys have no
+ * scopes, so any `keys` key may delete them.
+ */
 export async function deleteKey(ctx: AppContext, request: FastifyRequest, id: string): Promise<void> {
-  const networkId = request.principal!.networkId;
+  const principal = request.principal!;
+  const networkId = principal.networkId;
   await applyChange(ctx, request, 204, async (trx, now) => {
     const row = await findKey(trx, networkId, id);
     if (!row) throw notFound(`key ${id} does not exist`);
+    const beyond = scopesBeyond(parseList(row.scopes) as Scope[], principal.scopes);
+    if (beyond.length > 0) {
+      throw new ApiError(
+        'insufficient_scope',
+        `a key can only delete keys whose scopes it has itself; key ${id} has ${quoted(beyond)}, which this key lacks`,
+        { scope: beyond[0] },
+      );
+    }
     await revokeKey(trx, networkId, id, now);
     return { value: undefined, action: 'key.delete', target: id };
   });

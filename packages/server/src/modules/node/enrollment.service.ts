@@ -6,7 +6,9 @@
  *  2. the network row's netmap epoch is bumped (on PostgreSQL this row lock also serialises
  *     the enrollments of one network);
  *  3. a nodeKey already enrolled in the network re-enrolls that device (same id, name and
- *     addresses; the new credential replaces the old one, which is refused from then on);
+ *     addresses; the new credential replaces the old one, which is refused from then on),
+ *     but only with an auth key of the device's owner — the same user and the same tags —
+ *     so knowing a device's public key does not let any auth key take it over (409);
  *     otherwise the plan's device limit is checked, the network hands out its next address
  *     index (so re-enrolling never uses one up) and the device is created;
  *  4. advertised routes are synced, and the audit entry `device.enroll` is written.
@@ -84,6 +86,19 @@ async function countDevices(trx: Db, networkId: string): Promise<number> {
   return Number(row.n);
 }
 
+/** How enrolling `device` with a key of this user and tags would change its owner, or undefined. */
+function ownerChange(
+  device: { user_id: string | null; tags: string },
+  userId: string | null,
+  tags: readonly string[],
+): string | undefined {
+  if (device.user_id !== userId) return 'another user';
+  const current = [...new Set(parseList(device.tags))].sort();
+  const wanted = [...new Set(tags)].sort();
+  if (current.join(',') !== wanted.join(',')) return `other tags (${wanted.join(', ') || 'none'})`;
+  return undefined;
+}
+
 export async function enroll(
   ctx: AppContext,
   request: FastifyRequest,
@@ -127,7 +142,7 @@ export async function enroll(
     const userId = owner?.id ?? null;
     const existing = await trx
       .selectFrom('devices')
-      .select('id')
+      .select(['id', 'user_id', 'tags'])
       .where('network_id', '=', networkId)
       .where('node_key', '=', body.nodeKey)
       .executeTakeFirst();
@@ -146,6 +161,13 @@ export async function enroll(
     };
     let deviceId: string;
     if (existing) {
+      const handover = ownerChange(existing, userId, tags);
+      if (handover) {
+        throw invalidState(
+          `this nodeKey is enrolled as device ${existing.id}, and this auth key would give it ${handover}; ` +
+            're-enroll with an auth key of the same user and tags, or delete the device to enroll it anew',
+        );
+      }
       deviceId = existing.id;
       await trx.updateTable('devices').set(common).where('id', '=', deviceId).execute();
       await replaceTags(trx, networkId, deviceId, tags);

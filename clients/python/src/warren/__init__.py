@@ -1,0 +1,69 @@
+"""Warren: a typed client for the Warren management API and node protocol.
+
+    import warren
+
+    with warren.Client() as client:  # WARREN_URL, WARREN_API_KEY
+        for device in client.devices.list(online=True):
+            print(device.name, device.last_seen)
+"""
+
+from ._version import __version__
+from .client import Client
+from .errors import PolicyError, WarrenError
+from .models import (
+    AuditEntry,
+    ConnectionEntry,
+    ConnectionReport,
+    Device,
+    DeviceRoute,
+    Endpoint,
+    Heartbeat,
+    Key,
+    Netmap,
+    Network,
+    NetworkLimits,
+    NetworkUsage,
+    Page,
+    Peer,
+    Policy,
+    PolicyText,
+    PolicyVersion,
+    Registration,
+    Route,
+    User,
+    UserRef,
+    ValidationResult,
+)
+from .node import NodeClient
+from .paging import LogIterator
+
+__all__ = [
+    "AuditEntry",
+    "Client",
+    "ConnectionEntry",
+    "ConnectionReport",
+    "Device",
+    "DeviceRoute",
+    "Endpoint",
+    "Heartbeat",
+    "Key",
+    "LogIterator",
+    "Netmap",
+    "Network",
+    "NetworkLimits",
+    "NetworkUsage",
+    "NodeClient",
+    "Page",
+    "Peer",
+    "Policy",
+    "PolicyError",
+    "PolicyText",
+    "PolicyVersion",
+    "Registration",
+    "Route",
+    "User",
+    "UserRef",
+    "ValidationResult",
+    "WarrenError",
+    "__version__",
+]

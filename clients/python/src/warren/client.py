@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Optional, Type
+
+from ._config import setting
+from ._http import Transport
+from .resources.devices import Devices
+from .resources.keys import Keys
+from .resources.logs import Logs
+from .resources.network import NetworkInfo
+from .resources.policy import PolicyApi
+from .resources.routes import Routes
+from .resources.users import Users
+
+
+class Client:
+    """The Warren management API, authenticated with an API key.
+
+    ``url`` (the server, without ``/v1``) and ``api_key`` default to ``WARREN_URL`` and
+    ``WARREN_API_KEY``. ``timeout`` bounds the connect and every read of a call, in seconds.
+    A 429 is waited out (``Retry-After``, at most ``max_retry_wait`` seconds) and retried up to
+    ``max_retries`` times for reads, ``PUT``, ``DELETE`` and ``policy.validate``; other calls
+    retry only when given ``retry=True``. Connections are kept alive and shared by threads;
+    ``close()`` (or leaving a ``with`` block) closes them.
+    """
+
+    def __init__(
+        self,
+        url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        *,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        max_retry_wait: float = 60.0,
+        user_agent: Optional[str] = None,
+    ) -> None:
+        self._http = Transport(
+            setting(url, "WARREN_URL", "server URL"),
+            setting(api_key, "WARREN_API_KEY", "API key"),
+            timeout=timeout,
+            max_retries=max_retries,
+            max_retry_wait=max_retry_wait,
+            user_agent=user_agent,
+        )
+        self.devices = Devices(self._http)
+        self.users = Users(self._http)
+        self.network = NetworkInfo(self._http)
+        self.policy = PolicyApi(self._http)
+        self.keys = Keys(self._http)
+        self.routes = Routes(self._http)
+        self.logs = Logs(self._http)
+
+    @property
+    def url(self) -> str:
+        return self._http.origin
+
+    def close(self) -> None:
+        """Closes the kept-alive connections (a later call opens new ones)."""
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"warren.Client({self.url!r})"

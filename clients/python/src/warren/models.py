@@ -1,0 +1,258 @@
+"""The API's records as frozen dataclasses: snake_case attributes, times as aware UTC datetimes.
+
+Lists are tuples, so a record is immutable all the way down. Fields that only some answers
+carry (a device's detail fields, a key's secret) default to ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Dict, Generic, Optional, Tuple, TypeVar
+
+from ._decode import json_name
+from .errors import PolicyError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class UserRef:
+    id: str
+    login_name: str
+
+
+@dataclass(frozen=True)
+class DeviceRoute:
+    """A route as listed in a device's detail record."""
+
+    id: str
+    prefix: str
+    state: str
+    advertised: bool
+    primary: bool
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device; ``addresses`` … ``expires`` are set on ``get`` and on ``list(fields="all")``."""
+
+    id: str
+    name: str
+    hostname: str
+    os: str
+    online: bool
+    user: Optional[UserRef]
+    tags: Tuple[str, ...]
+    created: datetime
+    last_seen: Optional[datetime]
+    addresses: Optional[Tuple[str, ...]] = None
+    routes: Optional[Tuple[DeviceRoute, ...]] = None
+    client_version: Optional[str] = None
+    key_id: Optional[str] = None
+    ephemeral: Optional[bool] = None
+    expires: Optional[datetime] = None
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    login_name: str
+    display_name: str
+    role: str
+    status: str
+    created: datetime
+    last_seen: Optional[datetime]
+    device_count: int
+
+
+@dataclass(frozen=True)
+class NetworkLimits:
+    """``None`` is unlimited."""
+
+    users: Optional[int]
+    devices: Optional[int]
+    log_retention_days: int
+
+
+@dataclass(frozen=True)
+class NetworkUsage:
+    users: int
+    devices: int
+
+
+@dataclass(frozen=True)
+class Network:
+    id: str
+    name: str
+    plan: str
+    limits: NetworkLimits
+    usage: NetworkUsage
+
+
+@dataclass(frozen=True)
+class Key:
+    """An auth key (``type == "auth"``) or an API key (``type == "api"``).
+
+    ``key`` holds the secret only in the answer to ``keys.create``.
+    """
+
+    id: str
+    type: str
+    description: str
+    scopes: Tuple[str, ...]
+    created: datetime
+    expires: datetime
+    state: str
+    uses: int
+    last_used: Optional[datetime]
+    created_by: Optional[str]
+    key: Optional[str] = None
+    name: Optional[str] = None
+    reusable: Optional[bool] = None
+    ephemeral: Optional[bool] = None
+    tags: Optional[Tuple[str, ...]] = None
+    user: Optional[str] = None
+    rate_limit: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Route:
+    id: str
+    device_id: str
+    device_name: str
+    prefix: str
+    state: str
+    advertised: bool
+    auto_approved: bool
+    primary: bool
+    approved_at: Optional[datetime]
+    approved_by: Optional[str]
+    created: datetime
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One side of a connection; ``device_id`` is None outside the network."""
+
+    addr: str
+    device_id: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ConnectionEntry:
+    id: str
+    start: datetime
+    end: datetime
+    proto: str
+    src: Endpoint
+    dst: Endpoint
+    tx_bytes: int
+    rx_bytes: int
+    tx_packets: int
+    rx_packets: int
+    reported_by: str
+    logged: datetime
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: str
+    time: datetime
+    key_id: Optional[str]
+    key_name: Optional[str]
+    device_id: Optional[str]
+    method: str
+    path: str
+    status: int
+    client_addr: str
+    request_id: str
+    action: Optional[str]
+    target: Optional[str]
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a log; pass ``next_cursor`` back later to get only what arrived since."""
+
+    entries: Tuple[T, ...]
+    next_cursor: str
+    has_more: bool
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The policy as JSON (comments dropped) with its ETag."""
+
+    document: Dict[str, Any]
+    etag: str
+
+
+@dataclass(frozen=True)
+class PolicyText:
+    """The policy's HuJSON text exactly as stored, with its ETag."""
+
+    text: str
+    etag: str
+
+
+@dataclass(frozen=True)
+class PolicyVersion:
+    version: int
+    etag: str
+    created: datetime
+    created_by: Optional[str]
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    valid: bool
+    errors: Tuple[PolicyError, ...]
+
+
+@dataclass(frozen=True)
+class Peer:
+    id: str
+    name: str
+    addresses: Tuple[str, ...]
+    allowed_ips: Tuple[str, ...] = field(metadata=json_name("allowedIPs"))
+    tags: Tuple[str, ...]
+    online: bool
+
+
+@dataclass(frozen=True)
+class Netmap:
+    """What a device may reach: ``device`` is the device itself (``self`` in the JSON)."""
+
+    device: Device = field(metadata=json_name("self"))
+    peers: Tuple[Peer, ...]
+    version: int
+
+
+@dataclass(frozen=True)
+class Registration:
+    """The answer to ``NodeClient.register``: the device and its node credential, shown once."""
+
+    device: Device
+    node_token: str
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    online: bool
+    netmap_version: int
+
+
+@dataclass(frozen=True)
+class ConnectionReport:
+    """One connection a device reports; ``src`` and ``dst`` are ``address:port``."""
+
+    start: datetime
+    end: datetime
+    proto: str
+    src: str
+    dst: str
+    tx_bytes: int = 0
+    rx_bytes: int = 0
+    tx_packets: int = 0
+    rx_packets: int = 0

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+from .._decode import decode, decode_list
+from .._http import Transport, segment
+from ..models import Device
+
+
+class Devices:
+    """``client.devices``: list, inspect, tag and delete devices."""
+
+    def __init__(self, http: Transport) -> None:
+        self._http = http
+
+    def list(
+        self,
+        *,
+        tags: Optional[Sequence[str]] = None,
+        online: Optional[bool] = None,
+        user: Optional[str] = None,
+        fields: Optional[str] = None,
+    ) -> Tuple[Device, ...]:
+        """``GET /v1/devices``. Filters combine with AND; a device must carry every tag given.
+
+        ``user`` is a user id or login name; ``fields="all"`` adds the detail fields.
+        """
+        if isinstance(tags, str):
+            tags = [tags]
+        query = {"tag": tags, "online": online, "user": user, "fields": fields}
+        return decode_list(Device, self._http.json("GET", "/v1/devices", query=query), "devices")
+
+    def get(self, id: str) -> Device:
+        """``GET /v1/devices/{id}``: the detail record."""
+        return decode(Device, self._http.json("GET", f"/v1/devices/{segment(id)}"))
+
+    def delete(self, id: str) -> None:
+        """``DELETE /v1/devices/{id}``: its credential is refused and its addresses freed at once."""
+        self._http.json("DELETE", f"/v1/devices/{segment(id)}")
+
+    def set_tags(self, id: str, tags: Sequence[str], *, retry: bool = False) -> Device:
+        """``POST /v1/devices/{id}/tags``: replaces the tags (``[]`` clears them).
+
+        Each tag must be defined in the policy's ``tagOwners``.
+        """
+        body = {"tags": list(tags)}
+        return decode(Device, self._http.json("POST", f"/v1/devices/{segment(id)}/tags", body=body, retry=retry))

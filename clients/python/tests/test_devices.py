@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from datetime import timezone
+
+import pytest
+
+import warren
+
+from .conftest import Enroll
+
+
+def test_network_reports_its_plan_limits_and_usage(client: warren.Client) -> None:
+    network = client.network.get()
+    assert network.id.startswith("net_")
+    assert network.plan == "premium"
+    assert network.limits.users is None  # unlimited
+    assert network.limits.log_retention_days == 90
+    assert network.usage.users >= 1
+
+
+def test_a_device_is_listed_read_and_filtered(client: warren.Client, enroll: Enroll) -> None:
+    _, registration = enroll()
+    device_id = registration.device.id
+
+    device = client.devices.get(device_id)
+    assert device.id == device_id
+    assert device.online is True
+    assert device.created.tzinfo == timezone.utc
+    assert device.addresses and device.addresses[0].startswith("100.")
+    assert device.client_version == "python-suite"
+    assert device.user is not None and device.user.login_name
+
+    listed = {d.id: d for d in client.devices.list(online=True, user=device.user.login_name)}
+    assert device_id in listed
+    assert listed[device_id].addresses is None  # the list record has no detail fields
+    detailed = {d.id: d for d in client.devices.list(fields="all")}
+    assert detailed[device_id].addresses == device.addresses
+    assert device_id not in {d.id for d in client.devices.list(online=False)}
+
+
+def test_tags_are_replaced_and_filter_the_list(client: warren.Client, enroll: Enroll) -> None:
+    _, registration = enroll()
+    device_id = registration.device.id
+
+    tagged = client.devices.set_tags(device_id, ["tag:ci", "tag:web"])
+    assert set(tagged.tags) == {"tag:ci", "tag:web"}
+    assert device_id in {d.id for d in client.devices.list(tags=["tag:ci", "tag:web"])}
+    client.devices.set_tags(device_id, ["tag:ci"])
+    assert device_id not in {d.id for d in client.devices.list(tags=["tag:ci", "tag:web"])}
+    assert client.devices.set_tags(device_id, []).tags == ()
+
+
+def test_a_tag_outside_tag_owners_is_refused(client: warren.Client, enroll: Enroll) -> None:
+    _, registration = enroll()
+    with pytest.raises(warren.WarrenError) as refused:
+        client.devices.set_tags(registration.device.id, ["tag:undefined-here"])
+    assert refused.value.status == 400
+    assert refused.value.code == "invalid_tag"
+    assert client.devices.get(registration.device.id).tags == ()
+
+
+def test_a_deleted_device_is_gone_and_its_credential_refused(client: warren.Client, enroll: Enroll) -> None:
+    node, registration = enroll()
+    client.devices.delete(registration.device.id)
+
+    with pytest.raises(warren.WarrenError) as missing:
+        client.devices.get(registration.device.id)
+    assert missing.value.status == 404
+    assert missing.value.code == "not_found"
+    assert missing.value.request_id
+    with pytest.raises(warren.WarrenError) as refused:
+        node.heartbeat()
+    assert refused.value.status == 401
