@@ -17,7 +17,8 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from types import TracebackType
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 from urllib.parse import quote, urlencode, urlsplit
 
 from ._version import __version__
@@ -209,6 +210,30 @@ class Transport:
             else:
                 self._pool.release(conn)
             return Response(answer.status, answer.headers, body)
+
+
+_Owner = TypeVar("_Owner", bound="OwnsConnections")
+
+
+class OwnsConnections:
+    """A client that holds kept-alive connections: ``close()``, or a ``with`` block, ends them."""
+
+    _http: Transport
+
+    def close(self) -> None:
+        """Closes the kept-alive connections (a later call opens new ones)."""
+        self._http.close()
+
+    def __enter__(self: _Owner) -> _Owner:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> None:
+        self.close()
 
 
 def _query_string(query: Mapping[str, QueryValue]) -> str:

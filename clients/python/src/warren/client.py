@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Optional, Type
+from typing import Optional
 
 from ._config import setting
-from ._http import Transport
+from ._http import OwnsConnections, Transport
 from .resources.devices import Devices
 from .resources.keys import Keys
 from .resources.logs import Logs
@@ -14,7 +13,7 @@ from .resources.routes import Routes
 from .resources.users import Users
 
 
-class Client:
+class Client(OwnsConnections):
     """The Warren management API, authenticated with an API key.
 
     ``url`` (the server, without ``/v1``) and ``api_key`` default to ``WARREN_URL`` and
@@ -54,21 +53,6 @@ class Client:
     @property
     def url(self) -> str:
         return self._http.origin
-
-    def close(self) -> None:
-        """Closes the kept-alive connections (a later call opens new ones)."""
-        self._http.close()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        traceback: Optional[TracebackType],
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"warren.Client({self.url!r})"

@@ -5,17 +5,16 @@ it out and retries, POSTs included."""
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Optional, Sequence, Type
+from typing import Optional, Sequence
 
 from ._config import setting
 from ._decode import decode, format_time
-from ._http import Transport, compact
+from ._http import OwnsConnections, Transport, compact
 from .errors import invalid_response
 from .models import ConnectionReport, Heartbeat, Netmap, Registration
 
 
-class NodeClient:
+class NodeClient(OwnsConnections):
     """A device's side of Warren, authenticated by its node credential (``wrn_node_…``).
 
     ``url`` defaults to ``WARREN_URL``; ``node_token`` is a credential from an earlier
@@ -110,20 +109,6 @@ class NodeClient:
         if not self.node_token:
             raise ValueError("no node credential: register first, or pass node_token=")
         return self.node_token
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> NodeClient:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        traceback: Optional[TracebackType],
-    ) -> None:
-        self.close()
 
 
 def _report(entry: ConnectionReport) -> object:
