@@ -53,7 +53,6 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
     const dst = summarize(r.dst.map((d) => d.sel));
     return {
       line: r.line,
-      protos: r.protos,
       src: r.src,
       dst: r.dst,
       srcAll: src.all,
@@ -63,6 +62,10 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
       dstKeys: dst.keys,
       dstPrefixes: dst.prefixes,
       dstSelf: r.dst.some((d) => d.sel.kind === 'self'),
+      dstInternet: r.dst.some(
+        (d) =>
+          d.sel.kind === 'internet' || d.sel.kind === 'all' || (d.sel.kind === 'prefix' && d.sel.prefix.bits === 0),
+      ),
     };
   });
 
@@ -75,6 +78,7 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
     keyDstRules: new Map(),
     allSrcRules: [],
     allDstRules: [],
+    selfPrefixRules: [],
     get userKeys() {
       return identities().userKeys;
     },
@@ -85,6 +89,7 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
   rules.forEach((r, i) => {
     if (r.srcAll) index.allSrcRules.push(i);
     if (r.dstAll) index.allDstRules.push(i);
+    if (r.dstSelf && r.srcPrefixes.length > 0) index.selfPrefixRules.push(i);
     for (const k of r.srcKeys) push(index.keySrcRules, k, i);
     for (const k of r.dstKeys) push(index.keyDstRules, k, i);
     for (const p of r.srcPrefixes) index.prefixSrcRules[p].push(i);

@@ -2,13 +2,15 @@
 // address) on this port, and may this device's advertised route be approved automatically.
 
 import { addressKey, containsPrefix, parsePrefix } from './cidr.js';
+import { type Protocol, protoNumber } from './protocols.js';
 import { candidateRules, deviceSubject, matchesSelector, roleMap, ruleAccepts, type Subject } from './subjects.js';
-import type { CompiledPolicy, PolicyDevice, PolicyUser, Protocol } from './types.js';
+import type { CompiledPolicy, PolicyDevice, PolicyUser } from './types.js';
 
 const NO_KEYS: ReadonlySet<string> = new Set();
 
 /**
- * Whether `src` may send `proto` traffic to `dst` on `port` (ICMP ignores the port).
+ * Whether `src` may send `proto` traffic (a name or IANA number) to `dst` on `port`; protocols
+ * other than TCP, UDP and SCTP ignore the port.
  *
  * `dst` may be a device, or an address or prefix as text. Text matches rules by address only
  * (`*`, and IP/CIDR selectors holding it, or overlapping it for a prefix); when `devices` is
@@ -25,6 +27,7 @@ export function canReach(
   devices?: readonly PolicyDevice[],
 ): boolean {
   const roles = roleMap(users);
+  const protocol = protoNumber(proto);
   const from = deviceSubject(policy, src, roles);
   const targets: Subject[] = [];
   if (typeof dst === 'string') {
@@ -39,7 +42,7 @@ export function canReach(
     }
   } else targets.push(deviceSubject(policy, dst, roles));
   return candidateRules(policy, from).some((i) =>
-    targets.some((to) => ruleAccepts(policy.rules[i], from, to, port, proto, 'overlap')),
+    targets.some((to) => ruleAccepts(policy.rules[i], from, to, port, protocol, 'overlap')),
   );
 }
 

@@ -47,9 +47,14 @@
 //   calls: copy before changing one.
 // - Tests are symbolic (see tests.ts): a login is any untagged device of that user, a group each
 //   of its members, a tag a device tagged exactly so; tests know no roles, so autogroup:admin
-//   matches no test source; abstract devices have no address. `proto` defaults to tcp. An
-//   `accept` target must be accepted for all of its traffic, a `deny` target for none of it.
-// - A rule with `proto: "icmp"` needs `:*` ports. Test targets need a single port.
+//   matches no login or group; abstract devices have no address. `proto` defaults to tcp. An
+//   `accept` target must be accepted for all of its traffic (every listed port), a `deny`
+//   target for none of it.
+// - `proto` is a name (tcp, udp, icmp, ipv6-icmp, sctp, gre, esp, ah, igmp) or an IANA number
+//   as a string; only tcp, udp and sctp have ports, so a rule narrowed to other protocols needs
+//   `:*` ports, and their traffic matches a destination whatever its ports (as in Tailscale).
+// - autogroup:self may follow any src: only the user-owned devices among the sources reach
+//   their owner's untagged devices; a src that can hold none (tags, IPs, hosts) is an error.
 
 export { parsePrefix } from './cidr.js';
 export { DEFAULT_POLICY } from './default-policy.js';

@@ -72,8 +72,9 @@ export class PeerMap {
     const extra = this.addressRules(d);
     let all = reach.all;
     let extraReach: Reach | null = null;
+    const isUser = this.index.classes[c].isUser;
     if (extra && !all) {
-      extraReach = this.gather(extra.out, extra.in, -1);
+      extraReach = this.gather(extra.out, extra.in, isUser ? c : -1);
       all = extraReach.all;
     }
     const viewer: Viewer = { d, c, extra };
@@ -98,6 +99,14 @@ export class PeerMap {
     for (const r of extraReach ? [reach, extraReach] : [reach]) {
       for (const pc of r.classes) add(this.index.classes[pc].members);
       for (const pid of r.prefixes) add(this.index.devicesIn(pid));
+    }
+    // autogroup:self reached from a source held by address: the viewer's own class members that
+    // the source holds reach the viewer (the forward direction is gather's selfClass).
+    if (isUser) {
+      for (const r of this.policy.index.selfPrefixRules) {
+        for (const pid of this.rules[r].srcPrefixes)
+          add(this.index.devicesIn(pid).filter((i) => this.index.classOf[i] === c));
+      }
     }
     // Sorting k peers costs about k·log k, scanning the marks n: scan only for very long lists.
     if (count * 4 < n) {

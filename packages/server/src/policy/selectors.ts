@@ -36,6 +36,7 @@ const AUTOGROUPS: Record<string, Selector> = {
   'autogroup:tagged': { kind: 'tagged', key: 'a:tagged' },
   'autogroup:admin': { kind: 'admin', key: 'a:admin' },
   'autogroup:self': { kind: 'self' },
+  'autogroup:internet': { kind: 'internet' },
 };
 
 export function parseSelector(text: string, defs: Definitions): SelectorResult {
@@ -78,7 +79,10 @@ function parseUncached(text: string, defs: Definitions): SelectorResult {
   return { ok: false, msg: `invalid selector "${text}"` };
 }
 
-/** The principal key of a selector naming an identity; null for `*`, prefixes and autogroup:self. */
+/**
+ * The principal key of a selector naming an identity; null for `*`, prefixes, autogroup:self
+ * and autogroup:internet.
+ */
 export function selectorKey(sel: Selector): string | null {
   return 'key' in sel ? sel.key : null;
 }

@@ -5,17 +5,10 @@
 
 import { addressKey, containsPrefix, type KeyRange, overlaps, parsePrefix } from './cidr.js';
 import { unionOfRules } from './compile.js';
-import { portAllowed } from './ports.js';
+import { ALL_PORTS, type PortRanges, portAllowed } from './ports.js';
+import { hasPorts, protoAllowed } from './protocols.js';
 import { selectorKey } from './selectors.js';
-import {
-  type CompiledPolicy,
-  type CompiledRule,
-  type PolicyDevice,
-  type PolicyUser,
-  PROTO_BITS,
-  type Protocol,
-  type Selector,
-} from './types.js';
+import type { CompiledDst, CompiledPolicy, CompiledRule, PolicyDevice, PolicyUser, Selector } from './types.js';
 
 export interface Subject {
   keys: ReadonlySet<string>;
@@ -70,7 +63,10 @@ export function roleMap(users: readonly PolicyUser[]): Map<string, string> {
   return map;
 }
 
-/** A device's ranges: each parseable address as a single key, each parseable route. */
+/**
+ * A device's ranges: each parseable address as a single key, each parseable subnet route it
+ * serves (primary or standby). Exit routes are not subnets: autogroup:internet stands for them.
+ */
 function deviceRanges(device: Pick<PolicyDevice, 'addresses' | 'routes'>): KeyRange[] {
   const out: KeyRange[] = [];
   for (const a of device.addresses) {
@@ -79,7 +75,7 @@ function deviceRanges(device: Pick<PolicyDevice, 'addresses' | 'routes'>): KeyRa
   }
   for (const r of device.routes) {
     const p = parsePrefix(r);
-    if (p.ok) out.push(p.prefix);
+    if (p.ok && p.prefix.bits > 0) out.push(p.prefix);
   }
   return out;
 }
@@ -120,22 +116,45 @@ export function candidateRules(policy: CompiledPolicy, src: Subject): number[] {
   return unionOfRules(lists);
 }
 
-/** Whether `rule` lets src send `proto` traffic to dst's `port` (ICMP has no ports). */
+/** Whether a destination entry holds dst for traffic from src (ports aside). */
+function dstHolds(d: CompiledDst, src: Subject, dst: Subject, mode: MatchMode): boolean {
+  if (d.sel.kind === 'self') return src.owner !== null && src.owner === dst.owner;
+  return matchesSelector(d.sel, dst, mode);
+}
+
+/**
+ * The ports of dst that `rule` opens to src for protocol `proto` (an IANA number): the ranges
+ * of every destination entry holding dst, or every port for a protocol without ports.
+ */
+export function rulePorts(
+  rule: CompiledRule,
+  src: Subject,
+  dst: Subject,
+  proto: number,
+  mode: MatchMode,
+): PortRanges[] {
+  const out: PortRanges[] = [];
+  if (!rule.src.some((sel) => matchesSelector(sel, src, mode))) return out;
+  for (const d of rule.dst) {
+    if (protoAllowed(d.protos, proto) && dstHolds(d, src, dst, mode)) out.push(hasPorts(proto) ? d.ports : ALL_PORTS);
+  }
+  return out;
+}
+
+/** Whether `rule` lets src send `proto` traffic to dst's `port` (protocols without ports ignore it). */
 export function ruleAccepts(
   rule: CompiledRule,
   src: Subject,
   dst: Subject,
   port: number,
-  proto: Protocol,
+  proto: number,
   mode: MatchMode,
 ): boolean {
-  if ((rule.protos & PROTO_BITS[proto]) === 0) return false;
   if (!rule.src.some((sel) => matchesSelector(sel, src, mode))) return false;
   for (const d of rule.dst) {
-    if (proto !== 'icmp' && !portAllowed(d.ports, port)) continue;
-    if (d.sel.kind === 'self') {
-      if (src.owner !== null && src.owner === dst.owner) return true;
-    } else if (matchesSelector(d.sel, dst, mode)) return true;
+    if (!protoAllowed(d.protos, proto)) continue;
+    if (hasPorts(proto) && !portAllowed(d.ports, port)) continue;
+    if (dstHolds(d, src, dst, mode)) return true;
   }
   return false;
 }

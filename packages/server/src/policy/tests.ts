@@ -6,33 +6,41 @@
 // them), a group for each of its members' devices (or, when empty, a device of a would-be
 // member), a tag for any device tagged with exactly that tag, and an IP or CIDR for traffic from
 // or to those addresses. Abstract devices have no address, so IP and CIDR selectors only meet
-// IP and CIDR tests. Tests know no roles, so autogroup:admin matches no test source.
+// IP and CIDR tests. Tests know no roles, so autogroup:admin matches no login or group as a test
+// source; as a source itself it is an admin's device in no group. autogroup:member stands for
+// every login the policy names and one it does not, autogroup:tagged for every tag of tagOwners
+// and a tag the policy does not name. Targets take any port form: an `accept` needs every listed
+// port accepted, a `deny` every one denied. A test with neither checks nothing and is refused.
 
 import type { Node } from 'jsonc-parser';
 import type { Checker } from './checker.js';
-import { ALL_PORTS } from './ports.js';
+import type { PortRanges } from './ports.js';
+import { parseProto, protoLabel, TCP } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
-import { candidateRules, type MatchMode, ruleAccepts, type Subject } from './subjects.js';
-import type { CompiledPolicy, CompiledRule, Protocol, Selector } from './types.js';
+import { candidateRules, type MatchMode, rulePorts, type Subject } from './subjects.js';
+import type { CompiledPolicy, CompiledRule, Selector } from './types.js';
 import { parseDestination } from './validate-rules.js';
 
 export interface TestTarget {
   text: string;
   node: Node;
   sel: Selector;
-  port: number;
+  /** Every listed port must be accepted (or denied); `*` stands for 1-65535. */
+  ports: PortRanges;
 }
 
 export interface PolicyTest {
   srcText: string;
   src: Selector;
-  proto: Protocol;
+  /** IANA protocol number; tcp unless the test says otherwise. */
+  proto: number;
   accept: TestTarget[];
   deny: TestTarget[];
 }
 
 const TEST_FIELDS = ['src', 'accept', 'deny', 'proto'];
 const TEST_KINDS = new Set<Selector['kind']>(['user', 'group', 'tag', 'prefix']);
+const SRC_KINDS = new Set<Selector['kind']>([...TEST_KINDS, 'member', 'tagged', 'admin']);
 
 export function parseTests(node: Node, c: Checker, defs: Definitions): PolicyTest[] {
   if (node.type !== 'array') {
@@ -51,17 +59,20 @@ export function parseTests(node: Node, c: Checker, defs: Definitions): PolicyTes
       const r = parseSelector(srcText, defs);
       if (!r.ok) {
         if (r.msg) c.error(srcNode, r.msg);
-      } else if (!TEST_KINDS.has(r.sel.kind)) {
-        c.error(srcNode, `test src "${srcText}" must be a login name, group, tag, host or IP`);
+      } else if (!SRC_KINDS.has(r.sel.kind)) {
+        c.error(srcNode, `test src "${srcText}" must be a login name, group, tag, autogroup, host or IP`);
       } else src = r.sel;
     }
-    let proto: Protocol = 'tcp';
+    let proto = TCP;
     const protoNode = f.get('proto');
     const protoText = protoNode ? c.string(protoNode, 'test "proto"') : null;
     if (protoNode && protoText !== null) {
-      if (protoText === 'tcp' || protoText === 'udp' || protoText === 'icmp') proto = protoText;
-      else c.error(protoNode, `proto "${protoText}" is not supported (use "tcp", "udp" or "icmp")`);
+      const r = parseProto(protoText);
+      if (r.ok) proto = r.proto;
+      else c.error(protoNode, r.msg);
     }
+    if (!f.has('accept') && !f.has('deny'))
+      c.error(testNode, 'test has neither "accept" nor "deny": it checks nothing');
     const accept = parseTargets(f.get('accept'), '"accept"', c, defs);
     const deny = parseTargets(f.get('deny'), '"deny"', c, defs);
     if (src && srcText !== null) out.push({ srcText, src, proto, accept, deny });
@@ -77,9 +88,11 @@ function parseTargets(node: Node | undefined, what: string, c: Checker, defs: De
       if (r.msg) c.error(item.node, r.msg);
     } else if (!TEST_KINDS.has(r.sel.kind)) {
       c.error(item.node, `test destination "${item.value}" must be a login name, group, tag, host or IP with a port`);
-    } else if (r.ports === ALL_PORTS || r.ports.length !== 1 || r.ports[0][0] !== r.ports[0][1]) {
-      c.error(item.node, `test destination "${item.value}" needs a single port, e.g. ":22"`);
-    } else out.push({ text: item.value, node: item.node, sel: r.sel, port: r.ports[0][0] });
+    } else {
+      // Port 0 is not a port traffic uses: `*` asks for every real one.
+      const ports = r.ports.map(([lo, hi]) => [Math.max(lo, 1), hi] as const);
+      out.push({ text: item.value, node: item.node, sel: r.sel, ports });
+    }
   }
   return out;
 }
@@ -113,25 +126,79 @@ function testSubjects(policy: CompiledPolicy, sel: Selector): Labeled[] {
       return [{ label: sel.tag, subject: { keys: new Set([sel.key, 'a:tagged']), owner: null, ranges: [] } }];
     case 'prefix':
       return [{ label: sel.prefix.text, subject: { keys: NONE, owner: null, ranges: [sel.prefix] } }];
+    // An autogroup stands for every device it holds now or could: each identity the policy
+    // names, and one it does not.
+    case 'member':
+    case 'admin': {
+      const logins = new Set([...policy.userGroups.keys(), ...policy.index.userKeys.keys()]);
+      const extra = sel.kind === 'admin' ? ['a:admin'] : [];
+      const anyone = { keys: new Set(['a:member', ...extra]), owner: `${sel.kind}#user`, ranges: [] };
+      if (sel.kind === 'admin') return [{ label: 'an admin', subject: anyone }];
+      return [
+        ...[...logins].map((login) => ({ label: login, subject: userSubject(policy, login) })),
+        { label: 'a user no rule names', subject: anyone },
+      ];
+    }
+    case 'tagged':
+      return [
+        ...[...policy.tagOwners.keys()].map((tag) => ({
+          label: tag,
+          subject: { keys: new Set([`t:${tag}`, 'a:tagged']), owner: null, ranges: [] },
+        })),
+        {
+          label: 'a device with a tag no rule names',
+          subject: { keys: new Set(['a:tagged']), owner: null, ranges: [] },
+        },
+      ];
     default:
       return [];
   }
 }
 
-function acceptingRule(
+/** Whether `ranges` together hold every port of `want`. */
+function coversPorts(ranges: readonly PortRanges[], want: PortRanges): boolean {
+  const all = ranges.flat().sort((a, b) => a[0] - b[0]);
+  return want.every(([lo, hi]) => {
+    let next = lo;
+    for (const [a, b] of all) {
+      if (a > next) break;
+      if (b >= next) next = b + 1;
+      if (next > hi) return true;
+    }
+    return next > hi;
+  });
+}
+
+function touchesPorts(ranges: readonly PortRanges[], want: PortRanges): boolean {
+  return ranges.some((r) => r.some(([a, b]) => want.some(([lo, hi]) => a <= hi && lo <= b)));
+}
+
+/**
+ * `accept`: the rules together open every port of the target (mode `cover`: for all the traffic
+ * the test names), returning undefined when they do; `deny`: the first rule that opens any of
+ * them, or undefined. The returned rule explains a failed expectation.
+ */
+function verdict(
   policy: CompiledPolicy,
   candidates: number[],
   src: Subject,
   dst: Subject,
-  port: number,
-  proto: Protocol,
-  mode: MatchMode,
-): CompiledRule | undefined {
+  ports: PortRanges,
+  proto: number,
+  expectAccept: boolean,
+): { ok: boolean; rule?: CompiledRule } {
+  const mode: MatchMode = expectAccept ? 'cover' : 'overlap';
+  const open: PortRanges[] = [];
   for (const i of candidates) {
-    if (ruleAccepts(policy.rules[i], src, dst, port, proto, mode)) return policy.rules[i];
+    const rule = policy.rules[i];
+    const found = rulePorts(rule, src, dst, proto, mode);
+    if (!expectAccept && touchesPorts(found, ports)) return { ok: false, rule };
+    open.push(...found);
   }
-  return undefined;
+  return { ok: !expectAccept || coversPorts(open, ports) };
 }
+
+const single = (ports: PortRanges) => ports.length === 1 && ports[0][0] === ports[0][1];
 
 export function runTests(policy: CompiledPolicy, tests: PolicyTest[], c: Checker): void {
   for (const t of tests) {
@@ -141,18 +208,16 @@ export function runTests(policy: CompiledPolicy, tests: PolicyTest[], c: Checker
       for (const s of srcs) {
         for (const d of dsts) {
           // "accept" must hold for all the traffic the test names, "deny" for any of it.
-          const mode = expectAccept ? 'cover' : 'overlap';
-          const rule = acceptingRule(policy, s.candidates, s.subject, d.subject, target.port, t.proto, mode);
-          if (expectAccept === (rule !== undefined)) continue;
+          const v = verdict(policy, s.candidates, s.subject, d.subject, target.ports, t.proto, expectAccept);
+          if (v.ok) continue;
           const who = [s.label !== t.srcText && `from ${s.label}`, dsts.length > 1 && `to ${d.label}`].filter(Boolean);
           const detail = who.length > 0 ? ` (${who.join(', ')})` : '';
-          const proto = t.proto === 'tcp' ? '' : ` over ${t.proto}`;
-          const head = `test: ${t.srcText} -> ${target.text}${proto} expected`;
+          const head = `test: ${t.srcText} -> ${target.text}${protoLabel(t.proto)} expected`;
           c.error(
             target.node,
             expectAccept
-              ? `${head} accept, but no rule accepts it${detail}`
-              : `${head} deny, but the rule at line ${rule?.line} accepts it${detail}`,
+              ? `${head} accept, but no rule accepts ${single(target.ports) ? 'it' : 'every port of it'}${detail}`
+              : `${head} deny, but the rule at line ${v.rule?.line} accepts it${detail}`,
           );
           return;
         }

@@ -2,6 +2,10 @@
 
 import type { Prefix } from './cidr.js';
 import type { PortRanges } from './ports.js';
+import type { ProtoSet } from './protocols.js';
+
+export type { Protocol } from './protocols.js';
+
 import type { PrefixTree } from './prefix-index.js';
 
 export interface PolicyError {
@@ -42,11 +46,6 @@ export interface PeerView {
   allowedIPs: string[];
 }
 
-export type Protocol = 'tcp' | 'udp' | 'icmp';
-
-export const PROTO_BITS: Record<Protocol, number> = { tcp: 1, udp: 2, icmp: 4 };
-export const ALL_PROTOS = 7;
-
 /**
  * One policy selector after validation. Selectors naming an identity carry its principal key
  * (`u:login`, `g:group`, `t:tag`, `a:member`, `a:tagged`, `a:admin`), the same keys a subject
@@ -61,19 +60,21 @@ export type Selector =
   | { kind: 'tagged'; key: 'a:tagged' }
   | { kind: 'admin'; key: 'a:admin' }
   | { kind: 'self' }
+  | { kind: 'internet' }
   | { kind: 'prefix'; prefix: Prefix };
 
+/** One destination of a rule: a selector, its ports, and the protocols they are open to. */
 export interface CompiledDst {
   sel: Selector;
   ports: PortRanges;
+  protos: ProtoSet;
   text: string;
 }
 
+/** An `acls` rule or a grant: both compile to this. */
 export interface CompiledRule {
   /** Line of the rule's opening brace, for messages such as "the rule at line 12 accepts it". */
   line: number;
-  /** Bit set of PROTO_BITS. */
-  protos: number;
   src: Selector[];
   dst: CompiledDst[];
   // Port- and protocol-blind summaries: peer visibility only asks "any traffic at all?".
@@ -84,6 +85,8 @@ export interface CompiledRule {
   dstKeys: string[];
   dstPrefixes: number[];
   dstSelf: boolean;
+  /** dst reaches the internet through exit nodes: autogroup:internet, `*`, 0.0.0.0/0 or ::/0. */
+  dstInternet: boolean;
 }
 
 export interface AutoApprovers {
@@ -96,7 +99,7 @@ export interface ParsedPolicy {
   groups: Map<string, string[]>;
   tagOwners: Map<string, Selector[]>;
   hosts: Map<string, Prefix>;
-  rules: Array<Pick<CompiledRule, 'line' | 'protos' | 'src' | 'dst'>>;
+  rules: Array<Pick<CompiledRule, 'line' | 'src' | 'dst'>>;
   autoApprovers: AutoApprovers;
 }
 
@@ -113,6 +116,8 @@ export interface RuleIndex {
   /** Rules whose src / dst holds `*`. */
   allSrcRules: number[];
   allDstRules: number[];
+  /** Rules with autogroup:self in dst and an address prefix in src. */
+  selfPrefixRules: number[];
   /**
    * Principal keys of identities, made once per policy: login → its `u:` key (when some selector
    * names the user) and the `g:` keys of its groups; tag → its `t:` key. Identities the policy

@@ -5,8 +5,9 @@ import type { Node } from 'jsonc-parser';
 import type { Checker, StringItem } from './checker.js';
 import { parsePrefix } from './cidr.js';
 import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './ports.js';
+import { onlyPortless, PROTO_NUMBERS, type ProtoSet, parseProto } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
-import { ALL_PROTOS, type CompiledDst, type ParsedPolicy, PROTO_BITS, type Protocol, type Selector } from './types.js';
+import type { CompiledDst, ParsedPolicy, Selector } from './types.js';
 
 const RULE_FIELDS = ['action', 'src', 'dst', 'proto'];
 
@@ -47,8 +48,41 @@ function parseDestinationUncached(entry: string, defs: Definitions): DstResult {
   return sel && !sel.ok ? sel : { ok: false, msg: `invalid destination "${entry}"` };
 }
 
-function selfCompatible(src: string): boolean {
-  return src === 'autogroup:member' || src.startsWith('group:') || src.includes('@');
+/** Selectors that can hold user-owned devices, the only sources autogroup:self pairs. */
+const USER_SOURCE_KINDS = new Set<Selector['kind']>(['all', 'user', 'group', 'member', 'admin']);
+
+/**
+ * Checks one destination against its rule's sources and protocols, reporting at the entry;
+ * false when it must be left out. Shared by `acls` and grants.
+ */
+export function checkRuleDestination(
+  item: StringItem,
+  sel: Selector,
+  ports: PortRanges,
+  protos: ProtoSet,
+  src: readonly Selector[],
+  c: Checker,
+): boolean {
+  // As in Tailscale, any src may be used with autogroup:self: only its user-owned devices
+  // match. A src that cannot hold one is a mistake worth reporting.
+  if (sel.kind === 'self' && src.length > 0 && !src.some((s) => USER_SOURCE_KINDS.has(s.kind))) {
+    c.error(
+      item.node,
+      'autogroup:self pairs user-owned devices only, but src holds only tags, IPs or hosts: add users, groups, autogroup:member or "*" to src',
+    );
+    return false;
+  }
+  if (onlyPortless(protos) && ports !== ALL_PORTS) {
+    c.error(item.node, `${protoList(protos)} has no ports: write the destination with ":*"`);
+    return false;
+  }
+  return true;
+}
+
+function protoList(protos: ProtoSet): string {
+  return (protos ?? [])
+    .map((p) => Object.keys(PROTO_NUMBERS).find((n) => PROTO_NUMBERS[n] === p) ?? `protocol ${p}`)
+    .join(', ');
 }
 
 export function checkAcls(node: Node, c: Checker, defs: Definitions, out: ParsedPolicy['rules']): void {
@@ -73,7 +107,6 @@ export function checkAcls(node: Node, c: Checker, defs: Definitions, out: Parsed
     const protos = checkProto(f.get('proto'), c);
     const srcItems = f.has('src') ? c.strings(f.get('src') as Node, '"src"') : [];
     const src = checkSources(srcItems, c, defs);
-    const selfBlocker = srcItems.find((s) => !selfCompatible(s.value));
     const srcHasStar = srcItems.some((s) => s.value === '*');
     const dst: CompiledDst[] = [];
     for (const item of f.has('dst') ? c.strings(f.get('dst') as Node, '"dst"') : []) {
@@ -82,48 +115,41 @@ export function checkAcls(node: Node, c: Checker, defs: Definitions, out: Parsed
         if (r.msg) c.error(item.node, r.msg);
         continue;
       }
-      if (r.sel.kind === 'self' && selfBlocker) {
-        c.error(
-          item.node,
-          `autogroup:self needs a src of only users, groups and autogroup:member, but src holds "${selfBlocker.value}"`,
-        );
-        continue;
-      }
+      if (!checkRuleDestination(item, r.sel, r.ports, protos, src, c)) continue;
       if (item.value === '*:*' && srcHasStar) {
         c.error(
           item.node,
           'over-permissive rule: src "*" with dst "*:*" lets every device reach every port of every other device',
         );
       }
-      if (protos === PROTO_BITS.icmp && r.ports !== ALL_PORTS) {
-        c.error(item.node, `icmp has no ports: write the destination with ":*"`);
-      }
-      dst.push({ sel: r.sel, ports: r.ports, text: item.value });
+      dst.push({ sel: r.sel, ports: r.ports, protos, text: item.value });
     }
     // A rule with another action must not count as accepting anything when tests run.
-    if (action === 'accept') out.push({ line: c.line(ruleNode), protos, src, dst });
+    if (action === 'accept') out.push({ line: c.line(ruleNode), src, dst });
   }
 }
 
-function checkProto(node: Node | undefined, c: Checker): number {
-  if (!node) return ALL_PROTOS;
+function checkProto(node: Node | undefined, c: Checker): ProtoSet {
+  if (!node) return null;
   const proto = c.string(node, '"proto"');
-  if (proto === null) return ALL_PROTOS;
-  if (!Object.hasOwn(PROTO_BITS, proto)) {
-    c.error(node, `proto "${proto}" is not supported (use "tcp", "udp" or "icmp")`);
-    return ALL_PROTOS;
+  if (proto === null) return null;
+  const r = parseProto(proto);
+  if (!r.ok) {
+    c.error(node, r.msg);
+    return null;
   }
-  return PROTO_BITS[proto as Protocol];
+  return [r.proto];
 }
 
-function checkSources(items: StringItem[], c: Checker, defs: Definitions): Selector[] {
+/** The sources of a rule or grant; autogroup:self and autogroup:internet are dst only. */
+export function checkSources(items: StringItem[], c: Checker, defs: Definitions): Selector[] {
   const out: Selector[] = [];
   for (const item of items) {
     const r = parseSelector(item.value, defs);
     if (!r.ok) {
       if (r.msg) c.error(item.node, r.msg);
-    } else if (r.sel.kind === 'self') {
-      c.error(item.node, 'autogroup:self can only be used in dst');
+    } else if (r.sel.kind === 'self' || r.sel.kind === 'internet') {
+      c.error(item.node, `${item.value} can only be used in dst`);
     } else out.push(r.sel);
   }
   return out;

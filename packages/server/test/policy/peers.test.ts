@@ -125,3 +125,30 @@ describe('autogroup:self and results', () => {
     expect(peers('ana1')[0]).toBe(view);
   });
 });
+
+describe('autogroup:self with any src', () => {
+  const policy = compilePolicy(`{
+    "tagOwners": { "tag:server": ["autogroup:admin"] },
+    "acls": [
+      { "action": "accept", "src": ["tag:server", "cy@example.com"], "dst": ["autogroup:self:*"] },
+      { "action": "accept", "src": ["100.64.0.1", "bo@example.com"], "dst": ["autogroup:self:22"] },
+    ],
+  }`);
+  const devices = [
+    dev('ana1', 'ana@example.com', [], 1),
+    dev('ana2', 'ana@example.com', [], 2),
+    dev('cy1', 'cy@example.com', [], 3),
+    dev('cy2', 'cy@example.com', [], 4),
+    dev('srv', 'cy@example.com', ['tag:server'], 5),
+  ];
+  const peers = computePeerMaps(policy, devices, users);
+
+  it('pairs only the user-owned devices among the sources, held by identity or address', () => {
+    expect(ids(peers('cy1'))).toEqual(['cy2']);
+    // ana1 is a source by its address only: it reaches ana2, and ana2 sees it.
+    expect(ids(peers('ana1'))).toEqual(['ana2']);
+    expect(ids(peers('ana2'))).toEqual(['ana1']);
+    // A tagged source owns no devices: autogroup:self gives it nothing.
+    expect(ids(peers('srv'))).toEqual([]);
+  });
+});

@@ -136,7 +136,7 @@ describe('rules', () => {
       acls: `[
     { "action": "deny", "src": ["group:eng"], "dst": ["db:5432"], "users": [] },
     { "src": ["group:eng"] },
-    { "action": "accept", "src": "group:eng", "dst": ["db:*"], "proto": "sctp" },
+    { "action": "accept", "src": "group:eng", "dst": ["db:*"], "proto": "sctcp" },
     "not a rule",
     { "action": 1, "src": [2], "dst": ["db:*"], "proto": 6 },
   ]`,
@@ -147,7 +147,7 @@ describe('rules', () => {
     const missing = errors.filter((e) => e.msg.startsWith('rule is missing'));
     expect(missing.map((e) => e.msg)).toEqual(['rule is missing "action"', 'rule is missing "dst"']);
     expectErrorAt(errors, text, '"group:eng", "dst"', '"src" must be an array of strings');
-    expectErrorAt(errors, text, '"sctp"', 'proto "sctp" is not supported');
+    expectErrorAt(errors, text, '"sctcp"', 'proto "sctcp" is not supported');
     expectErrorAt(errors, text, '"not a rule"', 'a rule must be an object');
     expectErrorAt(errors, text, '1,', '"action" must be a string');
     expectErrorAt(errors, text, '2]', '"src" must hold only strings');
@@ -181,20 +181,48 @@ describe('rules', () => {
     expect(errors).toHaveLength(10);
   });
 
-  it('allows autogroup:self only in dst, and only with a src of users, groups and autogroup:member', () => {
+  it('allows autogroup:self only in dst, with any src that can hold user-owned devices', () => {
     const text = base({
       acls: `[
     { "action": "accept", "src": ["autogroup:self"], "dst": ["tag:server:22"] },
     { "action": "accept", "src": ["group:eng", "tag:server"], "dst": ["autogroup:self:*"] },
     { "action": "accept", "src": ["10.0.0.0/8"], "dst": ["autogroup:self:22"] },
+    { "action": "accept", "src": ["tag:server", "db", "autogroup:tagged"], "dst": ["autogroup:self:80"] },
+    { "action": "accept", "src": ["*", "autogroup:admin", "10.0.0.0/8"], "dst": ["autogroup:self:*"] },
     { "action": "accept", "src": ["group:eng", "ana@example.com", "autogroup:member"], "dst": ["autogroup:self:*"] },
+    { "action": "accept", "src": ["autogroup:internet"], "dst": ["autogroup:internet:*"] },
   ]`,
     });
     const errors = errorsOf(text);
     expectErrorAt(errors, text, '"autogroup:self"', 'autogroup:self can only be used in dst');
-    expectErrorAt(errors, text, '"autogroup:self:*"', 'but src holds "tag:server"');
-    expectErrorAt(errors, text, '"autogroup:self:22"', 'but src holds "10.0.0.0/8"');
-    expect(errors).toHaveLength(3);
+    expectErrorAt(errors, text, '"autogroup:self:22"', 'src holds only tags, IPs or hosts');
+    expectErrorAt(errors, text, '"autogroup:self:80"', 'src holds only tags, IPs or hosts');
+    expectErrorAt(errors, text, '"autogroup:internet"', 'autogroup:internet can only be used in dst');
+    expect(errors).toHaveLength(4);
+    expect(errors.find((e) => e.msg.includes('autogroup:self:22'))).toBeUndefined();
+  });
+
+  it('accepts protocol names and IANA numbers as strings', () => {
+    const names = ['tcp', 'udp', 'sctp', '6', '17', '132'];
+    const portless = ['icmp', 'ipv6-icmp', 'gre', 'esp', 'ah', 'igmp', '1', '58', '47', '255', '0'];
+    for (const proto of [...names, ...portless]) {
+      const text = base({
+        acls: `[{ "action": "accept", "src": ["group:eng"], "dst": ["db:*"], "proto": "${proto}" }]`,
+      });
+      expect(validatePolicy(text).errors, proto).toEqual([]);
+    }
+    for (const proto of portless) {
+      const text = base({
+        acls: `[{ "action": "accept", "src": ["group:eng"], "dst": ["db:22"], "proto": "${proto}" }]`,
+      });
+      expectErrorAt(errorsOf(text), text, '"db:22"', 'has no ports');
+    }
+    for (const proto of ['256', 'TCP', '06', '-1', 'icmpv6', '']) {
+      const text = base({
+        acls: `[{ "action": "accept", "src": ["group:eng"], "dst": ["db:*"], "proto": "${proto}" }]`,
+      });
+      expectErrorAt(errorsOf(text), text, `"${proto}" }`, `proto "${proto}" is not supported`);
+    }
   });
 
   it('requires ":*" for icmp rules', () => {
