@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -50,7 +51,8 @@ func run(m *testing.M) int {
 // policy puts this one back.
 const basePolicy = `// the policy of the Go client's tests
 {
-  "tagOwners": { "tag:ci": ["autogroup:admin"], "tag:server": ["autogroup:admin"], "tag:linux": ["autogroup:admin"] },
+  "tagOwners": { "tag:ci": ["autogroup:admin"], "tag:server": ["autogroup:admin"], "tag:linux": ["autogroup:admin"],
+                 "tag:build": ["autogroup:admin"] },
   "acls": [
     { "action": "accept", "src": ["autogroup:member"], "dst": ["autogroup:self:*"] },
     { "action": "accept", "src": ["autogroup:admin", "tag:ci"], "dst": ["*:*"] },
@@ -79,7 +81,36 @@ func prepareNetwork() error {
 	if err != nil {
 		return err
 	}
-	_, err = c.Policy.Set(ctx, basePolicy, "")
+	if _, err = c.Policy.Set(ctx, basePolicy, ""); err != nil {
+		return err
+	}
+	return enrollExampleDevice(ctx, c)
+}
+
+// enrollExampleDevice gives the examples a device of their own to find: build-1, tagged
+// tag:build, with one connection in the log.
+func enrollExampleDevice(ctx context.Context, c *warren.Client) error {
+	k, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{Tags: []string{"tag:build"}, Description: "examples"})
+	if err != nil {
+		return err
+	}
+	node, err := warren.NewNodeClient()
+	if err != nil {
+		return err
+	}
+	reg, err := node.Register(ctx, k.Key, &warren.RegisterRequest{
+		Hostname: "build-1", OS: "linux", NodeKey: "nodekey:" + strings.Repeat("ab", 32),
+	})
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	_, err = node.ReportConnections(ctx, []warren.ReportedConnection{{
+		Start: now.Add(-time.Second), End: now, Proto: "udp",
+		Src:     warren.ReportedEndpoint{Addr: reg.Device.Addresses[0] + ":41000"},
+		Dst:     warren.ReportedEndpoint{Addr: "192.0.2.53:53"},
+		TxBytes: 80, RxBytes: 120, TxPackets: 1, RxPackets: 1,
+	}})
 	return err
 }
 
