@@ -5,7 +5,10 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { type AppContext, DEFAULT_SETTINGS, type Settings } from './context.js';
 import { AuditLog } from './http/audit.js';
+import { registerBodyParsing } from './http/bodies.js';
+import { clientErrorHandler } from './http/client-error.js';
 import { registerErrorHandling } from './http/error-handler.js';
+import { frameworkErrorHandler, MAX_PARAM_LENGTH } from './http/framework-errors.js';
 import { healthRoutes } from './http/health.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerPipeline } from './http/pipeline.js';
@@ -51,13 +54,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     settings: { ...DEFAULT_SETTINGS, ...options.settings },
   };
 
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     logger: options.logger ?? false,
     bodyLimit: BODY_LIMIT,
     genReqId: requestIdFrom,
     requestIdHeader: false,
-    return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Refusals made below the pipeline are problems too: the router's (bad encoding, a
+    // parameter too long), Node's parser's (headers too large, an unknown method), and the
+    // pipeline answers 503 itself while the server closes.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler: clientErrorHandler(ctx, (): FastifyInstance => app),
+    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   });
   audit.onError = (error) => app.log.error({ err: error }, 'audit log write failed');
   app.decorate('ctx', ctx);
@@ -66,9 +74,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     limiter.close();
   });
 
-  // Bodies are JSON (the policy endpoints take their text themselves): Fastify's built-in
-  // text/plain parser would turn a text body into a 400 where the contract says 415.
-  app.removeContentTypeParser('text/plain');
+  registerBodyParsing(app);
   registerRouteTable(app);
   registerErrorHandling(app);
   registerValidation(app);

@@ -20,23 +20,52 @@ export interface ChangeRecord {
   status: number;
 }
 
+/** What an entry says of any call, even one refused before it reached a route. */
+export interface CallFacts {
+  method: string;
+  /** The request target as sent, without its query string. */
+  target: string;
+  status: number;
+  clientAddr: string;
+  requestId: string;
+  time: number;
+}
+
+/** Longer targets are cut: an entry records the call, not whatever a client chose to send. */
+const MAX_PATH = 2048;
+
+/** The entry of a call of no network and no key (refused before anyone was identified). */
+export function anonymousRow(call: CallFacts): AuditRow {
+  return {
+    network_id: null,
+    time: call.time,
+    key_id: null,
+    key_name: null,
+    device_id: null,
+    method: call.method.slice(0, 32),
+    path: (call.target.split('?')[0] ?? '').slice(0, MAX_PATH),
+    status: call.status,
+    client_addr: call.clientAddr,
+    request_id: call.requestId,
+    action: null,
+    target: null,
+  };
+}
+
 export function auditRow(
   request: FastifyRequest,
   status: number,
   time: number,
   change?: Omit<ChangeRecord, 'status'>,
 ): AuditRow {
+  const call = { method: request.method, target: request.url, status, clientAddr: request.ip, requestId: request.id };
   return {
-    network_id: request.networkId,
-    time,
+    ...anonymousRow({ ...call, time }),
+    // `?? null`: requests Fastify builds for errors found before routing lack the decorations.
+    network_id: request.networkId ?? null,
     key_id: request.principal?.keyId ?? null,
     key_name: request.principal?.keyName ?? null,
     device_id: request.device?.deviceId ?? null,
-    method: request.method,
-    path: request.url.split('?')[0] ?? request.url,
-    status,
-    client_addr: request.ip,
-    request_id: request.id,
     action: change?.action ?? null,
     target: change?.target ?? null,
   };

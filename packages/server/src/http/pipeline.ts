@@ -29,39 +29,59 @@ export function rateLimited(decision: RateLimitDecision, who: string): ApiError 
   );
 }
 
+/**
+ * Bearer API key → `request.principal`, counted against the key's rate limit; a caller
+ * without a valid key is counted against its address's limit and refused (401, or 429).
+ */
+export async function authenticateCall(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { ctx } = request.server;
+  const now = ctx.clock.now();
+  let principal: Awaited<ReturnType<typeof authenticateApiKey>>;
+  try {
+    principal = await authenticateApiKey(ctx.db, bearerToken(request), now);
+  } catch (error) {
+    const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
+    throw error;
+  }
+  request.principal = principal;
+  request.networkId = principal.networkId;
+  const decision = await ctx.limiter.hit(`key:${principal.keyId}`, principal.rateLimit ?? ctx.settings.apiRateLimit);
+  setRateLimitHeaders(reply, decision);
+  if (!decision.allowed) throw rateLimited(decision, `API key "${principal.keyName}"`);
+  ctx.audit.noteKeyUse(principal.keyId, now);
+}
+
 export function registerPipeline(app: FastifyInstance): void {
   const { ctx } = app;
   app.decorateRequest('principal', null);
   app.decorateRequest('device', null);
   app.decorateRequest('networkId', null);
   app.decorateRequest('audited', false);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    if (closing) {
+      throw new ApiError(
+        'unavailable',
+        'the server is shutting down; retry on another instance',
+        {},
+        { Connection: 'close' },
+      );
+    }
     // Decided by the route the router matched, never by how the URL is spelled: `/%761/…`,
     // `/v%31/…` and `http://host/v1/…` reach the same handlers as `/v1/…`. An unmatched
     // path is an API call too (401 without a key, 404 with one), so probing reveals nothing.
     // Node routes authenticate in their own onRequest hook, which runs after this one.
     if (authModeOf(request.routeOptions.config) !== 'api') return;
-    const now = ctx.clock.now();
-    let principal: Awaited<ReturnType<typeof authenticateApiKey>>;
-    try {
-      principal = await authenticateApiKey(ctx.db, bearerToken(request), now);
-    } catch (error) {
-      // Callers without a valid key are limited per client address.
-      const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
-      setRateLimitHeaders(reply, decision);
-      if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
-      throw error;
-    }
-    request.principal = principal;
-    request.networkId = principal.networkId;
-    const decision = await ctx.limiter.hit(`key:${principal.keyId}`, principal.rateLimit ?? ctx.settings.apiRateLimit);
-    setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) throw rateLimited(decision, `API key "${principal.keyName}"`);
-    ctx.audit.noteKeyUse(principal.keyId, now);
+    await authenticateCall(request, reply);
     if (request.is404) return;
-    requireScope(principal, request.method, request.routeOptions.config?.scope);
+    requireScope(request.principal!, request.method, request.routeOptions.config?.scope);
   });
 
   // The last word before any handler: whatever the hooks above did or did not do, a

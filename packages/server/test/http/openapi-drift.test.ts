@@ -10,9 +10,14 @@ describe('docs/openapi.json', () => {
   });
 
   it('names every operation with a unique operationId, which the client libraries are checked against', async () => {
-    const document = JSON.parse(await openApiDocument()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+    const document = JSON.parse(await openApiDocument()) as {
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    };
     const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
-      Object.entries(methods).map(([method, operation]) => ({ at: `${method.toUpperCase()} ${path}`, id: operation.operationId })),
+      Object.entries(methods).map(([method, operation]) => ({
+        at: `${method.toUpperCase()} ${path}`,
+        id: operation.operationId,
+      })),
     );
     expect(operations.filter((operation) => !operation.id).map((operation) => operation.at)).toEqual([]);
     const ids = operations.map((operation) => operation.id);

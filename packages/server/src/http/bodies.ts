@@ -1,0 +1,35 @@
+/**
+ * Request bodies are JSON; an empty body is no body. Generic HTTP clients send
+ * `Content-Type: application/json` (or anything else) on every call, a DELETE or an action
+ * POST included, so a declared type with nothing behind it is never a 400 or a 415 — while a
+ * body that is really there and is not JSON stays a 415.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+/** True when the request carries no body at all: `Content-Length: 0`, or no length and no chunks. */
+function hasNoBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return length === '0' || (length === undefined && request.headers['transfer-encoding'] === undefined);
+}
+
+export function registerBodyParsing(app: FastifyInstance): void {
+  // Fastify's built-in text/plain parser would turn a text body into a 400 where the
+  // contract says 415. (The policy endpoints take their text through parsers of their own.)
+  app.removeContentTypeParser('text/plain');
+
+  // A chunked JSON body may still turn out empty: no body, like the cases below.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    parseJson(request, String(body), done);
+  });
+
+  // A route that takes no body ignores the type of the nothing it is sent: without the
+  // header, Fastify skips parsing instead of looking for a parser of that type.
+  app.addHook('onRequest', async (request) => {
+    if (request.headers['content-type'] !== undefined && !request.routeOptions.schema?.body && hasNoBody(request)) {
+      delete request.headers['content-type'];
+    }
+  });
+}

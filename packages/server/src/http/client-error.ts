@@ -1,0 +1,81 @@
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them: headers (request line
+ * included) over the size limit (431), a method the parser does not know (`FOO /v1/devices`:
+ * 405 when the path is served, else 404), a malformed request line or header (400), a
+ * request that did not arrive in time (408). The problem response is written on the socket
+ * here, which is then closed, and the call is audited. Nothing identifies a caller at this
+ * point (headers were not parsed, or not trusted), so the entry belongs to no network — as
+ * every unauthenticated call's — and is seen by operators in the database, not through the API.
+ */
+import type { Socket } from 'node:net';
+import { STATUS_TITLES } from '@warren/contract';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import { anonymousRow } from './audit.js';
+import { noRouteError, problemBody } from './error-handler.js';
+import { ApiError } from './problem.js';
+import { newRequestId } from './request-id.js';
+
+type ClientError = Error & { code?: string; rawPacket?: unknown };
+
+const TOKEN = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}) (\S+)/;
+
+/** Method and target of the request line, when the bytes received so far hold one. */
+function requestLine(raw: unknown): { method: string; target: string } {
+  const match = Buffer.isBuffer(raw) ? TOKEN.exec(raw.toString('latin1', 0, 8192)) : null;
+  return { method: match?.[1] ?? '', target: match?.[2] ?? '' };
+}
+
+function clientProblem(app: FastifyInstance, error: ClientError, method: string, target: string): ApiError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new ApiError('headers_too_large', 'the request line and headers are larger than the server accepts');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ApiError('request_timeout', 'the request did not arrive in time');
+    case 'HPE_INVALID_METHOD':
+      if (method && target.startsWith('/')) return noRouteError(app, method, target);
+  }
+  return new ApiError('invalid_request', `the request is not valid HTTP/1.1: ${error.message}`);
+}
+
+function rawResponse(error: ApiError, requestId: string): string {
+  const body = JSON.stringify(problemBody({ id: requestId }, error));
+  const headers = {
+    'Content-Type': 'application/problem+json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'X-Request-Id': requestId,
+    Connection: 'close',
+    ...error.headers,
+  };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${error.status} ${STATUS_TITLES[error.status] ?? 'Error'}\r\n${lines.join('')}\r\n${body}`;
+}
+
+/** `app` is read when an error arrives, so the handler can be passed to Fastify() itself. */
+export function clientErrorHandler(ctx: AppContext, app: () => FastifyInstance) {
+  return (error: ClientError, socket: Socket): void => {
+    // A reset connection, or one with a response under way (an earlier request of the same
+    // connection): writing now would garble that response, and the bytes received may
+    // belong to it, so the connection is closed without a word.
+    const pending = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
+    if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable || pending) {
+      socket.destroy();
+      return;
+    }
+    const { method, target } = requestLine(error.rawPacket);
+    const problem = clientProblem(app(), error, method, target);
+    const requestId = newRequestId();
+    app().log.debug({ err: error, requestId }, 'refused a request the HTTP parser could not read');
+    socket.end(rawResponse(problem, requestId));
+    ctx.audit.enqueue(
+      anonymousRow({
+        method,
+        target,
+        status: problem.status,
+        clientAddr: socket.remoteAddress ?? '',
+        requestId,
+        time: ctx.clock.now(),
+      }),
+    );
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Refusals made below the pipeline — by the router (bad encoding, a parameter too long) or
+ * by Node's HTTP parser (headers too large, an unknown method, a malformed request line) —
+ * are problems with a stable code and a request id, and are written to the audit log.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, startServer, type TestServer } from '../harness.js';
+import { type RawResponse, rawSocket } from './raw-http.js';
+
+const request = (line: string, headers: string[] = []) =>
+  `${line}\r\n${['Host: warren.test', ...headers, 'Connection: close'].join('\r\n')}\r\n\r\n`;
+
+function expectProblem(res: RawResponse, status: number, code: string) {
+  expect(res.status, res.body).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const body = JSON.parse(res.body);
+  expect(body).toMatchObject({ type: 'about:blank', status, code });
+  expect(typeof body.title).toBe('string');
+  expect(typeof body.detail).toBe('string');
+  expect(body.requestId).toMatch(/^req_[0-9a-f]{24}$/);
+  expect(res.headers['x-request-id']).toBe(body.requestId);
+  return body;
+}
+
+describe('refusals below the pipeline', () => {
+  let server: TestServer;
+  let bearer: string;
+
+  /** Audit rows of a request id, read from the database: some belong to no network. */
+  async function auditOf(requestId: string) {
+    await server.app.ctx.audit.flush();
+    return server.database.storage.db
+      .selectFrom('audit_log')
+      .select(['network_id', 'key_id', 'method', 'path', 'status', 'client_addr'])
+      .where('request_id', '=', requestId)
+      .execute();
+  }
+
+  beforeAll(async () => {
+    server = await startServer();
+    bearer = `Authorization: Bearer ${server.apiKey}`;
+  });
+  afterAll(() => server.close());
+
+  it('answers a path that is not valid percent-encoding with 400, audited in the caller’s network', async () => {
+    const res = await rawSocket(server.url, request('GET /v1/devices/%E0%A4%A HTTP/1.1', [bearer]));
+    const body = expectProblem(res, 400, 'invalid_request');
+    expect(res.headers['ratelimit-limit']).toBeDefined();
+    expect(await auditOf(body.requestId)).toEqual([
+      {
+        network_id: server.networkId,
+        key_id: expect.stringMatching(/^key_/),
+        method: 'GET',
+        path: '/v1/devices/%E0%A4%A',
+        status: 400,
+        client_addr: '127.0.0.1',
+      },
+    ]);
+    // Without a key the request is just as malformed: 400, audited under no network.
+    const anonymous = expectProblem(
+      await rawSocket(server.url, request('GET /v1/devices/%E0%A4%A HTTP/1.1')),
+      400,
+      'invalid_request',
+    );
+    expect(await auditOf(anonymous.requestId)).toMatchObject([{ network_id: null, key_id: null, status: 400 }]);
+  });
+
+  it('answers an id over the parameter limit with 414 uri_too_long', async () => {
+    const res = await rawSocket(server.url, request(`DELETE /v1/devices/dev_${'x'.repeat(300)} HTTP/1.1`, [bearer]));
+    const body = expectProblem(res, 414, 'uri_too_long');
+    expect(await auditOf(body.requestId)).toMatchObject([
+      { network_id: server.networkId, method: 'DELETE', status: 414 },
+    ]);
+    // An id just under the limit reaches the route, which judges it.
+    const fits = await server.call('GET', `/v1/devices/dev_${'x'.repeat(190)}`);
+    expect([400, 404]).toContain(fits.status);
+  });
+
+  it.each([
+    ['a header', 'GET /v1/devices HTTP/1.1', [`X-Padding: ${'a'.repeat(20_000)}`]],
+    ['a query string', `GET /v1/devices?tag=${'a'.repeat(20_000)} HTTP/1.1`, []],
+  ])('answers %s over the header limit with 431 headers_too_large', async (_what, line, headers) => {
+    const bytes = request(line, [bearer, ...headers]);
+    const body = expectProblem(await rawSocket(server.url, bytes), 431, 'headers_too_large');
+    const rows = await auditOf(body.requestId);
+    expect(rows).toMatchObject([{ network_id: null, method: 'GET', path: '/v1/devices', status: 431 }]);
+  });
+
+  it('answers a method Node does not know with 405 and Allow on a served path, 404 elsewhere', async () => {
+    const res = await rawSocket(server.url, request('FOO /v1/devices HTTP/1.1', [bearer]));
+    const body = expectProblem(res, 405, 'method_not_allowed');
+    expect(res.headers.allow).toBe('GET, HEAD');
+    expect(await auditOf(body.requestId)).toMatchObject([{ method: 'FOO', path: '/v1/devices', status: 405 }]);
+    expectProblem(await rawSocket(server.url, request('FOO /v1/nothing HTTP/1.1')), 404, 'not_found');
+  });
+
+  it('answers a served path under another method with 405 and Allow, after authentication', async () => {
+    const res = await server.call('PUT', '/v1/devices');
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+    expect((await json(res)).code).toBe('method_not_allowed');
+    const withId = await server.call('PATCH', '/v1/keys/key_0123456789abcdef');
+    expect(withId.headers.get('allow')).toBe('GET, HEAD, DELETE');
+    // A method the parser knows but the API does not serve, and no key: 401 like any call.
+    expect((await server.call('PROPFIND', '/v1/devices', { key: null })).status).toBe(401);
+    expect((await server.call('PUT', '/v1/devices', { key: null })).status).toBe(401);
+  });
+
+  it.each([
+    ['a space in the path', 'GET /v1 devices HTTP/1.1'],
+    ['a target that is not a path', 'GET %2Fv1/devices HTTP/1.1'],
+    ['no target at all', 'GET'],
+    ['an unknown protocol', 'GET /v1/devices HTTP/9.9'],
+  ])('answers a malformed request line (%s) with 400 invalid_request', async (_what, line) => {
+    const body = expectProblem(await rawSocket(server.url, request(line)), 400, 'invalid_request');
+    const rows = await auditOf(body.requestId);
+    expect(rows).toMatchObject([{ network_id: null, status: 400, client_addr: '127.0.0.1' }]);
+  });
+
+  it('answers a malformed header with 400 invalid_request', async () => {
+    const bytes = request('GET /v1/devices HTTP/1.1', [bearer, 'Bad Header: x']);
+    expectProblem(await rawSocket(server.url, bytes), 400, 'invalid_request');
+  });
+
+  it('keeps serving after refusals', async () => {
+    expect((await server.call('GET', '/v1/network')).status).toBe(200);
+  });
+});
