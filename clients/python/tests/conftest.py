@@ -71,7 +71,7 @@ def _wait_ready(url: str, process: "subprocess.Popen[bytes]", log: Path) -> None
 
 def _create_suite_key(url: str, init_key: str) -> str:
     """Plain urllib, so that a broken client cannot break the suite's own setup."""
-    body = {"type": "api", "name": "python-suite", "scopes": ["all"], "expiresIn": "7d", "rateLimit": 100000}
+    body = {"type": "api", "name": "python-suite", "scopes": ["all"], "expiresIn": "80d", "rateLimit": 100000}
     request = urllib.request.Request(
         f"{url}/v1/keys",
         data=json.dumps(body).encode(),
