@@ -13,7 +13,7 @@ command -v node >/dev/null 2>&1 || { echo "go.sh: the tests start the server wit
 go version
 
 cd clients/go
-unformatted=$(gofmt -l .)
+unformatted=$("$(go env GOROOT)/bin/gofmt" -l .)
 if [ -n "$unformatted" ]; then
   echo "go.sh: not gofmt-formatted:" >&2
   echo "$unformatted" >&2
