@@ -13,9 +13,12 @@ Answer = Tuple[int, List[Tuple[str, str]], bytes]
 
 
 class StubServer:
-    def __init__(self, answers: List[Answer], delay: float = 0.0) -> None:
+    def __init__(self, answers: List[Answer], delay: float = 0.0, drop_idle: bool = False) -> None:
         self.answers = answers
         self.delay = delay
+        # Close each connection after answering, without saying so: what a server does to a
+        # kept-alive connection that stayed idle past its timeout.
+        self.drop_idle = drop_idle
         self.requests: List[Tuple[str, str, int]] = []  # method, path, client port
         self.headers: List[Dict[str, str]] = []
         stub = self
@@ -37,6 +40,8 @@ class StubServer:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+                if stub.drop_idle:
+                    self.close_connection = True
 
             do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _answer
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from datetime import datetime, timedelta, timezone
 from typing import Any, Dict
 
@@ -61,3 +62,10 @@ def test_an_error_names_its_policy_problems() -> None:
         '400 policy_invalid: the policy has 1 problem (request req_1)\n'
         '  line 4, column 35: group "group:ops" is not defined'
     )
+
+
+def test_an_error_survives_pickling() -> None:
+    error = warren.WarrenError(429, "rate_limited", "slow down", retry_after=7.0, request_id="req_2")
+    copy = pickle.loads(pickle.dumps(error))
+    assert (copy.status, copy.code, copy.detail, copy.retry_after, copy.request_id) == (429, "rate_limited", "slow down", 7.0, "req_2")
+    assert str(copy) == str(error)

@@ -118,6 +118,7 @@ class Transport:
             raise ValueError(f"not an http(s) URL: {url!r}")
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self._prefix = parts.path.rstrip("/")
+        self.base_url = self.origin + self._prefix
         self._pool = _Pool(parts.scheme, parts.hostname, parts.port, timeout)
         self.token = token
         self.timeout = timeout
@@ -196,7 +197,7 @@ class Transport:
                 body = answer.read()
             except socket.timeout as error:  # TimeoutError itself from 3.10 on
                 conn.close()
-                raise TimeoutError(f"no answer from {self.origin} within {self.timeout:g} s") from error
+                raise TimeoutError(f"no answer from {self.base_url} within {self.timeout:g} s") from error
             except _STALE:
                 conn.close()
                 if reused:

@@ -52,7 +52,8 @@ class Client(OwnsConnections):
 
     @property
     def url(self) -> str:
-        return self._http.origin
+        """The server's base URL, as given (without a trailing slash)."""
+        return self._http.base_url
 
     def __repr__(self) -> str:
         return f"warren.Client({self.url!r})"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,20 @@ class WarrenError(Exception):
             text += f" (request {self.request_id})"
         return "\n  ".join([text, *(str(error) for error in self.errors)])
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # Exceptions pickle as cls(*args); this one is rebuilt from its attributes instead, so
+        # it survives a trip through multiprocessing or concurrent.futures.
+        return (_rebuild, (type(self), self.__dict__))
+
     def __repr__(self) -> str:
         return f"WarrenError(status={self.status!r}, code={self.code!r}, detail={self.detail!r})"
+
+
+def _rebuild(cls: Type[WarrenError], state: Dict[str, Any]) -> WarrenError:
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    Exception.__init__(error, str(error))
+    return error
 
 
 def invalid_response(detail: str) -> WarrenError:

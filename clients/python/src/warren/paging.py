@@ -24,7 +24,9 @@ class LogIterator(Generic[T]):
     Without ``follow`` it stops at the end of the log. With ``follow`` it keeps asking for what
     arrived since, every ``poll_interval`` seconds, until the loop breaks or ``close()`` is
     called (from any thread; it also ends a wait). ``cursor`` is the ``nextCursor`` of the
-    last page fetched: pass it as ``cursor=`` later to continue after that page.
+    last page fetched: pass it as ``cursor=`` later to continue after that page. An error
+    (a WarrenError, a timeout) ends the loop but not the iterator: iterating it again retries
+    from where it stopped, never repeating or skipping an entry.
     """
 
     def __init__(

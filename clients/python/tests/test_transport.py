@@ -1,0 +1,134 @@
+"""The transport against a scripted HTTP server, for what the Warren server cannot be made to
+do on demand, and against the real one for sharing a client between threads."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import List
+
+import pytest
+
+import warren
+
+from .conftest import Server
+from .stub_server import StubServer
+
+NETWORK = {
+    "id": "net_stub",
+    "name": "stub",
+    "plan": "free",
+    "limits": {"users": 3, "devices": 100, "logRetentionDays": 7},
+    "usage": {"users": 1, "devices": 0},
+}
+JSON = [("Content-Type", "application/json")]
+
+
+def test_a_429_that_clears_is_waited_out_on_the_same_connection() -> None:
+    answers = [
+        (429, [("Retry-After", "1"), ("Content-Type", "application/problem+json")], b'{"code":"rate_limited"}'),
+        (200, JSON, json.dumps(NETWORK).encode()),
+    ]
+    with StubServer(answers) as stub, warren.Client(stub.url, "wrn_api_stub", max_retry_wait=0.05) as client:
+        network = client.network.get()
+        assert network.limits == warren.NetworkLimits(users=3, devices=100, log_retention_days=7)
+        client.network.get()
+    assert [path for _, path, _ in stub.requests] == ["/v1/network"] * 3
+    assert len({port for _, _, port in stub.requests}) == 1  # kept alive
+    assert stub.headers[0]["Authorization"] == "Bearer wrn_api_stub"
+    assert stub.headers[0]["User-Agent"].startswith(f"warren-python/{warren.__version__}")
+
+
+def test_a_server_that_never_answers_times_out() -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)  # accepts connections, never reads or answers
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with warren.Client(url, "wrn_api_stub", timeout=0.3) as client:
+            started = time.monotonic()
+            with pytest.raises(TimeoutError, match="within 0.3 s"):
+                client.network.get()
+    assert time.monotonic() - started < 3
+
+
+def test_an_answer_that_is_not_a_problem_still_raises_warren_error() -> None:
+    answers = [(502, [("Content-Type", "text/html")], b"<html>Bad Gateway</html>"), (200, JSON, b"not json")]
+    with StubServer(answers) as stub, warren.Client(stub.url, "wrn_api_stub") as client:
+        with pytest.raises(warren.WarrenError) as proxy:
+            client.network.get()
+        with pytest.raises(warren.WarrenError) as garbage:
+            client.network.get()
+    assert (proxy.value.status, proxy.value.code) == (502, "http_502")
+    assert "Bad Gateway" in proxy.value.detail
+    assert (garbage.value.status, garbage.value.code) == (0, "invalid_response")
+
+
+def test_a_record_missing_a_required_field_is_an_invalid_response() -> None:
+    partial = {key: value for key, value in NETWORK.items() if key != "usage"}
+    with StubServer([(200, JSON, json.dumps(partial).encode())]) as stub:
+        with warren.Client(stub.url, "wrn_api_stub") as client:
+            with pytest.raises(warren.WarrenError, match="usage"):
+                client.network.get()
+
+
+def test_a_connection_the_server_dropped_while_idle_is_replaced() -> None:
+    with StubServer([(200, JSON, json.dumps(NETWORK).encode())], drop_idle=True) as stub:
+        with warren.Client(stub.url, "wrn_api_stub") as client:
+            assert client.network.get() == client.network.get()
+    assert len({port for _, _, port in stub.requests}) == 2
+
+
+def test_a_base_url_with_a_path_keeps_it() -> None:
+    with StubServer([(200, JSON, json.dumps(NETWORK).encode())]) as stub:
+        with warren.Client(f"{stub.url}/warren/", "wrn_api_stub") as client:
+            client.network.get()
+            assert client.url == f"{stub.url}/warren"
+    assert stub.requests[0][1] == "/warren/v1/network"
+
+
+def test_one_client_serves_many_threads(client: warren.Client) -> None:
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        names = list(pool.map(lambda _: client.network.get().name, range(40)))
+    assert len(set(names)) == 1
+
+
+def _audit_page(entry_ids: List[str], cursor: str, more: bool) -> bytes:
+    entry = {
+        "time": "2026-11-22T13:46:16.094Z",
+        "keyId": None,
+        "keyName": None,
+        "deviceId": None,
+        "method": "GET",
+        "path": "/v1/network",
+        "status": 200,
+        "clientAddr": "127.0.0.1",
+        "requestId": "req_1",
+        "action": None,
+        "target": None,
+    }
+    page = {"entries": [{**entry, "id": i} for i in entry_ids], "nextCursor": cursor, "hasMore": more}
+    return json.dumps(page).encode()
+
+
+def test_a_log_iterator_resumes_after_an_error_without_repeating_or_skipping() -> None:
+    answers = [
+        (200, JSON, _audit_page(["aud_1", "aud_2"], "c1", True)),
+        (500, [("Content-Type", "application/problem+json")], b'{"code":"internal","detail":"boom"}'),
+        (200, JSON, _audit_page(["aud_3"], "c2", False)),
+    ]
+    with StubServer(answers) as stub, warren.Client(stub.url, "wrn_api_stub") as client:
+        entries = client.logs.audit(since="24h", limit=2)
+        seen: List[str] = []
+        with pytest.raises(warren.WarrenError) as failed:
+            for entry in entries:
+                seen.append(entry.id)
+        assert failed.value.code == "internal" and seen == ["aud_1", "aud_2"]
+        seen.extend(entry.id for entry in entries)
+    assert seen == ["aud_1", "aud_2", "aud_3"] and entries.cursor == "c2"
+    assert [path for _, path, _ in stub.requests] == [
+        "/v1/logs/audit?since=24h&limit=2",
+        "/v1/logs/audit?cursor=c1&limit=2",
+        "/v1/logs/audit?cursor=c1&limit=2",
+    ]
