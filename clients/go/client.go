@@ -10,9 +10,9 @@ import (
 
 // Client calls the management API with one API key. It is safe for concurrent use.
 type Client struct {
-	t              *transport
-	apiKey         string
-	retryAllowPost bool
+	t                  *transport
+	apiKey             string
+	retryNonIdempotent bool
 
 	Devices *DevicesService
 	Users   *UsersService
@@ -35,7 +35,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	if key == "" {
 		return nil, fmt.Errorf("warren: no API key: pass WithAPIKey or set WARREN_API_KEY")
 	}
-	c := &Client{t: t, apiKey: key, retryAllowPost: cfg.retryNonIdempot}
+	c := &Client{t: t, apiKey: key, retryNonIdempotent: cfg.retryNonIdempotent}
 	c.Devices = &DevicesService{c}
 	c.Users = &UsersService{c}
 	c.Network = &NetworkService{c}
@@ -52,7 +52,7 @@ func (c *Client) BaseURL() string { return c.t.base }
 // newRequest prepares a call with the client's key; GET, PUT and DELETE are retried on 429,
 // POST and PATCH only with WithRetryNonIdempotent (or when the service says the call is safe).
 func (c *Client) newRequest(method, path string) *request {
-	retry := method == http.MethodGet || method == http.MethodPut || method == http.MethodDelete || c.retryAllowPost
+	retry := method == http.MethodGet || method == http.MethodPut || method == http.MethodDelete || c.retryNonIdempotent
 	return &request{method: method, path: path, token: c.apiKey, retry: retry}
 }
 

@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,4 +79,26 @@ func wantError(t *testing.T, err error, status int, code string) *warren.Error {
 		t.Errorf("error without a request id: %v", e)
 	}
 	return e
+}
+
+// recordingTransport carries requests to the server as usual, counting them and keeping the
+// headers of the last one.
+type recordingTransport struct {
+	n    atomic.Int32
+	mu   sync.Mutex
+	last http.Header
+}
+
+func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.n.Add(1)
+	r.mu.Lock()
+	r.last = req.Header.Clone()
+	r.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func (r *recordingTransport) lastHeader() http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
 }

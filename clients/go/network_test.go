@@ -1,6 +1,8 @@
 package warren_test
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	warren "github.com/warrenhq/warren/clients/go"
@@ -47,4 +49,22 @@ func TestWrongKeyIsUnauthenticated(t *testing.T) {
 	c := newClient(t, warren.WithAPIKey("wrn_api_nope"))
 	_, err := c.Network.Get(testContext(t))
 	wantError(t, err, 401, warren.CodeUnauthenticated)
+}
+
+func TestUserAgent(t *testing.T) {
+	ctx := testContext(t)
+	rec := &recordingTransport{}
+	if _, err := newClient(t, warren.WithHTTPClient(&http.Client{Transport: rec})).Network.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ua := rec.lastHeader().Get("User-Agent"); !strings.HasPrefix(ua, "warren-go/"+warren.Version) {
+		t.Errorf("default User-Agent %q", ua)
+	}
+	c := newClient(t, warren.WithHTTPClient(&http.Client{Transport: rec}), warren.WithUserAgent("deploy-bot/1.0"))
+	if _, err := c.Network.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ua := rec.lastHeader().Get("User-Agent"); ua != "deploy-bot/1.0" {
+		t.Errorf("User-Agent %q, want deploy-bot/1.0", ua)
+	}
 }

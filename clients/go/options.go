@@ -17,14 +17,14 @@ const (
 
 // config is what the options set; shared by Client and NodeClient.
 type config struct {
-	baseURL         string
-	apiKey          string
-	nodeToken       string
-	httpClient      *http.Client
-	userAgent       string
-	maxRetries      int
-	maxRetryWait    time.Duration
-	retryNonIdempot bool
+	baseURL            string
+	apiKey             string
+	nodeToken          string
+	httpClient         *http.Client
+	userAgent          string
+	maxRetries         int
+	maxRetryWait       time.Duration
+	retryNonIdempotent bool
 }
 
 func newConfig(opts []Option) *config {
@@ -81,4 +81,4 @@ func WithMaxRetryWait(d time.Duration) Option { return func(c *config) { c.maxRe
 // WithRetryNonIdempotent makes a Client retry every call on 429, POST and PATCH included.
 // A 429 means the server did nothing, so this is safe; it is off by default because a
 // create that waits a minute surprises more callers than it helps.
-func WithRetryNonIdempotent() Option { return func(c *config) { c.retryNonIdempot = true } }
+func WithRetryNonIdempotent() Option { return func(c *config) { c.retryNonIdempotent = true } }

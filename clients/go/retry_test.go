@@ -4,20 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	warren "github.com/warrenhq/warren/clients/go"
 )
-
-// countingTransport counts the requests that reach the network.
-type countingTransport struct{ n atomic.Int32 }
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // slowKey is a new API key allowed three requests a minute, already spent.
 func slowKey(t *testing.T) string {
@@ -49,7 +40,7 @@ func TestRateLimitRetries(t *testing.T) {
 	// attempts counts the requests one call makes with two retries of at most 100 ms each.
 	attempts := func(call func(c *warren.Client) error, opts ...warren.Option) int32 {
 		t.Helper()
-		counter := &countingTransport{}
+		counter := &recordingTransport{}
 		opts = append([]warren.Option{
 			warren.WithAPIKey(key), warren.WithMaxRetries(2), warren.WithMaxRetryWait(100 * time.Millisecond),
 			warren.WithHTTPClient(&http.Client{Transport: counter}),
