@@ -31,7 +31,7 @@ func TestNewClientNeedsURLAndKey(t *testing.T) {
 	if _, err := warren.NewClient(warren.WithBaseURL("ftp://x"), warren.WithAPIKey("k")); err == nil {
 		t.Error("a client with a non-HTTP URL was made")
 	}
-	t.Setenv("WARREN_URL", serverURL+"/")
+	t.Setenv("WARREN_URL", serverURL+"/v1/")
 	t.Setenv("WARREN_API_KEY", adminKey)
 	c, err := warren.NewClient()
 	if err != nil {

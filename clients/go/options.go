@@ -44,8 +44,8 @@ func newConfig(opts []Option) *config {
 // Option configures a Client or a NodeClient.
 type Option func(*config)
 
-// WithBaseURL sets the server's URL without /v1, e.g. http://127.0.0.1:8080
-// (default: the WARREN_URL environment variable).
+// WithBaseURL sets the server's URL, e.g. http://127.0.0.1:8080 (default: the WARREN_URL
+// environment variable). A trailing /v1 is dropped: the client adds it to every path.
 func WithBaseURL(url string) Option { return func(c *config) { c.baseURL = url } }
 
 // WithAPIKey sets the API key, wrn_api_… (default: the WARREN_API_KEY environment variable).

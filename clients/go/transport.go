@@ -27,6 +27,8 @@ type transport struct {
 
 func newTransport(c *config, defaultTimeout time.Duration) (*transport, error) {
 	base := strings.TrimRight(strings.TrimSpace(c.baseURL), "/")
+	// WARREN_URL is the server's root; a copied API base (…/v1) means the same server.
+	base = strings.TrimRight(strings.TrimSuffix(base, "/v1"), "/")
 	if base == "" {
 		return nil, fmt.Errorf("warren: no server URL: pass WithBaseURL or set WARREN_URL")
 	}
@@ -48,7 +50,7 @@ type request struct {
 	query   url.Values
 	header  http.Header
 	token   string
-	body    []byte // sent as is, with contentType
+	body    []byte // sent as is, with ctype as its Content-Type
 	ctype   string
 	retry   bool // wait out a 429 and retry
 	accept  string

@@ -8,6 +8,7 @@ import { connect, examples, type Io, oneOf, printJson, printTable } from './outp
 
 function notes(route: RouteBody): string {
   const list = [
+    ...(route.exitNode ? ['exit node'] : []),
     ...(route.primary ? ['primary'] : []),
     ...(route.autoApproved ? ['auto-approved'] : []),
     ...(route.advertised ? [] : ['not advertised']),
