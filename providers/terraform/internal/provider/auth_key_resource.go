@@ -1,0 +1,121 @@
+package provider
+
+import (
+	"context"
+	"maps"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	warren "github.com/warrenhq/warren/clients/go"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = &authKeyResource{}
+	_ resource.ResourceWithImportState = &authKeyResource{}
+	_ resource.ResourceWithModifyPlan  = &authKeyResource{}
+)
+
+type authKeyResource struct {
+	keyResource[authKeyModel, *authKeyModel]
+}
+
+type authKeyModel struct {
+	keyComputed
+	Reusable    types.Bool   `tfsdk:"reusable"`
+	Ephemeral   types.Bool   `tfsdk:"ephemeral"`
+	Tags        types.Set    `tfsdk:"tags"`
+	User        types.String `tfsdk:"user"`
+	UserID      types.String `tfsdk:"user_id"`
+	Description types.String `tfsdk:"description"`
+}
+
+// NewAuthKeyResource is the factory of warren_auth_key.
+func NewAuthKeyResource() resource.Resource {
+	return &authKeyResource{keyResource[authKeyModel, *authKeyModel]{what: "auth key"}}
+}
+
+func (r *authKeyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_auth_key"
+}
+
+func (r *authKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replaceBool := []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
+	attrs := map[string]schema.Attribute{
+		"reusable": schema.BoolAttribute{
+			MarkdownDescription: "Enrolls any number of devices instead of one. Default `false`.",
+			Optional:            true, Computed: true, Default: booldefault.StaticBool(false),
+			PlanModifiers: replaceBool,
+		},
+		"ephemeral": schema.BoolAttribute{
+			MarkdownDescription: "Devices it enrolls are removed after 10 minutes offline. Default `false`.",
+			Optional:            true, Computed: true, Default: booldefault.StaticBool(false),
+			PlanModifiers: replaceBool,
+		},
+		"tags": schema.SetAttribute{
+			MarkdownDescription: "Tags given to every device it enrolls (`tag:<name>`); each must be defined in the policy's `tagOwners`.",
+			ElementType:         types.StringType,
+			Optional:            true, Computed: true, Default: setdefault.StaticValue(setOf(nil)),
+			PlanModifiers: []planmodifier.Set{setplanmodifier.RequiresReplace()},
+		},
+		"user": schema.StringAttribute{
+			MarkdownDescription: "User (id or login name) the enrolled devices belong to. Default: the network's owner.",
+			Optional:            true, Computed: true,
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
+		},
+		"user_id": schema.StringAttribute{
+			MarkdownDescription: "Id of that user (`usr_…`).",
+			Computed:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"description": schema.StringAttribute{
+			MarkdownDescription: "Free text shown in key lists.",
+			Optional:            true, Computed: true, Default: stringdefault.StaticString(""),
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+	}
+	maps.Copy(attrs, keyComputedAttributes())
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "An auth key: what a device presents to enroll in the network (`warren node up --auth-key …`). Keys cannot be changed, so any change of an argument creates a new key and revokes the old one; a key revoked or expired outside Terraform is planned for replacement.",
+		Attributes:          attrs,
+	}
+}
+
+func (r *authKeyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.create(ctx, req, resp, func(plan *authKeyModel) *warren.CreateKeyRequest {
+		return &warren.CreateKeyRequest{
+			Type:        warren.KeyTypeAuth,
+			Reusable:    plan.Reusable.ValueBool(),
+			Ephemeral:   plan.Ephemeral.ValueBool(),
+			Tags:        stringSet(ctx, plan.Tags, &resp.Diagnostics),
+			User:        plan.User.ValueString(),
+			Description: plan.Description.ValueString(),
+			ExpiresIn:   plan.ExpiresIn.ValueString(),
+		}
+	})
+}
+
+// apply copies the server's record. user keeps the spelling of the configuration (a login name
+// stays a login name); the id is in user_id.
+func (m *authKeyModel) apply(k *warren.Key) {
+	m.set(k)
+	m.Reusable = types.BoolValue(k.Reusable)
+	m.Ephemeral = types.BoolValue(k.Ephemeral)
+	m.Tags = setOf(k.Tags)
+	m.Description = types.StringValue(k.Description)
+	userID := ""
+	if k.User != nil {
+		userID = *k.User
+	}
+	m.UserID = types.StringValue(userID)
+	if m.User.IsNull() || m.User.IsUnknown() {
+		m.User = types.StringValue(userID)
+	}
+}

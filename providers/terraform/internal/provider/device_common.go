@@ -1,0 +1,112 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	warren "github.com/warrenhq/warren/clients/go"
+)
+
+// deviceSetting is the model of a resource that manages one aspect of a device (its tags, its
+// approved routes): the device's id is the resource's id, and the device record fills it in.
+type deviceSetting interface {
+	deviceID() string
+	apply(*warren.Device)
+}
+
+// deviceResource is what warren_device_tags and warren_device_routes share. push makes the
+// device match the model and returns its record; clear undoes the setting on destroy.
+type deviceResource[M any, P interface {
+	*M
+	deviceSetting
+}] struct {
+	client *warren.Client
+	what   string // "tags", "approved routes"
+	push   func(ctx context.Context, c *warren.Client, m P, diags *diag.Diagnostics) (*warren.Device, error)
+	clear  func(ctx context.Context, c *warren.Client, id string) error
+}
+
+// deviceIDAttributes are the id and device_id attributes of a device setting.
+func deviceIDAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			MarkdownDescription: "The device id (the same as `device_id`).",
+			Computed:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"device_id": schema.StringAttribute{
+			MarkdownDescription: "The device's id (`dev_…`). Another device is another resource.",
+			Required:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+	}
+}
+
+func (r *deviceResource[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *deviceResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.write(ctx, req.Plan, &resp.State, &resp.Diagnostics)
+}
+
+func (r *deviceResource[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.write(ctx, req.Plan, &resp.State, &resp.Diagnostics)
+}
+
+func (r *deviceResource[M, P]) write(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics) {
+	var m M
+	diags.Append(plan.Get(ctx, &m)...)
+	if diags.HasError() {
+		return
+	}
+	device, err := r.push(ctx, r.client, &m, diags)
+	if err != nil {
+		addAPIError(diags, "set the "+r.what+" of device "+P(&m).deviceID(), err)
+		return
+	}
+	P(&m).apply(device)
+	diags.Append(state.Set(ctx, &m)...)
+}
+
+func (r *deviceResource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m M
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := P(&m).deviceID()
+	device, err := r.client.Devices.Get(ctx, id)
+	if warren.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "read device "+id, err)
+		return
+	}
+	P(&m).apply(device)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// Delete undoes the setting; a device that is gone has nothing left to undo.
+func (r *deviceResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m M
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := P(&m).deviceID()
+	if err := r.clear(ctx, r.client, id); err != nil && !warren.IsNotFound(err) {
+		addAPIError(&resp.Diagnostics, "clear the "+r.what+" of device "+id, err)
+	}
+}
+
+func (r *deviceResource[M, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}

@@ -1,0 +1,201 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	warren "github.com/warrenhq/warren/clients/go"
+)
+
+// tagPolicy defines the tags the key and device tests use.
+const tagPolicy = `
+resource "warren_policy" "tags" {
+  content = <<-EOT
+    {
+      "tagOwners": { "tag:ci": ["autogroup:admin"], "tag:web": ["autogroup:admin"], "tag:db": ["autogroup:admin"] },
+      "acls": [ { "action": "accept", "src": ["autogroup:admin"], "dst": ["*:*"] } ],
+    }
+  EOT
+}
+`
+
+// keyTracker remembers the keys a resource had during a test: the current one, to change it
+// out of band, and all of them, to check they were all revoked at the end.
+type keyTracker struct {
+	address string
+	ids     []string
+}
+
+func (k *keyTracker) remember(s *terraform.State) error {
+	rs, ok := s.RootModule().Resources[k.address]
+	if !ok {
+		return fmt.Errorf("%s not in state", k.address)
+	}
+	k.ids = append(k.ids, rs.Primary.ID)
+	return nil
+}
+
+func (k *keyTracker) current() string { return k.ids[len(k.ids)-1] }
+
+// hasState checks the state of a key on the server.
+func hasState(t *testing.T, id func() string, want string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		k, err := apiClient(t).Keys.Get(context.Background(), id())
+		if err != nil {
+			return err
+		}
+		if k.State != want {
+			return fmt.Errorf("key %s is %s, want %s", k.ID, k.State, want)
+		}
+		return nil
+	}
+}
+
+// allRevoked is a CheckDestroy: every key the resource had is revoked on the server.
+func (k *keyTracker) allRevoked(t *testing.T) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		for _, id := range k.ids {
+			if err := hasState(t, func() string { return id }, "revoked")(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// revokeCurrent deletes the current key through the API, as someone outside Terraform would.
+func (k *keyTracker) revokeCurrent(t *testing.T) func() {
+	return outOfBand(t, func(ctx context.Context, c *warren.Client) error { return c.Keys.Delete(ctx, k.current()) })
+}
+
+// replaced is a pre-apply plan check that the key is planned for replacement.
+func (k *keyTracker) replaced() resource.ConfigPlanChecks {
+	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+		plancheck.ExpectResourceAction(k.address, plancheck.ResourceActionDestroyBeforeCreate),
+	}}
+}
+
+func authKeyConfig(description, expiresIn string) string {
+	return config(tagPolicy+`
+resource "warren_auth_key" "ci" {
+  reusable    = true
+  tags        = ["tag:ci"]
+  expires_in  = %q
+  description = %q
+  depends_on  = [warren_policy.tags]
+}
+`, expiresIn, description)
+}
+
+func TestAccAuthKey(t *testing.T) {
+	key := &keyTracker{address: "warren_auth_key.ci"}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             key.allRevoked(t),
+		Steps: []resource.TestStep{
+			{
+				Config: authKeyConfig("ci runners", "2d"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					key.remember,
+					resource.TestMatchResourceAttr(key.address, "key", regexp.MustCompile(`^wrn_auth_`)),
+					resource.TestMatchResourceAttr(key.address, "user_id", regexp.MustCompile(`^usr_`)),
+					resource.TestCheckResourceAttr(key.address, "state", "valid"),
+					resource.TestCheckResourceAttr(key.address, "reusable", "true"),
+					resource.TestCheckResourceAttr(key.address, "ephemeral", "false"),
+					resource.TestCheckTypeSetElemAttr(key.address, "tags.*", "tag:ci"),
+				),
+			},
+			{
+				// The same lifetime in another unit is no change.
+				Config:           authKeyConfig("ci runners", "48h"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// Keys cannot change: a new description is a new key, and the old one is revoked.
+				Config:           authKeyConfig("ci runners (linux)", "2d"),
+				ConfigPlanChecks: key.replaced(),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					hasState(t, key.current, "revoked"),
+					key.remember,
+					resource.TestCheckResourceAttr(key.address, "description", "ci runners (linux)"),
+				),
+			},
+			{
+				ResourceName:            key.address,
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"key"}, // shown once, at creation
+			},
+			{
+				// Revoked elsewhere: the refresh sees it and the plan replaces the key.
+				PreConfig:        key.revokeCurrent(t),
+				Config:           authKeyConfig("ci runners (linux)", "2d"),
+				ConfigPlanChecks: key.replaced(),
+				Check:            resource.ComposeAggregateTestCheckFunc(key.remember, resource.TestCheckResourceAttr(key.address, "state", "valid")),
+			},
+		},
+	})
+}
+
+func apiKeyConfig(scopes string) string {
+	return config(`
+resource "warren_api_key" "pipeline" {
+  name       = "deploy-pipeline"
+  scopes     = %s
+  expires_in = "30d"
+  rate_limit = 50
+}
+`, scopes)
+}
+
+func TestAccAPIKey(t *testing.T) {
+	key := &keyTracker{address: "warren_api_key.pipeline"}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             key.allRevoked(t),
+		Steps: []resource.TestStep{
+			{
+				Config: apiKeyConfig(`["read", "devices"]`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					key.remember,
+					resource.TestMatchResourceAttr(key.address, "key", regexp.MustCompile(`^wrn_api_`)),
+					resource.TestCheckResourceAttr(key.address, "state", "valid"),
+					resource.TestCheckResourceAttr(key.address, "rate_limit", "50"),
+					resource.TestCheckResourceAttr(key.address, "scopes.#", "2"),
+					resource.TestCheckResourceAttr(key.address, "expires_in", "30d"),
+				),
+			},
+			{
+				Config:           apiKeyConfig(`["read", "devices", "acls"]`),
+				ConfigPlanChecks: key.replaced(),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					hasState(t, key.current, "revoked"),
+					key.remember,
+					resource.TestCheckResourceAttr(key.address, "scopes.#", "3"),
+				),
+			},
+			{
+				ResourceName:            key.address,
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"key"},
+			},
+			{
+				PreConfig:          key.revokeCurrent(t),
+				Config:             apiKeyConfig(`["read", "devices", "acls"]`),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config:           apiKeyConfig(`["read", "devices", "acls"]`),
+				ConfigPlanChecks: key.replaced(),
+				Check:            resource.ComposeAggregateTestCheckFunc(key.remember, resource.TestCheckResourceAttr(key.address, "state", "valid")),
+			},
+		},
+	})
+}

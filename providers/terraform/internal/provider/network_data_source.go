@@ -1,0 +1,106 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	warren "github.com/warrenhq/warren/clients/go"
+)
+
+var _ datasource.DataSourceWithConfigure = &networkDataSource{}
+
+type networkDataSource struct{ client *warren.Client }
+
+type networkModel struct {
+	ID     types.String  `tfsdk:"id"`
+	Name   types.String  `tfsdk:"name"`
+	Plan   types.String  `tfsdk:"plan"`
+	Limits networkLimits `tfsdk:"limits"`
+	Usage  networkUsage  `tfsdk:"usage"`
+}
+
+type networkLimits struct {
+	Users            types.Int64 `tfsdk:"users"`
+	Devices          types.Int64 `tfsdk:"devices"`
+	LogRetentionDays types.Int64 `tfsdk:"log_retention_days"`
+}
+
+type networkUsage struct {
+	Users   types.Int64 `tfsdk:"users"`
+	Devices types.Int64 `tfsdk:"devices"`
+}
+
+// NewNetworkDataSource is the factory of the warren_network data source.
+func NewNetworkDataSource() datasource.DataSource { return &networkDataSource{} }
+
+func (d *networkDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_network"
+}
+
+func (d *networkDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	count := func(desc string) schema.Attribute {
+		return schema.Int64Attribute{MarkdownDescription: desc, Computed: true}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The network of the provider's API key: its plan, the plan's limits and what is used of them.",
+		Attributes: map[string]schema.Attribute{
+			"id":   schema.StringAttribute{MarkdownDescription: "The network's id (`net_…`).", Computed: true},
+			"name": schema.StringAttribute{MarkdownDescription: "The network's name.", Computed: true},
+			"plan": schema.StringAttribute{MarkdownDescription: "`free` or `premium`.", Computed: true},
+			"limits": schema.SingleNestedAttribute{
+				MarkdownDescription: "The plan's limits; `null` is unlimited.",
+				Computed:            true,
+				Attributes: map[string]schema.Attribute{
+					"users":              count("Users the plan allows."),
+					"devices":            count("Devices the plan allows."),
+					"log_retention_days": count("Days the connection log is kept."),
+				},
+			},
+			"usage": schema.SingleNestedAttribute{
+				MarkdownDescription: "What the network uses now.",
+				Computed:            true,
+				Attributes: map[string]schema.Attribute{
+					"users":   count("Users."),
+					"devices": count("Devices."),
+				},
+			},
+		},
+	}
+}
+
+func (d *networkDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *networkDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
+	n, err := d.client.Network.Get(ctx)
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "read the network", err)
+		return
+	}
+	m := networkModel{
+		ID:   types.StringValue(n.ID),
+		Name: types.StringValue(n.Name),
+		Plan: types.StringValue(n.Plan),
+		Limits: networkLimits{
+			Users:            int64Pointer(n.Limits.Users),
+			Devices:          int64Pointer(n.Limits.Devices),
+			LogRetentionDays: types.Int64Value(int64(n.Limits.LogRetentionDays)),
+		},
+		Usage: networkUsage{
+			Users:   types.Int64Value(int64(n.Usage.Users)),
+			Devices: types.Int64Value(int64(n.Usage.Devices)),
+		},
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// int64Pointer is null for nil (an unlimited limit).
+func int64Pointer(v *int) types.Int64 {
+	if v == nil {
+		return types.Int64Null()
+	}
+	return types.Int64Value(int64(*v))
+}

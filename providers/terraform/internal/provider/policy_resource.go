@@ -1,0 +1,213 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	warren "github.com/warrenhq/warren/clients/go"
+)
+
+// policyID is the id of the one policy of a network.
+const policyID = "policy"
+
+var (
+	_ resource.ResourceWithConfigure   = &policyResource{}
+	_ resource.ResourceWithImportState = &policyResource{}
+	_ resource.ResourceWithModifyPlan  = &policyResource{}
+)
+
+type policyResource struct{ client *warren.Client }
+
+type policyModel struct {
+	ID                types.String   `tfsdk:"id"`
+	Content           semanticString `tfsdk:"content"`
+	ETag              types.String   `tfsdk:"etag"`
+	OverwriteExisting types.Bool     `tfsdk:"overwrite_existing"`
+}
+
+// NewPolicyResource is the factory of warren_policy.
+func NewPolicyResource() resource.Resource { return &policyResource{} }
+
+func (r *policyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_policy"
+}
+
+func (r *policyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The network's policy (ACL) as HuJSON text. There is one per network: destroying this resource puts the network's default policy back.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "Always `policy`.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"content": schema.StringAttribute{
+				MarkdownDescription: "The policy document (HuJSON: JSON with comments and trailing commas), stored verbatim. Reformatting alone is no change; a change of value or of a comment is. Every plan validates it with the server and reports each problem with its line and column.",
+				Required:            true,
+				CustomType:          semanticStringType{kind: hujsonKind},
+				PlanModifiers:       []planmodifier.String{keepEquivalentOf(hujsonKind)},
+			},
+			"etag": schema.StringAttribute{
+				MarkdownDescription: "ETag of the stored policy. Every change is sent with `If-Match` this value, so a policy changed elsewhere since the last refresh is never overwritten.",
+				Computed:            true,
+			},
+			"overwrite_existing": schema.BoolAttribute{
+				MarkdownDescription: "Allow creating this resource over a policy that is neither the network's default nor `content`. Default `false`: import the policy instead (`terraform import warren_policy.NAME policy`), so that a hand-written policy is never replaced by surprise.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+			},
+		},
+	}
+}
+
+func (r *policyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan asks the server to validate the planned content, so a plan already fails with every
+// problem (syntax, undefined groups or tags, over-permissive rules, failing tests) at its line.
+func (r *policyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.client == nil || req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan policyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || plan.Content.IsUnknown() || plan.Content.IsNull() {
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		var state policyModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if state.Content.ValueString() == plan.Content.ValueString() {
+			return // unchanged and accepted by the server when it was stored
+		}
+	}
+	result, err := r.client.Policy.Validate(ctx, plan.Content.ValueString())
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "validate the policy", err)
+		return
+	}
+	addPolicyProblems(&resp.Diagnostics, result.Errors)
+}
+
+// addPolicyProblems reports each problem of the validator at content, naming its line and column.
+func addPolicyProblems(diags *diag.Diagnostics, problems []warren.PolicyError) {
+	for _, e := range problems {
+		diags.AddAttributeError(path.Root("content"), "Invalid policy",
+			fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg))
+	}
+}
+
+func (r *policyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan policyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	current, err := r.client.Policy.GetText(ctx)
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "read the policy", err)
+		return
+	}
+	content := plan.Content.ValueString()
+	if !plan.OverwriteExisting.ValueBool() && !sameHuJSON(current.Text, defaultPolicy) && !sameHuJSON(current.Text, content) {
+		resp.Diagnostics.AddError("The network already has a policy",
+			"The stored policy differs from the network's default, so creating warren_policy would replace it. "+
+				"Import it first (terraform import warren_policy.NAME policy) and edit content, or set overwrite_existing = true.")
+		return
+	}
+	stored, err := r.client.Policy.Set(ctx, content, current.ETag)
+	if err != nil {
+		addPolicyWriteError(&resp.Diagnostics, "store the policy", err)
+		return
+	}
+	plan.ID = types.StringValue(policyID)
+	plan.ETag = types.StringValue(stored.ETag)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *policyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state policyModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	current, err := r.client.Policy.GetText(ctx)
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "read the policy", err)
+		return
+	}
+	state.ID = types.StringValue(policyID)
+	state.Content = hujsonKind.value(current.Text)
+	state.ETag = types.StringValue(current.ETag)
+	if state.OverwriteExisting.IsNull() {
+		state.OverwriteExisting = types.BoolValue(false)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *policyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state policyModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = types.StringValue(policyID)
+	plan.ETag = state.ETag
+	if !sameHuJSON(plan.Content.ValueString(), state.Content.ValueString()) {
+		stored, err := r.client.Policy.Set(ctx, plan.Content.ValueString(), state.ETag.ValueString())
+		if err != nil {
+			addPolicyWriteError(&resp.Diagnostics, "update the policy", err)
+			return
+		}
+		plan.ETag = types.StringValue(stored.ETag)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// Delete puts the default policy back, on the same If-Match terms as an update: a policy that
+// changed since the last refresh is left alone.
+func (r *policyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state policyModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if _, err := r.client.Policy.Set(ctx, defaultPolicy, state.ETag.ValueString()); err != nil {
+		addPolicyWriteError(&resp.Diagnostics, "restore the default policy", err)
+	}
+}
+
+// ImportState accepts any id: a network has exactly one policy.
+func (r *policyResource) ImportState(ctx context.Context, _ resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), policyID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("overwrite_existing"), false)...)
+}
+
+// addPolicyWriteError explains a refused PUT /v1/acl: 412 means someone else changed the
+// policy after Terraform last read it, which must never be overwritten blindly.
+func addPolicyWriteError(diags *diag.Diagnostics, operation string, err error) {
+	if warren.IsPreconditionFailed(err) {
+		diags.AddAttributeError(path.Root("content"), "The policy was changed outside Terraform",
+			"The stored policy no longer has the ETag Terraform last saw, so it was not overwritten. "+
+				"Run terraform plan (or apply) again: the refresh shows the other change as a difference to review.")
+		return
+	}
+	var apiErr *warren.Error
+	if errors.As(err, &apiErr) && apiErr.Code == warren.CodePolicyInvalid {
+		addPolicyProblems(diags, apiErr.Errors)
+		return
+	}
+	addAPIError(diags, operation, err)
+}
