@@ -8,21 +8,25 @@ import { registerKeyCommands } from './commands/keys.js';
 import { registerLogCommands } from './commands/logs.js';
 import { registerNetworkCommands } from './commands/network.js';
 import { registerNodeCommands } from './commands/node.js';
-import { Exit, examples, type Io, processIo, UsageError } from './commands/output.js';
+import { Exit, examples, type Io, processIo, UsageError, visible } from './commands/output.js';
 import { registerRouteCommands } from './commands/routes.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerUserCommands } from './commands/users.js';
 
-function buildProgram(io: Io = processIo): Command {
+/**
+ * The program. Commander's own complaints (unknown command or option, missing argument) are
+ * handed to `onUsage` instead of being printed with the whole help text, so that `run` can
+ * print them as one line.
+ */
+function buildProgram(io: Io, onUsage: (text: string) => void): Command {
   const program = new Command('warren')
     .description('Warren: control plane and management API for private mesh networks')
     .version(VERSION)
-    .showHelpAfterError()
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.out(text),
       writeErr: (text) => io.err(text),
-      outputError: (text, write) => write(text.replace(/^error: /, 'warren: ')),
+      outputError: (text) => onUsage(text),
     })
     .addHelpText(
       'after',
@@ -48,21 +52,48 @@ function buildProgram(io: Io = processIo): Command {
   return program;
 }
 
+/** `warren keys create`: the deepest command that `args` name, for the help hint. */
+function commandPath(program: Command, args: readonly string[]): string {
+  const path = [program.name()];
+  let command = program;
+  for (const arg of args) {
+    const sub = command.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (!sub) break;
+    path.push(arg);
+    command = sub;
+  }
+  return path.join(' ');
+}
+
 /**
  * Runs one command line (without `node warren`) and returns its exit code: 0 on success,
  * 1 when the API refused or could not be reached, 2 for a usage mistake. Errors are one
- * line on stderr: `warren: not_found: device dev_x does not exist`.
+ * line on stderr: `warren: not_found: device dev_x does not exist`, with control characters
+ * from the server shown escaped.
  */
 export async function run(args: string[], io: Io = processIo): Promise<number> {
-  const program = buildProgram(io);
+  let usage: string | undefined;
+  const program = buildProgram(io, (text) => {
+    usage = text;
+  });
   try {
     await program.parseAsync(args, { from: 'user' });
     return 0;
   } catch (error) {
-    // Commander already printed help, the version, or what was wrong with the arguments.
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof CommanderError) {
+      // --help and --version end with 0; a group without its subcommand printed its help.
+      if (error.exitCode === 0) return 0;
+      if (usage !== undefined) {
+        const what = usage
+          .replace(/^error: /, '')
+          .trim()
+          .replace(/\s*\n\s*/g, ' ');
+        io.err(`warren: ${visible(what)} (see: ${commandPath(program, args)} --help)\n`);
+      }
+      return 2;
+    }
     if (error instanceof Exit) return error.code;
-    io.err(`warren: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.err(`warren: ${visible(error instanceof Error ? error.message : String(error))}\n`);
     return error instanceof UsageError ? 2 : 1;
   }
 }

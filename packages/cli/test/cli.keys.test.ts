@@ -70,14 +70,19 @@ describe('warren keys', () => {
     expect(revoked.keys.map((k: any) => k.id)).toEqual([id]);
   });
 
-  it('refuses mixed or incomplete flags before calling the API (exit 2), and bad durations from the API (exit 1)', async () => {
+  it('refuses mixed or incomplete flags and malformed durations before calling the API (exit 2), and durations the API refuses (exit 1)', async () => {
     const mixed = await warren(['keys', 'create', '--api', '--name', 'x', '--scope', 'read', '--reusable'], env);
     expect(mixed).toMatchObject({ code: 2, stderr: 'warren: --reusable: only for auth keys (drop --api)\n' });
     expect((await warren(['keys', 'create', '--scope', 'read'], env)).code).toBe(2);
     expect((await warren(['keys', 'create', '--api', '--name', 'x'], env)).code).toBe(2);
-    const duration = await warren(['keys', 'create', '--expires', '2w'], env);
-    expect(duration.code).toBe(1);
-    expect(duration.stderr).toMatch(/^warren: invalid_duration: "2w" is not a duration/);
+    const malformed = await warren(['keys', 'create', '--expires', '2w'], env);
+    expect(malformed).toMatchObject({
+      code: 2,
+      stderr: 'warren: --expires must be a duration such as 90s, 15m, 24h or 7d (got "2w")\n',
+    });
+    const tooLong = await warren(['keys', 'create', '--expires', '400d'], env);
+    expect(tooLong.code).toBe(1);
+    expect(tooLong.stderr).toMatch(/^warren: invalid_duration: expiresIn may not exceed 365d/);
   });
 
   it('refuses an unknown list filter value before calling the API (exit 2), naming the values', async () => {

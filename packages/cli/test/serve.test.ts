@@ -14,9 +14,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function startServe(db: string): ChildProcess {
+function startServe(db: string, logLevel = 'warn'): ChildProcess {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db], {
-    env: { ...process.env, WARREN_LOG_LEVEL: 'warn' },
+    env: { ...process.env, WARREN_LOG_LEVEL: logLevel },
   });
   servers.add(child);
   return child;
@@ -36,10 +36,10 @@ function run(
   });
 }
 
-/** Everything a child has printed so far, and a way to wait for a pattern in it. */
-function watch(child: ChildProcess) {
+/** Everything a child has printed so far (on stdout, or stderr), and a way to wait for a pattern in it. */
+function watch(child: ChildProcess, stream: 'stdout' | 'stderr' = 'stdout') {
   let seen = '';
-  child.stdout?.on('data', (d) => (seen += d));
+  child[stream]?.on('data', (d) => (seen += d));
   return {
     output: () => seen,
     waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
@@ -127,5 +127,32 @@ describe('warren init and serve', () => {
     again.kill('SIGINT');
     await closed;
     expect(againOut.output()).not.toContain('wrn_api_');
+  });
+
+  it('prints the banner on stdout and the request log on stderr', async () => {
+    const child = startServe(`sqlite:${join(dir, 'logs.db')}`, 'info');
+    const out = watch(child);
+    const log = watch(child, 'stderr');
+    const [, key] = await out.waitFor(/\s(wrn_api_[0-9A-Za-z]+)\s/);
+    const [, url] = await out.waitFor(/serving on (http:\/\/[0-9.:]+)/);
+    expect((await fetch(`${url}/v1/network`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    await log.waitFor(/"url":"\/v1\/network"/);
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    child.kill('SIGTERM');
+    await closed;
+    // stdout holds only what the command is for: no JSON log lines
+    expect(
+      out
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{')),
+    ).toEqual([]);
+    const lines = log
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(JSON.parse(line)).toHaveProperty('level');
+    expect(log.output()).not.toContain(key);
   });
 });

@@ -15,17 +15,24 @@ export function serveConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): ServeConfig {
   const portText = flags.port ?? env.WARREN_PORT ?? '8080';
-  const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port "${portText}"`);
+  const port = /^[0-9]{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
+  if (!(port >= 0 && port <= 65535)) {
+    throw new Error(`invalid port "${portText}" (--port or WARREN_PORT: a whole number from 0 to 65535)`);
+  }
   return {
     host: flags.host ?? env.WARREN_HOST ?? '127.0.0.1',
     port,
-    db: flags.db ?? env.WARREN_DB ?? DEFAULT_DB,
+    db: databaseUrl(flags.db, env),
   };
 }
 
+/** The database URL of a flag, else WARREN_DB, else the default; an unknown kind is refused here. */
 export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return flag ?? env.WARREN_DB ?? DEFAULT_DB;
+  const url = flag ?? env.WARREN_DB ?? DEFAULT_DB;
+  if (!/^(sqlite:.|postgres(ql)?:\/\/)/.test(url)) {
+    throw new Error(`unsupported database URL "${url}" (use sqlite:PATH, sqlite::memory: or postgres://…)`);
+  }
+  return url;
 }
 
 export function logLevel(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,7 +1,9 @@
 /**
  * `warren serve`: config → storage (migrated) → first network if the database is empty →
  * buildApp → listen. SIGTERM/SIGINT stop accepting, finish in-flight requests, flush the
- * audit log and close the database.
+ * audit log and close the database. What the command is for (the first API key, the address
+ * it serves on) goes to `out` (stdout); request logs are pino JSON lines on stderr, so
+ * `warren serve > banner.txt` keeps the key apart from the log.
  */
 import { buildApp } from './app.js';
 import { logLevel, type ServeConfig } from './config.js';
@@ -14,7 +16,7 @@ export async function serve(
 ): Promise<() => Promise<void>> {
   const storage = await openStorage(config.db);
   const created = await bootstrapIfEmpty(storage.db, Date.now());
-  const app = await buildApp({ storage, logger: { level: logLevel() } });
+  const app = await buildApp({ storage, logger: { level: logLevel(), stream: process.stderr } });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { type PolicyProblem, WarrenError } from '@warren/client';
 import type { Command } from 'commander';
-import { connect, Exit, examples, type Io, printJson, UsageError } from './output.js';
+import { connect, Exit, examples, type Io, printJson, UsageError, visible } from './output.js';
 
 async function readPolicy(file: string): Promise<string> {
   try {
@@ -15,7 +15,7 @@ async function readPolicy(file: string): Promise<string> {
 
 /** One problem per line, as compilers print them: `FILE:12:5: message`. */
 function formatProblems(file: string, problems: readonly PolicyProblem[]): string {
-  return problems.map((p) => `${file}:${p.line}:${p.column}: ${p.msg}\n`).join('');
+  return problems.map((p) => `${file}:${p.line}:${p.column}: ${visible(p.msg)}\n`).join('');
 }
 
 export function registerAclCommands(program: Command, io: Io): void {

@@ -12,6 +12,7 @@ import {
   printTable,
   UsageError,
   until,
+  visible,
 } from './output.js';
 
 /** A device id (`dev_…`), or a device's name or hostname when it names exactly one device. */
@@ -145,6 +146,6 @@ export function registerDeviceCommands(program: Command, io: Io): void {
       const warren = connect(io);
       const device = await warren.devices.setTags(await resolveDevice(warren, ref), tags);
       if (flags.json) printJson(io, device);
-      else io.out(`${device.id} (${device.name}) tags: ${device.tags.join(' ') || '(none)'}\n`);
+      else io.out(`${device.id} (${visible(device.name)}) tags: ${visible(device.tags.join(' ')) || '(none)'}\n`);
     });
 }

@@ -6,6 +6,7 @@ import { databaseUrl, redact, setKeyRateLimit } from '@warren/server';
 import type { Command } from 'commander';
 import {
   ago,
+  checkDuration,
   collect,
   connect,
   examples,
@@ -16,6 +17,7 @@ import {
   printTable,
   UsageError,
   until,
+  visible,
 } from './output.js';
 import { withStorage } from './server.js';
 
@@ -63,6 +65,7 @@ interface CreateFlags {
 }
 
 function createInput(flags: CreateFlags): CreateKeyInput {
+  checkDuration('--expires', flags.expires);
   if (flags.api) {
     const misplaced = [
       flags.reusable && '--reusable',
@@ -109,7 +112,7 @@ function createInput(flags: CreateFlags): CreateKeyInput {
 function announce(io: Io, key: CreatedKey): void {
   const what =
     key.type === 'api'
-      ? `API key "${key.name}" ${key.id} (scopes ${key.scopes.join(',')}`
+      ? `API key "${visible(key.name ?? '')}" ${key.id} (scopes ${key.scopes.join(',')}`
       : `auth key ${key.id} (${traits(key)}`;
   io.out(
     `Created ${what}, expires ${key.expires}).\n` +

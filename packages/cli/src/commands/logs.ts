@@ -6,10 +6,9 @@
  */
 
 import type { AuditEntryBody, ConnectionEntryBody, Page, Warren } from '@warren/client';
-import { DURATION_RE } from '@warren/contract';
 import type { Command } from 'commander';
 import { resolveDevice } from './devices.js';
-import { connect, examples, type Io, UsageError } from './output.js';
+import { checkDuration, connect, examples, type Io, UsageError, visible } from './output.js';
 
 const MAX_PAGE = 1000;
 const FOLLOW_INTERVAL_S = 2;
@@ -30,8 +29,9 @@ class StreamTable {
     private readonly headers: string[],
   ) {}
 
-  write(rows: string[][]): void {
-    if (rows.length === 0) return;
+  write(raw: string[][]): void {
+    if (raw.length === 0) return;
+    const rows = raw.map((row) => row.map(visible));
     if (!this.widths) {
       this.widths = this.headers.map((h) => h.length);
       this.grow(rows);
@@ -93,15 +93,11 @@ function parseInterval(text: string | undefined): number {
   if (text === undefined) return FOLLOW_INTERVAL_S * 1000;
   const seconds = Number(text);
   if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) {
-    throw new UsageError(`--interval must be a number of seconds between 0 and 3600 (got "${text}")`);
+    throw new UsageError(
+      `--interval must be a number of seconds greater than 0 and at most 3600, such as 2 or 0.5 (got "${text}")`,
+    );
   }
   return seconds * 1000;
-}
-
-function checkSince(since: string | undefined): void {
-  if (since !== undefined && !DURATION_RE.test(since)) {
-    throw new UsageError(`--since must be a duration such as 90s, 15m, 24h or 7d (got "${since}")`);
-  }
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
@@ -209,6 +205,12 @@ function addCommon(command: Command): Command {
     .option('--json', 'one JSON object per line');
 }
 
+/** Every flag checked before the first request, so a typo never costs a round trip. */
+function tailFlags(flags: CommonFlags): { limit: number | undefined; intervalMs: number } {
+  checkDuration('--since', flags.since);
+  return { limit: parseLimit(flags.limit), intervalMs: parseInterval(flags.interval) };
+}
+
 async function runTail<T>(
   io: Io,
   flags: CommonFlags,
@@ -217,9 +219,7 @@ async function runTail<T>(
   row: (entry: T) => string[],
   none: string,
 ): Promise<void> {
-  checkSince(flags.since);
-  const limit = parseLimit(flags.limit);
-  const intervalMs = parseInterval(flags.interval);
+  const { limit, intervalMs } = tailFlags(flags);
   const table = new StreamTable(io, headers);
   const { signal, release } = interruptible(flags.follow);
   if (flags.follow && !flags.json) io.err('following the log; Ctrl-C to stop\n');
@@ -270,7 +270,7 @@ export function registerLogCommands(program: Command, io: Io): void {
       ]),
     )
     .action(async (flags: CommonFlags & { device?: string }) => {
-      checkSince(flags.since);
+      tailFlags(flags);
       const warren = connect(io);
       const device = flags.device === undefined ? undefined : await resolveDevice(warren, flags.device);
       const names = flags.json ? new Map<string, string>() : await deviceNames(warren);
@@ -295,7 +295,7 @@ export function registerLogCommands(program: Command, io: Io): void {
       if (flags.key !== undefined && !flags.key.startsWith('key_')) {
         throw new UsageError(`--key must be an API key id, key_… (got "${flags.key}")`);
       }
-      checkSince(flags.since);
+      tailFlags(flags);
       const warren = connect(io);
       await runTail<AuditEntryBody>(
         io,

@@ -409,6 +409,11 @@ export interface Simulation {
   failed: number;
   /** Failures by error code. */
   failures: Record<string, number>;
+  /**
+   * Failures by distinct reason, `code: detail` as the server gave it (`unreachable: …` when
+   * there was no answer), so that 10,000 refusals for one cause read as one line.
+   */
+  reasons: Record<string, number>;
   /** Seconds the enrollment took. */
   seconds: number;
   /**
@@ -432,6 +437,7 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
   const fleetFetch = gatedFetch(options.fetch ?? fetch, options.requestConcurrency ?? 64);
   const agents: Agent[] = [];
   const failures: Record<string, number> = {};
+  const reasons: Record<string, number> = {};
   let failed = 0;
   let refused = false;
   const started = performance.now();
@@ -470,6 +476,8 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
       failed++;
       const code = error instanceof WarrenError ? error.code : 'unreachable';
       failures[code] = (failures[code] ?? 0) + 1;
+      const reason = error instanceof WarrenError ? error.message : `unreachable: ${message(error)}`;
+      reasons[reason] = (reasons[reason] ?? 0) + 1;
       if (isStatus(error, 401)) {
         if (!refused) progress?.(`the server refused the auth key: ${message(error)}`);
         refused = true;
@@ -488,6 +496,7 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
     enrolled: agents.length,
     failed,
     failures,
+    reasons,
     seconds,
     stop: async (disconnect = true) => {
       // Every loop first, so no device heartbeats while others are already disconnecting.

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import type { DeviceBody } from '@warren/contract';
 import type { Command } from 'commander';
 import { Agent, isStatus, message, newNodeKey, simulate } from './node-agent.js';
-import { DEFAULT_URL, examples, type Io, UsageError } from './output.js';
+import { DEFAULT_URL, examples, type Io, UsageError, visible } from './output.js';
 
 export { Agent, type AgentOptions, type SimulateOptions, type Simulation, simulate } from './node-agent.js';
 
@@ -93,7 +93,7 @@ export async function nodeUp(options: UpOptions, io: Io, signal: AbortSignal): P
   }
   agent.device ??= device ? ({ ...device } as DeviceBody) : undefined;
   io.out(
-    `${resumed ? 'resumed' : 'enrolled'} as ${device?.name} (${device?.id}), addresses ${device?.addresses.join(', ')}\n`,
+    `${resumed ? 'resumed' : 'enrolled'} as ${visible(device?.name ?? '')} (${device?.id}), addresses ${device?.addresses.join(', ')}\n`,
   );
   const gone = new Promise<never>((_, reject) => {
     agent.onGone = (error) => reject(new Error(`the server no longer accepts this device: ${error.detail}`));
@@ -115,7 +115,21 @@ export async function nodeUp(options: UpOptions, io: Io, signal: AbortSignal): P
       );
     });
   }
-  if (disconnected) io.out(`disconnected ${device?.name}\n`);
+  if (disconnected) io.out(`disconnected ${visible(device?.name ?? '')}\n`);
+}
+
+/** Most distinct reasons printed; the rest are counted in one line. */
+const MAX_REASONS = 10;
+
+/** Why enrollments failed, one line per distinct reason, most frequent first, on stderr. */
+export function printReasons(io: Io, reasons: Record<string, number>): void {
+  const sorted = Object.entries(reasons).sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
+  for (const [reason, n] of sorted.slice(0, MAX_REASONS)) io.err(`  ${n} × ${visible(reason)}\n`);
+  const rest = sorted.slice(MAX_REASONS);
+  if (rest.length > 0) {
+    const n = rest.reduce((sum, [, count]) => sum + count, 0);
+    io.err(`  ${n} × for ${rest.length} other reasons\n`);
+  }
 }
 
 function serverUrl(flag: string | undefined, io: Io): string {
@@ -256,6 +270,7 @@ export function registerNodeCommands(program: Command, io: Io): void {
               `(${Math.round(sim.enrolled / Math.max(sim.seconds, 0.001))}/s)` +
               `${sim.failed ? `; ${sim.failed} failed (${codes.join(', ')})` : ''}\n`,
           );
+          printReasons(io, sim.reasons);
           if (!signal.aborted && sim.enrolled > 0) {
             io.err(`${sim.enrolled} devices online; Ctrl-C stops them\n`);
             await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));

@@ -4,6 +4,7 @@
  * for people, JSON for scripts, and the two ways a command ends early (usage error, exit code).
  */
 import { Warren } from '@warren/client';
+import { DURATION_RE } from '@warren/contract';
 
 export interface Io {
   out(text: string): void;
@@ -28,6 +29,13 @@ export function oneOf<T extends string>(what: string, value: string, allowed: re
     throw new UsageError(`${what} must be one of ${allowed.join(', ')}`);
   }
   return value as T;
+}
+
+/** A duration flag (`90s`, `15m`, `24h`, `7d`), checked before any request is made. */
+export function checkDuration(flag: string, value: string | undefined): void {
+  if (value !== undefined && !DURATION_RE.test(value)) {
+    throw new UsageError(`${flag} must be a duration such as 90s, 15m, 24h or 7d (got "${value}")`);
+  }
 }
 
 /** Ends the command with this exit code; whatever needed saying was already printed. */
@@ -66,9 +74,29 @@ export function printJson(io: Io, value: unknown): void {
   io.out(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+// C0 and C1 controls, DEL, and the bidirectional overrides and isolates ("Trojan Source").
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text from the server as people should see it: control characters shown as visible escapes
+ * (`\n`, `\x1b`, `\u202e`) instead of being sent to the terminal, where a device's hostname
+ * or a key's description could otherwise move the cursor, recolour or rewrite what is shown.
+ * JSON output never goes through this: it is printed exactly.
+ */
+export function visible(text: string): string {
+  return text.replace(UNSAFE, (c) => {
+    const named = ESCAPES[c];
+    if (named) return named;
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
 /** Columns padded to their widest cell, two spaces apart, header in capitals; no trailing blanks. */
 export function table(headers: string[], rows: string[][]): string {
-  const all = [headers.map((h) => h.toUpperCase()), ...rows];
+  const all = [headers.map((h) => h.toUpperCase()), ...rows.map((row) => row.map(visible))];
   const widths = headers.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
   return all
     .map((row) =>
@@ -90,7 +118,7 @@ export function printTable(io: Io, headers: string[], rows: string[][], none: st
 /** `label  value` lines, labels aligned. */
 export function printFields(io: Io, fields: [string, string][]): void {
   const width = Math.max(...fields.map(([label]) => label.length));
-  io.out(fields.map(([label, value]) => `${label.padEnd(width)}  ${value}\n`).join(''));
+  io.out(fields.map(([label, value]) => `${label.padEnd(width)}  ${visible(value)}\n`).join(''));
 }
 
 function span(ms: number): string {

@@ -4,7 +4,7 @@ import type { RouteBody } from '@warren/client';
 import { ROUTE_STATES } from '@warren/contract';
 import type { Command } from 'commander';
 import { resolveDevice } from './devices.js';
-import { connect, examples, type Io, oneOf, printJson, printTable } from './output.js';
+import { connect, examples, type Io, oneOf, printJson, printTable, visible } from './output.js';
 
 function notes(route: RouteBody): string {
   const list = [
@@ -18,7 +18,7 @@ function notes(route: RouteBody): string {
 
 function printRoute(io: Io, route: RouteBody, json: boolean | undefined): void {
   if (json) printJson(io, route);
-  else io.out(`${route.id} ${route.prefix} via ${route.deviceName}: ${route.state}\n`);
+  else io.out(`${route.id} ${route.prefix} via ${visible(route.deviceName)}: ${route.state}\n`);
 }
 
 export function registerRouteCommands(program: Command, io: Io): void {

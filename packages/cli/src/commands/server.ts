@@ -11,12 +11,22 @@ import {
   stopOnSignals,
 } from '@warren/server';
 import type { Command } from 'commander';
+import { UsageError } from './output.js';
+
+/** Reads flags or environment; what it refuses (a bad --db, --port, WARREN_PORT…) is a usage mistake. */
+function asUsage<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
 
 async function withStorage<T>(
   dbFlag: string | undefined,
   run: (storage: Awaited<ReturnType<typeof openStorage>>) => Promise<T>,
 ): Promise<T> {
-  const storage = await openStorage(databaseUrl(dbFlag));
+  const storage = await openStorage(asUsage(() => databaseUrl(dbFlag)));
   try {
     return await run(storage);
   } finally {
@@ -32,7 +42,7 @@ export function registerServerCommands(program: Command): void {
     .option('--port <port>', 'port to listen on (env WARREN_PORT)', undefined)
     .option('--db <url>', 'sqlite:PATH, sqlite::memory: or postgres://… (env WARREN_DB)')
     .action(async (flags: { host?: string; port?: string; db?: string }) => {
-      const stop = await serve(serveConfig(flags));
+      const stop = await serve(asUsage(() => serveConfig(flags)));
       stopOnSignals(stop);
     });
 
@@ -45,8 +55,12 @@ export function registerServerCommands(program: Command): void {
     .option('--plan <plan>', `plan: ${PLANS.join(' or ')}`, 'premium')
     .option('--json', 'print { "networkId", "apiKey" } and nothing else')
     .action(async (flags: { db?: string; network: string; owner: string; plan: string; json?: boolean }) => {
-      if (!(PLANS as readonly string[]).includes(flags.plan)) throw new Error(`--plan must be ${PLANS.join(' or ')}`);
-      if (!/^[^\s@]+@[^\s@]+$/.test(flags.owner)) throw new Error('--owner must be an email address');
+      if (!(PLANS as readonly string[]).includes(flags.plan)) {
+        throw new UsageError(`--plan must be ${PLANS.join(' or ')} (got "${flags.plan}")`);
+      }
+      if (!/^[^\s@]+@[^\s@]+$/.test(flags.owner)) {
+        throw new UsageError(`--owner must be an email address (got "${flags.owner}")`);
+      }
       const created = await withStorage(flags.db, (storage) =>
         createNetwork(storage.db, {
           name: flags.network,
@@ -71,7 +85,9 @@ export function registerServerCommands(program: Command): void {
     .description(`change a network's plan (${PLANS.join(' or ')})`)
     .option('--db <url>', 'database URL (env WARREN_DB)')
     .action(async (networkId: string, plan: string, flags: { db?: string }) => {
-      if (!(PLANS as readonly string[]).includes(plan)) throw new Error(`plan must be ${PLANS.join(' or ')}`);
+      if (!(PLANS as readonly string[]).includes(plan)) {
+        throw new UsageError(`plan must be ${PLANS.join(' or ')} (got "${plan}")`);
+      }
       const found = await withStorage(flags.db, (storage) => setPlan(storage.db, networkId, plan as Plan));
       if (!found) throw new Error(`network ${networkId} does not exist`);
       process.stdout.write(`network ${networkId} is now on the ${plan} plan\n`);

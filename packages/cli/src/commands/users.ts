@@ -3,7 +3,7 @@
 import type { UserBody, Warren } from '@warren/client';
 import { ROLES, type Role } from '@warren/contract';
 import type { Command } from 'commander';
-import { ago, connect, examples, type Io, oneOf, printJson, printTable, UsageError } from './output.js';
+import { ago, connect, examples, type Io, oneOf, printJson, printTable, UsageError, visible } from './output.js';
 
 /** A user id (`usr_…`) or a login name. */
 async function resolveUser(warren: Warren, ref: string): Promise<string> {
@@ -19,7 +19,7 @@ function checkRole(role: string): Role {
 }
 
 function printUser(io: Io, user: UserBody, verb: string): void {
-  io.out(`${verb} ${user.loginName} (${user.id}), role ${user.role}\n`);
+  io.out(`${verb} ${visible(user.loginName)} (${user.id}), role ${user.role}\n`);
 }
 
 export function registerUserCommands(program: Command, io: Io): void {

@@ -1,0 +1,78 @@
+/**
+ * Usage mistakes exit 2 with one line on stderr that names the mistake, before any request is
+ * made; refusals by the server stay exit 1.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../../server/test/harness.js';
+import { envOf, warren } from './run.js';
+
+/** Nothing listens here: a command that reached for the server would exit 1, not 2. */
+const NOWHERE = { WARREN_URL: 'http://127.0.0.1:9', WARREN_API_KEY: `wrn_api_${'x'.repeat(40)}` };
+
+async function mistake(args: string[], names: string | RegExp): Promise<string> {
+  const res = await warren(args, NOWHERE);
+  expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(2);
+  expect(res.stdout).toBe('');
+  const lines = res.stderr.split('\n');
+  expect(lines, res.stderr).toHaveLength(2); // one line and its newline
+  expect(lines[0]).toMatch(/^warren: /);
+  expect(lines[0]).toMatch(names);
+  return lines[0] as string;
+}
+
+describe('warren: usage mistakes', () => {
+  it('an unknown command, naming it and where help is', async () => {
+    const line = await mistake(['devcies', 'list'], "unknown command 'devcies'");
+    expect(line).toContain('warren --help');
+    expect(await mistake(['devices', 'lsit'], "unknown command 'lsit'")).toContain('warren devices --help');
+  });
+
+  it('an unknown flag, naming it and the command’s help', async () => {
+    const line = await mistake(['devices', 'list', '--bogus'], "unknown option '--bogus'");
+    expect(line).toContain('(see: warren devices list --help)');
+    await mistake(['keys', 'create', '--reusabel'], "unknown option '--reusabel'");
+  });
+
+  it('a missing argument or required flag, or one too many', async () => {
+    await mistake(['keys', 'get'], "missing required argument 'id'");
+    await mistake(['node', 'simulate', '--auth-key', 'wrn_auth_x'], "required option '--count <n>'");
+    await mistake(['devices', 'list', 'extra'], 'too many arguments');
+  });
+
+  it('a bad flag value, before any request', async () => {
+    await mistake(['logs', 'connections', '--follow', '--interval', '0'], /--interval .*greater than 0.*"0"/);
+    await mistake(['logs', 'audit', '--interval', '-1'], /--interval .*"-1"/);
+    await mistake(['logs', 'connections', '--interval', 'soon'], /--interval .*"soon"/);
+    await mistake(['logs', 'connections', '--limit', 'abc'], /--limit .*"abc"/);
+    await mistake(['logs', 'audit', '--since', '1w'], /--since .*"1w"/);
+    await mistake(['node', 'simulate', '--count', 'abc', '--auth-key', 'wrn_auth_x'], /--count .*"abc"/);
+    await mistake(['node', 'simulate', '--count', '0', '--auth-key', 'wrn_auth_x'], /--count .*"0"/);
+    await mistake(['keys', 'create', '--expires', '1w'], /--expires .*"1w"/);
+    await mistake(['keys', 'create', '--api', '--name', 'x', '--scope', 'root'], /"root" is not a scope/);
+  });
+
+  it('bad values of the server commands', async () => {
+    await mistake(['init', '--db', 'sqlite::memory:', '--plan', 'gold'], /--plan .*"gold"/);
+    await mistake(['init', '--db', 'sqlite::memory:', '--owner', 'nobody'], /--owner .*"nobody"/);
+    await mistake(['init', '--db', 'mysql://db/warren'], /unsupported database URL "mysql:\/\/db\/warren"/);
+    await mistake(['networks', 'set-plan', 'net_x', 'gold', '--db', 'sqlite::memory:'], /plan .*"gold"/);
+    await mistake(['serve', '--port', 'http'], /invalid port "http"/);
+    await mistake(['serve', '--port', '70000'], /invalid port "70000"/);
+    await mistake(['serve', '--db', 'mysql://db/warren'], /unsupported database URL/);
+  });
+});
+
+describe('warren: refusals by the server stay exit 1', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('a well-formed call the API refuses', async () => {
+    const res = await warren(['keys', 'create', '--expires', '365d'], envOf(server));
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^warren: insufficient_scope: /);
+    expect(res.stderr.split('\n')).toHaveLength(2);
+  });
+});
