@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import platform
 import socket
 import ssl
@@ -22,7 +23,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote, urlencode, urlsplit
 
 from ._version import __version__
-from .errors import error_from_response, invalid_response
+from .errors import error_from_response, invalid_response, retry_after_seconds
+
+log = logging.getLogger("warren")
 
 QueryValue = Union[str, int, bool, Sequence[str], None]
 
@@ -174,7 +177,9 @@ class Transport:
         for attempt in range(retries + 1):
             response = self._send(method, target, payload, sent)
             if response.status == 429 and attempt < retries:
-                time.sleep(self._retry_wait(response))
+                wait = self._retry_wait(response)
+                log.debug("%s %s: 429, retrying in %.1f s (retry %d of %d)", method, path, wait, attempt + 1, retries)
+                time.sleep(wait)
                 continue
             break
         if response.status >= 400:
@@ -182,11 +187,8 @@ class Transport:
         return response
 
     def _retry_wait(self, response: Response) -> float:
-        try:
-            seconds = float(response.header("Retry-After") or 1)
-        except ValueError:
-            seconds = 1.0
-        return max(0.0, min(seconds, self.max_retry_wait))
+        seconds = retry_after_seconds(response.header("Retry-After"))
+        return min(1.0 if seconds is None else seconds, self.max_retry_wait)
 
     def _send(self, method: str, target: str, payload: Optional[bytes], headers: Mapping[str, str]) -> Response:
         while True:

@@ -95,7 +95,7 @@ def error_from_response(status: int, body: bytes, retry_after: Optional[str]) ->
         title=_str(problem.get("title")) or "",
         request_id=_str(problem.get("requestId")),
         errors=[_policy_error(item) for item in problem.get("errors") or [] if isinstance(item, dict)],
-        retry_after=_seconds(retry_after),
+        retry_after=retry_after_seconds(retry_after),
         scope=_str(problem.get("scope")),
         index=problem.get("index") if isinstance(problem.get("index"), int) else None,
     )
@@ -109,7 +109,7 @@ def _str(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
-def _seconds(header: Optional[str]) -> Optional[float]:
+def retry_after_seconds(header: Optional[str]) -> Optional[float]:
     """Retry-After as seconds (the API sends an integer ≥ 1; an HTTP date is not used)."""
     if header is None:
         return None
