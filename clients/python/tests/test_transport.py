@@ -80,12 +80,15 @@ def test_a_connection_the_server_dropped_while_idle_is_replaced() -> None:
     assert len({port for _, _, port in stub.requests}) == 2
 
 
-def test_a_base_url_with_a_path_keeps_it() -> None:
+def test_a_base_url_keeps_its_path_and_may_end_in_v1() -> None:
     with StubServer([(200, JSON, json.dumps(NETWORK).encode())]) as stub:
         with warren.Client(f"{stub.url}/warren/", "wrn_api_stub") as client:
             client.network.get()
             assert client.url == f"{stub.url}/warren"
-    assert stub.requests[0][1] == "/warren/v1/network"
+        with warren.Client(f"{stub.url}/v1", "wrn_api_stub") as client:
+            client.network.get()
+            assert client.url == stub.url
+    assert [path for _, path, _ in stub.requests] == ["/warren/v1/network", "/v1/network"]
 
 
 def test_one_client_serves_many_threads(client: warren.Client) -> None:

@@ -13,6 +13,7 @@ import http.client
 import json
 import logging
 import platform
+import re
 import socket
 import ssl
 import threading
@@ -120,7 +121,8 @@ class Transport:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
         self.origin = f"{parts.scheme}://{parts.netloc}"
-        self._prefix = parts.path.rstrip("/")
+        # Accept the API's base as often written (…/v1): every path here starts with /v1.
+        self._prefix = re.sub(r"/v1$", "", parts.path.rstrip("/"))
         self.base_url = self.origin + self._prefix
         self._pool = _Pool(parts.scheme, parts.hostname, parts.port, timeout)
         self.token = token

@@ -16,7 +16,7 @@ from .resources.users import Users
 class Client(OwnsConnections):
     """The Warren management API, authenticated with an API key.
 
-    ``url`` (the server, without ``/v1``) and ``api_key`` default to ``WARREN_URL`` and
+    ``url`` (the server, with or without ``/v1``) and ``api_key`` default to ``WARREN_URL`` and
     ``WARREN_API_KEY``. ``timeout`` bounds the connect and every read of a call, in seconds.
     A 429 is waited out (``Retry-After``, at most ``max_retry_wait`` seconds) and retried up to
     ``max_retries`` times for reads, ``PUT``, ``DELETE`` and ``policy.validate``; other calls
