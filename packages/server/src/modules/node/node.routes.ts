@@ -27,11 +27,11 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
         {
           operationId: 'registerNode',
           tags,
-          summary: 'Enroll a device with an auth key (a known nodeKey re-enrolls its device)',
+          summary: 'Enroll a device with an auth key (a known nodeKey re-enrolls its device, with a key of its owner)',
           body: RegisterBody,
           response: { 201: Type.Object({ device: ref('Device'), nodeToken: Type.String() }) },
         },
-        [400],
+        [400, 409],
       ),
     },
     async (request, reply) => reply.code(201).send(await enroll(ctx, request, authKeyOf(request), request.body)),
