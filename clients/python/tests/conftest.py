@@ -132,16 +132,17 @@ Enroll = Callable[..., Tuple[warren.NodeClient, warren.Registration]]
 
 @pytest.fixture
 def enroll(server: Server, client: warren.Client) -> Iterator[Enroll]:
-    """Enrolls devices through the node protocol: ``enroll(hostname=…, tags=[…], advertise_routes=[…])``."""
+    """Enrolls devices through the node protocol: ``enroll(hostname, tags=, user=, advertise_routes=)``."""
     nodes: List[warren.NodeClient] = []
 
     def enroll_one(
         hostname: Optional[str] = None,
         *,
         tags: Sequence[str] = (),
+        user: Optional[str] = None,
         advertise_routes: Optional[Sequence[str]] = None,
     ) -> Tuple[warren.NodeClient, warren.Registration]:
-        auth = client.keys.create(tags=tags, expires_in="1h", description="python suite")
+        auth = client.keys.create(tags=tags, user=user, expires_in="1h", description="python suite")
         assert auth.key is not None
         node = warren.NodeClient(server.url)
         nodes.append(node)

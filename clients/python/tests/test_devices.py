@@ -6,7 +6,7 @@ import pytest
 
 import warren
 
-from .conftest import Enroll
+from .conftest import Enroll, unique
 
 
 def test_network_reports_its_plan_limits_and_usage(client: warren.Client) -> None:
@@ -71,3 +71,17 @@ def test_a_deleted_device_is_gone_and_its_credential_refused(client: warren.Clie
     with pytest.raises(warren.WarrenError) as refused:
         node.heartbeat()
     assert refused.value.status == 401
+
+
+def test_devices_belong_to_the_auth_keys_user_and_filter_by_it(client: warren.Client, enroll: Enroll) -> None:
+    user = client.users.create(login_name=f"{unique('dana')}@example.com")
+    _, registration = enroll(user=user.login_name)
+    assert registration.device.user == warren.UserRef(id=user.id, login_name=user.login_name)
+    for who in (user.id, user.login_name):
+        assert [d.id for d in client.devices.list(user=who)] == [registration.device.id]
+    assert client.devices.list(user="nobody@example.com") == ()  # an unknown user: none, not 404
+
+    client.users.delete(user.id)  # the user's devices go with them
+    with pytest.raises(warren.WarrenError) as gone:
+        client.devices.get(registration.device.id)
+    assert gone.value.code == "not_found"

@@ -52,7 +52,7 @@ class Client(OwnsConnections):
 
     @property
     def url(self) -> str:
-        """The server's base URL, as given (without a trailing slash)."""
+        """The server's base URL, without a trailing slash or ``/v1``."""
         return self._http.base_url
 
     def __repr__(self) -> str:
