@@ -126,7 +126,7 @@ func startServer() (stop func(), err error) {
 		_ = os.RemoveAll(tmp)
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	if err := waitReady(url, 30*time.Second); err != nil {
+	if err := waitReady(url, 90*time.Second); err != nil {
 		log, _ := os.ReadFile(logFile.Name())
 		stop()
 		return nil, fmt.Errorf("%w; server output:\n%s", err, log)
