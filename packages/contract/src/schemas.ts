@@ -36,6 +36,7 @@ const DeviceRouteRef = Type.Object({
   state: literals(ROUTE_STATES),
   advertised: Type.Boolean(),
   primary: Type.Boolean(),
+  exitNode: Type.Boolean({ description: 'a default route (0.0.0.0/0 or ::/0): half of an exit node' }),
 });
 
 const deviceListFields = {
@@ -59,6 +60,9 @@ export const Device = Type.Object(
     keyId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     ephemeral: Type.Optional(Type.Boolean()),
     expires: Type.Optional(NullableTime),
+    exitNode: Type.Optional(
+      Type.Boolean({ description: 'the device serves as an exit node: 0.0.0.0/0 and ::/0 approved and advertised' }),
+    ),
   },
   { $id: 'Device', description: 'A device; detail fields appear on GET /v1/devices/{id} and with ?fields=all' },
 );
@@ -125,6 +129,9 @@ export const Route = Type.Object(
     advertised: Type.Boolean(),
     autoApproved: Type.Boolean(),
     primary: Type.Boolean(),
+    exitNode: Type.Boolean({
+      description: 'a default route (0.0.0.0/0 or ::/0): with its pair approved, the device is an exit node',
+    }),
     approvedAt: NullableTime,
     approvedBy: Type.Union([Type.String(), Type.Null()]),
     created: Time,
@@ -227,6 +234,7 @@ export interface DeviceRouteBody {
   state: (typeof ROUTE_STATES)[number];
   advertised: boolean;
   primary: boolean;
+  exitNode: boolean;
 }
 export interface DeviceBody {
   id: string;
@@ -244,6 +252,7 @@ export interface DeviceBody {
   keyId?: string | null;
   ephemeral?: boolean;
   expires?: string | null;
+  exitNode?: boolean;
 }
 export interface UserBody {
   id: string;
@@ -290,6 +299,7 @@ export interface RouteBody {
   advertised: boolean;
   autoApproved: boolean;
   primary: boolean;
+  exitNode: boolean;
   approvedAt: string | null;
   approvedBy: string | null;
   created: string;

@@ -37,6 +37,10 @@ export class DeviceIndex {
   /** Device → every route it serves, primary or standby: what IP and CIDR selectors match. */
   private readonly servedOf: Prefix[][];
   private matches: { byPrefix: number[][]; byDevice: number[][] } | null = null;
+  /** Devices serving both 0.0.0.0/0 and ::/0 (approved, advertised): exit nodes, ascending. */
+  readonly exitNodes: number[] = [];
+  /** Per device: 1 for an exit node, 2 for one in service (both default routes primary, i.e. online). */
+  readonly exitState: Uint8Array;
 
   constructor(
     private readonly policy: CompiledPolicy,
@@ -52,6 +56,7 @@ export class DeviceIndex {
     this.classOf = new Int32Array(n);
     this.routesOf = new Array(n);
     this.servedOf = new Array(n);
+    this.exitState = new Uint8Array(n);
     for (let i = 0; i < n; i++) {
       const d = devices[i];
       const tagged = d.tags.length > 0;
@@ -74,9 +79,18 @@ export class DeviceIndex {
       this.classes[c].members.push(i);
       let own = EMPTY;
       let served: Prefix[] = NO_PREFIXES;
+      let exits = 0;
+      let exitsServing = 0;
       for (const text of d.routes) {
         const p = parsePrefix(text);
         if (!p.ok) continue;
+        if (p.prefix.bits === 0) {
+          // A default route is no subnet: with its pair it makes an exit node (below).
+          const bit = p.prefix.family === 4 ? 1 : 2;
+          exits |= bit;
+          if (!d.primaryRoutes || d.primaryRoutes.includes(text)) exitsServing |= bit;
+          continue;
+        }
         if (served === NO_PREFIXES) served = [];
         served.push(p.prefix);
         if (d.primaryRoutes && !d.primaryRoutes.includes(text)) continue;
@@ -86,6 +100,11 @@ export class DeviceIndex {
       }
       this.routesOf[i] = own;
       this.servedOf[i] = served;
+      // Both 0.0.0.0/0 and ::/0.
+      if (exits === 3) {
+        this.exitNodes.push(i);
+        this.exitState[i] = exitsServing === 3 ? 2 : 1;
+      }
     }
   }
 

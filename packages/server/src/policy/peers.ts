@@ -12,6 +12,9 @@ import { unionOfRules } from './compile.js';
 import { DeviceIndex } from './device-index.js';
 import type { CompiledPolicy, CompiledRule, PeerView, PolicyDevice, PolicyUser } from './types.js';
 
+/** What a device in service as an exit node adds to the allowedIPs of those who may use it. */
+const EXIT_ROUTES = Object.freeze(['0.0.0.0/0', '::/0']);
+
 interface Reach {
   /** Every device is a peer. */
   all: boolean;
@@ -20,6 +23,8 @@ interface Reach {
   /** Rules with the viewer in src / in dst (port-blind). */
   outRules: number[];
   inRules: number[];
+  /** Some rule lets the viewer reach the internet: exit nodes are its peers. */
+  internet: boolean;
 }
 
 interface Viewer {
@@ -27,6 +32,8 @@ interface Viewer {
   c: number;
   /** Rules that hold this device through an address or route of its own, not its identity. */
   extra: { out: number[]; in: number[] } | null;
+  /** May use exit nodes: their default routes go into its allowedIPs. */
+  internet: boolean;
 }
 
 export class PeerMap {
@@ -45,6 +52,7 @@ export class PeerMap {
   private readonly prefixMark: Int32Array;
   private stamp = 0;
   private readonly buf: Int32Array;
+  private internetList: number[] | null = null;
 
   constructor(
     private readonly policy: CompiledPolicy,
@@ -73,11 +81,13 @@ export class PeerMap {
     let all = reach.all;
     let extraReach: Reach | null = null;
     const isUser = this.index.classes[c].isUser;
+    let internet = reach.internet;
     if (extra && !all) {
       extraReach = this.gather(extra.out, extra.in, isUser ? c : -1);
       all = extraReach.all;
-    }
-    const viewer: Viewer = { d, c, extra };
+      internet ||= extraReach.internet;
+    } else if (extra && !internet) internet = this.usesInternet(extra.out);
+    const viewer: Viewer = { d, c, extra, internet };
     const out: PeerView[] = [];
     const n = this.devices.length;
     if (all) {
@@ -100,6 +110,9 @@ export class PeerMap {
       for (const pc of r.classes) add(this.index.classes[pc].members);
       for (const pid of r.prefixes) add(this.index.devicesIn(pid));
     }
+    // Exit nodes and the devices that may use them see each other.
+    if (internet) add(this.index.exitNodes);
+    if (this.index.exitState[d] > 0) add(this.internetUsers());
     // autogroup:self reached from a source held by address: the viewer's own class members that
     // the source holds reach the viewer (the forward direction is gather's selfClass).
     if (isUser) {
@@ -132,7 +145,7 @@ export class PeerMap {
 
   /** Device `peer` as a member of class `c` without address rules sees it (see everyoneClassOf). */
   classView(c: number, peer: number): PeerView {
-    return this.view({ d: -1, c, extra: null }, peer);
+    return this.view({ d: -1, c, extra: null, internet: this.reachOf(c).internet }, peer);
   }
 
   private indexOf(deviceId: string): number {
@@ -148,8 +161,10 @@ export class PeerMap {
   private view(viewer: Viewer, peer: number): PeerView {
     const base = this.baseView(peer);
     const own = this.index.routesOf[peer];
-    if (own.length === 0) return base;
+    const exit = viewer.internet && this.index.exitState[peer] === 2;
+    if (own.length === 0 && !exit) return base;
     const visible = own.filter((r) => this.routeVisibleTo(viewer, r)).map((r) => this.index.routes[r].text);
+    if (exit) visible.push(...EXIT_ROUTES);
     if (visible.length === 0) return base;
     return { id: base.id, allowedIPs: [...base.allowedIPs, ...visible] };
   }
@@ -215,8 +230,15 @@ export class PeerMap {
 
   /** Peer classes and prefixes on the other side of each rule: dst of outRules, src of inRules. */
   private gather(outRules: number[], inRules: number[], selfClass: number): Reach {
-    const reach: Reach = { all: false, classes: [], prefixes: [], outRules, inRules };
     const { rules, classMark, prefixMark } = this;
+    const reach: Reach = {
+      all: false,
+      classes: [],
+      prefixes: [],
+      outRules,
+      inRules,
+      internet: this.usesInternet(outRules),
+    };
     if (outRules.some((r) => rules[r].dstAll) || inRules.some((r) => rules[r].srcAll)) {
       reach.all = true;
       return reach;
@@ -244,6 +266,28 @@ export class PeerMap {
     }
     for (const r of inRules) addSide(rules[r].srcKeys, rules[r].srcPrefixes);
     return reach;
+  }
+
+  private usesInternet(outRules: number[]): boolean {
+    return outRules.some((r) => this.rules[r].dstInternet);
+  }
+
+  /**
+   * Devices that may use exit nodes (by identity or by address), ascending: the peers an exit
+   * node gains. Made once per map, on the first exit node's query.
+   */
+  private internetUsers(): number[] {
+    if (!this.internetList) {
+      const list: number[] = [];
+      for (let i = 0; i < this.devices.length; i++) {
+        let internet = this.reachOf(this.index.classOf[i]).internet;
+        const extra = internet ? null : this.addressRules(i);
+        if (extra) internet = this.usesInternet(extra.out);
+        if (internet) list.push(i);
+      }
+      this.internetList = list;
+    }
+    return this.internetList;
   }
 
   /** Rules whose src / dst holds this device by address or served route; null when none. */

@@ -76,7 +76,14 @@ describe('GET /v1/devices filters', () => {
     expect(o1).toMatchObject({ ephemeral: false, expires: null, keyId: expect.stringMatching(/^key_/) });
     expect(o1.addresses).toHaveLength(2);
     expect(o1.routes).toEqual([
-      { id: expect.stringMatching(/^rt_/), prefix: '10.1.0.0/16', state: 'pending', advertised: true, primary: false },
+      {
+        id: expect.stringMatching(/^rt_/),
+        prefix: '10.1.0.0/16',
+        state: 'pending',
+        advertised: true,
+        primary: false,
+        exitNode: false,
+      },
     ]);
     expect(devices.find((d) => d.name === 'a1').routes).toEqual([]);
     expect((await listDevices(server, '?fields=default'))[0]).not.toHaveProperty('addresses');

@@ -84,9 +84,15 @@ export function randomNetwork(seed: number, size = { users: 8, devices: 40, rule
       routes: r.chance(0.15) ? r.some(ROUTES, 2) : [],
     };
   });
+  // Exit nodes (both default routes), some offline (their default routes not in service), and
+  // devices with one default route only, which makes no exit node.
+  for (const d of devices) {
+    if (r.chance(0.08)) d.routes = [...d.routes, '0.0.0.0/0', '::/0'];
+    else if (r.chance(0.03)) d.routes = [...d.routes, r.pick(['0.0.0.0/0', '::/0'])];
+  }
   for (const d of devices) if (d.tags.length === 0 && r.chance(0.1)) d.tags = [r.pick(tags)];
   // Standby routers: some routes are served but not as primary (selectors match them all the same).
-  for (const d of devices) if (d.routes.length > 0 && r.chance(0.4)) d.primaryRoutes = r.some(d.routes, 1);
+  for (const d of devices) if (d.routes.length > 0 && r.chance(0.4)) d.primaryRoutes = r.some(d.routes, 2);
 
   const identities = [...logins, ...Object.keys(groups), 'autogroup:member'];
   const principals = [...identities, ...tags, 'autogroup:tagged', 'autogroup:admin'];
@@ -104,6 +110,7 @@ export function randomNetwork(seed: number, size = { users: 8, devices: 40, rule
         : `${sel}:${ports}`;
     });
     if (self) dst.push(`autogroup:self:${r.pick(PORTS)}`);
+    if (r.chance(0.1)) dst.push(`autogroup:internet:${r.pick(PORTS)}`);
     const rule: RawRule = {
       action: 'accept',
       src,

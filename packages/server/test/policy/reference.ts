@@ -62,8 +62,29 @@ function matches(p: RawPolicy, sel: string, d: PolicyDevice, users: PolicyUser[]
   if (sel.startsWith('group:')) return !tagged && d.user !== null && p.groups[sel].includes(d.user);
   if (sel.startsWith('tag:')) return d.tags.includes(sel);
   if (sel.includes('@')) return !tagged && d.user === sel;
+  if (sel === 'autogroup:internet') return false;
   const cidr = cidrOf(p, sel);
-  return d.addresses.some((a) => inCidr(a, cidr)) || d.routes.some((r) => cidrOverlap(r, cidr));
+  return d.addresses.some((a) => inCidr(a, cidr)) || subnets(d.routes).some((r) => cidrOverlap(r, cidr));
+}
+
+const EXIT = ['0.0.0.0/0', '::/0'];
+/** Routes less the default routes, which are no subnets. */
+const subnets = (routes: string[]) => routes.filter((r) => !EXIT.includes(r));
+const isExitNode = (d: PolicyDevice) => EXIT.every((r) => d.routes.includes(r));
+const exitServing = (d: PolicyDevice) => isExitNode(d) && EXIT.every((r) => (d.primaryRoutes ?? d.routes).includes(r));
+
+/** May the device use exit nodes: a rule from it to autogroup:internet, `*`, 0.0.0.0/0 or ::/0. */
+function usesInternet(p: RawPolicy, d: PolicyDevice, users: PolicyUser[]): boolean {
+  return p.acls.some(
+    (r) =>
+      r.src.some((s) => matches(p, s, d, users)) &&
+      r.dst.some((e) => {
+        const sel = splitDst(e).sel;
+        return (
+          sel === 'autogroup:internet' || sel === '*' || (isAddressSelector(p, sel) && cidrOf(p, sel).endsWith('/0'))
+        );
+      }),
+  );
 }
 
 export function splitDst(entry: string): { sel: string; ports: string } {
@@ -129,13 +150,24 @@ function routeVisible(p: RawPolicy, viewer: PolicyDevice, route: string, users: 
 }
 
 export function refPeers(p: RawPolicy, devices: PolicyDevice[], users: PolicyUser[], viewer: PolicyDevice): PeerView[] {
+  const internet = usesInternet(p, viewer, users);
   return devices
-    .filter((d) => d !== viewer && (refReachAny(p, viewer, d, users) || refReachAny(p, d, viewer, users)))
+    .filter(
+      (d) =>
+        d !== viewer &&
+        (refReachAny(p, viewer, d, users) ||
+          refReachAny(p, d, viewer, users) ||
+          (internet && isExitNode(d)) ||
+          (isExitNode(viewer) && usesInternet(p, d, users))),
+    )
     .map((d) => ({
       id: d.id,
       allowedIPs: [
         ...d.addresses.map((a) => (isIPv6(a) ? `${a}/128` : `${a}/32`)),
-        ...(d.primaryRoutes ?? d.routes).filter((r) => routeVisible(p, viewer, r, users)),
+        ...subnets(d.routes)
+          .filter((r) => (d.primaryRoutes ?? d.routes).includes(r))
+          .filter((r) => routeVisible(p, viewer, r, users)),
+        ...(internet && exitServing(d) ? EXIT : []),
       ],
     }));
 }

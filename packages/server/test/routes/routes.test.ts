@@ -45,10 +45,17 @@ describe('subnet routes', () => {
       advertised: true,
       autoApproved: false,
       primary: false,
+      exitNode: ['0.0.0.0/0', '::/0'].includes(list[0].prefix),
       approvedAt: null,
       approvedBy: null,
       created: expect.any(String),
     });
+    expect(
+      list
+        .filter((r) => r.exitNode)
+        .map((r) => r.prefix)
+        .sort(),
+    ).toEqual(['0.0.0.0/0', '::/0']);
     expect((await routes('?device=gw-1')).length).toBe(4);
     expect((await getDevice(server, device.id)).body.routes).toHaveLength(4);
   });

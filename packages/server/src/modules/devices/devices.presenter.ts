@@ -5,7 +5,7 @@
 import type { DeviceBody } from '@warren/contract';
 import { parseList } from '../../lib/json.js';
 import { iso, isoOrNull } from '../../lib/time.js';
-import { presentDeviceRoute } from '../routes/routes.presenter.js';
+import { presentDeviceRoute, servesAsExitNode } from '../routes/routes.presenter.js';
 import type { RouteRow } from '../routes/routes.repository.js';
 import { addressesOf } from './addresses.js';
 import type { DeviceRow } from './devices.repository.js';
@@ -37,5 +37,6 @@ export function presentDeviceDetail(row: DeviceRow, now: number, routes: readonl
     ephemeral: row.ephemeral !== 0,
     // Devices do not expire on their own yet (no key expiry for nodes): always null.
     expires: isoOrNull(row.expires_at),
+    exitNode: servesAsExitNode(routes),
   };
 }

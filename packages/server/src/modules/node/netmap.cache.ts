@@ -20,6 +20,7 @@ import {
   policyUsers,
 } from '../acl/policy-inputs.repository.js';
 import { isOnline } from '../devices/presence.js';
+import { isExitRoute } from '../routes/routes.presenter.js';
 import type { NetmapHead, ServedRouteRow } from './netmap.repository.js';
 import type { PresenceSnapshot } from './presence-snapshot.js';
 import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
@@ -44,7 +45,8 @@ function pushTo(map: Map<string, string[]>, key: string, value: string): void {
 
 /**
  * Per prefix, the earliest approved route (then the lowest id) whose device is online — the
- * rule the routes presenter's SQL applies.
+ * rule the routes presenter's SQL applies. Default routes are not failed over: every online
+ * exit node serves them.
  */
 export function choosePrimaries(rows: readonly ServedRouteRow[], now: number): Primaries {
   const best = new Map<string, ServedRouteRow>();
@@ -54,6 +56,10 @@ export function choosePrimaries(rows: readonly ServedRouteRow[], now: number): P
     pushTo(served, row.device_id, row.prefix);
     servedIds.push(row.id);
     if (!isOnline(row, now)) continue;
+    if (isExitRoute(row.prefix)) {
+      best.set(`${row.prefix} ${row.id}`, row);
+      continue;
+    }
     const current = best.get(row.prefix);
     const at = Number(row.approved_at ?? 0);
     const currentAt = Number(current?.approved_at ?? 0);

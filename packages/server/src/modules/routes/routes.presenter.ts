@@ -3,6 +3,17 @@ import type { DeviceRouteBody, RouteBody, RouteState } from '@warren/contract';
 import { iso, isoOrNull } from '../../lib/time.js';
 import type { RouteRow } from './routes.repository.js';
 
+/** The default routes: a device advertising both offers itself as an exit node. */
+export const EXIT_ROUTES: readonly string[] = ['0.0.0.0/0', '::/0'];
+
+export const isExitRoute = (prefix: string): boolean => EXIT_ROUTES.includes(prefix);
+
+/** Serves as an exit node: both default routes approved and advertised. */
+export function servesAsExitNode(routes: readonly RouteRow[]): boolean {
+  const live = routes.filter((r) => r.state === 'approved' && r.advertised !== 0).map((r) => r.prefix);
+  return EXIT_ROUTES.every((p) => live.includes(p));
+}
+
 export function presentRoute(row: RouteRow): RouteBody {
   return {
     id: row.id,
@@ -13,6 +24,7 @@ export function presentRoute(row: RouteRow): RouteBody {
     advertised: row.advertised !== 0,
     autoApproved: row.auto_approved !== 0,
     primary: Number(row.is_primary) === 1,
+    exitNode: isExitRoute(row.prefix),
     approvedAt: isoOrNull(row.approved_at),
     approvedBy: row.approved_by,
     created: iso(row.created_at),
@@ -27,5 +39,6 @@ export function presentDeviceRoute(row: RouteRow): DeviceRouteBody {
     state: row.state as RouteState,
     advertised: row.advertised !== 0,
     primary: Number(row.is_primary) === 1,
+    exitNode: isExitRoute(row.prefix),
   };
 }

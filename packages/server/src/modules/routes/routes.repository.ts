@@ -1,7 +1,9 @@
 /**
  * SQL of routes. `primary` is computed in the query: among the routes of one prefix that
  * are approved, advertised and whose device is online, the earliest approved (approved_at,
- * then id) is primary. The correlated NOT EXISTS runs on routes_network_prefix.
+ * then id) is primary. The correlated NOT EXISTS runs on routes_network_prefix. Default routes
+ * (0.0.0.0/0, ::/0) are not shared by failover: every online exit node is in service, so each
+ * of them is primary.
  */
 import { sql } from 'kysely';
 import { newId } from '../../lib/ids.js';
@@ -34,12 +36,12 @@ export function routesWithPrimary(db: Db, networkId: string, now: number) {
     'routes.created_at',
     sql<number>`case when routes.state = 'approved' and routes.advertised = 1
         and devices.disconnected = 0 and devices.last_seen_at > ${cutoff}
-        and not exists (
+        and (routes.prefix in ('0.0.0.0/0', '::/0') or not exists (
           select 1 from routes r2 inner join devices d2 on d2.id = r2.device_id
           where r2.network_id = routes.network_id and r2.prefix = routes.prefix and r2.state = 'approved'
             and r2.advertised = 1 and d2.disconnected = 0 and d2.last_seen_at > ${cutoff}
             and (r2.approved_at < routes.approved_at or (r2.approved_at = routes.approved_at and r2.id < routes.id))
-        ) then 1 else 0 end`.as('is_primary'),
+        )) then 1 else 0 end`.as('is_primary'),
   ]);
 }
 
