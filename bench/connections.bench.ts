@@ -22,6 +22,7 @@ import pg from 'pg';
 import { buildApp } from '../packages/server/src/app.js';
 import type { AppContext } from '../packages/server/src/context.js';
 import { newId } from '../packages/server/src/lib/ids.js';
+import { LogIds } from '../packages/server/src/lib/log-ids.js';
 import { generateSecret, hashSecret } from '../packages/server/src/lib/secrets.js';
 import { systemClock } from '../packages/server/src/lib/time.js';
 import type { NewConnectionRow } from '../packages/server/src/modules/logs/connections.repository.js';
@@ -31,7 +32,6 @@ import {
   parseBatch,
   toRows,
 } from '../packages/server/src/modules/logs/connections.service.js';
-import { encodeCursor } from '../packages/server/src/modules/logs/paging.js';
 import { createNetwork } from '../packages/server/src/modules/network/network.service.js';
 import { type Db, openStorage, type Storage } from '../packages/server/src/storage/database.js';
 
@@ -452,6 +452,8 @@ async function depthBench(dialect: 'sqlite' | 'postgres', storage: Storage, drop
   const lo = Number(bounds[0]?.lo);
   const hi = Number(bounds[0]?.hi);
 
+  const logIds = await LogIds.load(storage.db);
+  const encodeCursor = (seq: number) => logIds.cursor('connection', seq);
   const app = await buildApp({ storage, settings: { apiRateLimit: 1_000_000 } });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
@@ -495,7 +497,7 @@ async function depthBench(dialect: 'sqlite' | 'postgres', storage: Storage, drop
       .limit(100)
       .execute();
   // The same pages without HTTP, key lookup and rate limiting: what the log itself costs.
-  const ctx = { db: storage.db, clock: systemClock } as AppContext;
+  const ctx = { db: storage.db, clock: systemClock, logIds } as AppContext;
   const servicePage = (query: Record<string, string | number>) => connectionsPage(ctx, networkId, query);
   const svcStart = await timeMedian(runs, () => servicePage({ cursor: encodeCursor(lo - 1), limit: 100 }));
   const svcDeep = await timeMedian(runs, () => servicePage({ cursor: encodeCursor(hi - 200), limit: 100 }));

@@ -16,6 +16,7 @@ import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './http
 import { requestIdFrom } from './http/request-id.js';
 import { registerRouteTable } from './http/route-table.js';
 import { registerValidation } from './http/validation.js';
+import { LogIds } from './lib/log-ids.js';
 import { type Clock, systemClock } from './lib/time.js';
 import { aclRoutes } from './modules/acl/acl.routes.js';
 import { devicesRoutes } from './modules/devices/devices.routes.js';
@@ -45,12 +46,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limiter: RateLimiter =
     storage.dialect === 'postgres' ? new PostgresRateLimiter(storage.db, clock) : new MemoryRateLimiter(clock);
   const audit = new AuditLog(storage.db);
+  const logIds = await LogIds.load(storage.db);
   const ctx: AppContext = {
     db: storage.db,
     dialect: storage.dialect,
     clock,
     audit,
     limiter,
+    logIds,
     settings: { ...DEFAULT_SETTINGS, ...options.settings },
   };
 

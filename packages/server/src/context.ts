@@ -5,6 +5,7 @@
 import type { Scope } from '@warren/contract';
 import type { AuditLog } from './http/audit.js';
 import type { RateLimiter } from './http/rate-limiter.js';
+import type { LogIds } from './lib/log-ids.js';
 import type { Clock } from './lib/time.js';
 import type { Db, Dialect } from './storage/database.js';
 
@@ -36,6 +37,8 @@ export interface AppContext {
   clock: Clock;
   audit: AuditLog;
   limiter: RateLimiter;
+  /** Opaque ids and cursors of the logs. */
+  logIds: LogIds;
   settings: Settings;
 }
 

@@ -24,7 +24,20 @@ export function newId(kind: IdKind): string {
   return `${ID_PREFIX[kind]}_${base32(randomBytes(10))}`;
 }
 
-/** IDs of append-only logs are their sequence number, so they sort and need no extra index. */
-export function seqId(kind: 'connection' | 'audit', seq: number): string {
-  return `${ID_PREFIX[kind]}_${seq.toString(36).padStart(8, '0')}`;
+/** The bytes of a base32 text (whole bytes only), or undefined when it is not base32. */
+export function fromBase32(text: string): Buffer | undefined {
+  const bytes: number[] = [];
+  let bits = 0;
+  let value = 0;
+  for (const char of text) {
+    const digit = ALPHABET.indexOf(char);
+    if (digit < 0) return undefined;
+    value = ((value << 5) | digit) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      bytes.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(bytes);
 }

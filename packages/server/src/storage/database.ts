@@ -11,6 +11,7 @@ import * as initial from './migrations/001_initial.js';
 import * as devices from './migrations/002_devices.js';
 import * as presenceEpoch from './migrations/003_presence_epoch.js';
 import * as rateLimitSlots from './migrations/004_rate_limit_slots.js';
+import * as serverSecrets from './migrations/005_server_secrets.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './sqlite-statements.js';
 
@@ -22,6 +23,7 @@ const MIGRATIONS = {
   '002_devices': devices,
   '003_presence_epoch': presenceEpoch,
   '004_rate_limit_slots': rateLimitSlots,
+  '005_server_secrets': serverSecrets,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -156,6 +156,12 @@ export interface RateLimitSlotsTable {
   hits: number;
 }
 
+/** A secret of the server (hex), created on first use; see lib/log-ids.ts. */
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   networks: NetworksTable;
   users: UsersTable;
@@ -168,4 +174,5 @@ export interface Database {
   audit_log: AuditLogTable;
   rate_limit_buckets: RateLimitBucketsTable;
   rate_limit_slots: RateLimitSlotsTable;
+  server_secrets: ServerSecretsTable;
 }

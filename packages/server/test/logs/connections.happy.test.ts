@@ -37,7 +37,7 @@ describe('connection log: report and page', () => {
     const { entries } = await page(server, { cursor: before });
     expect(entries).toHaveLength(1);
     expect(entries[0]).toEqual({
-      id: expect.stringMatching(/^log_[0-9a-z]+$/),
+      id: expect.stringMatching(/^log_[0-9a-z]{26}$/),
       start: '2026-11-22T10:00:00Z',
       end: '2026-11-22T10:00:07.250Z',
       proto: 'tcp',
@@ -87,7 +87,8 @@ describe('connection log: report and page', () => {
       expect(entries.map((e) => e.txBytes)).toEqual(sent.map((e) => e.txBytes));
       expect(new Set(entries.map((e) => e.id)).size).toBe(sent.length);
       expect(pages).toBe(Math.ceil(sent.length / limit)); // hasMore is exact: no empty last page
-      const seqs = entries.map((e) => Number.parseInt(e.id.slice(4), 36));
+      const seqs = entries.map((e) => Number(server.app.ctx.logIds.idSeq('connection', e.id)));
+      expect(seqs.every(Number.isSafeInteger)).toBe(true);
       expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
     }
   });
@@ -206,7 +207,8 @@ describe('connection log: report and page', () => {
     const total = [...sent.values()].reduce((n, list) => n + list.length, 0);
     expect(seen).toHaveLength(total);
     expect(new Set(seen.map((x) => x.id)).size).toBe(total);
-    const seqs = seen.map((x) => Number.parseInt(x.id.slice(4), 36));
+    const seqs = seen.map((x) => Number(server.app.ctx.logIds.idSeq('connection', x.id)));
+    expect(seqs.every(Number.isSafeInteger)).toBe(true);
     expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
     for (const [w, mine] of sent) {
       const from = writers[w] as TestDevice;

@@ -3,14 +3,14 @@ import { type AuditEntryBody, AuditLogQuery, type AuditLogRequest } from '@warre
 import type { FastifyInstance } from 'fastify';
 import type { Selectable } from 'kysely';
 import { apiSchema } from '../../http/openapi.js';
-import { seqId } from '../../lib/ids.js';
+import type { LogIds } from '../../lib/log-ids.js';
 import { iso } from '../../lib/time.js';
 import type { AuditLogTable } from '../../storage/schema.js';
 import { logPageSchema, readPage } from './paging.js';
 
-function presentAudit(row: Selectable<AuditLogTable>): AuditEntryBody {
+function presentAudit(ids: LogIds, row: Selectable<AuditLogTable>): AuditEntryBody {
   return {
-    id: seqId('audit', row.seq),
+    id: ids.id('audit', Number(row.seq)),
     time: iso(row.time),
     keyId: row.key_id,
     keyName: row.key_name,
@@ -56,7 +56,8 @@ export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
         if (key) query = query.where('key_id', '=', key);
         return query.orderBy('seq').limit(rows).execute();
       };
-      return readPage(ctx.db, 'audit_log', networkId, request.query, ctx.clock.now(), fetch, presentAudit);
+      const present = (row: Selectable<AuditLogTable>) => presentAudit(ctx.logIds, row);
+      return readPage(ctx, 'audit_log', networkId, request.query, ctx.clock.now(), fetch, present);
     },
   );
 }

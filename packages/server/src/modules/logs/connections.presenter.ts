@@ -1,12 +1,12 @@
 /** Connection log rows → API entries: the allow-list of what leaves the server. */
 import type { ConnectionEntryBody } from '@warren/contract';
-import { seqId } from '../../lib/ids.js';
+import type { LogIds } from '../../lib/log-ids.js';
 import { iso } from '../../lib/time.js';
 import type { ConnectionRow } from './connections.repository.js';
 
-export function presentConnection(row: ConnectionRow): ConnectionEntryBody {
+export function presentConnection(ids: LogIds, row: ConnectionRow): ConnectionEntryBody {
   return {
-    id: seqId('connection', Number(row.seq)),
+    id: ids.id('connection', Number(row.seq)),
     start: iso(Number(row.start_at)),
     end: iso(Number(row.end_at)),
     proto: row.proto,

@@ -14,6 +14,7 @@ import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { presentConnection } from './connections.presenter.js';
 import {
+  type ConnectionRow,
   connectionsAfter,
   devicesByAddrIndex,
   insertConnections,
@@ -108,5 +109,6 @@ export async function connectionsPage(ctx: AppContext, networkId: string, query:
     throw invalidRequest(`device "${device}" is not a device id (dev_…)`);
   }
   const fetch = (afterSeq: number, rows: number) => connectionsAfter(ctx.db, networkId, afterSeq, rows, device);
-  return readPage(ctx.db, 'connections', networkId, query, ctx.clock.now(), fetch, presentConnection);
+  const present = (row: ConnectionRow) => presentConnection(ctx.logIds, row);
+  return readPage(ctx, 'connections', networkId, query, ctx.clock.now(), fetch, present);
 }

@@ -1,6 +1,6 @@
 /**
  * Keyset paging shared by both logs. A cursor is the sequence number of the last entry a
- * client has seen (opaque, base64url JSON), so every page costs one index range scan at any
+ * client has seen, encrypted (lib/log-ids.ts), so every page costs one index range scan at any
  * depth and a later call with the last cursor returns only what arrived since. `since` is
  * turned into a sequence number too (the first entry recorded at or after that time), so
  * the first page is the same range scan as every other.
@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { ref } from '../../http/openapi.js';
 import { invalidDuration, invalidRequest } from '../../http/problem.js';
+import type { LogIds, LogKind } from '../../lib/log-ids.js';
 import type { Db } from '../../storage/database.js';
 
 const DEFAULT_LIMIT = 100;
@@ -22,27 +23,17 @@ interface PageStart {
   sinceMs?: number;
 }
 
-export function encodeCursor(seq: number): string {
-  return Buffer.from(JSON.stringify({ v: 1, s: seq })).toString('base64url');
+export function decodeCursor(ids: LogIds, kind: LogKind, cursor: string): number {
+  const seq = ids.cursorSeq(kind, cursor);
+  if (seq === undefined) throw invalidRequest('cursor is not a cursor returned by this API for this log');
+  return seq;
 }
 
-export function decodeCursor(cursor: string): number {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { v?: unknown; s?: unknown };
-    const seq = parsed.s as number;
-    // Only the exact text this API hands out: base64url decoding alone would accept variants.
-    if (parsed.v === 1 && Number.isSafeInteger(seq) && seq >= 0 && encodeCursor(seq) === cursor) return seq;
-  } catch {
-    // fall through to the error below
-  }
-  throw invalidRequest('cursor is not a cursor returned by this API');
-}
-
-function pageStart(query: { since?: string; cursor?: string }, now: number): PageStart {
+function pageStart(ids: LogIds, kind: LogKind, query: { since?: string; cursor?: string }, now: number): PageStart {
   if (query.cursor !== undefined && query.since !== undefined) {
     throw invalidRequest('pass either since or cursor, not both');
   }
-  if (query.cursor !== undefined) return { afterSeq: decodeCursor(query.cursor) };
+  if (query.cursor !== undefined) return { afterSeq: decodeCursor(ids, kind, query.cursor) };
   const since = query.since ?? DEFAULT_SINCE;
   const ms = parseDuration(since);
   if (ms === undefined) throw invalidDuration(since);
@@ -52,6 +43,7 @@ function pageStart(query: { since?: string; cursor?: string }, now: number): Pag
 /** The logs and the column each records its arrival time in. */
 const TIME_COLUMN = { connections: 'logged_at', audit_log: 'time' } as const;
 type LogTable = keyof typeof TIME_COLUMN;
+const KIND: Record<LogTable, LogKind> = { connections: 'connection', audit_log: 'audit' };
 
 interface ResolvedStart {
   /** The page holds the entries with a greater sequence number. */
@@ -97,7 +89,7 @@ export function logPageSchema(entry: string) {
  * reads at most n rows after it in `seq` order. Both logs page through this one function.
  */
 export async function readPage<R extends { seq: number }, T>(
-  db: Db,
+  { db, logIds }: { db: Db; logIds: LogIds },
   table: LogTable,
   networkId: string,
   query: LogPageRequest,
@@ -106,9 +98,10 @@ export async function readPage<R extends { seq: number }, T>(
   present: (row: R) => T,
 ): Promise<LogPage<T>> {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const start = await resolveStart(db, table, networkId, pageStart(query, now));
-  if (start.exhausted) return pageOf([], limit, present, start.afterSeq);
-  return pageOf(await fetch(start.afterSeq, limit + 1), limit, present, start.afterSeq);
+  const start = await resolveStart(db, table, networkId, pageStart(logIds, KIND[table], query, now));
+  const cursor = (seq: number) => logIds.cursor(KIND[table], seq);
+  if (start.exhausted) return pageOf([], limit, present, start.afterSeq, cursor);
+  return pageOf(await fetch(start.afterSeq, limit + 1), limit, present, start.afterSeq, cursor);
 }
 
 /**
@@ -120,9 +113,10 @@ function pageOf<R extends { seq: number }, T>(
   limit: number,
   present: (row: R) => T,
   afterSeq: number,
+  cursor: (seq: number) => string,
 ): LogPage<T> {
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
-  return { entries: page.map(present), nextCursor: encodeCursor(last ? Number(last.seq) : afterSeq), hasMore };
+  return { entries: page.map(present), nextCursor: cursor(last ? Number(last.seq) : afterSeq), hasMore };
 }

@@ -1,0 +1,87 @@
+/**
+ * Ids and cursors of the append-only logs. Entries are ordered by one sequence shared by all
+ * networks, and that order is what keeps keyset paging exact; but a sequence number handed
+ * out as is would let one network count the others' activity between two of its own entries.
+ * So the number leaves the server only encrypted: one AES-256 block holding a domain byte,
+ * seven zero bytes and the sequence number, under a key kept in the database (shared by
+ * every instance). A block is a pseudo-random permutation, so ids show no arithmetic relation
+ * to each other or to the count of entries; the zero bytes make a forged or altered cursor
+ * fail to decrypt to anything (a chance of 2^-64), and the domain byte keeps an id from being
+ * replayed as a cursor, or a cursor of one log as one of the other.
+ */
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { ID_PREFIX } from '@warren/contract';
+import type { Db } from '../storage/database.js';
+import { base32, fromBase32 } from './ids.js';
+
+export type LogKind = 'connection' | 'audit';
+
+const DOMAIN = { id: { connection: 1, audit: 2 }, cursor: { connection: 3, audit: 4 } } as const;
+const SECRET_NAME = 'log-ids';
+
+export class LogIds {
+  private readonly key: Buffer;
+
+  constructor(secret: Buffer) {
+    this.key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'warren log ids v1', 32));
+  }
+
+  /** The key of this database's logs, made on first use; every instance reads the same one. */
+  static async load(db: Db): Promise<LogIds> {
+    await db
+      .insertInto('server_secrets')
+      .values({ name: SECRET_NAME, value: randomBytes(32).toString('hex') })
+      .onConflict((conflict) => conflict.column('name').doNothing())
+      .execute();
+    const row = await db
+      .selectFrom('server_secrets')
+      .select('value')
+      .where('name', '=', SECRET_NAME)
+      .executeTakeFirstOrThrow();
+    return new LogIds(Buffer.from(row.value, 'hex'));
+  }
+
+  /** `aud_…`/`log_…`: 26 base32 characters that only this server can map back to a sequence number. */
+  id(kind: LogKind, seq: number): string {
+    return `${ID_PREFIX[kind]}_${base32(this.seal(DOMAIN.id[kind], seq))}`;
+  }
+
+  /** The sequence number behind an id of this server, or undefined. */
+  idSeq(kind: LogKind, id: string): number | undefined {
+    const prefix = `${ID_PREFIX[kind]}_`;
+    if (!id.startsWith(prefix)) return undefined;
+    const text = id.slice(prefix.length);
+    const block = fromBase32(text);
+    if (block?.length !== 16 || base32(block) !== text) return undefined;
+    return this.open(DOMAIN.id[kind], block);
+  }
+
+  /** The opaque cursor of a position in a log (base64url, 22 characters). */
+  cursor(kind: LogKind, seq: number): string {
+    return this.seal(DOMAIN.cursor[kind], seq).toString('base64url');
+  }
+
+  /** The position a cursor of this log stands for, or undefined for anything this server did not hand out. */
+  cursorSeq(kind: LogKind, cursor: string): number | undefined {
+    const block = Buffer.from(cursor, 'base64url');
+    // Only the exact text handed out: base64url decoding alone would accept variants.
+    if (block.length !== 16 || block.toString('base64url') !== cursor) return undefined;
+    return this.open(DOMAIN.cursor[kind], block);
+  }
+
+  private seal(domain: number, seq: number): Buffer {
+    const block = Buffer.alloc(16);
+    block[0] = domain;
+    block.writeBigUInt64BE(BigInt(seq), 8);
+    const cipher = createCipheriv('aes-256-ecb', this.key, null).setAutoPadding(false);
+    return Buffer.concat([cipher.update(block), cipher.final()]);
+  }
+
+  private open(domain: number, sealed: Buffer): number | undefined {
+    const decipher = createDecipheriv('aes-256-ecb', this.key, null).setAutoPadding(false);
+    const block = Buffer.concat([decipher.update(sealed), decipher.final()]);
+    if (block[0] !== domain || block.subarray(1, 8).some((byte) => byte !== 0)) return undefined;
+    const seq = block.readBigUInt64BE(8);
+    return seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : undefined;
+  }
+}
