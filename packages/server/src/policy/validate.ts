@@ -11,11 +11,12 @@ import { parseHujson } from './hujson.js';
 import { type Definitions, GROUP_RE, HOST_RE, LOGIN_RE, parseSelector, TAG_RE, TAG_SYNTAX } from './selectors.js';
 import { parseTests, runTests } from './tests.js';
 import type { CompiledPolicy, ParsedPolicy, PolicyError, Selector } from './types.js';
+import { checkGrants } from './validate-grants.js';
 import { checkAcls, checkAutoApprovers } from './validate-rules.js';
 
 export type ValidateResult = { ok: true; policy: CompiledPolicy; errors: [] } | { ok: false; errors: PolicyError[] };
 
-const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'autoApprovers', 'tests'];
+const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'grants', 'autoApprovers', 'tests'];
 
 export function validatePolicy(text: string): ValidateResult {
   const { root, syntaxErrors, duplicateKeys, lines } = parseHujson(text);
@@ -44,6 +45,7 @@ export function validatePolicy(text: string): ValidateResult {
   defs.dstMemo = new Map();
   for (const props of owners) checkTagOwners(props, c, defs, parsed);
   for (const node of sections.get('acls') ?? []) checkAcls(node, c, defs, parsed.rules);
+  for (const node of sections.get('grants') ?? []) checkGrants(node, c, defs, parsed.rules);
   for (const node of sections.get('autoApprovers') ?? []) checkAutoApprovers(node, c, defs, parsed.autoApprovers);
   const tests = (sections.get('tests') ?? []).flatMap((node) => parseTests(node, c, defs));
   const policy = compile(parsed);

@@ -20,7 +20,7 @@ describe('document shape', () => {
       {
         line: 3,
         column: 3,
-        msg: 'unknown section "ssh" (expected one of groups, tagOwners, hosts, acls, autoApprovers, tests)',
+        msg: 'unknown section "ssh" (expected one of groups, tagOwners, hosts, acls, grants, autoApprovers, tests)',
       },
     ]);
   });

@@ -1,0 +1,114 @@
+// The `grants` section, Tailscale's newer syntax: `{ src, dst, ip, app?, via? }`. A grant means
+// what an `acls` rule means: each `ip` entry (`proto:ports`, ports, or `*`) opens its ports to
+// every `dst` selector (which carry no ports), and the grant compiles to the same rule shape,
+// so peers, tests and over-permissive checks treat both alike. `app` grants application
+// capabilities, which Warren stores (the policy text is kept verbatim) but which open no
+// network access; `via` (routing through chosen routers) is not supported and is refused.
+
+import type { Node } from 'jsonc-parser';
+import type { Checker, StringItem } from './checker.js';
+import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './ports.js';
+import { onlyPortless, type ProtoSet, parseProto } from './protocols.js';
+import { type Definitions, parseSelector } from './selectors.js';
+import type { CompiledDst, ParsedPolicy, Selector } from './types.js';
+import { checkRuleDestination, checkSources } from './validate-rules.js';
+
+const GRANT_FIELDS = ['src', 'dst', 'ip', 'app', 'via'];
+
+interface IpEntry {
+  protos: ProtoSet;
+  ports: PortRanges;
+  text: string;
+}
+
+export function checkGrants(node: Node, c: Checker, defs: Definitions, out: ParsedPolicy['rules']): void {
+  if (node.type !== 'array') {
+    c.error(node, '"grants" must be an array of grants');
+    return;
+  }
+  for (const grantNode of node.children ?? []) {
+    const f = c.fields(grantNode, 'a grant', GRANT_FIELDS);
+    if (!f) continue;
+    for (const field of ['src', 'dst']) {
+      if (!f.has(field)) c.error(grantNode, `grant is missing "${field}"`);
+    }
+    const via = f.get('via');
+    if (via) {
+      c.error(
+        via,
+        '"via" is not supported: traffic reaches subnets and the internet through the routers and exit nodes the policy allows; remove "via"',
+      );
+    }
+    const app = f.get('app');
+    if (app && app.type !== 'object') c.error(app, '"app" must be an object of capabilities');
+    const ipNode = f.get('ip');
+    if (!ipNode && !app) c.error(grantNode, 'grant has neither "ip" nor "app": it grants nothing');
+    const src = checkSources(f.has('src') ? c.strings(f.get('src') as Node, '"src"') : [], c, defs);
+    const sels = checkGrantDestinations(f.get('dst'), src, c, defs);
+    const ips = ipNode ? c.strings(ipNode, '"ip"').flatMap((item) => parseIp(item, c)) : [];
+    // Without `ip`, an `app` grant opens no network access: it adds no rule.
+    if (ips.length === 0 || sels.length === 0) continue;
+    const dst: CompiledDst[] = [];
+    for (const ip of ips) {
+      for (const d of sels) dst.push({ sel: d.sel, ports: ip.ports, protos: ip.protos, text: `${d.text} ${ip.text}` });
+    }
+    out.push({ line: c.line(grantNode), src, dst });
+  }
+}
+
+function checkGrantDestinations(
+  node: Node | undefined,
+  src: Selector[],
+  c: Checker,
+  defs: Definitions,
+): Array<{ sel: Selector; text: string; node: Node }> {
+  const out: Array<{ sel: Selector; text: string; node: Node }> = [];
+  for (const item of node ? c.strings(node, '"dst"') : []) {
+    const r = parseSelector(item.value, defs);
+    if (!r.ok) {
+      if (carriesPort(item.value, defs)) {
+        c.error(
+          item.node,
+          `grant destination "${item.value}" has a port: a grant's dst names devices, its ports go in "ip"`,
+        );
+      } else if (r.msg) c.error(item.node, r.msg);
+      continue;
+    }
+    if (checkRuleDestination(item, r.sel, ALL_PORTS, null, src, c))
+      out.push({ sel: r.sel, text: item.value, node: item.node });
+  }
+  return out;
+}
+
+/** `tag:server:22`: a valid selector followed by valid ports, written the `acls` way. */
+function carriesPort(entry: string, defs: Definitions): boolean {
+  const split = splitDestination(entry);
+  return split.ok && parsePorts(split.ports).ok && parseSelector(split.selector, defs).ok;
+}
+
+/** One `ip` entry: `*`, ports (`443`, `80,443`, `8000-8999`), or `proto:ports` (`tcp:443`, `icmp:*`). */
+function parseIp(item: StringItem, c: Checker): IpEntry[] {
+  const text = item.value;
+  if (text === '*') return [{ protos: null, ports: ALL_PORTS, text }];
+  const colon = text.indexOf(':');
+  let protos: ProtoSet = null;
+  if (colon >= 0) {
+    const p = parseProto(text.slice(0, colon));
+    if (!p.ok) {
+      c.error(item.node, `ip "${text}": ${p.msg}`);
+      return [];
+    }
+    protos = [p.proto];
+  }
+  const ports = parsePorts(colon >= 0 ? text.slice(colon + 1) : text);
+  if (!ports.ok) {
+    const hint = colon < 0 && parseProto(text).ok ? `; write "${text}:*" for every port of ${text}` : '';
+    c.error(item.node, `ip "${text}": ${ports.msg}${hint}`);
+    return [];
+  }
+  if (onlyPortless(protos) && ports.ranges !== ALL_PORTS) {
+    c.error(item.node, `ip "${text}": ${text.slice(0, colon)} has no ports: write "${text.slice(0, colon)}:*"`);
+    return [];
+  }
+  return [{ protos, ports: ports.ranges, text }];
+}
