@@ -4,12 +4,9 @@
  * written in batches, so the audit write never sits on the path of a read.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Insertable } from 'kysely';
-import { advisoryLock } from '../storage/advisory-lock.js';
+import type { AuditRow } from '../core/audit-entries.js';
+import { insertAuditEntries } from '../core/audit-entries.js';
 import type { Db } from '../storage/database.js';
-import type { AuditLogTable } from '../storage/schema.js';
-
-type AuditRow = Insertable<AuditLogTable>;
 
 const FLUSH_DELAY_MS = 50;
 const FLUSH_BATCH = 500;
@@ -34,6 +31,9 @@ export interface CallFacts {
 /** Longer targets are cut: an entry records the call, not whatever a client chose to send. */
 const MAX_PATH = 2048;
 
+/** The path an entry records of a request target: no query string, cut to MAX_PATH. */
+export const callPath = (target: string): string => (target.split('?')[0] ?? '').slice(0, MAX_PATH);
+
 /** The entry of a call of no network and no key (refused before anyone was identified). */
 export function anonymousRow(call: CallFacts): AuditRow {
   return {
@@ -43,7 +43,7 @@ export function anonymousRow(call: CallFacts): AuditRow {
     key_name: null,
     device_id: null,
     method: call.method.slice(0, 32),
-    path: (call.target.split('?')[0] ?? '').slice(0, MAX_PATH),
+    path: callPath(call.target),
     status: call.status,
     client_addr: call.clientAddr,
     request_id: call.requestId,
@@ -71,29 +71,7 @@ export function auditRow(
   };
 }
 
-/**
- * Writes entries inside the caller's transaction, under each of their networks' audit locks,
- * so that within a network sequence order is commit order (a reader holding a cursor never
- * skips an entry that commits late; readers only ever page through one network). Every entry
- * written outside the queue goes through here. Call it as the transaction's last write: every
- * other lock must be taken before these, and these in network order, or writers can deadlock.
- */
-export async function insertAuditEntries(trx: Db, rows: readonly AuditRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const networks = [...new Set(rows.map((row) => row.network_id ?? ''))].sort();
-  for (const networkId of networks) await advisoryLock(trx, auditLockName(networkId));
-  for (let i = 0; i < rows.length; i += 200) {
-    await trx
-      .insertInto('audit_log')
-      .values(rows.slice(i, i + 200))
-      .execute();
-  }
-}
-
-/** The advisory lock that orders a network's audit entries (`''`: calls of no network). */
-export function auditLockName(networkId: string): string {
-  return `audit:${networkId}`;
-}
+export { auditLockName, insertAuditEntries } from '../core/audit-entries.js';
 
 export class AuditLog {
   private queue: AuditRow[] = [];

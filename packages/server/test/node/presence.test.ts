@@ -104,7 +104,7 @@ describe('ephemeral devices', () => {
 
     const entries = (await auditEntries(server)).filter((e) => e.action === 'device.expire');
     expect(entries.map((e) => e.target).sort()).toEqual([leaving.device.id, silent.device.id].sort());
-    expect(entries[0]).toMatchObject({ deviceId: entries[0].target, keyId: null, method: 'SYSTEM' });
+    expect(entries[0]).toMatchObject({ deviceId: null, keyId: null, method: 'SYSTEM', path: 'ephemeral-sweeper' });
     const routes = await server.database.storage.db
       .selectFrom('routes')
       .selectAll()

@@ -4,7 +4,7 @@
  * by the row), frees the address index, and takes the routes out of every netmap.
  */
 import type { Db } from '../../storage/database.js';
-import { bumpNetmapEpoch } from './devices.repository.js';
+import { bumpNetmapEpoch } from '../network/network.repository.js';
 
 /** Returns how many devices were deleted (ids of other networks or already gone count for nothing). */
 export async function removeDevices(trx: Db, networkId: string, deviceIds: readonly string[]): Promise<number> {

@@ -212,11 +212,5 @@ export async function insertTags(trx: Db, networkId: string, deviceId: string, t
     .execute();
 }
 
-/** Every change that can alter some device's netmap bumps the network's epoch. */
-export async function bumpNetmapEpoch(trx: Db, networkId: string): Promise<void> {
-  await trx
-    .updateTable('networks')
-    .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1) }))
-    .where('id', '=', networkId)
-    .execute();
-}
+// The network row has one owner; callers not yet moved to it import the bump from here.
+export { bumpNetmapEpoch } from '../network/network.repository.js';

@@ -2,6 +2,7 @@
 import { DeviceListQuery, SetTagsBody, type SetTagsRequest } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../http/actor.js';
 import { apiSchema, ref } from '../../http/openapi.js';
 import {
   type DeviceListInput,
@@ -66,7 +67,7 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
       ),
     },
     async (request, reply) => {
-      await deleteDevice(ctx, request, request.params.id);
+      await deleteDevice(ctx, actorOf(request, 204), request.params.id);
       return reply.code(204).send();
     },
   );
@@ -87,6 +88,6 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
         [400, 404],
       ),
     },
-    async (request) => setDeviceTags(ctx, request, request.params.id, request.body.tags),
+    async (request) => setDeviceTags(ctx, actorOf(request), request.params.id, request.body.tags),
   );
 }

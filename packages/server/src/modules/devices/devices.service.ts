@@ -3,10 +3,10 @@
  * An id of another network is 404 like an unknown one, so nothing reveals it exists.
  */
 import { type DeviceBody, TAG_RE } from '@warren/contract';
-import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { applyChange } from '../../http/change.js';
-import { invalidTag, notFound } from '../../http/problem.js';
+import type { Actor } from '../../core/actor.js';
+import { invalidTag, notFound } from '../../core/errors.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
 import { requireOwnedTags } from '../acl/tag-ownership.js';
 import { checkTags } from '../keys/keys.service.js';
@@ -64,29 +64,29 @@ export async function deviceDetail(db: Db, networkId: string, id: string, now: n
   return presentDeviceDetail(row, now, await routesOfDevice(db, networkId, now, id));
 }
 
-export async function deleteDevice(ctx: AppContext, request: FastifyRequest, id: string): Promise<void> {
-  const networkId = request.principal!.networkId;
-  await applyChange(ctx, request, 204, async (trx) => {
+export async function deleteDevice(ctx: AppContext, actor: Actor, id: string): Promise<void> {
+  const { networkId } = actor;
+  await unitOfWork(ctx, actor, 'device.delete', async (trx) => {
     // removeDevices bumps the netmap epoch; nothing deleted (another network's id) rolls it back.
     if ((await removeDevices(trx, networkId, [id])) === 0) throw notFound(`device ${id} does not exist`);
-    return { value: undefined, action: 'device.delete', target: id };
+    return { value: undefined, target: id };
   });
 }
 
 export async function setDeviceTags(
   ctx: AppContext,
-  request: FastifyRequest,
+  actor: Actor,
   id: string,
   tags: readonly string[],
 ): Promise<DeviceBody> {
-  const networkId = request.principal!.networkId;
+  const { networkId } = actor;
   const wanted = checkTags(tags);
   // Every tag must be defined in the policy's tagOwners (an API key may apply any defined tag).
   await requireOwnedTags(ctx.db, networkId, wanted);
-  return applyChange(ctx, request, 200, async (trx, now) => {
+  return unitOfWork(ctx, actor, 'device.tags', async (trx, now) => {
     // Tags are identity in the policy, so every netmap may change.
     await bumpNetmapEpoch(trx, networkId);
     if (!(await replaceTags(trx, networkId, id, wanted))) throw notFound(`device ${id} does not exist`);
-    return { value: await deviceDetail(trx, networkId, id, now), action: 'device.tags', target: id };
+    return { value: await deviceDetail(trx, networkId, id, now), target: id };
   });
 }

@@ -3,62 +3,67 @@
  * offline for EPHEMERAL_OFFLINE_MS: after an explicit disconnect that is counted from the
  * disconnect (which stamps last_seen_at); otherwise from the moment the last heartbeat aged
  * out of the online window. Each removal is audited as `device.expire` in its transaction.
- * On PostgreSQL several instances may sweep at once; the advisory lock makes them take turns
- * and the later one finds nothing left to do.
+ * On PostgreSQL several instances may sweep at once; each removal checks again under its
+ * transaction, so the later one finds nothing left to do.
  */
+
 import type { FastifyInstance } from 'fastify';
+import type { ExpressionBuilder } from 'kysely';
 import type { AppContext } from '../../context.js';
-import { advisoryLock } from '../../storage/advisory-lock.js';
+import { systemActor } from '../../core/actor.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
+import type { Database } from '../../storage/schema.js';
 import { removeDevices } from './device-removal.js';
 import { EPHEMERAL_OFFLINE_MS, ONLINE_WINDOW_MS } from './presence.js';
 
 const SWEEP_INTERVAL_MS = 30_000;
 const BATCH = 1000;
 
-/** Removes every expired ephemeral device; returns how many. Tests call it directly. */
-export async function sweepEphemeralDevices(ctx: Pick<AppContext, 'db' | 'clock' | 'audit'>): Promise<number> {
+/** Ephemeral devices offline for EPHEMERAL_OFFLINE_MS at `now`. */
+function expired(eb: ExpressionBuilder<Database, 'devices'>, now: number) {
+  return eb.and([
+    eb('ephemeral', '=', 1),
+    eb.or([
+      eb('last_seen_at', '<=', now - ONLINE_WINDOW_MS - EPHEMERAL_OFFLINE_MS),
+      eb.and([eb('disconnected', '<>', 0), eb('last_seen_at', '<=', now - EPHEMERAL_OFFLINE_MS)]),
+    ]),
+  ]);
+}
+
+/**
+ * Removes every expired ephemeral device; returns how many. Tests call it directly. Each
+ * removal is its own unit of work, which checks again that the device is still expired (a
+ * heartbeat may have come, or another instance may have removed it first).
+ */
+export async function sweepEphemeralDevices(ctx: Pick<AppContext, 'db' | 'clock'>): Promise<number> {
   let total = 0;
   for (;;) {
-    const now = ctx.clock.now();
-    const removed = await ctx.db.transaction().execute(async (trx) => {
-      await advisoryLock(trx, 'ephemeral-sweep');
-      const rows = await trx
-        .selectFrom('devices')
-        .select(['id', 'network_id'])
-        .where('ephemeral', '=', 1)
-        .where((eb) =>
-          eb.or([
-            eb('last_seen_at', '<=', now - ONLINE_WINDOW_MS - EPHEMERAL_OFFLINE_MS),
-            eb.and([eb('disconnected', '<>', 0), eb('last_seen_at', '<=', now - EPHEMERAL_OFFLINE_MS)]),
-          ]),
-        )
-        .limit(BATCH)
-        .execute();
-      const byNetwork = new Map<string, string[]>();
-      for (const row of rows) byNetwork.set(row.network_id, [...(byNetwork.get(row.network_id) ?? []), row.id]);
-      // Every network's devices first, then every audit entry: the `audit` lock comes last.
-      for (const [networkId, ids] of byNetwork) await removeDevices(trx, networkId, ids);
-      await ctx.audit.recordSystem(
-        trx,
-        rows.map((row) => ({
-          network_id: row.network_id,
-          time: now,
-          key_id: null,
-          key_name: null,
-          device_id: row.id,
-          method: 'SYSTEM',
-          path: `/v1/devices/${row.id}`,
-          status: 204,
-          client_addr: '',
-          request_id: `sweep_${now}`,
-          action: 'device.expire',
-          target: row.id,
-        })),
-      );
-      return rows.length;
-    });
+    const candidates = await ctx.db
+      .selectFrom('devices')
+      .select(['id', 'network_id'])
+      .where((eb) => expired(eb, ctx.clock.now()))
+      .limit(BATCH)
+      .execute();
+    let removed = 0;
+    for (const device of candidates) {
+      const actor = systemActor(device.network_id, 'ephemeral-sweeper');
+      const gone = await unitOfWork(ctx, actor, 'device.expire', async (trx, now) => {
+        const still = await trx
+          .selectFrom('devices')
+          .select('id')
+          .where('id', '=', device.id)
+          .where((eb) => expired(eb, now))
+          .executeTakeFirst();
+        // Another instance may delete it between the check and here: then nothing is recorded.
+        if (!still || (await removeDevices(trx, device.network_id, [device.id])) === 0) {
+          return { value: false, target: device.id, unchanged: true };
+        }
+        return { value: true, target: device.id };
+      });
+      if (gone) removed++;
+    }
     total += removed;
-    if (removed < BATCH) return total;
+    if (candidates.length < BATCH || removed === 0) return total;
   }
 }
 

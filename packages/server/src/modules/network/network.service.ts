@@ -10,6 +10,7 @@ import { DEFAULT_POLICY, policyEtag } from '../../policy/index.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { logRetentionDays } from '../logs/connections.retention.js';
+import { updatePlan } from './network.repository.js';
 import { limitsOf } from './plans.js';
 
 export interface CreateNetworkInput {
@@ -106,8 +107,7 @@ async function createNetworkIn(trx: Db, input: CreateNetworkInput): Promise<Crea
 
 export async function setPlan(db: Db, networkId: string, plan: Plan): Promise<boolean> {
   if (!PLANS.includes(plan)) throw new Error(`unknown plan "${plan}" (use ${PLANS.join(' or ')})`);
-  const result = await db.updateTable('networks').set({ plan }).where('id', '=', networkId).executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return updatePlan(db, networkId, plan);
 }
 
 export async function countNetworks(db: Db): Promise<number> {

@@ -39,14 +39,7 @@ export async function netmapHead(db: Db, networkId: string): Promise<NetmapHead 
   );
 }
 
-/** A call took one of the network's devices online or offline: presence snapshots are stale. */
-export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<void> {
-  await db
-    .updateTable('networks')
-    .set((eb) => ({ presence_epoch: eb('presence_epoch', '+', 1) }))
-    .where('id', '=', networkId)
-    .execute();
-}
+export { bumpPresenceEpoch } from '../network/network.repository.js';
 
 export interface ServedRouteRow {
   id: string;

@@ -2,6 +2,7 @@
 import { CreateUserBody, PatchUserBody, UserListQuery } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../http/actor.js';
 import { apiSchema, ref } from '../../http/openapi.js';
 import { presentUser } from './users.presenter.js';
 import { listUsers } from './users.repository.js';
@@ -50,7 +51,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
         [400, 409],
       ),
     },
-    async (request, reply) => reply.code(201).send(await createUser(ctx, request, request.body)),
+    async (request, reply) => reply.code(201).send(await createUser(ctx, actorOf(request, 201), request.body)),
   );
 
   app.patch<{ Params: { id: string }; Body: { role?: string; displayName?: string } }>(
@@ -69,7 +70,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
         [400, 404, 409],
       ),
     },
-    async (request) => updateUser(ctx, request, request.params.id, request.body),
+    async (request) => updateUser(ctx, actorOf(request), request.params.id, request.body),
   );
 
   app.delete<{ Params: { id: string } }>(
@@ -88,7 +89,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
       ),
     },
     async (request, reply) => {
-      await deleteUser(ctx, request, request.params.id);
+      await deleteUser(ctx, actorOf(request, 204), request.params.id);
       return reply.code(204).send();
     },
   );

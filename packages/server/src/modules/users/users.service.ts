@@ -4,15 +4,15 @@
  * their devices; API and auth keys are independent of users and stay.
  */
 import { ROLES, type Role, type UserBody } from '@warren/contract';
-import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { applyChange } from '../../http/change.js';
-import { ApiError, invalidRequest, invalidState, notFound, planLimit } from '../../http/problem.js';
+import type { Actor } from '../../core/actor.js';
+import { ApiError, invalidRequest, invalidState, notFound, planLimit } from '../../core/errors.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { removeDevices } from '../devices/device-removal.js';
-import { bumpNetmapEpoch } from '../devices/devices.repository.js';
+import { bumpNetmapEpoch, planOf } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
 import { presentUser } from './users.presenter.js';
 import { countUsers, findUser } from './users.repository.js';
@@ -38,24 +38,20 @@ async function presentById(db: Db, networkId: string, id: string): Promise<UserB
 
 export async function createUser(
   ctx: AppContext,
-  request: FastifyRequest,
+  actor: Actor,
   input: { loginName: string; displayName?: string; role?: string },
 ): Promise<UserBody> {
-  const networkId = request.principal!.networkId;
+  const { networkId } = actor;
   const loginName = input.loginName.trim().toLowerCase();
   if (!LOGIN_NAME.test(loginName))
     throw invalidRequest(`"${input.loginName}" is not a login name: use an email address`);
   const role = checkRole(input.role ?? 'member');
-  return applyChange(ctx, request, 201, async (trx, now) => {
+  return unitOfWork(ctx, actor, 'user.create', async (trx, now) => {
     await advisoryLock(trx, `seats:${networkId}`);
-    const network = await trx
-      .selectFrom('networks')
-      .select('plan')
-      .where('id', '=', networkId)
-      .executeTakeFirstOrThrow();
-    const seats = limitsOf(network.plan).users;
+    const plan = await planOf(trx, networkId);
+    const seats = limitsOf(plan).users;
     if (seats !== null && (await countUsers(trx, networkId)) >= seats) {
-      throw planLimit(`the ${network.plan} plan allows ${seats} users; remove one or change the plan`);
+      throw planLimit(`the ${plan} plan allows ${seats} users; remove one or change the plan`);
     }
     const taken = await trx
       .selectFrom('users')
@@ -78,19 +74,19 @@ export async function createUser(
         last_seen_at: null,
       })
       .execute();
-    return { value: await presentById(trx, networkId, id), action: 'user.create', target: id };
+    return { value: await presentById(trx, networkId, id), target: id };
   });
 }
 
 export async function updateUser(
   ctx: AppContext,
-  request: FastifyRequest,
+  actor: Actor,
   id: string,
   input: { role?: string; displayName?: string },
 ): Promise<UserBody> {
-  const networkId = request.principal!.networkId;
+  const { networkId } = actor;
   const role = input.role === undefined ? undefined : checkRole(input.role);
-  return applyChange(ctx, request, 200, async (trx) => {
+  return unitOfWork(ctx, actor, 'user.update', async (trx) => {
     await advisoryLock(trx, `owners:${networkId}`);
     const user = await requireUser(trx, networkId, id);
     if (role && user.role === 'owner' && role !== 'owner' && (await countUsers(trx, networkId, 'owner')) <= 1) {
@@ -105,13 +101,13 @@ export async function updateUser(
       // Roles feed autogroup:admin, so every netmap may change.
       if (role && role !== user.role) await bumpNetmapEpoch(trx, networkId);
     }
-    return { value: await presentById(trx, networkId, id), action: 'user.update', target: id };
+    return { value: await presentById(trx, networkId, id), target: id };
   });
 }
 
-export async function deleteUser(ctx: AppContext, request: FastifyRequest, id: string): Promise<void> {
-  const networkId = request.principal!.networkId;
-  await applyChange(ctx, request, 204, async (trx) => {
+export async function deleteUser(ctx: AppContext, actor: Actor, id: string): Promise<void> {
+  const { networkId } = actor;
+  await unitOfWork(ctx, actor, 'user.delete', async (trx) => {
     await advisoryLock(trx, `owners:${networkId}`);
     const user = await requireUser(trx, networkId, id);
     if (user.role === 'owner' && (await countUsers(trx, networkId, 'owner')) <= 1) {
@@ -131,6 +127,6 @@ export async function deleteUser(ctx: AppContext, request: FastifyRequest, id: s
     // removeDevices moved the netmap epoch if the user had devices; a user without devices is
     // in nobody's view, so nothing else changes.
     await trx.deleteFrom('users').where('id', '=', id).where('network_id', '=', networkId).execute();
-    return { value: undefined, action: 'user.delete', target: id };
+    return { value: undefined, target: id };
   });
 }

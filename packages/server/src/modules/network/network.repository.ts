@@ -1,0 +1,36 @@
+/**
+ * The one owner of the `networks` row: its plan and the epochs that tell every instance's
+ * caches that netmaps or presence changed. Every bump goes through here, so "what moves the
+ * epoch" is answered in one file.
+ */
+import type { Db } from '../../storage/database.js';
+
+/** Every change that can alter some device's netmap bumps the network's epoch. */
+export async function bumpNetmapEpoch(trx: Db, networkId: string): Promise<void> {
+  await trx
+    .updateTable('networks')
+    .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1) }))
+    .where('id', '=', networkId)
+    .execute();
+}
+
+/** A call took one of the network's devices online or offline: presence snapshots are stale. */
+export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<void> {
+  await db
+    .updateTable('networks')
+    .set((eb) => ({ presence_epoch: eb('presence_epoch', '+', 1) }))
+    .where('id', '=', networkId)
+    .execute();
+}
+
+/** The network's plan (read inside the transaction that enforces one of its limits). */
+export async function planOf(db: Db, networkId: string): Promise<string> {
+  const row = await db.selectFrom('networks').select('plan').where('id', '=', networkId).executeTakeFirstOrThrow();
+  return row.plan;
+}
+
+/** Returns false when there is no such network. */
+export async function updatePlan(db: Db, networkId: string, plan: string): Promise<boolean> {
+  const result = await db.updateTable('networks').set({ plan }).where('id', '=', networkId).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
