@@ -7,11 +7,12 @@
 
 import type { Node } from 'jsonc-parser';
 import type { Checker, StringItem } from './checker.js';
+import { overPermissiveRule } from './over-permissive.js';
 import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './ports.js';
 import { onlyPortless, type ProtoSet, parseProto } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
 import type { CompiledDst, ParsedPolicy, Selector } from './types.js';
-import { checkRuleDestination, checkSources } from './validate-rules.js';
+import { checkRuleDestination, checkSources, OVER_PERMISSIVE_RULE } from './validate-rules.js';
 
 const GRANT_FIELDS = ['src', 'dst', 'ip', 'app', 'via'];
 
@@ -52,6 +53,9 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
     for (const ip of ips) {
       for (const d of sels) dst.push({ sel: d.sel, ports: ip.ports, protos: ip.protos, text: `${d.text} ${ip.text}` });
     }
+    const broad = overPermissiveRule(src, dst);
+    // Entries are ip × dst: report at the dst selector of the first one that takes part.
+    if (broad >= 0) c.error(sels[broad % sels.length].node, OVER_PERMISSIVE_RULE);
     out.push({ line: c.line(grantNode), src, dst });
   }
 }

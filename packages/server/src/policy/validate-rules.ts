@@ -3,7 +3,8 @@
 
 import type { Node } from 'jsonc-parser';
 import type { Checker, StringItem } from './checker.js';
-import { parsePrefix } from './cidr.js';
+import { type Prefix, parsePrefix } from './cidr.js';
+import { ALL_V4, ALL_V6, approverKinds, overPermissiveRule, unionCovers } from './over-permissive.js';
 import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './ports.js';
 import { onlyPortless, PROTO_NUMBERS, type ProtoSet, parseProto } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
@@ -47,6 +48,9 @@ function parseDestinationUncached(entry: string, defs: Definitions): DstResult {
   if (isAddress) return { ok: false, msg: missing };
   return sel && !sel.ok ? sel : { ok: false, msg: `invalid destination "${entry}"` };
 }
+
+export const OVER_PERMISSIVE_RULE =
+  'over-permissive rule: its sources hold every device and its destinations every port of every device; narrow src, dst or ports';
 
 /** Selectors that can hold user-owned devices, the only sources autogroup:self pairs. */
 const USER_SOURCE_KINDS = new Set<Selector['kind']>(['all', 'user', 'group', 'member', 'admin']);
@@ -107,8 +111,8 @@ export function checkAcls(node: Node, c: Checker, defs: Definitions, out: Parsed
     const protos = checkProto(f.get('proto'), c);
     const srcItems = f.has('src') ? c.strings(f.get('src') as Node, '"src"') : [];
     const src = checkSources(srcItems, c, defs);
-    const srcHasStar = srcItems.some((s) => s.value === '*');
     const dst: CompiledDst[] = [];
+    const dstNodes: Node[] = [];
     for (const item of f.has('dst') ? c.strings(f.get('dst') as Node, '"dst"') : []) {
       const r = parseDestination(item.value, defs);
       if (!r.ok) {
@@ -116,14 +120,11 @@ export function checkAcls(node: Node, c: Checker, defs: Definitions, out: Parsed
         continue;
       }
       if (!checkRuleDestination(item, r.sel, r.ports, protos, src, c)) continue;
-      if (item.value === '*:*' && srcHasStar) {
-        c.error(
-          item.node,
-          'over-permissive rule: src "*" with dst "*:*" lets every device reach every port of every other device',
-        );
-      }
       dst.push({ sel: r.sel, ports: r.ports, protos, text: item.value });
+      dstNodes.push(item.node);
     }
+    const broad = overPermissiveRule(src, dst);
+    if (broad >= 0) c.error(dstNodes[broad], OVER_PERMISSIVE_RULE);
     // A rule with another action must not count as accepting anything when tests run.
     if (action === 'accept') out.push({ line: c.line(ruleNode), src, dst });
   }
@@ -157,15 +158,14 @@ export function checkSources(items: StringItem[], c: Checker, defs: Definitions)
 
 const APPROVER_KINDS = new Set<Selector['kind']>(['all', 'user', 'group', 'tag', 'member', 'admin', 'tagged']);
 
-function checkApprovers(
-  node: Node,
-  what: string,
-  c: Checker,
-  defs: Definitions,
-): { sels: Selector[]; items: StringItem[] } {
-  const sels: Selector[] = [];
-  const items = c.strings(node, what);
-  for (const item of items) {
+interface Approver {
+  item: StringItem;
+  sel: Selector;
+}
+
+function checkApprovers(node: Node, what: string, c: Checker, defs: Definitions): Approver[] {
+  const out: Approver[] = [];
+  for (const item of c.strings(node, what)) {
     const r = parseSelector(item.value, defs);
     if (!r.ok) {
       if (r.msg) c.error(item.node, r.msg);
@@ -174,9 +174,9 @@ function checkApprovers(
         item.node,
         `approver "${item.value}" must be "*", a login name, group, tag or autogroup:member/admin/tagged`,
       );
-    } else sels.push(r.sel);
+    } else out.push({ item, sel: r.sel });
   }
-  return { sels, items };
+  return out;
 }
 
 export function checkAutoApprovers(
@@ -187,28 +187,50 @@ export function checkAutoApprovers(
 ): void {
   const f = c.fields(node, '"autoApprovers"', ['routes', 'exitNode']);
   if (!f) return;
+  // What every user-owned device, and every tagged device, could be approved for.
+  const grants: Array<{ prefix: Prefix; approver: Approver }> = [];
   const routes = f.get('routes');
   for (const { key, keyNode, value } of routes ? (c.object(routes, '"autoApprovers.routes"') ?? []) : []) {
     const r = parsePrefix(key);
     if (!r.ok) c.error(keyNode, `autoApprovers route "${key}": ${r.msg}`);
-    const { sels, items } = checkApprovers(value, `autoApprovers route "${key}"`, c, defs);
+    const approvers = checkApprovers(value, `autoApprovers route "${key}"`, c, defs);
     if (!r.ok) continue;
-    if (r.prefix.bits === 0) {
-      for (const star of items.filter((i) => i.value === '*')) {
-        c.error(
-          star.node,
-          `over-permissive autoApprovers: "*" may not approve ${r.prefix.text} (any device could make itself an exit node)`,
-        );
-      }
-    }
-    out.routes.push({ prefix: r.prefix, approvers: sels });
+    for (const approver of approvers) grants.push({ prefix: r.prefix, approver });
+    out.routes.push({ prefix: r.prefix, approvers: approvers.map((a) => a.sel) });
   }
   const exitNode = f.get('exitNode');
   if (exitNode) {
-    const { sels, items } = checkApprovers(exitNode, '"autoApprovers.exitNode"', c, defs);
-    for (const star of items.filter((i) => i.value === '*')) {
-      c.error(star.node, 'over-permissive autoApprovers: "*" may not approve exit nodes (0.0.0.0/0 and ::/0)');
-    }
-    out.exitNode.push(...sels);
+    const approvers = checkApprovers(exitNode, '"autoApprovers.exitNode"', c, defs);
+    for (const approver of approvers) grants.push({ prefix: ALL_V4, approver }, { prefix: ALL_V6, approver });
+    out.exitNode.push(...approvers.map((a) => a.sel));
+  }
+  reportOverPermissiveApprovals(grants, c);
+}
+
+/**
+ * Every device could be approved for all of IPv4 or all of IPv6 (and so become an exit node)
+ * when, for user-owned and for tagged devices alike, the prefixes their approvers may approve
+ * together cover the family. Reported once per offending approver: the first that takes part.
+ */
+function reportOverPermissiveApprovals(grants: Array<{ prefix: Prefix; approver: Approver }>, c: Checker): void {
+  const families = new Map<Node, string[]>();
+  for (const all of [ALL_V4, ALL_V6]) {
+    const mine = grants.filter((g) => g.prefix.family === all.family);
+    const forUsers = mine.filter((g) => approverKinds(g.approver.sel).users).map((g) => g.prefix);
+    const forTagged = mine.filter((g) => approverKinds(g.approver.sel).tagged).map((g) => g.prefix);
+    if (!unionCovers(forUsers, all) || !unionCovers(forTagged, all)) continue;
+    const first = mine
+      .filter((g) => {
+        const k = approverKinds(g.approver.sel);
+        return k.users || k.tagged;
+      })
+      .sort((a, b) => a.approver.item.node.offset - b.approver.item.node.offset)[0].approver.item.node;
+    families.set(first, [...(families.get(first) ?? []), all.text]);
+  }
+  for (const [node, texts] of families) {
+    c.error(
+      node,
+      `over-permissive autoApprovers: every device could be approved for all of ${texts.join(' and ')}, so any device could make itself an exit node; approve those prefixes for specific tags or users`,
+    );
   }
 }

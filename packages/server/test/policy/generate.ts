@@ -98,6 +98,10 @@ export function randomNetwork(seed: number, size = { users: 8, devices: 40, rule
   const principals = [...identities, ...tags, 'autogroup:tagged', 'autogroup:admin'];
   const addresses = [...Object.keys(hosts), ...PREFIXES];
   const selector = () => (r.chance(0.03) ? r.pick(BROAD) : r.chance(0.25) ? r.pick(addresses) : r.pick(principals));
+  const coversEveryone = (sels: string[]) =>
+    // fd00::/8 holds fd7a:115c:a1e0::/48, where every device has an address.
+    sels.some((sel) => sel === '*' || [...BROAD, 'fd00::/8'].includes(hosts[sel] ?? sel)) ||
+    (sels.includes('autogroup:member') && sels.includes('autogroup:tagged'));
   const several = (max: number, pick: () => string) => [...new Set(Array.from({ length: 1 + r.int(max) }, pick))];
   const acls: RawRule[] = Array.from({ length: 1 + r.int(size.rules) }, () => {
     const self = r.chance(0.15);
@@ -114,7 +118,8 @@ export function randomNetwork(seed: number, size = { users: 8, devices: 40, rule
     const rule: RawRule = {
       action: 'accept',
       src,
-      dst: src.includes('*') ? dst.map((d) => (d === '*:*' ? '*:22' : d)) : dst,
+      // Sources holding every device must not reach every port of every device (over-permissive).
+      dst: coversEveryone(src) ? dst.map((d) => d.replace(/:\*$/, ':22')) : dst,
     };
     if (r.chance(0.2)) rule.proto = r.pick(['tcp', 'udp', 'icmp'] as const);
     if (rule.proto === 'icmp') rule.dst = rule.dst.map((d) => d.replace(/:[^:\]]*$/, ':*'));

@@ -242,7 +242,7 @@ describe('over-permissive policies', () => {
       {
         line: 3,
         column: 49,
-        msg: 'over-permissive rule: src "*" with dst "*:*" lets every device reach every port of every other device',
+        msg: 'over-permissive rule: its sources hold every device and its destinations every port of every device; narrow src, dst or ports',
       },
     ]);
     const narrower =
@@ -250,16 +250,17 @@ describe('over-permissive policies', () => {
     expect(validatePolicy(narrower).ok).toBe(true);
   });
 
-  it('rejects autoApprovers that let "*" approve 0.0.0.0/0, ::/0 or exit nodes', () => {
+  it('rejects autoApprovers that let every device approve 0.0.0.0/0, ::/0 or exit nodes, at the first approver', () => {
     const text = base({
       autoApprovers:
         '{ "routes": { "0.0.0.0/0": ["tag:router", "*"], "::/0": ["*"], "10.0.0.0/8": ["*"] }, "exitNode": ["*"] }',
     });
     const errors = errorsOf(text);
-    expectErrorAt(errors, text, '"*"', 'over-permissive autoApprovers: "*" may not approve 0.0.0.0/0');
-    expectErrorAt(errors, text, '"*"', '"*" may not approve ::/0', 2);
-    expectErrorAt(errors, text, '"*"', 'may not approve exit nodes', 4);
-    expect(errors).toHaveLength(3);
+    expectErrorAt(errors, text, '"*"', 'every device could be approved for all of 0.0.0.0/0');
+    expectErrorAt(errors, text, '"*"', 'every device could be approved for all of ::/0', 2);
+    expect(errors).toHaveLength(2);
+    const exitOnly = base({ autoApprovers: '{ "exitNode": ["autogroup:tagged", "autogroup:member"] }' });
+    expectErrorAt(errorsOf(exitOnly), exitOnly, '"autogroup:tagged"', 'all of 0.0.0.0/0 and ::/0');
   });
 });
 
