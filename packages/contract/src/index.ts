@@ -1,4 +1,5 @@
 export * from './errors.js';
+export * from './events.js';
 export * from './formats.js';
 export * from './requests.js';
 export * from './schemas.js';

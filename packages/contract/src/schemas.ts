@@ -4,6 +4,7 @@
  * server: a field not declared here is stripped by the serializer.
  */
 import { type Static, Type } from 'typebox';
+import { EVENT_COMPONENTS } from './events.js';
 import { KEY_STATES, PLANS, ROLES, ROUTE_STATES, SCOPES } from './formats.js';
 
 const Time = Type.String({ format: 'date-time', description: 'RFC 3339 UTC' });
@@ -90,6 +91,7 @@ export const Network = Type.Object(
       users: Type.Union([Type.Integer(), Type.Null()]),
       devices: Type.Union([Type.Integer(), Type.Null()]),
       logRetentionDays: Type.Integer(),
+      webhooks: Type.Union([Type.Integer(), Type.Null()]),
     }),
     usage: Type.Object({ users: Type.Integer(), devices: Type.Integer() }),
   },
@@ -219,6 +221,7 @@ export const COMPONENT_SCHEMAS = [
   ValidationResult,
   Peer,
   Netmap,
+  ...EVENT_COMPONENTS,
 ] as const;
 
 // Static types, written out so clients get readable names rather than TypeBox inference
@@ -268,7 +271,7 @@ export interface NetworkBody {
   id: string;
   name: string;
   plan: (typeof PLANS)[number];
-  limits: { users: number | null; devices: number | null; logRetentionDays: number };
+  limits: { users: number | null; devices: number | null; logRetentionDays: number; webhooks: number | null };
   usage: { users: number; devices: number };
 }
 export interface KeyBody {

@@ -20,6 +20,8 @@ import { LogIds } from './lib/log-ids.js';
 import { type Clock, systemClock } from './lib/time.js';
 import { aclRoutes } from './modules/acl/acl.routes.js';
 import { devicesRoutes } from './modules/devices/devices.routes.js';
+import { eventsRoutes } from './modules/events/events.routes.js';
+import { startEventWork } from './modules/events/events.worker.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { auditLogRoutes } from './modules/logs/audit-log.routes.js';
 import { startConnectionRetention } from './modules/logs/connections.retention.js';
@@ -92,6 +94,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(usersRoutes);
       await v1.register(keysRoutes);
       await v1.register(auditLogRoutes);
+      await v1.register(eventsRoutes);
       await v1.register(aclRoutes);
       await v1.register(devicesRoutes);
       await v1.register(routesRoutes);
@@ -102,5 +105,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     { prefix: '/v1' },
   );
   startConnectionRetention(app);
+  startEventWork(app);
   return app;
 }

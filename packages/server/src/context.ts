@@ -22,6 +22,14 @@ export interface Settings {
   premiumLogRetentionDays?: number;
   /** How often the connection log's retention sweep runs (default 10 minutes). */
   connectionRetentionIntervalMs?: number;
+  /** How often presence and key-expiry transitions are looked for (default 5 s). */
+  eventDetectorIntervalMs?: number;
+  /** Webhook retry delays (default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h); tests shorten them. */
+  webhookRetryScheduleMs?: readonly number[];
+  /** Deliver to loopback, private and link-local addresses, and over plain http (development, tests). */
+  webhooksAllowPrivate?: boolean;
+  /** How long a delivery may take before it counts as failed (default 15 s). */
+  webhookTimeoutMs?: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {

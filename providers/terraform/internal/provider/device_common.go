@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -107,6 +108,8 @@ func (r *deviceResource[M, P]) Delete(ctx context.Context, req resource.DeleteRe
 	}
 }
 
+// ImportState takes the device id, which is the resource's id and its device_id.
 func (r *deviceResource[M, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	importByID(ctx, req, resp)
+	resource.ImportStatePassthroughID(ctx, path.Root("device_id"), req, resp)
 }

@@ -136,6 +136,15 @@ func TestAccDeviceRoutes(t *testing.T) {
 				ImportStateVerify: true,
 			},
 			{
+				Config:      deviceRoutesConfig(device, `["10.9.0.0/24"]`),
+				ExpectError: errorMatching("has not advertised 10.9.0.0/24"),
+			},
+			{
+				Config:      deviceRoutesConfig(device, `["10.2.0.1/24"]`),
+				PlanOnly:    true,
+				ExpectError: errorMatching(`write "10.2.0.1/24" as "10.2.0.0/24"`),
+			},
+			{
 				// A route approved by hand is drift; applying disables it again.
 				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
 					routes, err := c.Routes.List(ctx, &warren.RouteListOptions{Device: device})
@@ -154,15 +163,6 @@ func TestAccDeviceRoutes(t *testing.T) {
 					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
 				}},
 				Check: routeStates(t, &device, map[string]string{"10.1.0.0/24": "disabled", "10.2.0.0/24": "approved"}),
-			},
-			{
-				Config:      deviceRoutesConfig(device, `["10.9.0.0/24"]`),
-				ExpectError: errorMatching("has not advertised 10.9.0.0/24"),
-			},
-			{
-				Config:      deviceRoutesConfig(device, `["10.2.0.1/24"]`),
-				PlanOnly:    true,
-				ExpectError: errorMatching(`write "10.2.0.1/24" as "10.2.0.0/24"`),
 			},
 		},
 	})

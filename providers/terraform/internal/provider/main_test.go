@@ -131,9 +131,39 @@ func startServer() (stop func(), err error) {
 		stop()
 		return nil, fmt.Errorf("%w; server output:\n%s", err, log)
 	}
+	// An empty CLI configuration of its own keeps the developer's (dev_overrides of this very
+	// provider, a missing file named by TF_CLI_CONFIG_FILE) out of the tests.
+	cliConfig := filepath.Join(tmp, "cli.tfrc")
+	if err := os.WriteFile(cliConfig, nil, 0o600); err != nil {
+		stop()
+		return nil, err
+	}
+	os.Setenv("TF_CLI_CONFIG_FILE", cliConfig)
 	os.Setenv("WARREN_URL", url)
-	os.Setenv("WARREN_API_KEY", created.APIKey)
+	// The suite makes a few hundred calls a minute; a key of its own with a raised rate limit
+	// keeps it from waiting out 429s (which the client would, correctly, but slowly).
+	key, err := suiteKey(created.APIKey)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	os.Setenv("WARREN_API_KEY", key)
 	return stop, nil
+}
+
+// suiteKey creates an `all` key with a high rate limit using the network's first key.
+func suiteKey(first string) (string, error) {
+	c, err := warren.NewClient(warren.WithAPIKey(first))
+	if err != nil {
+		return "", err
+	}
+	k, err := c.Keys.Create(context.Background(), &warren.CreateKeyRequest{
+		Type: warren.KeyTypeAPI, Name: "acceptance-tests", Scopes: []string{warren.ScopeAll}, ExpiresIn: "89d", RateLimit: 100000,
+	})
+	if err != nil {
+		return "", err
+	}
+	return k.Key, nil
 }
 
 // freePort asks the kernel for a port that is free now.

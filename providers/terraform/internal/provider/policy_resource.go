@@ -89,7 +89,10 @@ func (r *policyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		var state policyModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 		if state.Content.ValueString() == plan.Content.ValueString() {
-			return // unchanged and accepted by the server when it was stored
+			// Unchanged (or only reformatted, which keepEquivalent turned back into the stored
+			// text): the stored version and its ETag stay, and the server accepted it already.
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("etag"), state.ETag)...)
+			return
 		}
 	}
 	result, err := r.client.Policy.Validate(ctx, plan.Content.ValueString())

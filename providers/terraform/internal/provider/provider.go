@@ -62,8 +62,15 @@ func (p *warrenProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if cfg.URL.IsUnknown() || cfg.APIKey.IsUnknown() {
-		// Values that come from resources not yet created: plan without calling the API.
+	if cfg.URL.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(path.Root("url"), "Unknown Warren URL",
+			"url depends on a value known only after apply; set it to a known value or use WARREN_URL.")
+	}
+	if cfg.APIKey.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(path.Root("api_key"), "Unknown Warren API key",
+			"api_key depends on a value known only after apply; set it to a known value or use WARREN_API_KEY.")
+	}
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	url := valueOr(cfg.URL, os.Getenv("WARREN_URL"))
