@@ -6,6 +6,9 @@ import { openStorage } from '@warren/server';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'warren.js');
+// Each test starts `warren` processes (tsx compiles the sources at every start): on a busy
+// machine one start alone can take 10 s, so these tests get more room than the default.
+const SPAWN_MS = 45_000;
 const dir = mkdtempSync(join(tmpdir(), 'warren-cli-'));
 // Servers a failed test left running are stopped, so no run leaves processes behind.
 const servers = new Set<ChildProcess>();
@@ -50,7 +53,7 @@ function watch(child: ChildProcess, stream: 'stdout' | 'stderr' = 'stdout') {
           if (match) {
             clearInterval(poll);
             resolve(match);
-          } else if (Date.now() - started > 15_000) {
+          } else if (Date.now() - started > SPAWN_MS) {
             clearInterval(poll);
             reject(new Error(`timed out waiting for ${pattern}; got: ${seen}`));
           }
@@ -60,7 +63,7 @@ function watch(child: ChildProcess, stream: 'stdout' | 'stderr' = 'stdout') {
   };
 }
 
-describe('warren init and serve', () => {
+describe('warren init and serve', { timeout: 2 * SPAWN_MS }, () => {
   it('init --json prints only the network id and its API key, one more network per call', async () => {
     const db = `sqlite:${join(dir, 'init.db')}`;
     const first = await run(['init', '--db', db, '--json', '--plan', 'free']);
