@@ -144,18 +144,12 @@ describe('warren init and serve', { timeout: 2 * SPAWN_MS }, () => {
     child.kill('SIGTERM');
     await closed;
     // stdout holds only what the command is for: no JSON log lines
-    expect(
-      out
-        .output()
-        .split('\n')
-        .filter((line) => line.startsWith('{')),
-    ).toEqual([]);
-    const lines = log
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('{'));
-    expect(lines.length).toBeGreaterThan(0);
-    for (const line of lines) expect(JSON.parse(line)).toHaveProperty('level');
-    expect(log.output()).not.toContain(key);
+    const seen = `stdout:\n${out.output()}\nstderr:\n${log.output()}`;
+    const jsonLines = (text: string) => text.split('\n').filter((line) => line.startsWith('{'));
+    expect(jsonLines(out.output()), seen).toEqual([]);
+    const lines = jsonLines(log.output());
+    expect(lines.length, seen).toBeGreaterThan(0);
+    for (const line of lines) expect(line, seen).toMatch(/^\{"level":\d+,/);
+    expect(log.output(), seen).not.toContain(key);
   });
 });
