@@ -14,7 +14,7 @@ command -v node >/dev/null 2>&1 || { echo "terraform.sh: the tests start the ser
 go version
 
 tofu=$(bash providers/terraform/scripts/build-tofu.sh)
-"$tofu" version
+env -u TF_CLI_CONFIG_FILE "$tofu" version
 
 cd providers/terraform
 unformatted=$("$(go env GOROOT)/bin/gofmt" -l .)

@@ -61,7 +61,10 @@ resource "warren_device_routes" "gateway" {
   approved  = var.gateway_routes
 }
 
-data "warren_network" "this" {}
+data "warren_network" "this" {
+  # Read after the user exists, so the usage in the output counts it.
+  depends_on = [warren_user.ana]
+}
 
 data "warren_devices" "ci" {
   tags       = ["tag:ci"]

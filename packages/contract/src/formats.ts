@@ -11,6 +11,9 @@ export const ID_PREFIX = {
   connection: 'log',
   audit: 'aud',
   policy: 'pol',
+  event: 'evt',
+  webhook: 'whk',
+  delivery: 'dlv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;
@@ -23,7 +26,7 @@ export const SECRET_PREFIX = {
 
 export type SecretKind = keyof typeof SECRET_PREFIX;
 
-export const SCOPES = ['read', 'devices', 'acls', 'keys', 'users', 'all'] as const;
+export const SCOPES = ['read', 'devices', 'acls', 'keys', 'users', 'webhooks', 'all'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const ROLES = ['owner', 'admin', 'network-admin', 'it-admin', 'auditor', 'member'] as const;

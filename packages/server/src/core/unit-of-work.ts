@@ -5,32 +5,54 @@
  * not happen.
  */
 import type { AppContext } from '../context.js';
+import { advisoryLock } from '../storage/advisory-lock.js';
 import type { Db } from '../storage/database.js';
 import type { Actor } from './actor.js';
-import { changeEntry, insertAuditEntries } from './audit-entries.js';
+import { auditLockName, changeEntry, insertAuditEntries } from './audit-entries.js';
+import { appendEvents, type EventDraft } from './events.js';
 
 export interface Work<T> {
   value: T;
   /** What the audit entry names as changed: an id, or `acl`. */
   target: string | null;
-  /** Nothing changed after all (a sweeper found the work done by another instance): no entry. */
+  /** The events of the change (each transition it made), written in its transaction. */
+  events?: readonly EventDraft[];
+  /** Nothing changed after all (a sweeper found the work done by another instance): no entry, no event. */
   unchanged?: boolean;
 }
 
+/** Who is told after a commit that wrote events (the webhook dispatcher of this process). */
+const listeners = new Set<() => void>();
+export function onEventsCommitted(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/**
+ * Runs `fn` and commits what it changed with its audit entry and events. `action` null: an
+ * observation rather than a change (a device seen going offline) that has events but no
+ * audit entry.
+ */
 export async function unitOfWork<T>(
   ctx: Pick<AppContext, 'db' | 'clock'>,
   actor: Actor,
-  action: string,
+  action: string | null,
   fn: (trx: Db, now: number) => Promise<Work<T>>,
 ): Promise<T> {
   const now = ctx.clock.now();
+  let wroteEvents = false;
   const value = await ctx.db.transaction().execute(async (trx) => {
     const work = await fn(trx, now);
     if (work.unchanged) return work.value;
-    // Last, as it takes the network's audit lock (see insertAuditEntries).
-    await insertAuditEntries(trx, [changeEntry(actor, now, action, work.target)]);
+    // Last, as they take the network's audit lock (see insertAuditEntries); the events rely
+    // on the same lock for their order.
+    const events = work.events ?? [];
+    if (action !== null) await insertAuditEntries(trx, [changeEntry(actor, now, action, work.target)]);
+    else if (events.length > 0) await advisoryLock(trx, auditLockName(actor.networkId));
+    wroteEvents = (await appendEvents(trx, actor, now, events)).length > 0;
     return work.value;
   });
   actor.request?.onAudited?.();
+  if (wroteEvents) for (const listener of listeners) listener();
   return value;
 }

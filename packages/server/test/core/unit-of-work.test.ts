@@ -54,3 +54,26 @@ describe('unit of work', () => {
     expect(after.display_name).not.toBe('changed');
   });
 });
+
+describe('unit of work and its events', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('rolls a change back when its event cannot be written, and writes no audit entry for it', async () => {
+    const db = server.database.storage.db;
+    const allow = await refuseInserts(db, 'events', "new.type = 'user.created'");
+    try {
+      const response = await server.call('POST', '/v1/users', { body: { loginName: 'gone@example.com' } });
+      expect(response.status).toBe(500);
+    } finally {
+      await allow();
+    }
+    const users = await db.selectFrom('users').select('id').where('login_name', '=', 'gone@example.com').execute();
+    expect(users).toEqual([]);
+    const changes = await db.selectFrom('audit_log').select('seq').where('action', '=', 'user.create').execute();
+    expect(changes).toEqual([]);
+  });
+});

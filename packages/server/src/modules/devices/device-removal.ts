@@ -3,8 +3,11 @@
  * ephemeral sweeper. Deleting the row revokes the node credential at once (it is looked up
  * by the row), frees the address index, and takes the routes out of every netmap.
  */
+import type { EventDraft } from '../../core/events.js';
 import type { Db } from '../../storage/database.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { presentDeviceDetail } from './devices.presenter.js';
+import { findDevice, routesOfDevice } from './devices.repository.js';
 
 /** Returns how many devices were deleted (ids of other networks or already gone count for nothing). */
 export async function removeDevices(trx: Db, networkId: string, deviceIds: readonly string[]): Promise<number> {
@@ -25,4 +28,24 @@ export async function removeDevices(trx: Db, networkId: string, deviceIds: reado
     removed += Number(result.numDeletedRows);
   }
   return removed;
+}
+
+/**
+ * The `device.deleted` events of devices about to be removed: read before the removal, as an
+ * event carries the record as it last was.
+ */
+export async function deletionEvents(
+  trx: Db,
+  networkId: string,
+  deviceIds: readonly string[],
+  now: number,
+): Promise<EventDraft[]> {
+  const events: EventDraft[] = [];
+  for (const id of deviceIds) {
+    const row = await findDevice(trx, networkId, id);
+    if (!row) continue;
+    const device = presentDeviceDetail(row, now, await routesOfDevice(trx, networkId, now, id));
+    events.push({ type: 'device.deleted', data: { device } });
+  }
+  return events;
 }

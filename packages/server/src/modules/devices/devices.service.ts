@@ -11,7 +11,7 @@ import type { Db } from '../../storage/database.js';
 import { requireOwnedTags } from '../acl/tag-ownership.js';
 import { checkTags } from '../keys/keys.service.js';
 import type { RouteRow } from '../routes/routes.repository.js';
-import { removeDevices } from './device-removal.js';
+import { deletionEvents, removeDevices } from './device-removal.js';
 import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
 import {
   bumpNetmapEpoch,
@@ -66,10 +66,11 @@ export async function deviceDetail(db: Db, networkId: string, id: string, now: n
 
 export async function deleteDevice(ctx: AppContext, actor: Actor, id: string): Promise<void> {
   const { networkId } = actor;
-  await unitOfWork(ctx, actor, 'device.delete', async (trx) => {
+  await unitOfWork(ctx, actor, 'device.delete', async (trx, now) => {
+    const events = await deletionEvents(trx, networkId, [id], now);
     // removeDevices bumps the netmap epoch; nothing deleted (another network's id) rolls it back.
     if ((await removeDevices(trx, networkId, [id])) === 0) throw notFound(`device ${id} does not exist`);
-    return { value: undefined, target: id };
+    return { value: undefined, target: id, events };
   });
 }
 
@@ -87,6 +88,7 @@ export async function setDeviceTags(
     // Tags are identity in the policy, so every netmap may change.
     await bumpNetmapEpoch(trx, networkId);
     if (!(await replaceTags(trx, networkId, id, wanted))) throw notFound(`device ${id} does not exist`);
-    return { value: await deviceDetail(trx, networkId, id, now), target: id };
+    const device = await deviceDetail(trx, networkId, id, now);
+    return { value: device, target: id, events: [{ type: 'device.updated', data: { device } }] };
   });
 }

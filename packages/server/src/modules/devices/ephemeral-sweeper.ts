@@ -13,7 +13,7 @@ import type { AppContext } from '../../context.js';
 import { systemActor } from '../../core/actor.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Database } from '../../storage/schema.js';
-import { removeDevices } from './device-removal.js';
+import { deletionEvents, removeDevices } from './device-removal.js';
 import { EPHEMERAL_OFFLINE_MS, ONLINE_WINDOW_MS } from './presence.js';
 
 const SWEEP_INTERVAL_MS = 30_000;
@@ -54,11 +54,13 @@ export async function sweepEphemeralDevices(ctx: Pick<AppContext, 'db' | 'clock'
           .where('id', '=', device.id)
           .where((eb) => expired(eb, now))
           .executeTakeFirst();
+        if (!still) return { value: false, target: device.id, unchanged: true };
+        const events = await deletionEvents(trx, device.network_id, [device.id], now);
         // Another instance may delete it between the check and here: then nothing is recorded.
-        if (!still || (await removeDevices(trx, device.network_id, [device.id])) === 0) {
+        if ((await removeDevices(trx, device.network_id, [device.id])) === 0) {
           return { value: false, target: device.id, unchanged: true };
         }
-        return { value: true, target: device.id };
+        return { value: true, target: device.id, events };
       });
       if (gone) removed++;
     }

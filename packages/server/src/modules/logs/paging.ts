@@ -41,9 +41,9 @@ function pageStart(ids: LogIds, kind: LogKind, query: { since?: string; cursor?:
 }
 
 /** The logs and the column each records its arrival time in. */
-const TIME_COLUMN = { connections: 'logged_at', audit_log: 'time' } as const;
+const TIME_COLUMN = { connections: 'logged_at', audit_log: 'time', events: 'time' } as const;
 type LogTable = keyof typeof TIME_COLUMN;
-const KIND: Record<LogTable, LogKind> = { connections: 'connection', audit_log: 'audit' };
+const KIND: Record<LogTable, LogKind> = { connections: 'connection', audit_log: 'audit', events: 'event' };
 
 interface ResolvedStart {
   /** The page holds the entries with a greater sequence number. */
@@ -86,7 +86,7 @@ export function logPageSchema(entry: string) {
 
 /**
  * One page of a log: the query's start resolved to a position, then `fetch(afterSeq, n)`
- * reads at most n rows after it in `seq` order. Both logs page through this one function.
+ * reads at most n rows after it in `seq` order. Both logs and the events page through this one function.
  */
 export async function readPage<R extends { seq: number }, T>(
   { db, logIds }: { db: Db; logIds: LogIds },

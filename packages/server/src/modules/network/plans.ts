@@ -5,11 +5,12 @@ export interface PlanLimits {
   users: number | null; // null: unlimited
   devices: number | null;
   logRetentionDays: number;
+  webhooks: number | null;
 }
 
 export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
-  free: { users: 3, devices: 100, logRetentionDays: 7 },
-  premium: { users: null, devices: null, logRetentionDays: 90 },
+  free: { users: 3, devices: 100, logRetentionDays: 7, webhooks: 1 },
+  premium: { users: null, devices: null, logRetentionDays: 90, webhooks: null },
 };
 
 export function limitsOf(plan: string): PlanLimits {

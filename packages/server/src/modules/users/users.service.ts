@@ -11,7 +11,7 @@ import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
-import { removeDevices } from '../devices/device-removal.js';
+import { deletionEvents, removeDevices } from '../devices/device-removal.js';
 import { bumpNetmapEpoch, planOf } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
 import { presentUser } from './users.presenter.js';
@@ -74,7 +74,8 @@ export async function createUser(
         last_seen_at: null,
       })
       .execute();
-    return { value: await presentById(trx, networkId, id), target: id };
+    const user = await presentById(trx, networkId, id);
+    return { value: user, target: id, events: [{ type: 'user.created', data: { user } }] };
   });
 }
 
@@ -101,13 +102,14 @@ export async function updateUser(
       // Roles feed autogroup:admin, so every netmap may change.
       if (role && role !== user.role) await bumpNetmapEpoch(trx, networkId);
     }
-    return { value: await presentById(trx, networkId, id), target: id };
+    const after = await presentById(trx, networkId, id);
+    return { value: after, target: id, events: [{ type: 'user.updated', data: { user: after } }] };
   });
 }
 
 export async function deleteUser(ctx: AppContext, actor: Actor, id: string): Promise<void> {
   const { networkId } = actor;
-  await unitOfWork(ctx, actor, 'user.delete', async (trx) => {
+  await unitOfWork(ctx, actor, 'user.delete', async (trx, now) => {
     await advisoryLock(trx, `owners:${networkId}`);
     const user = await requireUser(trx, networkId, id);
     if (user.role === 'owner' && (await countUsers(trx, networkId, 'owner')) <= 1) {
@@ -119,14 +121,14 @@ export async function deleteUser(ctx: AppContext, actor: Actor, id: string): Pro
       .where('network_id', '=', networkId)
       .where('user_id', '=', id)
       .execute();
-    await removeDevices(
-      trx,
-      networkId,
-      devices.map((d) => d.id),
-    );
+    const deviceIds = devices.map((d) => d.id);
+    const before = presentUser(user);
+    const events = await deletionEvents(trx, networkId, deviceIds, now);
+    await removeDevices(trx, networkId, deviceIds);
     // removeDevices moved the netmap epoch if the user had devices; a user without devices is
     // in nobody's view, so nothing else changes.
     await trx.deleteFrom('users').where('id', '=', id).where('network_id', '=', networkId).execute();
-    return { value: undefined, target: id };
+    events.push({ type: 'user.deleted', data: { user: before } });
+    return { value: undefined, target: id, events };
   });
 }

@@ -1,0 +1,74 @@
+/**
+ * The outbox. Events are written by the unit of work, in the transaction of their change and
+ * after its audit entry (whose lock makes `seq` order commit order within a network), so a
+ * reader tailing with a cursor and the webhook fan-out never skip one that commits late.
+ */
+import type { EventBody, EventType } from '@warren/contract';
+import { newId } from '../lib/ids.js';
+import { iso } from '../lib/time.js';
+import type { Db } from '../storage/database.js';
+import { type Actor, actorRef } from './actor.js';
+
+/** An event as a service states it: its type and the record(s) after the change. */
+export interface EventDraft {
+  type: EventType;
+  data: Record<string, unknown>;
+  /** Only this webhook endpoint receives it (webhook.test). */
+  webhookId?: string;
+}
+
+/** Appends the events of one change; returns their ids in order. */
+export async function appendEvents(
+  trx: Db,
+  actor: Actor,
+  time: number,
+  drafts: readonly EventDraft[],
+): Promise<string[]> {
+  if (drafts.length === 0) return [];
+  const actorText = JSON.stringify(actorRef(actor));
+  const rows = drafts.map((draft) => ({
+    id: newId('event'),
+    network_id: actor.networkId,
+    type: draft.type,
+    time,
+    actor: actorText,
+    data: JSON.stringify(draft.data),
+    webhook_id: draft.webhookId ?? null,
+  }));
+  await trx.insertInto('events').values(rows).execute();
+  return rows.map((row) => row.id);
+}
+
+export interface EventRow {
+  seq: number;
+  id: string;
+  network_id: string;
+  type: string;
+  time: number;
+  actor: string;
+  data: string;
+  webhook_id: string | null;
+}
+
+export function presentEvent(row: EventRow): EventBody {
+  return {
+    id: row.id,
+    type: row.type as EventType,
+    time: iso(row.time),
+    actor: JSON.parse(row.actor),
+    data: JSON.parse(row.data),
+  };
+}
+
+/**
+ * Whether a type matches a list of filters: exact types, families (`device.*`) and `*`.
+ * The same rule serves GET /v1/events?type= and a webhook's `events`.
+ */
+export function matchesFilters(type: string, filters: readonly string[]): boolean {
+  return filters.some(
+    (filter) => filter === '*' || filter === type || (filter.endsWith('.*') && type.startsWith(filter.slice(0, -1))),
+  );
+}
+
+/** Wakes whoever delivers events in this process (the webhook dispatcher) after a commit. */
+export type EventListener = () => void;

@@ -1,0 +1,170 @@
+/**
+ * Transitions that no call makes: a device going online or offline (time passing, not a
+ * request, takes it offline) and a key nearing or passing its expiry. A periodic pass finds
+ * them and claims each with a conditional upsert on its `announcements` row, inside the unit
+ * of work that writes the event: with several instances looking at once, only the one whose
+ * claim changed the row emits, so each transition is announced exactly once.
+ */
+
+import type { AppContext } from '../../context.js';
+import { systemActor } from '../../core/actor.js';
+import type { EventDraft } from '../../core/events.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
+import type { Db } from '../../storage/database.js';
+import { deviceDetail } from '../devices/devices.service.js';
+import { onlineWhere } from '../devices/presence.js';
+import { presentKey } from '../keys/keys.presenter.js';
+
+/** key.expiring is sent this long before a key expires. */
+export const EXPIRING_NOTICE_MS = 24 * 3_600_000;
+const BATCH = 500;
+
+type Transition = { subject: string; state: string; type: EventDraft['type'] };
+
+/**
+ * Claims `subject`'s move to `state` from one of `from` ('' : nothing announced yet): true
+ * when this call changed the row, so this caller announces it. On PostgreSQL a concurrent
+ * claim waits for this one's row lock (or its unique key) and then finds nothing to change.
+ */
+async function claim(
+  trx: Db,
+  networkId: string,
+  subject: string,
+  state: string,
+  from: readonly string[],
+): Promise<boolean> {
+  const moveFrom = from.filter((s) => s !== '');
+  if (moveFrom.length > 0) {
+    const moved = await trx
+      .updateTable('announcements')
+      .set({ state })
+      .where('subject', '=', subject)
+      .where('state', 'in', moveFrom)
+      .executeTakeFirst();
+    if (Number(moved.numUpdatedRows) > 0) return true;
+  }
+  if (!from.includes('')) return false;
+  const inserted = await trx
+    .insertInto('announcements')
+    .values({ subject, network_id: networkId, state })
+    .onConflict((oc) => oc.column('subject').doNothing())
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** Announces each network's transitions in one unit of work per network. */
+async function announce(
+  ctx: Pick<AppContext, 'db' | 'clock'>,
+  found: { network_id: string; transition: Transition }[],
+  dataOf: (trx: Db, networkId: string, subject: string, now: number) => Promise<Record<string, unknown>>,
+): Promise<number> {
+  const byNetwork = new Map<string, Transition[]>();
+  for (const { network_id, transition } of found) {
+    byNetwork.set(network_id, [...(byNetwork.get(network_id) ?? []), transition]);
+  }
+  let announced = 0;
+  for (const [networkId, transitions] of byNetwork) {
+    announced += await unitOfWork(ctx, systemActor(networkId, 'detector'), null, async (trx, now) => {
+      const events: EventDraft[] = [];
+      for (const t of transitions) {
+        const from = FROM[t.state] ?? [];
+        if (await claim(trx, networkId, t.subject, t.state, from)) {
+          events.push({ type: t.type, data: await dataOf(trx, networkId, t.subject, now) });
+        }
+      }
+      return { value: events.length, target: null, events, unchanged: events.length === 0 };
+    });
+  }
+  return announced;
+}
+
+/** The states each announced state may follow ('' : nothing announced yet). */
+const FROM: Record<string, readonly string[]> = {
+  online: ['', 'offline'],
+  offline: ['online'],
+  expiring: [''],
+  expired: ['', 'expiring'],
+};
+
+/** Devices whose presence differs from what was last announced. */
+export async function detectPresence(ctx: Pick<AppContext, 'db' | 'clock'>): Promise<number> {
+  const now = ctx.clock.now();
+  const cameOnline = await ctx.db
+    .selectFrom('devices')
+    .leftJoin('announcements', 'announcements.subject', 'devices.id')
+    .select(['devices.id', 'devices.network_id'])
+    .where((eb) => onlineWhere(eb, now, true))
+    .where((eb) => eb.or([eb('announcements.state', 'is', null), eb('announcements.state', '<>', 'online')]))
+    .limit(BATCH)
+    .execute();
+  const wentOffline = await ctx.db
+    .selectFrom('announcements')
+    .innerJoin('devices', 'devices.id', 'announcements.subject')
+    .select(['devices.id', 'devices.network_id'])
+    .where('announcements.state', '=', 'online')
+    .where((eb) => onlineWhere(eb, now, false))
+    .limit(BATCH)
+    .execute();
+  const found = [
+    ...cameOnline.map((d) => ({
+      network_id: d.network_id,
+      transition: { subject: d.id, state: 'online', type: 'device.online' as const },
+    })),
+    ...wentOffline.map((d) => ({
+      network_id: d.network_id,
+      transition: { subject: d.id, state: 'offline', type: 'device.offline' as const },
+    })),
+  ];
+  return announce(ctx, found, async (trx, networkId, id, at) => ({
+    device: await deviceDetail(trx, networkId, id, at),
+  }));
+}
+
+/** Keys within a day of expiry (key.expiring) or past it (key.expired), once each. */
+export async function detectKeyExpiry(ctx: Pick<AppContext, 'db' | 'clock'>): Promise<number> {
+  const now = ctx.clock.now();
+  const rows = await ctx.db
+    .selectFrom('keys')
+    .leftJoin('announcements', 'announcements.subject', 'keys.id')
+    .select(['keys.id', 'keys.network_id', 'keys.expires_at', 'announcements.state'])
+    .where('keys.revoked_at', 'is', null)
+    .where('keys.expires_at', '<=', now + EXPIRING_NOTICE_MS)
+    .where((eb) => eb.or([eb('announcements.state', 'is', null), eb('announcements.state', '=', 'expiring')]))
+    .limit(BATCH)
+    .execute();
+  const found = rows
+    .filter((row) => row.expires_at <= now || row.state == null)
+    .map((row) => {
+      const expired = row.expires_at <= now;
+      return {
+        network_id: row.network_id,
+        transition: {
+          subject: row.id,
+          state: expired ? 'expired' : 'expiring',
+          type: expired ? ('key.expired' as const) : ('key.expiring' as const),
+        },
+      };
+    });
+  return announce(ctx, found, async (trx, networkId, id, at) => {
+    const key = await trx
+      .selectFrom('keys')
+      .selectAll()
+      .where('network_id', '=', networkId)
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    return { key: presentKey(key, at) };
+  });
+}
+
+/** Forgets the announcements of devices and keys that no longer exist. */
+export async function forgetGone(db: Db): Promise<void> {
+  await db
+    .deleteFrom('announcements')
+    .where((eb) =>
+      eb.and([
+        eb('subject', 'not in', eb.selectFrom('devices').select('id')),
+        eb('subject', 'not in', eb.selectFrom('keys').select('id')),
+      ]),
+    )
+    .execute();
+}

@@ -1,0 +1,60 @@
+/**
+ * The background work of events: the detector pass (presence, key expiry) every few seconds
+ * and the retention sweep, which keeps events as long as the plan keeps its logs.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import type { Db } from '../../storage/database.js';
+import { logRetentionDays } from '../logs/connections.retention.js';
+import { detectKeyExpiry, detectPresence, forgetGone } from './detector.js';
+
+const DETECT_INTERVAL_MS = 5_000;
+const RETENTION_EVERY_MS = 10 * 60_000;
+const DAY_MS = 86_400_000;
+
+/** One detector pass; tests call it directly. */
+export async function detectTransitions(ctx: Pick<AppContext, 'db' | 'clock'>): Promise<number> {
+  return (await detectPresence(ctx)) + (await detectKeyExpiry(ctx));
+}
+
+/** Deletes each network's events (and their deliveries) older than its log retention. */
+export async function sweepEvents(ctx: Pick<AppContext, 'db' | 'clock' | 'settings'>): Promise<void> {
+  const db: Db = ctx.db;
+  const now = ctx.clock.now();
+  const networks = await db.selectFrom('networks').select(['id', 'plan']).execute();
+  for (const network of networks) {
+    const cutoff = now - logRetentionDays(network.plan, ctx.settings) * DAY_MS;
+    await db
+      .deleteFrom('webhook_deliveries')
+      .where('network_id', '=', network.id)
+      .where('created_at', '<', cutoff)
+      .execute();
+    await db.deleteFrom('events').where('network_id', '=', network.id).where('time', '<', cutoff).execute();
+  }
+  await forgetGone(db);
+}
+
+export function startEventWork(app: FastifyInstance): void {
+  const { ctx } = app;
+  let running: Promise<void> | undefined;
+  let lastSweep = 0;
+  const pass = async () => {
+    await detectTransitions(ctx);
+    if (Date.now() - lastSweep >= RETENTION_EVERY_MS) {
+      lastSweep = Date.now();
+      await sweepEvents(ctx);
+    }
+  };
+  const timer = setInterval(() => {
+    if (running) return;
+    running = pass()
+      .catch((error: unknown) => app.log.error({ err: error }, 'event detector pass failed'))
+      .finally(() => {
+        running = undefined;
+      });
+  }, ctx.settings.eventDetectorIntervalMs ?? DETECT_INTERVAL_MS).unref();
+  app.addHook('onClose', async () => {
+    clearInterval(timer);
+    await running;
+  });
+}

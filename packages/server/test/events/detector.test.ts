@@ -1,0 +1,61 @@
+/**
+ * Transitions no call makes: presence and key expiry, found by the detector pass and
+ * announced once each, also when several passes (instances) look at the same moment.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectTransitions } from '../../src/modules/events/events.worker.js';
+import { createAuthKey, enroll, heartbeat } from '../devices/helpers.js';
+import { startServer, type TestServer } from '../harness.js';
+import { eventPage } from './helpers.js';
+
+describe('event detector', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ settings: { eventDetectorIntervalMs: 3_600_000 } });
+  });
+  afterAll(() => server.close());
+
+  const ctx = () => server.app.ctx;
+  const typesSince = async (cursor: string, type: string) =>
+    (await eventPage(server, `?cursor=${cursor}&type=${type}`)).entries;
+
+  it('announces a device online once and offline once, however many passes look', async () => {
+    const authKey = (await createAuthKey(server, { reusable: true, expiresIn: '30d' })).key;
+    const start = (await eventPage(server)).nextCursor;
+    const device = await enroll(server, authKey, { hostname: 'db-1' });
+    await Promise.all([detectTransitions(ctx()), detectTransitions(ctx()), detectTransitions(ctx())]);
+    await detectTransitions(ctx());
+    let events = await typesSince(start, 'device.*');
+    expect(events.filter((e) => e.type === 'device.online').map((e) => e.data.device.id)).toEqual([device.device.id]);
+    expect(events.find((e) => e.type === 'device.online').actor).toMatchObject({ type: 'system' });
+
+    server.clock.advance(61_000);
+    await Promise.all([detectTransitions(ctx()), detectTransitions(ctx())]);
+    await detectTransitions(ctx());
+    events = await typesSince(start, 'device.offline');
+    expect(events.map((e) => e.data.device)).toEqual([
+      expect.objectContaining({ id: device.device.id, online: false }),
+    ]);
+
+    await heartbeat(server, device.nodeToken);
+    await detectTransitions(ctx());
+    const online = await typesSince(start, 'device.online');
+    expect(online).toHaveLength(2);
+  });
+
+  it('announces key.expiring a day ahead and key.expired once', async () => {
+    const start = (await eventPage(server)).nextCursor;
+    const key = await createAuthKey(server, { expiresIn: '2d' });
+    await detectTransitions(ctx());
+    expect(await typesSince(start, 'key.expiring')).toEqual([]);
+    server.clock.advance(25 * 3_600_000);
+    await Promise.all([detectTransitions(ctx()), detectTransitions(ctx())]);
+    const expiring = await typesSince(start, 'key.expiring');
+    expect(expiring.map((e) => e.data.key.id)).toEqual([key.id]);
+    server.clock.advance(24 * 3_600_000);
+    await Promise.all([detectTransitions(ctx()), detectTransitions(ctx())]);
+    await detectTransitions(ctx());
+    const expired = await typesSince(start, 'key.expired');
+    expect(expired.filter((e) => e.data.key.id === key.id).map((e) => e.data.key.state)).toEqual(['expired']);
+  });
+});
