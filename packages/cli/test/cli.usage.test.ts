@@ -75,4 +75,18 @@ describe('warren: refusals by the server stay exit 1', () => {
     expect(res.stderr).toMatch(/^warren: insufficient_scope: /);
     expect(res.stderr.split('\n')).toHaveLength(2);
   });
+
+  it('a name that matches nothing is the network’s answer, like a 404', async () => {
+    const device = await warren(['devices', 'get', 'no-such-host'], envOf(server));
+    expect(device).toMatchObject({
+      code: 1,
+      stderr: 'warren: not_found: no device is named "no-such-host" (pass its id, dev_…)\n',
+    });
+    expect((await warren(['devices', 'get', 'dev_nosuchdevice'], envOf(server))).code).toBe(1);
+    const user = await warren(['users', 'set-role', 'nobody@example.com', 'admin'], envOf(server));
+    expect(user).toMatchObject({
+      code: 1,
+      stderr: 'warren: not_found: no user has the login name "nobody@example.com"\n',
+    });
+  });
 });

@@ -20,7 +20,8 @@ export async function resolveDevice(warren: Warren, ref: string): Promise<string
   if (ref.startsWith('dev_')) return ref;
   const matches = (await warren.devices.list()).filter((d) => d.name === ref || d.hostname === ref);
   if (matches.length === 1) return matches[0]!.id;
-  if (matches.length === 0) throw new UsageError(`no device is named "${ref}" (pass its id, dev_…)`);
+  // Nothing by that name is the network's answer, like a 404 (exit 1); several is a usage mistake.
+  if (matches.length === 0) throw new Error(`not_found: no device is named "${ref}" (pass its id, dev_…)`);
   throw new UsageError(
     `${matches.length} devices are named "${ref}": pass the id (${matches.map((d) => d.id).join(', ')})`,
   );

@@ -223,7 +223,7 @@ export function registerKeyCommands(program: Command, io: Io): void {
       if (!Number.isInteger(limit) || limit < 1)
         throw new UsageError(`the limit must be a positive whole number (got "${perMinute}")`);
       const found = await withStorage(flags.db, (storage) => setKeyRateLimit(storage.db, id, limit, Date.now()));
-      if (!found) throw new UsageError(`API key ${id} does not exist in ${redact(databaseUrl(flags.db))}`);
+      if (!found) throw new Error(`not_found: API key ${id} does not exist in ${redact(databaseUrl(flags.db))}`);
       io.out(`API key ${id} may now make ${limit} requests a minute\n`);
     });
 }

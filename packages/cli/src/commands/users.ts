@@ -3,14 +3,14 @@
 import type { UserBody, Warren } from '@warren/client';
 import { ROLES, type Role } from '@warren/contract';
 import type { Command } from 'commander';
-import { ago, connect, examples, type Io, oneOf, printJson, printTable, UsageError, visible } from './output.js';
+import { ago, connect, examples, type Io, oneOf, printJson, printTable, visible } from './output.js';
 
 /** A user id (`usr_…`) or a login name. */
 async function resolveUser(warren: Warren, ref: string): Promise<string> {
   if (ref.startsWith('usr_')) return ref;
   const login = ref.toLowerCase();
   const user = (await warren.users.list()).find((u) => u.loginName === login);
-  if (!user) throw new UsageError(`no user has the login name "${ref}"`);
+  if (!user) throw new Error(`not_found: no user has the login name "${ref}"`);
   return user.id;
 }
 
