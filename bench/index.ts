@@ -1,12 +1,16 @@
 // `npm run bench [-- NAME …]`: runs each benchmark in its own process (so one's heap and
 // database do not skew the next) and prints their figures. Names: policy, devices, netmap,
-// connections. Each benchmark prints its own baseline and ratio; see the file's header.
+// connections, api. Each benchmark prints its own baseline and ratio; see the file's header.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ALL = ['policy', 'devices', 'netmap', 'connections'];
-const requested = process.argv.slice(2);
+const ALL = ['policy', 'devices', 'netmap', 'connections', 'api'];
+// Names come first; flags after them (`npm run bench -- api --devices 2000`) go to each benchmark.
+const args = process.argv.slice(2);
+const firstFlag = args.findIndex((arg) => arg.startsWith('--'));
+const requested = firstFlag === -1 ? args : args.slice(0, firstFlag);
+const passed = firstFlag === -1 ? [] : args.slice(firstFlag);
 const names = requested.length > 0 ? requested : ALL;
 const tsx = join(import.meta.dirname, '..', 'node_modules', '.bin', 'tsx');
 
@@ -19,7 +23,7 @@ for (const name of names) {
     continue;
   }
   process.stdout.write(`\n=== ${name} ===\n`);
-  const result = spawnSync(tsx, [file], { stdio: 'inherit' });
+  const result = spawnSync(tsx, [file, ...passed], { stdio: 'inherit' });
   if (result.status !== 0) failed++;
 }
 process.exit(failed === 0 ? 0 : 1);

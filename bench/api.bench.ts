@@ -1,0 +1,291 @@
+// API benchmark: `npm run bench -- api [--devices 10000] [--duration 10] [--connections 32] [--db URL]`.
+//
+// Measures the management API from outside, as a user's load would reach it: `warren serve`
+// runs in its own process (SQLite file by default, or the PostgreSQL URL in --db), `wrk` loads
+// it over loopback, and a raw node:http server that checks the same bearer header and returns
+// the same bytes is loaded the same way in the same run: that server is the baseline, and
+// Warren's throughput is reported as a ratio of it.
+//
+// Rows (10,000 devices enrolled over the node protocol; the listed ones kept online by heartbeats):
+//   1. GET /v1/devices?tag=tag:sim&tag=tag:canary&online=true   — 50 devices returned
+//   2. GET /v1/devices?tag=tag:k1000&online=true                 — 1,000 devices returned
+//   3. GET /v1/network
+// Then the rate limiter on its own: microseconds per hit for a key limited to 100/min with a
+// full window against one limited to 1,000,000/min with 100,000 hits in its window.
+//
+// Needs `wrk` (Debian: `apt-get install wrk`).
+
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { Warren } from '@warren/client';
+import { type Simulation, simulate } from '../packages/cli/src/commands/node-agent.js';
+import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../packages/server/src/http/rate-limiter.js';
+import { openStorage } from '../packages/server/src/storage/database.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    devices: { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    db: { type: 'string' },
+  },
+});
+const DEVICES = Number(flags.devices);
+const DURATION = Number(flags.duration);
+const CONNECTIONS = Number(flags.connections);
+if (!(DEVICES >= 1050)) throw new Error('--devices must be at least 1050 (50 canaries and 1,000 listed devices)');
+
+const root = join(import.meta.dirname, '..');
+const warrenBin = join(root, 'packages', 'cli', 'bin', 'warren.js');
+const tsx = join(root, 'node_modules', '.bin', 'tsx');
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
+
+try {
+  execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+} catch (error) {
+  // wrk prints its version and exits 1; only a missing binary is an error.
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+    console.error('the api benchmark needs wrk (Debian: apt-get install wrk)');
+    process.exit(1);
+  }
+}
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/**
+ * Runs wrk against one URL and reads its throughput, latency percentiles and non-2xx count.
+ * Asynchronously: the fleet's heartbeats go on meanwhile, so listed devices stay online.
+ */
+async function wrk(url: string, apiKey: string): Promise<Load> {
+  const { stdout: out } = await promisify(execFile)(
+    'wrk',
+    ['-t2', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-H', `Authorization: Bearer ${apiKey}`, url],
+    { encoding: 'utf8' },
+  );
+  const ms = (label: string): number => {
+    const match = out.match(new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm'));
+    if (!match) return Number.NaN;
+    const value = Number(match[1]);
+    return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
+  };
+  const errors = Number(out.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
+  const socketErrors = out.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
+  const socket = socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
+  const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1]);
+  if (!(rps > 0) || errors + socket > 0) console.error(`wrk at ${url}:\n${out}`);
+  return {
+    rps,
+    p50: ms('50%'),
+    p99: ms('99%'),
+    errors: errors + socket,
+  };
+}
+
+/** The baseline server (bench/raw-server.ts) in its own process, answering with Warren's bytes. */
+async function rawServer(
+  dir: string,
+  apiKey: string,
+  bodies: Map<string, Buffer>,
+): Promise<{ url: string; child: ChildProcess }> {
+  const file = join(dir, 'raw-bodies.json');
+  writeFileSync(
+    file,
+    JSON.stringify({ apiKey, bodies: Object.fromEntries([...bodies].map(([p, b]) => [p, b.toString()])) }),
+  );
+  const child = spawn(tsx, [join(import.meta.dirname, 'raw-server.ts'), file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`raw server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+async function startWarren(db: string): Promise<{ url: string; apiKey: string; child: ChildProcess }> {
+  const init = JSON.parse(
+    execFileSync(process.execPath, [warrenBin, 'init', '--db', db, '--network', 'bench', '--json'], {
+      encoding: 'utf8',
+    }),
+  ) as { apiKey: string };
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [warrenBin, 'serve', '--db', db, '--host', '127.0.0.1', '--port', String(port)],
+    {
+      // Its request log (the default level, as users run it) is written and discarded.
+      stdio: ['ignore', 'ignore', 'ignore'],
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) return { url, apiKey: init.apiKey, child };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('warren serve did not become ready');
+}
+
+/** Enrolls the fleet; the 1,050 listed devices heartbeat for the rest of the run. */
+async function enroll(url: string, admin: Warren): Promise<Simulation[]> {
+  const { text } = await admin.acl.getText();
+  const owners = '"tagOwners": { "tag:sim": [], "tag:canary": [], "tag:k1000": [], "tag:bulk": [] },';
+  await admin.acl.set(text.replace(/"tagOwners": \{[^}]*\},/, owners));
+  const key = async (tags: string[]) =>
+    (await admin.keys.create({ type: 'auth', reusable: true, tags, expiresIn: '1d' })).key as string;
+  const groups: [string[], number, string, boolean][] = [
+    [['tag:sim', 'tag:canary'], 50, 'canary', true],
+    [['tag:sim', 'tag:k1000'], 1000, 'k', true],
+    [['tag:sim', 'tag:bulk'], DEVICES - 1050, 'bulk', false],
+  ];
+  const simulations: Simulation[] = [];
+  for (const [tags, count, prefix, heartbeat] of groups) {
+    const sim = await simulate({
+      server: url,
+      authKey: await key(tags),
+      count,
+      hostnamePrefix: prefix,
+      heartbeat,
+      heartbeatMs: [20_000, 30_000],
+      netmap: false,
+      connections: false,
+    });
+    if (sim.failed) throw new Error(`${sim.failed} enrollments failed: ${JSON.stringify(sim.failures)}`);
+    simulations.push(sim);
+  }
+  // One heartbeat each now, so the listed devices are online before the first measurement.
+  let next = 0;
+  const listed = simulations.slice(0, 2).flatMap((sim) => sim.agents);
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < listed.length) await listed[next++]!.tick();
+    }),
+  );
+  return simulations;
+}
+
+const ROWS = [
+  {
+    name: 'GET /v1/devices?tag=…&online=true (50)',
+    path: '/v1/devices?tag=tag:sim&tag=tag:canary&online=true',
+    rows: 50,
+  },
+  { name: 'GET /v1/devices?tag=…&online=true (1,000)', path: '/v1/devices?tag=tag:k1000&online=true', rows: 1000 },
+  { name: 'GET /v1/network', path: '/v1/network', rows: 0 },
+];
+
+async function measureApi(dir: string, db: string, label: string): Promise<void> {
+  const { url, apiKey: initKey, child } = await startWarren(db);
+  try {
+    const admin = new Warren({ url, apiKey: initKey });
+    // A key whose limit is out of the way, so the load measures the request path, not 429s.
+    const bench = await admin.keys.create({ type: 'api', name: 'bench', scopes: ['read'], rateLimit: 1_000_000 });
+    const apiKey = bench.key as string;
+    const started = performance.now();
+    const fleet = await enroll(url, admin);
+    console.log(`${label}: ${fmt(DEVICES)} devices enrolled in ${fmt((performance.now() - started) / 1000, 1)} s`);
+
+    const bodies = new Map<string, Buffer>();
+    for (const row of ROWS) {
+      const response = await fetch(`${url}${row.path}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const body = Buffer.from(await response.arrayBuffer());
+      if (!response.ok) throw new Error(`${row.path}: ${response.status} ${body}`);
+      if (row.rows && (JSON.parse(body.toString()) as { devices: unknown[] }).devices.length !== row.rows) {
+        throw new Error(`${row.path} returned ${body.length} bytes without the expected ${row.rows} devices`);
+      }
+      bodies.set(row.path, body);
+    }
+    const raw = await rawServer(dir, apiKey, bodies);
+    console.log(
+      `${'call'.padEnd(44)} ${'Warren req/s'.padStart(12)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ` +
+        `${'raw req/s'.padStart(10)} ${'ratio'.padStart(6)}  bytes  errors`,
+    );
+    for (const row of ROWS) {
+      // One call first, answered only once the previous load's queued requests are done.
+      await fetch(`${url}${row.path}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.arrayBuffer());
+      const warren = await wrk(`${url}${row.path}`, apiKey);
+      const baseline = await wrk(`${raw.url}${row.path}`, apiKey);
+      console.log(
+        `${row.name.padEnd(44)} ${fmt(warren.rps).padStart(12)} ${fmt(warren.p50, 2).padStart(8)} ` +
+          `${fmt(warren.p99, 2).padStart(8)} ${fmt(baseline.rps).padStart(10)} ${fmt(warren.rps / baseline.rps, 2).padStart(6)}  ` +
+          `${fmt(bodies.get(row.path)!.length)}  ${warren.errors}`,
+      );
+    }
+    raw.child.kill('SIGTERM');
+    await Promise.all(fleet.map((sim) => sim.stop(false)));
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+/** Microseconds per hit of a limiter: a full 100/min window against 100,000 live hits of 1,000,000/min. */
+async function measureLimiter(db: string, label: string): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'warren-bench-limiter-'));
+  const storage = await openStorage(db.startsWith('postgres') ? db : `sqlite:${join(dir, 'limiter.db')}`);
+  let now = Date.now();
+  const clock = { now: () => now };
+  const limiter: RateLimiter =
+    storage.dialect === 'postgres' ? new PostgresRateLimiter(storage.db, clock) : new MemoryRateLimiter(clock);
+  const fill = async (bucket: string, limit: number, hits: number, spanMs: number) => {
+    const start = now;
+    for (let i = 0; i < hits; i++) {
+      now = start + Math.floor((i * spanMs) / hits);
+      await limiter.hit(bucket, limit);
+    }
+  };
+  const time = async (bucket: string, limit: number, times: number) => {
+    const started = performance.now();
+    for (let i = 0; i < times; i++) {
+      now += 1;
+      await limiter.hit(bucket, limit);
+    }
+    return ((performance.now() - started) * 1000) / times;
+  };
+  const big = storage.dialect === 'postgres' ? 20_000 : 100_000;
+  const t0 = now;
+  await fill('key:small', 100, 100, 50_000);
+  now = t0;
+  await fill('key:large', 1_000_000, big, 50_000);
+  const times = storage.dialect === 'postgres' ? 500 : 20_000;
+  const small = await time('key:small', 100, times);
+  const large = await time('key:large', 1_000_000, times);
+  console.log(
+    `${label} rate limiter: ${fmt(small, 1)} µs/hit at 100/min (window full) · ${fmt(large, 1)} µs/hit at ` +
+      `1,000,000/min with ${fmt(big)} hits in the window · ratio ${fmt(large / small, 2)} (1.0 = same cost)`,
+  );
+  limiter.close();
+  await storage.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'warren-bench-api-'));
+const db = flags.db ?? `sqlite:${join(dir, 'warren.db')}`;
+const label = db.startsWith('postgres') ? 'PostgreSQL' : 'SQLite';
+console.log(`api benchmark: ${fmt(DEVICES)} devices, wrk -t2 -c${CONNECTIONS} -d${DURATION}s, ${label}`);
+try {
+  await measureApi(dir, db, label);
+  await measureLimiter(db, label);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);
