@@ -3,8 +3,8 @@
 // are all "every device"; `*:*`, `*:1-65535` and ports split across entries are all "every
 // port". A rule (acl or grant) is over-permissive when its sources cover every device and its
 // destinations cover every device on every port for every protocol; autoApprovers are when
-// every device could be approved for prefixes that together make all of IPv4 or all of IPv6
-// (the exit node's default routes included).
+// every user (every device's owner) could get prefixes approved that together make all of IPv4
+// or all of IPv6 (the exit node's default routes included).
 
 import { type KeyRange, type Prefix, parsePrefix } from './cidr.js';
 import type { PortRanges } from './ports.js';
@@ -87,7 +87,7 @@ export function overPermissiveRule(src: readonly Selector[], dst: readonly Compi
   return open[0].i;
 }
 
-/** Which devices an approver stands for, as far as "every device" is concerned. */
-export function approverKinds(sel: Selector): { users: boolean; tagged: boolean } {
-  return { users: sel.kind === 'all' || sel.kind === 'member', tagged: sel.kind === 'all' || sel.kind === 'tagged' };
+/** An approver that holds every user's devices: `*` or `autogroup:member`. */
+export function approvesEveryUser(sel: Selector): boolean {
+  return sel.kind === 'all' || sel.kind === 'member';
 }

@@ -4,7 +4,7 @@
 import type { Node } from 'jsonc-parser';
 import type { Checker, StringItem } from './checker.js';
 import { type Prefix, parsePrefix } from './cidr.js';
-import { ALL_V4, ALL_V6, approverKinds, overPermissiveRule, unionCovers } from './over-permissive.js';
+import { ALL_V4, ALL_V6, approvesEveryUser, overPermissiveRule, unionCovers } from './over-permissive.js';
 import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './ports.js';
 import { onlyPortless, PROTO_NUMBERS, type ProtoSet, parseProto } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
@@ -208,29 +208,30 @@ export function checkAutoApprovers(
 }
 
 /**
- * Every device could be approved for all of IPv4 or all of IPv6 (and so become an exit node)
- * when, for user-owned and for tagged devices alike, the prefixes their approvers may approve
- * together cover the family. Reported once per offending approver: the first that takes part.
+ * Every device's owner could get a device approved for all of IPv4 or all of IPv6 (and so make
+ * it an exit node) when the prefixes that approvers holding every user (`*`,
+ * `autogroup:member`) may approve together cover the family: any user can enroll an untagged
+ * device. Tagged devices need a tag that tagOwners controls, so `autogroup:tagged` alone is
+ * not "everyone". Reported once per offending approver: the first that takes part.
  */
 function reportOverPermissiveApprovals(grants: Array<{ prefix: Prefix; approver: Approver }>, c: Checker): void {
   const families = new Map<Node, string[]>();
   for (const all of [ALL_V4, ALL_V6]) {
-    const mine = grants.filter((g) => g.prefix.family === all.family);
-    const forUsers = mine.filter((g) => approverKinds(g.approver.sel).users).map((g) => g.prefix);
-    const forTagged = mine.filter((g) => approverKinds(g.approver.sel).tagged).map((g) => g.prefix);
-    if (!unionCovers(forUsers, all) || !unionCovers(forTagged, all)) continue;
-    const first = mine
-      .filter((g) => {
-        const k = approverKinds(g.approver.sel);
-        return k.users || k.tagged;
-      })
-      .sort((a, b) => a.approver.item.node.offset - b.approver.item.node.offset)[0].approver.item.node;
+    const mine = grants.filter((g) => g.prefix.family === all.family && approvesEveryUser(g.approver.sel));
+    if (
+      !unionCovers(
+        mine.map((g) => g.prefix),
+        all,
+      )
+    )
+      continue;
+    const first = mine.sort((a, b) => a.approver.item.node.offset - b.approver.item.node.offset)[0].approver.item.node;
     families.set(first, [...(families.get(first) ?? []), all.text]);
   }
   for (const [node, texts] of families) {
     c.error(
       node,
-      `over-permissive autoApprovers: every device could be approved for all of ${texts.join(' and ')}, so any device could make itself an exit node; approve those prefixes for specific tags or users`,
+      `over-permissive autoApprovers: every user could get a device approved for all of ${texts.join(' and ')}, so anyone could make an exit node; approve those prefixes for specific tags or users`,
     );
   }
 }

@@ -120,7 +120,7 @@ describe('an over-permissive rule, however it is spelled', () => {
   });
 });
 
-/** autoApprovers spellings that let every device approve all of IPv4 (or be an exit node), or not. */
+/** autoApprovers spellings that let every user get all of IPv4 or IPv6 approved (an exit node), or not. */
 const BROAD_APPROVALS = [
   { routes: { '0.0.0.0/0': ['*'] } },
   { routes: { '0.0.0.0/0': ['autogroup:member', 'autogroup:tagged'] } },
@@ -136,16 +136,18 @@ const BROAD_APPROVALS = [
   { routes: { '::/1': ['*'], '8000::/1': ['*'] } },
   { exitNode: ['*'] },
   { exitNode: ['autogroup:member', 'autogroup:tagged'] },
-  { exitNode: ['autogroup:member'], routes: { '0.0.0.0/0': ['autogroup:tagged'] } },
+  { exitNode: ['autogroup:member'] },
+  { routes: { '0.0.0.0/0': ['autogroup:member'] } },
+  { routes: { '::/1': ['autogroup:member'], '8000::/1': ['*', 'tag:router'] } },
 ];
 const NARROW_APPROVALS = [
   { routes: { '0.0.0.0/1': ['*'] } },
-  { routes: { '0.0.0.0/0': ['autogroup:member'] } },
   { routes: { '0.0.0.0/0': ['tag:router'], '10.0.0.0/8': ['*'] } },
   { routes: { '0.0.0.0/1': ['autogroup:member'], '128.0.0.0/1': ['autogroup:tagged'] } },
+  { routes: { '0.0.0.0/0': ['autogroup:tagged', 'group:eng'] } },
   { exitNode: ['autogroup:tagged'] },
-  { exitNode: ['tag:router', 'group:eng'] },
-  { exitNode: ['autogroup:member'], routes: { '0.0.0.0/1': ['autogroup:tagged'] } },
+  { exitNode: ['tag:router', 'group:eng', 'autogroup:admin'] },
+  { exitNode: ['autogroup:tagged'], routes: { '0.0.0.0/1': ['autogroup:member'] } },
 ];
 
 describe('over-permissive autoApprovers, however they are spelled', () => {
