@@ -55,7 +55,7 @@ describe('Warren client: connection log paging', () => {
     expect(seen).toHaveLength(7);
     expect(new Set(seen).size).toBe(7);
 
-    expect((await report(server, b, 3, 22)).status).toBe(202);
+    expect((await report(server, a, 3, 22)).status).toBe(202);
     const more = [];
     for await (const entry of warren.logs.connectionsAll({ cursor: step.value })) more.push(entry);
     expect(more.map((e) => e.dst.addr)).toEqual(['100.64.0.2:22', '100.64.0.2:22', '100.64.0.2:22']);
