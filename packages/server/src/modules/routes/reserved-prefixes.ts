@@ -15,7 +15,7 @@
  * network two routes.
  */
 // The prefix arithmetic of the policy engine (a pure module), so routes and policy read CIDRs alike.
-import { containsPrefix, overlaps, type Prefix, parsePrefix } from '../../policy/cidr.js';
+import { containsPrefix, formatKey, overlaps, type Prefix, parsePrefix } from '../../policy/cidr.js';
 
 interface Reserved {
   prefix: Prefix;
@@ -46,9 +46,8 @@ const MAPPED = reserved('::ffff:0.0.0.0/96', 'IPv4-mapped IPv6');
 
 /** The IPv4 prefix an IPv4-mapped IPv6 prefix stands for (`::ffff:10.0.0.0/104` → `10.0.0.0/8`). */
 function mappedV4(prefix: Prefix): string {
-  const key = `4${prefix.start.slice(-8)}`;
-  const octets = [0, 2, 4, 6].map((i) => Number.parseInt(key.slice(1 + i, 3 + i), 16));
-  return `${octets.join('.')}/${prefix.bits - 96}`;
+  // The last 32 bits of the IPv6 key are the IPv4 address.
+  return `${formatKey(`4${prefix.start.slice(-8)}`)}/${prefix.bits - 96}`;
 }
 
 function reservedOverlap(prefix: Prefix): string | undefined {
