@@ -21,6 +21,7 @@ type Client struct {
 	Keys    *KeysService
 	Routes  *RoutesService
 	Logs    *LogsService
+	Events  *EventsService
 }
 
 // NewClient returns a Client for the server at WithBaseURL (default WARREN_URL) with the key
@@ -43,6 +44,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	c.Keys = &KeysService{c}
 	c.Routes = &RoutesService{c}
 	c.Logs = &LogsService{c}
+	c.Events = &EventsService{c}
 	return c, nil
 }
 

@@ -45,6 +45,7 @@ var operations = map[string]any{
 
 	"listConnectionLog": (*warren.LogsService).Connections, // and ConnectionsPage
 	"listAuditLog":      (*warren.LogsService).Audit,       // and AuditPage
+	"listEvents":        (*warren.EventsService).List,      // and Page
 
 	"registerNode":      (*warren.NodeClient).Register,
 	"heartbeat":         (*warren.NodeClient).Heartbeat,

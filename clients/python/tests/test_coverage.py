@@ -37,6 +37,7 @@ OPERATIONS: Dict[str, str] = {
     "disableRoute": "client.routes.disable",
     "listConnectionLog": "client.logs.connections_page",
     "listAuditLog": "client.logs.audit_page",
+    "listEvents": "client.events.page",
     "registerNode": "node.register",
     "heartbeat": "node.heartbeat",
     "disconnectNode": "node.disconnect",

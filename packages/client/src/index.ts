@@ -3,6 +3,7 @@ export type {
   AuditEntryBody,
   ConnectionEntryBody,
   DeviceBody,
+  EventBody,
   KeyBody,
   KeyState,
   NetworkBody,
@@ -16,6 +17,7 @@ export type {
   ValidationResultBody,
 } from '@warren/contract';
 export { Acl, HUJSON } from './acl.js';
+export { Events } from './events.js';
 export {
   type RawResponse,
   type RequestOptions,

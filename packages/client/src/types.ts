@@ -96,6 +96,11 @@ export interface AuditLogQuery extends LogQuery {
   key?: string;
 }
 
+export interface EventQuery extends LogQuery {
+  /** Event types (`device.created`) or families (`device.*`); any of them matches. */
+  type?: readonly string[];
+}
+
 /** One ACL rule of a policy. */
 export interface PolicyRule {
   action: 'accept';

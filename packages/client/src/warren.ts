@@ -4,6 +4,7 @@
  * for idempotent calls (GET, PUT, DELETE, and policy validation) up to `maxRetries` times.
  */
 import { Acl } from './acl.js';
+import { Events } from './events.js';
 import { Transport } from './http.js';
 import { Logs } from './log-pages.js';
 import { Devices, Keys, NetworkInfo, Routes, Users } from './resources.js';
@@ -29,6 +30,7 @@ export class Warren {
   readonly routes: Routes;
   readonly network: NetworkInfo;
   readonly logs: Logs;
+  readonly events: Events;
   /** The transport, for calls this client does not wrap. */
   readonly http: Transport;
 
@@ -51,6 +53,7 @@ export class Warren {
     this.routes = new Routes(this.http);
     this.network = new NetworkInfo(this.http);
     this.logs = new Logs(this.http);
+    this.events = new Events(this.http);
   }
 }
 

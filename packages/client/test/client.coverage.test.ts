@@ -31,6 +31,7 @@ const METHODS: Record<string, string> = {
   disableRoute: 'routes.disable',
   listConnectionLog: 'logs.connections',
   listAuditLog: 'logs.audit',
+  listEvents: 'events.list',
   registerNode: 'node.register',
   heartbeat: 'node.heartbeat',
   disconnectNode: 'node.disconnect',

@@ -6,6 +6,7 @@ from ._config import setting
 from ._http import OwnsConnections, Transport
 from .resources.devices import Devices
 from .resources.keys import Keys
+from .resources.events import Events
 from .resources.logs import Logs
 from .resources.network import NetworkInfo
 from .resources.policy import PolicyApi
@@ -49,6 +50,7 @@ class Client(OwnsConnections):
         self.keys = Keys(self._http)
         self.routes = Routes(self._http)
         self.logs = Logs(self._http)
+        self.events = Events(self._http)
 
     @property
     def url(self) -> str:

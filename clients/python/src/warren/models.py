@@ -256,3 +256,23 @@ class ConnectionReport:
     rx_bytes: int = 0
     tx_packets: int = 0
     rx_packets: int = 0
+
+
+@dataclass(frozen=True)
+class EventActor:
+    """Who made the change: ``key``, ``user``, ``device`` or ``system``."""
+
+    type: str
+    id: Optional[str]
+    name: Optional[str]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One change of state; ``data`` holds the record(s) after it (``{"device": {...}}``)."""
+
+    id: str
+    type: str
+    time: datetime
+    actor: EventActor
+    data: Dict[str, Any]
