@@ -14,6 +14,7 @@ describe('connection log: sources are the reporter’s', () => {
   let peer: TestDevice;
   let gwEnrolled: EnrolledDevice;
   let peerEnrolled: EnrolledDevice;
+  let exitKey: string;
 
   /** The logs helpers' view of an enrolled device. */
   const asTestDevice = (e: EnrolledDevice): TestDevice => ({
@@ -37,6 +38,7 @@ describe('connection log: sources are the reporter’s', () => {
   beforeAll(async () => {
     let authKey: string;
     ({ server, authKey } = await startWithAuthKey());
+    exitKey = authKey;
     // gw serves 10.60.0.0/24 (approved), 10.61.0.0/24 (pending), 10.62.0.0/24 (disabled),
     // 10.64.0.0/24 (approved, then withdrawn); peer serves 10.63.0.0/24 (approved).
     gwEnrolled = await enroll(server, authKey, {
@@ -117,6 +119,20 @@ describe('connection log: sources are the reporter’s', () => {
       expect(body.detail, what).toContain('src.addr');
     }
     expect((await stored()).length).toBe(before);
+  });
+
+  it('lets an exit node vouch for internet sources, never for its peers’ mesh addresses', async () => {
+    const exit = asTestDevice(
+      await enroll(server, exitKey, { hostname: 'exit', advertiseRoutes: ['0.0.0.0/0', '::/0'] }),
+    );
+    await transition(exit.id, '0.0.0.0/0', 'approve');
+    await transition(exit.id, '::/0', 'approve');
+    const from = (addr: string) => send(exit, [entry(exit, gw, { src: { addr } })]);
+    expect((await from('203.0.113.7:443')).status).toBe(202);
+    expect((await from('[2001:db8::7]:443')).status).toBe(202);
+    for (const addr of [`${gw.ipv4}:1`, `[${gw.ipv6}]:1`, `[::ffff:${gw.ipv4}]:1`, '100.64.200.1:1', '127.0.0.1:1']) {
+      expect((await from(addr)).status, addr).toBe(400);
+    }
   });
 
   it('lets each router vouch only for its own routes', async () => {

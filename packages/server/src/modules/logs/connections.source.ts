@@ -6,11 +6,12 @@
  *
  * A route counts while it is approved and advertised, primary or not: a standby router
  * forwards traffic during a failover. A pending, disabled or withdrawn route does not count,
- * nor does another device's route.
+ * nor does another device's route; an approved default route (an exit node) vouches for
+ * internet addresses, never for the mesh's own.
  */
 import { invalidRequest } from '../../http/problem.js';
 // The prefix arithmetic of the policy engine (a pure module), so routes and logs read CIDRs alike.
-import { addressKey, containsPrefix, type Prefix, parsePrefix } from '../../policy/cidr.js';
+import { containsPrefix, type Prefix, parsePrefix } from '../../policy/cidr.js';
 import type { Db } from '../../storage/database.js';
 import { deviceGone } from '../node/presence.service.js';
 import { reservedReason } from '../routes/reserved-prefixes.js';
@@ -28,11 +29,15 @@ function servedPrefixes(texts: readonly string[]): Prefix[] {
   return out;
 }
 
+/**
+ * Whether a route vouches for `src`. An address in a reserved range (another device's mesh
+ * address, loopback, …) never is: only a default route could hold it, and an exit node
+ * forwards its peers' traffic, it does not send it in their name.
+ */
 function insideAny(routes: readonly Prefix[], src: ParsedEndpoint): boolean {
-  const key = addressKey(hostOf(src.text));
-  if (key === null) return false;
-  const address = { start: key, end: key };
-  return routes.some((route) => containsPrefix(route, address));
+  const address = parsePrefix(hostOf(src.text));
+  if (!address.ok || reservedReason(address.prefix) !== undefined) return false;
+  return routes.some((route) => containsPrefix(route, address.prefix));
 }
 
 /**
