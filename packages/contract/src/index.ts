@@ -3,4 +3,3 @@ export * from './events.js';
 export * from './formats.js';
 export * from './requests.js';
 export * from './schemas.js';
-export * from './people.js';
