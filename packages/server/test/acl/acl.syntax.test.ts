@@ -1,0 +1,53 @@
+// PUT /v1/acl and POST /v1/acl/validate with Tailscale's newer syntax: grants, protocol numbers,
+// exit-node approvers, tests over port ranges; and over-permissive spellings refused over HTTP.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem } from '../devices/helpers.js';
+import { startServer, type TestServer } from '../harness.js';
+import { applyPolicy, policyText, putPolicy, validate } from './helpers.js';
+
+const MODERN = `{
+  "groups": { "group:eng": ["ana@example.com"] },
+  "tagOwners": { "tag:web": ["group:eng"], "tag:exit": ["autogroup:admin"] },
+  "acls": [{ "action": "accept", "src": ["tag:web", "group:eng"], "dst": ["autogroup:self:*"], "proto": "6" }],
+  "grants": [
+    { "src": ["group:eng"], "dst": ["tag:web"], "ip": ["tcp:443", "8000-8999", "icmp:*"] },
+    { "src": ["group:eng"], "dst": ["autogroup:internet"], "ip": ["*"], "app": { "example.com/cap/x": [{}] } },
+  ],
+  "autoApprovers": { "exitNode": ["tag:exit"] },
+  "tests": [{ "src": "group:eng", "accept": ["tag:web:443,8000-8999"], "deny": ["tag:web:22"] }],
+}`;
+
+// Every device to every port, spelled without "*".
+const SPLIT = `{
+  "hosts": { "all4": "0.0.0.0/0" },
+  "grants": [
+    { "src": ["autogroup:member", "autogroup:tagged"], "dst": ["all4"], "ip": ["1-1000", "1001-65535"] },
+  ],
+  "autoApprovers": { "routes": { "0.0.0.0/1": ["autogroup:member"], "128.0.0.0/1": ["*"] } },
+}`;
+
+describe('the policy endpoints and Tailscale syntax', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('stores a policy with grants, protocol numbers, exit-node approvers and port-range tests', async () => {
+    expect(await validate(server, MODERN)).toEqual({ valid: true, errors: [] });
+    await applyPolicy(server, MODERN);
+    expect((await policyText(server)).text).toBe(MODERN);
+  });
+
+  it('refuses over-permissive spellings with their line and column, and changes nothing', async () => {
+    const before = await policyText(server);
+    const errors = [
+      { line: 4, column: 64, msg: expect.stringContaining('over-permissive rule') },
+      { line: 6, column: 48, msg: expect.stringContaining('over-permissive autoApprovers') },
+    ];
+    const body = await expectProblem(await putPolicy(server, SPLIT), 400, 'policy_invalid');
+    expect(body.errors).toEqual(errors);
+    expect(await validate(server, SPLIT)).toEqual({ valid: false, errors });
+    expect(await policyText(server)).toEqual(before);
+  });
+});
