@@ -55,6 +55,14 @@
 //   `:*` ports, and their traffic matches a destination whatever its ports (as in Tailscale).
 // - autogroup:self may follow any src: only the user-owned devices among the sources reach
 //   their owner's untagged devices; a src that can hold none (tags, IPs, hosts) is an error.
+// - `grants` compile to the same rules as `acls` (validate-grants.ts): each `ip` entry opens its
+//   ports to every `dst` selector; `app` opens nothing; `via` is refused.
+// - Exit nodes: a device whose `routes` hold both 0.0.0.0/0 and ::/0. Default routes are no
+//   subnets (IP/CIDR selectors ignore them). A device with a rule to autogroup:internet, `*`,
+//   0.0.0.0/0 or ::/0 and every exit node are peers; the exit node's allowedIPs for it carry
+//   both default routes when both are in `primaryRoutes` (the caller's "online").
+// - Over-permissive is judged by meaning (over-permissive.ts): "every device" is `*`,
+//   autogroup:member + autogroup:tagged, or prefixes covering the device address pools.
 
 export { parsePrefix } from './cidr.js';
 export { DEFAULT_POLICY } from './default-policy.js';
