@@ -51,6 +51,7 @@ HELPERS = {
     "client.policy.get_text",
     "client.logs.connections",
     "client.logs.audit",
+    "client.events.list",
     "client.close",
     "node.close",
 }
