@@ -15,6 +15,8 @@ export interface Work<T> {
   value: T;
   /** What the audit entry names as changed: an id, or `acl`. */
   target: string | null;
+  /** More changes the same call made on the way (routes the policy approved), each audited. */
+  also?: readonly { action: string; target: string | null }[];
   /** The events of the change (each transition it made), written in its transaction. */
   events?: readonly EventDraft[];
   /** Nothing changed after all (a sweeper found the work done by another instance): no entry, no event. */
@@ -47,8 +49,13 @@ export async function unitOfWork<T>(
     // Last, as they take the network's audit lock (see insertAuditEntries); the events rely
     // on the same lock for their order.
     const events = work.events ?? [];
-    if (action !== null) await insertAuditEntries(trx, [changeEntry(actor, now, action, work.target)]);
-    else if (events.length > 0) await advisoryLock(trx, auditLockName(actor.networkId));
+    if (action !== null) {
+      const entries = [{ action, target: work.target }, ...(work.also ?? [])];
+      await insertAuditEntries(
+        trx,
+        entries.map((entry) => changeEntry(actor, now, entry.action, entry.target)),
+      );
+    } else if (events.length > 0) await advisoryLock(trx, auditLockName(actor.networkId));
     wroteEvents = (await appendEvents(trx, actor, now, events)).length > 0;
     return work.value;
   });

@@ -48,7 +48,8 @@ describe('autoApprovers', () => {
     expect(routes['192.168.0.0/24']).toMatchObject({ state: 'pending', autoApproved: false, approvedBy: null });
     const audited = (await approvals()).filter((e) => e.deviceId === device.id);
     expect(audited.map((e) => e.target).sort()).toEqual([routes['10.1.0.0/16'].id, routes['0.0.0.0/0'].id].sort());
-    expect(audited[0]).toMatchObject({ method: 'SYSTEM', status: 200, keyId: null });
+    // Audited as part of the enrollment that advertised them: the device's call.
+    expect(audited[0]).toMatchObject({ method: 'POST', path: '/v1/node/register', status: 201, keyId: null });
     expect(audited[0].time).toBe(routes['10.1.0.0/16'].created);
   });
 

@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../http/actor.js';
 import { apiSchema, ref } from '../../http/openapi.js';
 import { ApiError } from '../../http/problem.js';
 import { getPolicy, policyAtVersion, policyHistory, replacePolicy, validatePolicyText } from './acl.service.js';
@@ -113,7 +114,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
       ),
     },
     async (request, reply) => {
-      const stored = await replacePolicy(ctx, request, bodyText(request), request.headers['if-match']);
+      const stored = await replacePolicy(ctx, actorOf(request), bodyText(request), request.headers['if-match']);
       reply.header('etag', stored.etag);
       return reply.type(JSON_TYPE).send(JSON.stringify(stored.document));
     },

@@ -9,14 +9,15 @@
  * new autoApprovers allow are approved, each with its own audit entry.
  */
 import type { ValidationResultBody } from '@warren/contract';
-import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { auditRow } from '../../http/audit.js';
-import { applyChange } from '../../http/change.js';
-import { ApiError, notFound } from '../../http/problem.js';
+import type { Actor } from '../../core/actor.js';
+import { ApiError, notFound } from '../../core/errors.js';
+import type { EventDraft } from '../../core/events.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
 import { policyEtag, validatePolicy } from '../../policy/index.js';
-import { bumpNetmapEpoch } from '../devices/devices.repository.js';
+import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { insertPolicyVersion, policyHead, policyVersion, policyVersions } from './acl.repository.js';
 import { autoApprovePending } from './auto-approve.js';
 import { type CurrentPolicy, currentPolicy, preparePolicy, rememberPolicy } from './policy-cache.js';
@@ -52,12 +53,11 @@ const unquote = (tag: string) => (tag.length >= 2 && tag.startsWith('"') && tag.
 
 export async function replacePolicy(
   ctx: AppContext,
-  request: FastifyRequest,
+  actor: Actor,
   text: string,
   ifMatch: string | undefined,
 ): Promise<CurrentPolicy> {
-  const principal = request.principal!;
-  const networkId = principal.networkId;
+  const { networkId } = actor;
   const result = validatePolicy(text);
   if (!result.ok) {
     const n = result.errors.length;
@@ -66,7 +66,7 @@ export async function replacePolicy(
     });
   }
   const etag = policyEtag(text);
-  const stored = await applyChange(ctx, request, 200, async (trx, now) => {
+  const stored = await unitOfWork(ctx, actor, 'policy.update', async (trx, now) => {
     // The network row first (as every netmap-changing transaction does): on PostgreSQL its lock
     // serialises writers of this network, so the version read below is the one we replace.
     await bumpNetmapEpoch(trx, networkId);
@@ -78,13 +78,14 @@ export async function replacePolicy(
       );
     }
     const version = (head?.version ?? 0) + 1;
-    await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: principal.keyName });
-    const approved = await autoApprovePending(trx, networkId, result.policy, now);
-    await ctx.audit.recordSystem(
-      trx,
-      approved.map((a) => auditRow(request, 200, now, { action: 'route.approve', target: a.routeId })),
-    );
-    return { value: preparePolicy({ version, etag }, text, result.policy), action: 'policy.update', target: 'acl' };
+    await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: actor.name ?? '' });
+    const approved = (await autoApprovePending(trx, networkId, result.policy, now)).map((a) => a.routeId);
+    const events: EventDraft[] = [
+      { type: 'policy.updated', data: { etag, version } },
+      ...(await routeEvents(trx, networkId, now, { approved })),
+    ];
+    const value = preparePolicy({ version, etag }, text, result.policy);
+    return { value, target: 'acl', events, also: approvalEntries(approved) };
   });
   rememberPolicy(networkId, stored);
   return stored;

@@ -2,11 +2,10 @@
  * The policy's `autoApprovers`: a pending route whose prefix they allow for its device becomes
  * approved at once (`autoApproved: true`, approvedBy `autoApprovers`). Runs inside the caller's
  * transaction — when a device advertises new routes, and when a new policy is stored — so the
- * approvals commit with the change that caused them and with their audit entries.
+ * approvals commit with the change that caused them; its unit of work audits and announces them.
  *
  * Only `pending` routes are considered: a route an admin disabled stays disabled.
  */
-import { insertAuditEntries } from '../../http/audit.js';
 import { autoApproves, type CompiledPolicy } from '../../policy/index.js';
 import type { Db } from '../../storage/database.js';
 import { deviceIdentities, policyDevice, policyUsers } from './policy-inputs.repository.js';
@@ -66,37 +65,17 @@ export async function autoApprovePending(
 }
 
 /**
- * Approves what the policy allows among routes a device just advertised for the first time,
- * auditing each as `route.approve` by the system (the device's call is audited on its own).
- * `now` is the time of the call that advertised them (their `created_at`).
+ * Approves what the policy allows among routes a device just advertised for the first time.
+ * `now` is the time of the call that advertised them (their `created_at`). The caller's unit
+ * of work audits each as `route.approve` and announces it.
  */
 export async function autoApproveAdvertised(
   trx: Db,
   networkId: string,
-  deviceId: string,
   routeIds: readonly string[],
   policy: CompiledPolicy,
   now: number,
 ): Promise<AutoApproval[]> {
   if (!hasAutoApprovers(policy) || routeIds.length === 0) return [];
-  const approved = await autoApprovePending(trx, networkId, policy, now, routeIds);
-  // Hooks run without the app's context: the same write as AuditLog.recordSystem.
-  await insertAuditEntries(
-    trx,
-    approved.map((a) => ({
-      network_id: networkId,
-      time: now,
-      key_id: null,
-      key_name: null,
-      device_id: deviceId,
-      method: 'SYSTEM',
-      path: `/v1/routes/${a.routeId}/approve`,
-      status: 200,
-      client_addr: '',
-      request_id: AUTO_APPROVER,
-      action: 'route.approve',
-      target: a.routeId,
-    })),
-  );
-  return approved;
+  return autoApprovePending(trx, networkId, policy, now, routeIds);
 }

@@ -6,7 +6,7 @@
  * Removing a tag from tagOwners later does not take it off devices or keys that carry it: the
  * policy decides what a tag may reach, not whether existing devices keep it.
  */
-import { ApiError } from '../../http/problem.js';
+import { ApiError } from '../../core/errors.js';
 import { canApplyTags } from '../../policy/index.js';
 import type { Db } from '../../storage/database.js';
 import { currentPolicy } from './policy-cache.js';

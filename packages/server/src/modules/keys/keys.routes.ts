@@ -2,6 +2,7 @@
 import { CreateKeyBody, type CreateKeyRequest, KeyListQuery, type KeyState } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../http/actor.js';
 import { apiSchema, ref } from '../../http/openapi.js';
 import { presentKey } from './keys.presenter.js';
 import { listKeys } from './keys.repository.js';
@@ -50,7 +51,7 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
         [400],
       ),
     },
-    async (request, reply) => reply.code(201).send(await createKey(ctx, request, request.body)),
+    async (request, reply) => reply.code(201).send(await createKey(ctx, actorOf(request, 201), request.body)),
   );
 
   app.get<{ Params: { id: string } }>(
@@ -81,7 +82,7 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
       ),
     },
     async (request, reply) => {
-      await deleteKey(ctx, request, request.params.id);
+      await deleteKey(ctx, actorOf(request, 204), request.params.id);
       return reply.code(204).send();
     },
   );

@@ -16,11 +16,10 @@ import {
   type Scope,
   TAG_RE,
 } from '@warren/contract';
-import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { insertAuditEntries } from '../../http/audit.js';
-import { applyChange } from '../../http/change.js';
-import { ApiError, invalidDuration, invalidRequest, invalidTag, notFound } from '../../http/problem.js';
+import { type Actor, systemActor } from '../../core/actor.js';
+import { ApiError, invalidDuration, invalidRequest, invalidTag, notFound } from '../../core/errors.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { listText, parseList } from '../../lib/json.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
@@ -74,8 +73,14 @@ function checkScopes(requested: readonly string[] | undefined, own: readonly Sco
   return scopes;
 }
 
-export async function createKey(ctx: AppContext, request: FastifyRequest, body: CreateKeyRequest): Promise<KeyBody> {
-  const principal = request.principal!;
+/** What the caller may grant: the scopes and lifetime of its key (or of a person's role). */
+function callerOf(actor: Actor) {
+  if (!actor.grant) throw new Error(`actor of type ${actor.type} cannot manage keys`);
+  return { networkId: actor.networkId, keyName: actor.name ?? '', ...actor.grant };
+}
+
+export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRequest): Promise<KeyBody> {
+  const principal = callerOf(actor);
   const type = body.type ?? 'auth';
   const misplaced = (type === 'api' ? AUTH_ONLY : API_ONLY).filter((field) => body[field] !== undefined);
   if (misplaced.length > 0) {
@@ -169,9 +174,11 @@ export async function createKey(ctx: AppContext, request: FastifyRequest, body: 
     last_used_at: null,
     created_by: principal.keyName,
   };
-  return applyChange(ctx, request, 201, async (trx) => {
+  return unitOfWork(ctx, actor, 'key.create', async (trx) => {
     await insertKey(trx, row);
-    return { value: presentKey(row, now, secret), action: 'key.create', target: row.id };
+    // The event carries the record without its secret, which is shown once, to the caller.
+    const key = presentKey(row, now);
+    return { value: presentKey(row, now, secret), target: row.id, events: [{ type: 'key.created', data: { key } }] };
   });
 }
 
@@ -186,10 +193,10 @@ export async function getKey(ctx: AppContext, networkId: string, id: string): Pr
  * wider one: an `acls` + `keys` key cannot revoke the operator's `all` key. Auth keys have no
  * scopes, so any `keys` key may delete them.
  */
-export async function deleteKey(ctx: AppContext, request: FastifyRequest, id: string): Promise<void> {
-  const principal = request.principal!;
+export async function deleteKey(ctx: AppContext, actor: Actor, id: string): Promise<void> {
+  const principal = callerOf(actor);
   const networkId = principal.networkId;
-  await applyChange(ctx, request, 204, async (trx, now) => {
+  await unitOfWork(ctx, actor, 'key.delete', async (trx, now) => {
     const row = await findKey(trx, networkId, id);
     if (!row) throw notFound(`key ${id} does not exist`);
     const beyond = scopesBeyond(parseList(row.scopes) as Scope[], principal.scopes);
@@ -201,7 +208,8 @@ export async function deleteKey(ctx: AppContext, request: FastifyRequest, id: st
       );
     }
     await revokeKey(trx, networkId, id, now);
-    return { value: undefined, action: 'key.delete', target: id };
+    const key = presentKey({ ...row, revoked_at: now }, now);
+    return { value: undefined, target: id, events: [{ type: 'key.deleted', data: { key } }] };
   });
 }
 
@@ -213,26 +221,17 @@ export async function setKeyRateLimit(db: Db, keyId: string, limit: number, now:
   if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000) {
     throw new Error(`the limit must be a whole number from 1 to 1000000 (got ${limit})`);
   }
-  return db.transaction().execute(async (trx) => {
-    const key = await trx.selectFrom('keys').select(['network_id', 'type']).where('id', '=', keyId).executeTakeFirst();
-    if (key?.type !== 'api') return false;
-    await trx.updateTable('keys').set({ rate_limit: limit }).where('id', '=', keyId).execute();
-    await insertAuditEntries(trx, [
-      {
-        network_id: key.network_id,
-        time: now,
-        key_id: null,
-        key_name: null,
-        device_id: null,
-        method: 'CLI',
-        path: 'warren keys set-limit',
-        status: 200,
-        client_addr: 'local',
-        request_id: newId('audit'),
-        action: 'key.set_limit',
-        target: keyId,
-      },
-    ]);
-    return true;
-  });
+  const key = await db.selectFrom('keys').select(['network_id', 'type']).where('id', '=', keyId).executeTakeFirst();
+  if (key?.type !== 'api') return false;
+  const clock = { now: () => now };
+  await unitOfWork(
+    { db, clock },
+    systemActor(key.network_id, 'warren keys set-limit'),
+    'key.set_limit',
+    async (trx) => {
+      await trx.updateTable('keys').set({ rate_limit: limit }).where('id', '=', keyId).execute();
+      return { value: undefined, target: keyId };
+    },
+  );
+  return true;
 }

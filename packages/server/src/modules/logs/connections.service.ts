@@ -9,7 +9,7 @@
  */
 import type { ConnectionLogRequest, ReportedConnectionRequest } from '@warren/contract';
 import type { AppContext, DevicePrincipal } from '../../context.js';
-import { invalidRequest } from '../../http/problem.js';
+import { invalidRequest } from '../../core/errors.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { presentConnection } from './connections.presenter.js';

@@ -15,11 +15,12 @@
  * A failure at any step rolls everything back, the key's use included.
  */
 import { type DeviceBody, NODE_KEY_PATTERN, type RegisterRequest } from '@warren/contract';
-import type { FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
-import { applyChange } from '../../http/change.js';
-import { invalidRequest, invalidState, planLimit } from '../../http/problem.js';
+import type { Actor } from '../../core/actor.js';
+import { invalidRequest, invalidState, planLimit } from '../../core/errors.js';
+import type { EventDraft } from '../../core/events.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { listText, parseList } from '../../lib/json.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
@@ -31,6 +32,7 @@ import { insertTags, replaceTags } from '../devices/devices.repository.js';
 import { deviceDetail } from '../devices/devices.service.js';
 import { limitsOf } from '../network/plans.js';
 import { canonicalPrefixes } from '../routes/prefixes.js';
+import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { syncAdvertised } from '../routes/routes.repository.js';
 import { type AuthKeyRow, refusalNow } from './auth-key.js';
 
@@ -99,12 +101,7 @@ function ownerChange(
   return undefined;
 }
 
-export async function enroll(
-  ctx: AppContext,
-  request: FastifyRequest,
-  key: AuthKeyRow,
-  body: RegisterRequest,
-): Promise<Enrolled> {
+export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, body: RegisterRequest): Promise<Enrolled> {
   if (!NODE_KEY_RE.test(body.nodeKey)) {
     throw invalidRequest('nodeKey must be "nodekey:" followed by 64 lowercase hex digits');
   }
@@ -115,7 +112,7 @@ export async function enroll(
   const nodeTokenHash = hashSecret(nodeToken);
   const base = nameBase(body.hostname);
 
-  return applyChange(ctx, request, 201, async (trx, now) => {
+  return unitOfWork(ctx, actor, 'device.enroll', async (trx, now) => {
     await advisoryLock(trx, `enroll:${key.id}`);
     const use = await trx
       .updateTable('keys')
@@ -160,6 +157,8 @@ export async function enroll(
       node_token_hash: nodeTokenHash,
     };
     let deviceId: string;
+    // Re-enrolling an existing device changes it; a new one is created.
+    const event: EventDraft['type'] = existing ? 'device.updated' : 'device.created';
     if (existing) {
       const handover = ownerChange(existing, userId, tags);
       if (handover) {
@@ -205,15 +204,16 @@ export async function enroll(
       await insertTags(trx, networkId, deviceId, tags);
       if (prefixes.length === 0) {
         // Nothing else to read back: present the row just written (saves two queries per enrollment).
-        request.device = { networkId, deviceId };
+        actor.id = deviceId;
         const device = presentDeviceDetail({ ...row, user_login: owner?.login_name ?? null }, now, []);
-        return { value: { device, nodeToken }, action: 'device.enroll', target: deviceId };
+        return { value: { device, nodeToken }, target: deviceId, events: [{ type: event, data: { device } }] };
       }
     }
-    await syncAdvertised(trx, networkId, deviceId, prefixes, now);
-    // The audit entry of a node call names the device.
-    request.device = { networkId, deviceId };
+    const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
+    // The audit entry and events of a node call name the device.
+    actor.id = deviceId;
     const device = await deviceDetail(trx, networkId, deviceId, now);
-    return { value: { device, nodeToken }, action: 'device.enroll', target: deviceId };
+    const events = [{ type: event, data: { device } }, ...(await routeEvents(trx, networkId, now, routes))];
+    return { value: { device, nodeToken }, target: deviceId, events, also: approvalEntries(routes.approved) };
   });
 }

@@ -6,6 +6,7 @@
 import { HeartbeatBody, type HeartbeatRequest, RegisterBody, type RegisterRequest } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../http/actor.js';
 import { authenticateDevice } from '../../http/node-auth.js';
 import { apiSchema, ref } from '../../http/openapi.js';
 import { authenticateAuthKey, authKeyOf } from './auth-key.js';
@@ -34,7 +35,11 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
         [400, 409],
       ),
     },
-    async (request, reply) => reply.code(201).send(await enroll(ctx, request, authKeyOf(request), request.body)),
+    async (request, reply) => {
+      const enrolled = await enroll(ctx, actorOf(request, 201), authKeyOf(request), request.body);
+      request.device = { networkId: authKeyOf(request).network_id, deviceId: enrolled.device.id };
+      return reply.code(201).send(enrolled);
+    },
   );
 
   app.post<{ Body: HeartbeatRequest }>(
@@ -54,7 +59,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       ),
     },
     async (request) => {
-      await heartbeat(ctx, request, request.body);
+      await heartbeat(ctx, actorOf(request), request.body);
       // The version of the device's current view, so the agent knows when to fetch its netmap.
       const { networkId, deviceId } = request.device!;
       return { online: true, netmapVersion: await netmapVersion(ctx, networkId, deviceId) };
@@ -74,7 +79,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       }),
     },
     async (request, reply) => {
-      await disconnect(ctx, request);
+      await disconnect(ctx, actorOf(request));
       return reply.code(204).send();
     },
   );

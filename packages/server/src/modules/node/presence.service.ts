@@ -6,13 +6,14 @@
  * before anything is written.
  */
 import type { HeartbeatRequest } from '@warren/contract';
-import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { applyChange } from '../../http/change.js';
-import { unauthenticated } from '../../http/problem.js';
-import { bumpNetmapEpoch } from '../devices/devices.repository.js';
+import type { Actor } from '../../core/actor.js';
+import { unauthenticated } from '../../core/errors.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
 import { onlineWhere } from '../devices/presence.js';
+import { bumpNetmapEpoch } from '../network/network.repository.js';
 import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
+import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { syncAdvertised } from '../routes/routes.repository.js';
 import { bumpPresenceEpoch } from './netmap.repository.js';
 
@@ -56,23 +57,24 @@ async function setPresence(
  * Marks the device online and syncs its advertised routes. The caller answers with the
  * device's netmap version (see netmap.service.ts).
  */
-export async function heartbeat(ctx: AppContext, request: FastifyRequest, body: HeartbeatRequest): Promise<void> {
-  const { deviceId, networkId } = request.device!;
+export async function heartbeat(ctx: AppContext, actor: Actor, body: HeartbeatRequest): Promise<void> {
+  const { networkId } = actor;
+  const deviceId = actor.id!;
   const prefixes = body.advertiseRoutes === undefined ? undefined : canonicalPrefixes(body.advertiseRoutes);
   const now = ctx.clock.now();
   const row = await setPresence(ctx, networkId, deviceId, true, now);
   if (!row) throw deviceGone();
   if (prefixes && advertisedText(prefixes) !== row.advertised_routes) {
-    await applyChange(ctx, request, 200, async (trx) => {
+    await unitOfWork(ctx, actor, 'route.advertise', async (trx) => {
       await bumpNetmapEpoch(trx, networkId);
-      await syncAdvertised(trx, networkId, deviceId, prefixes, now);
-      return { value: undefined, action: 'route.advertise', target: deviceId };
+      const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
+      const events = await routeEvents(trx, networkId, now, routes);
+      return { value: undefined, target: deviceId, events, also: approvalEntries(routes.approved) };
     });
   }
 }
 
 /** Offline at once; the disconnect time is the device's last contact. */
-export async function disconnect(ctx: AppContext, request: FastifyRequest): Promise<void> {
-  const { deviceId, networkId } = request.device!;
-  if (!(await setPresence(ctx, networkId, deviceId, false, ctx.clock.now()))) throw deviceGone();
+export async function disconnect(ctx: AppContext, actor: Actor): Promise<void> {
+  if (!(await setPresence(ctx, actor.networkId, actor.id!, false, ctx.clock.now()))) throw deviceGone();
 }

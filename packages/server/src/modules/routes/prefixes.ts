@@ -5,7 +5,7 @@
  * reserved ranges are refused (reserved-prefixes.ts). Accepted prefixes are stored in
  * canonical text (`FD12:0::/16` → `fd12::/16`) so one network is one route.
  */
-import { ApiError } from '../../http/problem.js';
+import { ApiError } from '../../core/errors.js';
 import { parsePrefix } from '../../policy/index.js';
 import { reservedReason } from './reserved-prefixes.js';
 

@@ -77,7 +77,7 @@ export async function syncAdvertised(
   deviceId: string,
   prefixes: readonly string[],
   now: number,
-): Promise<boolean> {
+): Promise<RouteSync> {
   await advisoryLock(trx, `routes:${deviceId}`);
   const existing = await trx
     .selectFrom('routes')
@@ -111,14 +111,20 @@ export async function syncAdvertised(
     .set({ advertised_routes: advertisedText(prefixes) })
     .where('id', '=', deviceId)
     .execute();
-  if (added.length) {
-    await onRoutesAdvertised(
-      trx,
-      networkId,
-      deviceId,
-      added.map((r) => r.id),
-      now,
-    );
-  }
-  return readvertised.length + withdrawn.length + added.length > 0;
+  const approved = added.length
+    ? await onRoutesAdvertised(
+        trx,
+        networkId,
+        deviceId,
+        added.map((r) => r.id),
+        now,
+      )
+    : [];
+  return { advertised: [...readvertised, ...added.map((r) => r.id)], approved: approved.map((a) => a.routeId) };
+}
+
+/** What syncAdvertised did: routes (newly or again) advertised, and those the policy approved at once. */
+export interface RouteSync {
+  advertised: string[];
+  approved: string[];
 }

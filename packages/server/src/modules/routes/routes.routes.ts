@@ -2,6 +2,7 @@
 import { RouteListQuery, type RouteState } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../http/actor.js';
 import { apiSchema, ref } from '../../http/openapi.js';
 import { presentRoute } from './routes.presenter.js';
 import { listRoutes } from './routes.repository.js';
@@ -50,7 +51,7 @@ export async function routesRoutes(app: FastifyInstance): Promise<void> {
         [404, 409],
       ),
     },
-    async (request) => approveRoute(ctx, request, request.params.id),
+    async (request) => approveRoute(ctx, actorOf(request), request.params.id),
   );
 
   app.post<{ Params: { id: string } }>(
@@ -68,6 +69,6 @@ export async function routesRoutes(app: FastifyInstance): Promise<void> {
         [404, 409],
       ),
     },
-    async (request) => disableRoute(ctx, request, request.params.id),
+    async (request) => disableRoute(ctx, actorOf(request), request.params.id),
   );
 }

@@ -7,12 +7,12 @@
  * A route over a reserved range, recorded before such prefixes were refused at advertise
  * time, can no longer be approved (reserved-prefixes.ts).
  */
-import type { RouteBody, RouteState } from '@warren/contract';
-import type { FastifyRequest } from 'fastify';
+import type { EventType, RouteBody, RouteState } from '@warren/contract';
 import type { AppContext } from '../../context.js';
-import { applyChange } from '../../http/change.js';
-import { invalidState, notFound } from '../../http/problem.js';
-import { bumpNetmapEpoch } from '../devices/devices.repository.js';
+import type { Actor } from '../../core/actor.js';
+import { invalidState, notFound } from '../../core/errors.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
+import { bumpNetmapEpoch } from '../network/network.repository.js';
 import { storedPrefixReason } from './reserved-prefixes.js';
 import { presentRoute } from './routes.presenter.js';
 import { findRoute } from './routes.repository.js';
@@ -21,6 +21,7 @@ interface Transition {
   from: RouteState[];
   to: RouteState;
   action: string;
+  event: EventType;
   verb: string;
 }
 
@@ -28,17 +29,23 @@ const APPROVE: Transition = {
   from: ['pending', 'disabled'],
   to: 'approved',
   action: 'route.approve',
+  event: 'route.approved',
   verb: 'approved',
 };
-const DISABLE: Transition = { from: ['approved'], to: 'disabled', action: 'route.disable', verb: 'disabled' };
+const DISABLE: Transition = {
+  from: ['approved'],
+  to: 'disabled',
+  action: 'route.disable',
+  event: 'route.disabled',
+  verb: 'disabled',
+};
 
-async function transition(ctx: AppContext, request: FastifyRequest, id: string, t: Transition): Promise<RouteBody> {
-  const principal = request.principal!;
-  const networkId = principal.networkId;
-  return applyChange(ctx, request, 200, async (trx, now) => {
+async function transition(ctx: AppContext, actor: Actor, id: string, t: Transition): Promise<RouteBody> {
+  const { networkId } = actor;
+  return unitOfWork(ctx, actor, t.action, async (trx, now) => {
     // The network row first, as every transaction that bumps the epoch does (no lock cycles).
     await bumpNetmapEpoch(trx, networkId);
-    const stamp = t.to === 'approved' ? { approved_at: now, approved_by: principal.keyName, auto_approved: 0 } : {};
+    const stamp = t.to === 'approved' ? { approved_at: now, approved_by: actor.name, auto_approved: 0 } : {};
     const result = await trx
       .updateTable('routes')
       .set({ state: t.to, ...stamp })
@@ -59,11 +66,10 @@ async function transition(ctx: AppContext, request: FastifyRequest, id: string, 
     const row = await findRoute(trx, networkId, now, id);
     const reserved = t.to === 'approved' ? storedPrefixReason(row!.prefix) : undefined;
     if (reserved) throw invalidState(`route ${id} (${row!.prefix}) cannot be approved: it ${reserved}`);
-    return { value: presentRoute(row!), action: t.action, target: id };
+    const route = presentRoute(row!);
+    return { value: route, target: id, events: [{ type: t.event, data: { route } }] };
   });
 }
 
-export const approveRoute = (ctx: AppContext, request: FastifyRequest, id: string) =>
-  transition(ctx, request, id, APPROVE);
-export const disableRoute = (ctx: AppContext, request: FastifyRequest, id: string) =>
-  transition(ctx, request, id, DISABLE);
+export const approveRoute = (ctx: AppContext, actor: Actor, id: string) => transition(ctx, actor, id, APPROVE);
+export const disableRoute = (ctx: AppContext, actor: Actor, id: string) => transition(ctx, actor, id, DISABLE);
