@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -195,6 +196,36 @@ func TestAccAPIKey(t *testing.T) {
 				Config:           apiKeyConfig(`["read", "devices", "acls"]`),
 				ConfigPlanChecks: key.replaced(),
 				Check:            resource.ComposeAggregateTestCheckFunc(key.remember, resource.TestCheckResourceAttr(key.address, "state", "valid")),
+			},
+		},
+	})
+}
+
+// A key that expires shows as needing replacement at the next plan.
+func TestAccAuthKey_expired(t *testing.T) {
+	key := &keyTracker{address: "warren_auth_key.short"}
+	cfg := config(`
+resource "warren_auth_key" "short" {
+  expires_in = "5s"
+}
+`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				Check:  key.remember,
+			},
+			{
+				PreConfig: func() {
+					time.Sleep(5500 * time.Millisecond)
+					if err := hasState(t, key.current, "expired")(nil); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:             cfg,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
 			},
 		},
 	})
