@@ -1,7 +1,8 @@
 /**
  * A device that sees everyone gets its netmap fingerprint from per-class and per-network
  * digests instead of listing its peers. The shortcut must give exactly what listing gives, for
- * every device, with routes that make some views differ per viewer and some peers offline.
+ * every device, with routes (an exit node's too) that make some views differ per viewer and
+ * some peers offline.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { choosePrimaries, networkView } from '../../src/modules/node/netmap.cache.js';
@@ -37,9 +38,12 @@ describe('netmap fingerprints', () => {
       'ana-2': { user: 'ana@example.com' },
       web: { tags: ['tag:web'] },
       gw: { tags: ['tag:gw'], advertiseRoutes: ['10.0.0.0/24'] },
+      // An exit node: its default routes show only to the devices that may use it (the admins').
+      exit: { tags: ['tag:gw'], advertiseRoutes: ['0.0.0.0/0', '::/0'] },
     });
-    const routes = (await json(await server.call('GET', '/v1/routes'))).routes;
-    expect((await server.call('POST', `/v1/routes/${routes[0].id}/approve`)).status).toBe(200);
+    for (const route of (await json(await server.call('GET', '/v1/routes'))).routes) {
+      expect((await server.call('POST', `/v1/routes/${route.id}/approve`)).status).toBe(200);
+    }
     expect((await nodeCall(server, d['ana-2'].nodeToken, 'disconnect')).status).toBe(204);
     // A device of the owner's enrolled a moment later is the last of the list: the cut must
     // also work there.
@@ -67,6 +71,9 @@ describe('netmap fingerprints', () => {
     expect(map.everyoneClassOf(d['own-1'].device.id)).toBeDefined();
     expect(map.everyoneClassOf(d['ana-1'].device.id)).toBeUndefined();
     expect(presence.online.has(d['ana-2'].device.id)).toBe(false);
+    const exitAsAdminSees = map.peers(d['own-1'].device.id).find((p) => p.id === d.exit.device.id);
+    expect(exitAsAdminSees?.allowedIPs).toEqual(expect.arrayContaining(['0.0.0.0/0', '::/0']));
+    expect(map.peers(d['ana-1'].device.id).some((p) => p.id === d.exit.device.id)).toBe(false);
 
     const prints = new Set<string>();
     for (const [name, device] of Object.entries(d)) {
