@@ -110,7 +110,7 @@ func startServer() (stop func(), err error) {
 	}
 	cmd := exec.Command("node", cli, "serve", "--db", db, "--host", "127.0.0.1", "--port", fmt.Sprint(port))
 	cmd.Dir = tmp
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = serverProcAttr()
 	logFile, err := os.Create(filepath.Join(tmp, "serve.log"))
 	if err != nil {
 		return nil, err
