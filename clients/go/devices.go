@@ -21,6 +21,8 @@ type DeviceRoute struct {
 	State      string `json:"state"` // pending, approved or disabled
 	Advertised bool   `json:"advertised"`
 	Primary    bool   `json:"primary"`
+	// ExitNode marks a default route (0.0.0.0/0 or ::/0).
+	ExitNode bool `json:"exitNode"`
 }
 
 // Device is a device record. The detail fields (Addresses to Expires) are set by Get and
@@ -42,6 +44,8 @@ type Device struct {
 	KeyID         *string       `json:"keyId,omitempty"`
 	Ephemeral     *bool         `json:"ephemeral,omitempty"`
 	Expires       *time.Time    `json:"expires,omitempty"`
+	// ExitNode is set when the device serves as an exit node (both default routes approved).
+	ExitNode *bool `json:"exitNode,omitempty"`
 }
 
 // DeviceListOptions filters List; every filter set must match (AND).

@@ -23,6 +23,7 @@ type Route struct {
 	Advertised   bool       `json:"advertised"`
 	AutoApproved bool       `json:"autoApproved"`
 	Primary      bool       `json:"primary"`
+	ExitNode     bool       `json:"exitNode"` // a default route (0.0.0.0/0 or ::/0)
 	ApprovedAt   *time.Time `json:"approvedAt"`
 	ApprovedBy   *string    `json:"approvedBy"`
 	Created      time.Time  `json:"created"`

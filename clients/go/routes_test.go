@@ -54,3 +54,32 @@ func TestRoutes(t *testing.T) {
 	_, err = c.Routes.Disable(ctx, "rt_doesnotexist")
 	wantError(t, err, 404, warren.CodeNotFound)
 }
+
+func TestExitNode(t *testing.T) {
+	ctx := testContext(t)
+	c := newClient(t)
+	_, reg := enroll(t, c, "exit-go", nil, "0.0.0.0/0", "::/0")
+
+	routes, err := c.Routes.List(ctx, &warren.RouteListOptions{Device: reg.Device.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(routes) != 2 {
+		t.Fatalf("routes %+v", routes)
+	}
+	for _, r := range routes {
+		if !r.ExitNode {
+			t.Errorf("default route %s not marked as an exit-node route", r.Prefix)
+		}
+		if _, err := c.Routes.Approve(ctx, r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := c.Devices.Get(ctx, reg.Device.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ExitNode == nil || !*d.ExitNode {
+		t.Errorf("device with both default routes approved: ExitNode %v", d.ExitNode)
+	}
+}

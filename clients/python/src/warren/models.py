@@ -31,6 +31,8 @@ class DeviceRoute:
     state: str
     advertised: bool
     primary: bool
+    exit_node: bool = False
+    """A default route (``0.0.0.0/0`` or ``::/0``)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ class Device:
     key_id: Optional[str] = None
     ephemeral: Optional[bool] = None
     expires: Optional[datetime] = None
+    exit_node: Optional[bool] = None
+    """Whether the device serves as an exit node (both default routes approved and advertised)."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,8 @@ class Route:
     approved_at: Optional[datetime]
     approved_by: Optional[str]
     created: datetime
+    exit_node: bool = False
+    """A default route (``0.0.0.0/0`` or ``::/0``)."""
 
 
 @dataclass(frozen=True)
