@@ -30,6 +30,8 @@ import { networkRoutes } from './modules/network/network.routes.js';
 import { nodeRoutes } from './modules/node/node.routes.js';
 import { routesRoutes } from './modules/routes/routes.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
+import { startWebhookDispatcher } from './modules/webhooks/dispatcher.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import type { Storage } from './storage/database.js';
 import { VERSION } from './version.js';
 
@@ -95,6 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(keysRoutes);
       await v1.register(auditLogRoutes);
       await v1.register(eventsRoutes);
+      await v1.register(webhooksRoutes);
       await v1.register(aclRoutes);
       await v1.register(devicesRoutes);
       await v1.register(routesRoutes);
@@ -106,5 +109,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   startConnectionRetention(app);
   startEventWork(app);
+  startWebhookDispatcher(app);
   return app;
 }

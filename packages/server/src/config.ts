@@ -6,12 +6,14 @@ export interface ServeConfig {
   host: string;
   port: number;
   db: string;
+  /** Webhooks may reach loopback, private and link-local addresses, over plain http too. */
+  webhooksAllowPrivate: boolean;
 }
 
 export const DEFAULT_DB = 'sqlite:./data/warren.db';
 
 export function serveConfig(
-  flags: { host?: string; port?: string; db?: string },
+  flags: { host?: string; port?: string; db?: string; webhooksAllowPrivate?: boolean },
   env: NodeJS.ProcessEnv = process.env,
 ): ServeConfig {
   const portText = flags.port ?? env.WARREN_PORT ?? '8080';
@@ -23,6 +25,7 @@ export function serveConfig(
     host: flags.host ?? env.WARREN_HOST ?? '127.0.0.1',
     port,
     db: databaseUrl(flags.db, env),
+    webhooksAllowPrivate: flags.webhooksAllowPrivate ?? env.WARREN_WEBHOOKS_ALLOW_PRIVATE === 'true',
   };
 }
 

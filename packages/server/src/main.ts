@@ -16,7 +16,11 @@ export async function serve(
 ): Promise<() => Promise<void>> {
   const storage = await openStorage(config.db);
   const created = await bootstrapIfEmpty(storage.db, Date.now());
-  const app = await buildApp({ storage, logger: { level: logLevel(), stream: process.stderr } });
+  const app = await buildApp({
+    storage,
+    logger: { level: logLevel(), stream: process.stderr },
+    settings: { webhooksAllowPrivate: config.webhooksAllowPrivate },
+  });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

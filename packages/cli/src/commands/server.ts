@@ -41,7 +41,11 @@ export function registerServerCommands(program: Command): void {
     .option('--host <host>', 'address to listen on (env WARREN_HOST)', undefined)
     .option('--port <port>', 'port to listen on (env WARREN_PORT)', undefined)
     .option('--db <url>', 'sqlite:PATH, sqlite::memory: or postgres://… (env WARREN_DB)')
-    .action(async (flags: { host?: string; port?: string; db?: string }) => {
+    .option(
+      '--webhooks-allow-private',
+      'let webhooks reach loopback and private addresses, and plain http (development and tests; env WARREN_WEBHOOKS_ALLOW_PRIVATE=true)',
+    )
+    .action(async (flags: { host?: string; port?: string; db?: string; webhooksAllowPrivate?: boolean }) => {
       const stop = await serve(asUsage(() => serveConfig(flags)));
       stopOnSignals(stop);
     });

@@ -14,9 +14,12 @@ import { ID_PREFIX } from '@warren/contract';
 import type { Db } from '../storage/database.js';
 import { base32, fromBase32 } from './ids.js';
 
-export type LogKind = 'connection' | 'audit' | 'event';
+export type LogKind = 'connection' | 'audit' | 'event' | 'delivery';
 
-const DOMAIN = { id: { connection: 1, audit: 2, event: 5 }, cursor: { connection: 3, audit: 4, event: 6 } } as const;
+const DOMAIN = {
+  id: { connection: 1, audit: 2, event: 5, delivery: 7 },
+  cursor: { connection: 3, audit: 4, event: 6, delivery: 8 },
+} as const;
 const SECRET_NAME = 'log-ids';
 
 export class LogIds {

@@ -1,0 +1,49 @@
+/** SQL of webhook endpoints and their deliveries. */
+import type { Db } from '../../storage/database.js';
+
+export function findWebhook(db: Db, networkId: string, id: string) {
+  return db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('network_id', '=', networkId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export function listWebhooks(db: Db, networkId: string) {
+  return db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('network_id', '=', networkId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function countWebhooks(db: Db, networkId: string): Promise<number> {
+  const row = await db
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('network_id', '=', networkId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The last event of the network: a new endpoint receives what comes after it. */
+export async function lastEventSeq(db: Db, networkId: string): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('network_id', '=', networkId)
+    .executeTakeFirst();
+  return Number(row?.seq ?? 0);
+}
+
+export function findDelivery(db: Db, webhookId: string, id: string) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('webhook_id', '=', webhookId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}

@@ -1,0 +1,164 @@
+/**
+ * Webhook endpoint rules: a URL the server may deliver to, event filters that name real
+ * types or families, the plan's limit on endpoints, a secret shown once (at creation and
+ * at each rotation), and the old secret signing beside the new one for 24 hours after a
+ * rotation so receivers can switch without losing a delivery.
+ */
+import { EVENT_FILTER_PATTERN, EVENT_TYPES, type WebhookBody } from '@warren/contract';
+import type { AppContext } from '../../context.js';
+import type { Actor } from '../../core/actor.js';
+import { auditLockName } from '../../core/audit-entries.js';
+import { invalidRequest, invalidState, notFound, planLimit } from '../../core/errors.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
+import { newId } from '../../lib/ids.js';
+import { listText } from '../../lib/json.js';
+import { advisoryLock } from '../../storage/advisory-lock.js';
+import type { Db } from '../../storage/database.js';
+import { planOf } from '../network/network.repository.js';
+import { limitsOf } from '../network/plans.js';
+import { generateWebhookSecret } from './signing.js';
+import { checkTargetUrl } from './target-guard.js';
+import { presentWebhook } from './webhooks.presenter.js';
+import { countWebhooks, findDelivery, findWebhook, lastEventSeq } from './webhooks.repository.js';
+
+/** How long the previous secret keeps signing after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+const FILTER_RE = new RegExp(EVENT_FILTER_PATTERN);
+
+function checkFilters(filters: readonly string[]): string[] {
+  for (const filter of filters) {
+    const family = filter.endsWith('.*') ? filter.slice(0, -1) : undefined;
+    const known =
+      FILTER_RE.test(filter) &&
+      (filter === '*' ||
+        (family ? EVENT_TYPES.some((t) => t.startsWith(family)) : (EVENT_TYPES as readonly string[]).includes(filter)));
+    if (!known) throw invalidRequest(`"${filter}" is not an event type or family (e.g. device.created, device.*)`);
+  }
+  return [...new Set(filters)];
+}
+
+async function requireWebhook(db: Db, networkId: string, id: string) {
+  const row = await findWebhook(db, networkId, id);
+  if (!row) throw notFound(`webhook ${id} does not exist`);
+  return row;
+}
+
+export interface WebhookInput {
+  url: string;
+  events: string[];
+  description?: string;
+}
+
+export async function createWebhook(ctx: AppContext, actor: Actor, input: WebhookInput): Promise<WebhookBody> {
+  const { networkId } = actor;
+  const url = checkTargetUrl(input.url, ctx.settings.webhooksAllowPrivate === true);
+  const events = checkFilters(input.events);
+  const secret = generateWebhookSecret();
+  return unitOfWork(ctx, actor, 'webhook.create', async (trx, now) => {
+    await advisoryLock(trx, `webhooks:${networkId}`);
+    const plan = await planOf(trx, networkId);
+    const limit = limitsOf(plan).webhooks;
+    if (limit !== null && (await countWebhooks(trx, networkId)) >= limit) {
+      throw planLimit(
+        `the ${plan} plan allows ${limit} webhook${limit === 1 ? '' : 's'}; remove one or change the plan`,
+      );
+    }
+    // Under the lock that orders the network's events: every event after this one reaches the endpoint.
+    await advisoryLock(trx, auditLockName(networkId));
+    const row = {
+      id: newId('webhook'),
+      network_id: networkId,
+      url,
+      events: listText(events),
+      description: input.description ?? '',
+      enabled: 1,
+      disabled_reason: null,
+      secret,
+      previous_secret: null,
+      previous_secret_until: null,
+      created_at: now,
+      last_delivery_at: null,
+      event_cursor: await lastEventSeq(trx, networkId),
+      lease_owner: null,
+    };
+    await trx.insertInto('webhooks').values(row).execute();
+    return { value: presentWebhook({ ...row, lease_until: 0 }, secret), target: row.id };
+  });
+}
+
+export async function updateWebhook(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  input: Partial<WebhookInput> & { enabled?: boolean },
+): Promise<WebhookBody> {
+  const { networkId } = actor;
+  const changes = {
+    ...(input.url !== undefined ? { url: checkTargetUrl(input.url, ctx.settings.webhooksAllowPrivate === true) } : {}),
+    ...(input.events !== undefined ? { events: listText(checkFilters(input.events)) } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    // Enabling again clears the reason it was disabled.
+    ...(input.enabled !== undefined
+      ? { enabled: input.enabled ? 1 : 0, disabled_reason: input.enabled ? null : 'disabled by request' }
+      : {}),
+  };
+  return unitOfWork(ctx, actor, 'webhook.update', async (trx) => {
+    await requireWebhook(trx, networkId, id);
+    if (Object.keys(changes).length > 0) await trx.updateTable('webhooks').set(changes).where('id', '=', id).execute();
+    return { value: presentWebhook(await requireWebhook(trx, networkId, id)), target: id };
+  });
+}
+
+export async function deleteWebhook(ctx: AppContext, actor: Actor, id: string): Promise<void> {
+  const { networkId } = actor;
+  await unitOfWork(ctx, actor, 'webhook.delete', async (trx) => {
+    await requireWebhook(trx, networkId, id);
+    await trx.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute();
+    await trx.deleteFrom('webhooks').where('id', '=', id).execute();
+    return { value: undefined, target: id };
+  });
+}
+
+/** A new secret; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
+export async function rotateSecret(ctx: AppContext, actor: Actor, id: string): Promise<{ secret: string }> {
+  const { networkId } = actor;
+  const secret = generateWebhookSecret();
+  return unitOfWork(ctx, actor, 'webhook.rotate', async (trx, now) => {
+    const row = await requireWebhook(trx, networkId, id);
+    await trx
+      .updateTable('webhooks')
+      .set({ secret, previous_secret: row.secret, previous_secret_until: now + ROTATION_OVERLAP_MS })
+      .where('id', '=', id)
+      .execute();
+    return { value: { secret }, target: id };
+  });
+}
+
+/** Sends a webhook.test event to this endpoint only. */
+export async function testWebhook(ctx: AppContext, actor: Actor, id: string): Promise<void> {
+  const { networkId } = actor;
+  await unitOfWork(ctx, actor, 'webhook.test', async (trx) => {
+    const row = await requireWebhook(trx, networkId, id);
+    const webhook = presentWebhook(row);
+    return { value: undefined, target: id, events: [{ type: 'webhook.test', data: { webhook }, webhookId: id }] };
+  });
+}
+
+/** Makes a delivery due now: a failed one, one waiting for its next attempt, or one to send again. */
+export async function retryDelivery(ctx: AppContext, actor: Actor, id: string, deliveryId: string): Promise<void> {
+  const { networkId } = actor;
+  await unitOfWork(ctx, actor, 'webhook.retry', async (trx) => {
+    const webhook = await requireWebhook(trx, networkId, id);
+    const delivery = await findDelivery(trx, id, deliveryId);
+    if (!delivery) throw notFound(`delivery ${deliveryId} of webhook ${id} does not exist`);
+    if (webhook.enabled !== 1) throw invalidState(`webhook ${id} is disabled; enable it (PATCH enabled: true) first`);
+    // 0: due at once, whatever the dispatcher's clock says.
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({ state: 'pending', next_attempt_at: 0 })
+      .where('id', '=', deliveryId)
+      .execute();
+    return { value: undefined, target: deliveryId };
+  });
+}
