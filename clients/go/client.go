@@ -14,14 +14,15 @@ type Client struct {
 	apiKey             string
 	retryNonIdempotent bool
 
-	Devices *DevicesService
-	Users   *UsersService
-	Network *NetworkService
-	Policy  *PolicyService
-	Keys    *KeysService
-	Routes  *RoutesService
-	Logs    *LogsService
-	Events  *EventsService
+	Devices  *DevicesService
+	Users    *UsersService
+	Network  *NetworkService
+	Policy   *PolicyService
+	Keys     *KeysService
+	Routes   *RoutesService
+	Logs     *LogsService
+	Events   *EventsService
+	Webhooks *WebhooksService
 }
 
 // NewClient returns a Client for the server at WithBaseURL (default WARREN_URL) with the key
@@ -45,6 +46,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	c.Routes = &RoutesService{c}
 	c.Logs = &LogsService{c}
 	c.Events = &EventsService{c}
+	c.Webhooks = &WebhooksService{c}
 	return c, nil
 }
 

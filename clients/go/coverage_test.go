@@ -47,6 +47,16 @@ var operations = map[string]any{
 	"listAuditLog":      (*warren.LogsService).Audit,       // and AuditPage
 	"listEvents":        (*warren.EventsService).List,      // and Page
 
+	"listWebhooks":          (*warren.WebhooksService).List,
+	"createWebhook":         (*warren.WebhooksService).Create,
+	"getWebhook":            (*warren.WebhooksService).Get,
+	"updateWebhook":         (*warren.WebhooksService).Update,
+	"deleteWebhook":         (*warren.WebhooksService).Delete,
+	"rotateWebhookSecret":   (*warren.WebhooksService).Rotate,
+	"testWebhook":           (*warren.WebhooksService).Test,
+	"listWebhookDeliveries": (*warren.WebhooksService).Deliveries,
+	"retryWebhookDelivery":  (*warren.WebhooksService).Retry,
+
 	"registerNode":      (*warren.NodeClient).Register,
 	"heartbeat":         (*warren.NodeClient).Heartbeat,
 	"disconnectNode":    (*warren.NodeClient).Disconnect,

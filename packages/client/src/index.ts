@@ -15,6 +15,8 @@ export type {
   Scope,
   UserBody,
   ValidationResultBody,
+  WebhookBody,
+  WebhookDeliveryBody,
 } from '@warren/contract';
 export { Acl, HUJSON } from './acl.js';
 export { Events } from './events.js';
@@ -37,3 +39,4 @@ export {
 export { Devices, Keys, NetworkInfo, Routes, Users } from './resources.js';
 export type * from './types.js';
 export { Warren, type WarrenOptions } from './warren.js';
+export { type CreateWebhookInput, type DeliveryQuery, type UpdateWebhookInput, Webhooks } from './webhooks.js';

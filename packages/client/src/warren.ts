@@ -8,6 +8,7 @@ import { Events } from './events.js';
 import { Transport } from './http.js';
 import { Logs } from './log-pages.js';
 import { Devices, Keys, NetworkInfo, Routes, Users } from './resources.js';
+import { Webhooks } from './webhooks.js';
 
 export interface WarrenOptions {
   /** Base URL of the server, e.g. http://127.0.0.1:8080 (without /v1); default: `WARREN_URL`. */
@@ -31,6 +32,7 @@ export class Warren {
   readonly network: NetworkInfo;
   readonly logs: Logs;
   readonly events: Events;
+  readonly webhooks: Webhooks;
   /** The transport, for calls this client does not wrap. */
   readonly http: Transport;
 
@@ -54,6 +56,7 @@ export class Warren {
     this.network = new NetworkInfo(this.http);
     this.logs = new Logs(this.http);
     this.events = new Events(this.http);
+    this.webhooks = new Webhooks(this.http);
   }
 }
 

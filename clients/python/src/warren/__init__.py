@@ -35,6 +35,8 @@ from .models import (
     User,
     UserRef,
     ValidationResult,
+    Webhook,
+    WebhookDelivery,
 )
 from .node import NodeClient
 from .paging import LogIterator
@@ -68,6 +70,8 @@ __all__ = [
     "User",
     "UserRef",
     "ValidationResult",
+    "Webhook",
+    "WebhookDelivery",
     "WarrenError",
     "__version__",
 ]

@@ -8,6 +8,7 @@ from .resources.devices import Devices
 from .resources.keys import Keys
 from .resources.events import Events
 from .resources.logs import Logs
+from .resources.webhooks import Webhooks
 from .resources.network import NetworkInfo
 from .resources.policy import PolicyApi
 from .resources.routes import Routes
@@ -51,6 +52,7 @@ class Client(OwnsConnections):
         self.routes = Routes(self._http)
         self.logs = Logs(self._http)
         self.events = Events(self._http)
+        self.webhooks = Webhooks(self._http)
 
     @property
     def url(self) -> str:

@@ -282,3 +282,33 @@ class Event:
     time: datetime
     actor: EventActor
     data: Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """An endpoint that receives events; ``secret`` is set only in the answer to ``webhooks.create``."""
+
+    id: str
+    url: str
+    events: Tuple[str, ...]
+    description: str
+    enabled: bool
+    disabled_reason: Optional[str]
+    created: datetime
+    last_delivery: Optional[datetime]
+    secret: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class WebhookDelivery:
+    """One event on its way to one endpoint: ``state`` is ``pending``, ``delivered`` or ``failed``."""
+
+    id: str
+    event_id: str
+    type: str
+    state: str
+    attempts: int
+    last_status: Optional[int]
+    last_error: Optional[str]
+    next_attempt: Optional[datetime]
+    created: datetime
