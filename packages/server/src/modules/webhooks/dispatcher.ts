@@ -150,18 +150,54 @@ export class WebhookDispatcher {
         .execute();
       if (due.length === 0 && fanned === 0) return;
       const events = await this.eventsOf(due);
-      for (const delivery of due) {
-        if (this.stopped || !(await this.lease(id))) return;
-        const webhook = await this.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
-        if (!webhook || webhook.enabled !== 1) return;
-        const event = events.get(Number(delivery.event_seq));
-        if (!event) {
-          await this.settle(delivery, { status: null, error: 'the event is past its retention' }, 'failed', null);
-          continue;
+      const webhook = await this.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!webhook || webhook.enabled !== 1) return;
+      // Successes are recorded together after the batch (a crash before that delivers them
+      // again, which at least once allows); failures at once, with their next attempt.
+      const delivered: DeliveryRow[] = [];
+      let renewed = Date.now();
+      try {
+        for (const delivery of due) {
+          if (this.stopped) return;
+          if (Date.now() - renewed > LEASE_MS / 3) {
+            if (!(await this.lease(id))) return;
+            renewed = Date.now();
+          }
+          const event = events.get(Number(delivery.event_seq));
+          if (!event) {
+            await this.settle(delivery, { status: null, error: 'the event is past its retention' }, 'failed', null);
+            continue;
+          }
+          const outcome = await this.attempt(webhook, delivery, event);
+          if (outcome === 'disabled') return;
+          if (outcome === 'ok') delivered.push(delivery);
         }
-        if ((await this.attempt(webhook, delivery, event)) === 'disabled') return;
+      } finally {
+        await this.settleDelivered(id, delivered);
       }
     }
+  }
+
+  private async settleDelivered(webhookId: string, delivered: readonly DeliveryRow[]): Promise<void> {
+    if (delivered.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      // Grouped by what differs between them: the attempt count and the status.
+      const groups = new Map<string, { attempts: number; status: number | null; ids: string[] }>();
+      for (const d of delivered) {
+        const key = `${d.attempts}:${d.last_status}`;
+        const group = groups.get(key) ?? { attempts: d.attempts + 1, status: d.last_status, ids: [] };
+        group.ids.push(d.id);
+        groups.set(key, group);
+      }
+      for (const { attempts, status, ids } of groups.values()) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ state: 'delivered', attempts, last_status: status, last_error: null, next_attempt_at: null })
+          .where('id', 'in', ids)
+          .execute();
+      }
+      await trx.updateTable('webhooks').set({ last_delivery_at: Date.now() }).where('id', '=', webhookId).execute();
+    });
   }
 
   /** New events after the endpoint's cursor that its filters match become pending deliveries. */
@@ -246,12 +282,8 @@ export class WebhookDispatcher {
     });
     const status = result.status;
     if (status !== null && status >= 200 && status < 300) {
-      await this.settle(delivery, result, 'delivered', null);
-      await this.db
-        .updateTable('webhooks')
-        .set({ last_delivery_at: Date.now() })
-        .where('id', '=', webhook.id)
-        .execute();
+      // Recorded with the rest of the batch (settleDelivered).
+      delivery.last_status = status;
       return 'ok';
     }
     if (status === 410) {

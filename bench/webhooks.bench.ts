@@ -1,0 +1,218 @@
+// Webhooks benchmark: `npx tsx bench/webhooks.bench.ts [--events N] [--endpoints N] [--keys N]`.
+//
+// 1. Fan-out: N events (default 10,000, made by creating users through the service, each its
+//    own transaction) delivered to E endpoints (default 20) of a receiver on loopback, through
+//    a real server on a SQLite file. Figures: deliveries per second from the first commit to the
+//    last delivery, and the p50/p99 lag from an event's commit to its arrival. Baseline in the
+//    same run: a bare loop per endpoint that POSTs the same payloads to the same receiver,
+//    one at a time, with no database.
+// 2. The API while webhooks deliver: POST /v1/keys throughput over HTTP (8 at a time) with no
+//    webhook, then with E endpoints subscribed to every event (so each key.created fans out
+//    E deliveries during the measurement). The ratio must stay at or above 0.90.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildApp } from '../packages/server/src/app.js';
+import { systemActor } from '../packages/server/src/core/actor.js';
+import { systemClock } from '../packages/server/src/lib/time.js';
+import { createNetwork } from '../packages/server/src/modules/network/network.service.js';
+import { createUser } from '../packages/server/src/modules/users/users.service.js';
+import { signedHeaders } from '../packages/server/src/modules/webhooks/signing.js';
+import { openStorage } from '../packages/server/src/storage/database.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    events: { type: 'string', default: '10000' },
+    endpoints: { type: 'string', default: '20' },
+    keys: { type: 'string', default: '2000' },
+  },
+});
+const EVENTS = Number(flags.events);
+const ENDPOINTS = Number(flags.endpoints);
+const KEYS = Number(flags.keys);
+
+/** A receiver that answers 204 and records each arrival's lag behind the event's commit. */
+async function receiver() {
+  const lags: number[] = [];
+  let count = 0;
+  let last = 0;
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (c: Buffer) => chunks.push(c));
+    request.on('end', () => {
+      const now = Date.now();
+      count++;
+      last = now;
+      if (request.url !== '/bare') {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string };
+        lags.push(now - Date.parse(body.timestamp));
+      }
+      response.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    url,
+    lags,
+    count: () => count,
+    last: () => last,
+    reset: () => {
+      count = 0;
+      lags.length = 0;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+};
+
+async function until(check: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function server() {
+  const dir = mkdtempSync(join(tmpdir(), 'warren-bench-webhooks-'));
+  const storage = await openStorage(`sqlite:${join(dir, 'warren.db')}`);
+  const network = await createNetwork(storage.db, {
+    name: 'bench',
+    ownerEmail: 'o@example.com',
+    plan: 'premium',
+    now: Date.now(),
+  });
+  const app = await buildApp({
+    storage,
+    clock: systemClock,
+    settings: { apiRateLimit: 10_000_000, webhooksAllowPrivate: true, eventDetectorIntervalMs: 3_600_000 },
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${network.apiKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  return {
+    app,
+    network,
+    call,
+    close: async () => {
+      await app.close();
+      await storage.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function subscribe(s: Awaited<ReturnType<typeof server>>, url: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const res = await s.call('POST', '/v1/webhooks', { url: `${url}/h${i}`, events: ['*'] });
+    if (res.status !== 201) throw new Error(`webhook: ${res.status} ${await res.text()}`);
+  }
+}
+
+async function fanOut(): Promise<void> {
+  const s = await server();
+  const r = await receiver();
+  await subscribe(s, r.url, ENDPOINTS);
+  const actor = systemActor(s.network.networkId, 'bench');
+  const started = Date.now();
+  for (let i = 0; i < EVENTS; i++) await createUser(s.app.ctx, actor, { loginName: `u${i}@example.com` });
+  const committed = Date.now();
+  const total = EVENTS * ENDPOINTS;
+  await until(() => r.count() >= total, 600_000);
+  const seconds = (r.last() - started) / 1000;
+  const rate = total / seconds;
+  console.log(`fan-out: ${EVENTS} events × ${ENDPOINTS} endpoints = ${total} deliveries`);
+  console.log(
+    `  events committed in ${((committed - started) / 1000).toFixed(1)} s; last delivery ${seconds.toFixed(1)} s after the first commit`,
+  );
+  console.log(
+    `  ${Math.round(rate)} deliveries/s; lag commit → arrival p50 ${percentile(r.lags, 50)} ms, p99 ${percentile(r.lags, 99)} ms`,
+  );
+
+  // Baseline: the same payloads, signed, POSTed by a bare loop per endpoint.
+  const body = JSON.stringify({
+    type: 'user.created',
+    timestamp: new Date().toISOString(),
+    data: { id: 'evt_x', data: {} },
+  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: ENDPOINTS });
+  const post = () =>
+    new Promise<void>((resolve, reject) => {
+      const request = http.request(
+        `${r.url}/bare`,
+        {
+          method: 'POST',
+          agent,
+          headers: signedHeaders(['whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='], 'evt_x', 1, body),
+        },
+        (response) => {
+          response.resume();
+          response.on('end', () => resolve());
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  r.reset();
+  const bareStart = Date.now();
+  await Promise.all(
+    Array.from({ length: ENDPOINTS }, async () => {
+      for (let i = 0; i < EVENTS; i++) await post();
+    }),
+  );
+  const bareRate = total / ((Date.now() - bareStart) / 1000);
+  agent.destroy();
+  console.log(`  bare loop: ${Math.round(bareRate)} posts/s; ratio ${(rate / bareRate).toFixed(2)}`);
+  await s.close();
+  await r.close();
+}
+
+async function keysThroughput(s: Awaited<ReturnType<typeof server>>): Promise<number> {
+  let next = 0;
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next++ < KEYS) {
+        const res = await s.call('POST', '/v1/keys', { type: 'auth', expiresIn: '1h' });
+        if (res.status !== 201) throw new Error(`POST /v1/keys: ${res.status}`);
+        await res.arrayBuffer();
+      }
+    }),
+  );
+  return KEYS / ((Date.now() - started) / 1000);
+}
+
+async function apiWhileDelivering(): Promise<void> {
+  const s = await server();
+  const r = await receiver();
+  await keysThroughput(s); // warm-up
+  const without = await keysThroughput(s);
+  await subscribe(s, r.url, ENDPOINTS);
+  const withHooks = await keysThroughput(s);
+  await until(() => r.count() >= KEYS * ENDPOINTS, 300_000);
+  console.log(`POST /v1/keys, 8 at a time, ${KEYS} keys:`);
+  console.log(
+    `  no webhooks ${Math.round(without)}/s; ${ENDPOINTS} webhooks subscribed ${Math.round(withHooks)}/s; ratio ${(withHooks / without).toFixed(2)} (must be ≥ 0.90)`,
+  );
+  await s.close();
+  await r.close();
+}
+
+await fanOut();
+await apiWhileDelivering();
