@@ -4,6 +4,7 @@ import { VERSION } from '@warren/server';
 import { Command, CommanderError } from 'commander';
 import { registerAclCommands } from './commands/acl.js';
 import { registerDeviceCommands } from './commands/devices.js';
+import { registerEventCommands } from './commands/events.js';
 import { registerKeyCommands } from './commands/keys.js';
 import { registerLogCommands } from './commands/logs.js';
 import { registerNetworkCommands } from './commands/network.js';
@@ -12,6 +13,7 @@ import { Exit, examples, type Io, processIo, UsageError, visible } from './comma
 import { registerRouteCommands } from './commands/routes.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerUserCommands } from './commands/users.js';
+import { registerWebhookCommands } from './commands/webhooks.js';
 
 /**
  * The program. Commander's own complaints (unknown command or option, missing argument) are
@@ -48,6 +50,8 @@ function buildProgram(io: Io, onUsage: (text: string) => void): Command {
   registerAclCommands(program, io);
   registerRouteCommands(program, io);
   registerLogCommands(program, io);
+  registerEventCommands(program, io);
+  registerWebhookCommands(program, io);
   registerNodeCommands(program, io);
   return program;
 }

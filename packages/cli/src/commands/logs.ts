@@ -13,7 +13,7 @@ import { checkDuration, connect, examples, type Io, UsageError, visible } from '
 const MAX_PAGE = 1000;
 const FOLLOW_INTERVAL_S = 2;
 
-interface CommonFlags {
+export interface CommonFlags {
   since?: string;
   limit?: string;
   follow?: boolean;
@@ -81,7 +81,7 @@ export function bytes(n: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }
 
-const compactTime = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
+export const compactTime = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
 
 function parseLimit(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -196,7 +196,7 @@ export function auditRow(e: AuditEntryBody): string[] {
   return [compactTime(e.time), who, e.method, e.path, String(e.status), what, e.clientAddr];
 }
 
-function addCommon(command: Command): Command {
+export function addCommon(command: Command): Command {
   return command
     .option('--since <duration>', 'entries recorded in this window: 90s, 15m, 24h, 7d (default 1h)')
     .option('--limit <n>', 'stop after this many entries (default: all)')
@@ -206,12 +206,12 @@ function addCommon(command: Command): Command {
 }
 
 /** Every flag checked before the first request, so a typo never costs a round trip. */
-function tailFlags(flags: CommonFlags): { limit: number | undefined; intervalMs: number } {
+export function tailFlags(flags: CommonFlags): { limit: number | undefined; intervalMs: number } {
   checkDuration('--since', flags.since);
   return { limit: parseLimit(flags.limit), intervalMs: parseInterval(flags.interval) };
 }
 
-async function runTail<T>(
+export async function runTail<T>(
   io: Io,
   flags: CommonFlags,
   headers: string[],
