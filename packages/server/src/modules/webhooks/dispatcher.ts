@@ -2,7 +2,8 @@
  * Delivery of events to webhook endpoints, at least once, from the outbox.
  *
  * Each endpoint is worked by one instance at a time, the holder of its lease (a conditional
- * UPDATE on the webhook row, renewed before every attempt), so with several instances on one
+ * UPDATE on the webhook row, 30 s long, renewed every 10 s while it works, so it outlives any
+ * attempt's 15 s deadline), so with several instances on one
  * PostgreSQL database each attempt is made once, and an endpoint's deliveries are attempted
  * in the order their events committed. The holder first fans out: the events after the
  * endpoint's cursor that its filters match become delivery rows, and the cursor moves, in one
