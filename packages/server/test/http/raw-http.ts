@@ -35,11 +35,16 @@ export function rawRequest(
   });
 }
 
-/** Writes bytes on a fresh socket and returns everything the server sends until it closes. */
+/**
+ * Writes bytes on a fresh socket and returns everything the server sends until it closes
+ * (requests say `Connection: close`). The socket is not half-closed after writing: Node's
+ * server drops a connection whose client has ended before a slow answer is written.
+ */
 export function rawSocket(base: string, bytes: string | Buffer): Promise<RawResponse & { raw: string }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) }, () => socket.end(bytes));
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(bytes));
+    socket.setTimeout(15_000, () => socket.destroy(new Error('the server neither answered nor closed in 15 s')));
     const chunks: Buffer[] = [];
     socket.on('data', (chunk) => chunks.push(chunk));
     socket.on('error', reject);
