@@ -29,6 +29,7 @@ export {
   WarrenError,
 } from './http.js';
 export { allEntries, Logs } from './log-pages.js';
+export { applyNetmapDelta, isNetmapDelta, type NetmapDeltaBody } from './netmap-delta.js';
 export {
   type HeartbeatResult,
   NODE_TIMEOUT_MS,

@@ -14,6 +14,7 @@ import type {
   ReportedConnectionRequest,
 } from '@warren/contract';
 import { Transport, type TransportOptions, toError } from './http.js';
+import { applyNetmapDelta, isNetmapDelta, type NetmapDeltaBody } from './netmap-delta.js';
 import type { CallOptions } from './types.js';
 
 export interface RegisterResult {
@@ -90,7 +91,28 @@ export class NodeClient {
    * `ifNoneMatch` (an ETag from an earlier answer) it resolves to `undefined` when unchanged.
    */
   async netmap(ifNoneMatch?: string, options: CallOptions = {}): Promise<NetmapBody | undefined> {
-    const response = await this.http.raw('GET', '/v1/node/netmap', {
+    const body = await this.fetchNetmap('/v1/node/netmap', ifNoneMatch, options);
+    return body as NetmapBody | undefined;
+  }
+
+  /**
+   * The current netmap given the one held: asks for a delta since `held` (`?delta=true`) and
+   * applies it, or takes the full map when the server sends one. Resolves to `undefined` when
+   * unchanged; without `held`, fetches the full map.
+   */
+  async followNetmap(held: NetmapBody | undefined, options: CallOptions = {}): Promise<NetmapBody | undefined> {
+    if (!held) return this.netmap(undefined, options);
+    const body = await this.fetchNetmap('/v1/node/netmap?delta=true', `"${held.version}"`, options);
+    if (body === undefined || !isNetmapDelta(body)) return body;
+    return applyNetmapDelta(held, body);
+  }
+
+  private async fetchNetmap(
+    path: string,
+    ifNoneMatch: string | undefined,
+    options: CallOptions,
+  ): Promise<NetmapBody | NetmapDeltaBody | undefined> {
+    const response = await this.http.raw('GET', path, {
       token: this.token(),
       headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {},
       signal: options.signal,
@@ -98,7 +120,7 @@ export class NodeClient {
     if (response.status === 304) return undefined;
     if (response.status >= 400) throw toError(response);
     this.netmapETag = response.headers.get('etag') ?? undefined;
-    return JSON.parse(response.text) as NetmapBody;
+    return JSON.parse(response.text) as NetmapBody | NetmapDeltaBody;
   }
 
   /** `POST /v1/node/connections`: up to 1000 entries, accepted (202) as a whole or refused. */

@@ -248,7 +248,8 @@ export class Agent {
     const slots = this.options.netmapSlots;
     if (slots && !slots.tryTake()) return;
     try {
-      const map = await this.client.netmap(this.netmap ? this.client.netmapETag : undefined, { signal });
+      // A delta since the map held (applied to it), or the full map when the server sends one.
+      const map = await this.client.followNetmap(this.netmap, { signal });
       if (map) this.netmap = this.sample(map);
     } catch (error) {
       if (signal.aborted) return;
@@ -261,8 +262,10 @@ export class Agent {
 
   /**
    * The netmap with at most `maxPeers` peers, picked at random (a partial Fisher–Yates shuffle
-   * of the freshly parsed array, which nothing else holds). Its version stays, so the next
-   * fetch still sends If-None-Match and the next heartbeat is still compared with it.
+   * of the fresh array, which nothing else holds). Its version stays, so the next fetch still
+   * asks for a delta since it and the next heartbeat is still compared with it. A delta applied
+   * to a sample keeps it a sample of the current peers: removed ones leave it, changed ones are
+   * replaced, new ones join and are cut back here.
    */
   private sample(map: NetmapBody): NetmapBody {
     const max = this.options.maxPeers;

@@ -22,6 +22,7 @@ import {
 import { isOnline } from '../devices/presence.js';
 import { isExitRoute } from '../routes/routes.presenter.js';
 import type { NetmapHead, ServedRouteRow } from './netmap.repository.js';
+import type { ServedPeers } from './netmap-delta.js';
 import type { PresenceSnapshot } from './presence-snapshot.js';
 import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
 
@@ -76,8 +77,20 @@ export function choosePrimaries(rows: readonly ServedRouteRow[], now: number): P
   return { byDevice, served, key: `${ids.sort().join(',')}|${servedIds.sort().join(',')}` };
 }
 
+/** Every device of a view as the members of one class see it, for one presence snapshot. */
+export interface ClassList {
+  presence: PresenceSnapshot;
+  /** The peers' ids and texts, index-aligned with the view's devices (netmap-delta.ts). */
+  peers: ServedPeers;
+  joined: string;
+  /** starts[i]: where device i's entry begins in `joined`; starts[n]: its length + 1. */
+  starts: Int32Array;
+}
+
 export class NetworkView {
   readonly index: Map<string, number>;
+  /** Every device's id, in view order: shared by the peer lists made from this view. */
+  private readonly ids: readonly string[];
   private readonly devices: PolicyDevice[];
   private readonly peerFields: Array<string | undefined>;
   /** Per device, its whole peer JSON when offline (2i) and online (2i + 1). */
@@ -88,7 +101,7 @@ export class NetworkView {
         map: PeerMap;
         classDigests: Map<number, SetDigest>;
         /** Per class that sees everyone, every device's JSON as it sees it, for one presence. */
-        classLists: Map<number, { presence: PresenceSnapshot; joined: string; starts: Int32Array }>;
+        classLists: Map<number, ClassList>;
       }
     | undefined;
   /** Per device, the hash of its peer text as every viewer sees it when no route is involved. */
@@ -113,6 +126,7 @@ export class NetworkView {
   ) {
     this.devices = rows.map((row) => policyDevice(row));
     this.index = new Map(rows.map((row, i) => [row.id, i]));
+    this.ids = rows.map((row) => row.id);
     this.peerFields = new Array(rows.length);
     this.plainPeers = new Array(2 * rows.length);
     this.plainHashes = new Uint32Array(DIGEST_WORDS * rows.length);
@@ -209,11 +223,15 @@ export class NetworkView {
   }
 
   /**
-   * The JSON array of a device's peers when it sees everyone (PeerMap.everyoneClassOf): its
-   * class's list of every device, made once per presence snapshot, less the device's own
-   * entry: two slices instead of one string per peer. Undefined for any other device.
+   * The peers of a device that sees everyone (PeerMap.everyoneClassOf): its class's list of
+   * every device, made once per presence snapshot and shared by the class, with the index of
+   * the device's own entry, which is not a peer. Undefined for any other device.
    */
-  everyonePeersJson(primaries: Primaries, deviceId: string, presence: PresenceSnapshot): string | undefined {
+  everyonePeers(
+    primaries: Primaries,
+    deviceId: string,
+    presence: PresenceSnapshot,
+  ): { list: ClassList; skip: number } | undefined {
     const map = this.peersFor(primaries);
     const c = map.everyoneClassOf(deviceId);
     const d = this.index.get(deviceId);
@@ -223,7 +241,6 @@ export class NetworkView {
     if (list?.presence !== presence) {
       const n = this.devices.length;
       const parts: string[] = new Array(n);
-      // starts[i]: where device i's entry begins in the joined text; starts[n]: its length + 1.
       const starts = new Int32Array(n + 1);
       for (let i = 0, at = 0; i < n; i++) {
         parts[i] = this.peerJson(i, map.classView(c, i), presence.online.has(this.devices[i].id));
@@ -231,15 +248,29 @@ export class NetworkView {
         at += parts[i].length + 1;
         starts[i + 1] = at;
       }
-      list = { presence, joined: parts.join(','), starts };
+      list = { presence, peers: { ids: this.ids, texts: parts }, joined: parts.join(','), starts };
       holder.classLists.set(c, list);
     }
-    const { joined, starts } = list;
-    const last = starts.length - 2;
-    if (last === 0) return '[]';
-    // Drop the entry with the comma after it, or before it for the last one.
-    if (d === last) return `[${joined.slice(0, starts[d] - 1)}]`;
-    return `[${joined.slice(0, starts[d])}${joined.slice(starts[d + 1])}]`;
+    return { list, skip: d };
+  }
+
+  /** The JSON array of everyonePeers; undefined for a device that does not see everyone. */
+  everyonePeersJson(primaries: Primaries, deviceId: string, presence: PresenceSnapshot): string | undefined {
+    const peers = this.everyonePeers(primaries, deviceId, presence);
+    return peers && joinedWithout(peers.list, peers.skip);
+  }
+
+  /** The peers of any device, listed: their ids and texts in view order. */
+  listedPeers(primaries: Primaries, deviceId: string, presence: PresenceSnapshot): ServedPeers {
+    const peers = this.peersFor(primaries).peers(deviceId);
+    const ids: string[] = new Array(peers.length);
+    const texts: string[] = new Array(peers.length);
+    for (let k = 0; k < peers.length; k++) {
+      const peer = peers[k];
+      ids[k] = peer.id;
+      texts[k] = this.peerJson(this.index.get(peer.id)!, peer, presence.online.has(peer.id));
+    }
+    return { ids, texts };
   }
 
   /** Every device as members of class `c` see it, for the current primaries; kept per class. */
@@ -299,6 +330,15 @@ export class NetworkView {
     }
     return text;
   }
+}
+
+/** A class list's JSON array less entry `d`: two slices of the joined text, not one string per peer. */
+export function joinedWithout({ joined, starts }: ClassList, d: number): string {
+  const last = starts.length - 2;
+  if (last === 0) return '[]';
+  // Drop the entry with the comma after it, or before it for the last one.
+  if (d === last) return `[${joined.slice(0, starts[d] - 1)}]`;
+  return `[${joined.slice(0, starts[d])}${joined.slice(starts[d + 1])}]`;
 }
 
 /** Networks whose view is kept; the least recently used is dropped past this. */

@@ -20,14 +20,18 @@ import type { AppContext } from '../../context.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { routesOfDevice } from '../devices/devices.repository.js';
 import { isOnline } from '../devices/presence.js';
-import { choosePrimaries, type NetworkView, networkView, type Primaries } from './netmap.cache.js';
+import { choosePrimaries, joinedWithout, type NetworkView, networkView, type Primaries } from './netmap.cache.js';
 import { netmapHead, type SelfRow, selfRow, servedRoutes, settleVersion } from './netmap.repository.js';
+import { diffPeers, rememberSent, sentAt, sinceVersion } from './netmap-delta.js';
 import { deviceGone } from './presence.service.js';
 import { type PresenceSnapshot, presenceSnapshot } from './presence-snapshot.js';
 
 export interface Netmap {
   version: number;
-  /** The JSON response body `{ self, peers, version }`, serialized once; absent when not needed. */
+  /**
+   * The JSON response body, serialized once: `{ self, peers, version }`, or a delta
+   * `{ self, version, since, peersChanged, peersRemoved }`; absent when not needed.
+   */
   body?: string;
 }
 
@@ -72,19 +76,22 @@ async function viewInputs(ctx: AppContext, networkId: string, deviceId: string):
 /**
  * The device's netmap. With `ifNoneMatch`, the body is left out when the header names the
  * current version and that version is known without building the netmap (see netmapVersion).
+ * With `delta`, the body holds only the peers changed or removed since the version the header
+ * names, when this process sent that version to the device (netmap-delta.ts); else the full map.
  */
 export async function deviceNetmap(
   ctx: AppContext,
   networkId: string,
   deviceId: string,
   ifNoneMatch?: string,
+  delta = false,
 ): Promise<Netmap> {
   const inputs = await viewInputs(ctx, networkId, deviceId);
   if (ifNoneMatch !== undefined) {
     const known = rememberedVersion(inputs);
     if (known !== undefined && versionMatches(ifNoneMatch, known)) return { version: known };
   }
-  return buildNetmap(ctx, inputs);
+  return buildNetmap(ctx, inputs, delta ? sinceVersion(ifNoneMatch) : undefined);
 }
 
 /**
@@ -125,21 +132,24 @@ async function settle(ctx: AppContext, inputs: ViewInputs): Promise<{ version: n
   return { version, selfBody };
 }
 
-async function buildNetmap(ctx: AppContext, inputs: ViewInputs): Promise<Netmap> {
+async function buildNetmap(ctx: AppContext, inputs: ViewInputs, since?: number): Promise<Netmap> {
   const { deviceId, view, primaries, presence } = inputs;
   const { version, selfBody } = await settle(ctx, inputs);
-  const peersJson = view.everyonePeersJson(primaries, deviceId, presence) ?? listPeersJson(inputs);
-  return { version, body: `{"self":${JSON.stringify(selfBody)},"peers":${peersJson},"version":${version}}` };
-}
-
-function listPeersJson({ deviceId, view, primaries, presence }: ViewInputs): string {
-  const peers = view.peersFor(primaries).peers(deviceId);
-  const parts: string[] = new Array(peers.length);
-  for (let k = 0; k < peers.length; k++) {
-    const peer = peers[k];
-    parts[k] = view.peerJson(view.index.get(peer.id)!, peer, presence.online.has(peer.id));
+  const self = JSON.stringify(selfBody);
+  const everyone = view.everyonePeers(primaries, deviceId, presence);
+  const peers = everyone?.list.peers ?? view.listedPeers(primaries, deviceId, presence);
+  const skip = everyone?.skip ?? -1;
+  const before = since === undefined || since === version ? undefined : sentAt(deviceId, since);
+  rememberSent(deviceId, version, peers, skip);
+  if (before) {
+    const { changed, removed } = diffPeers(before.peers, before.skip, peers, skip);
+    return {
+      version,
+      body: `{"self":${self},"version":${version},"since":${since},"peersChanged":[${changed.join(',')}],"peersRemoved":${JSON.stringify(removed)}}`,
+    };
   }
-  return `[${parts.join(',')}]`;
+  const peersJson = everyone ? joinedWithout(everyone.list, skip) : `[${peers.texts.join(',')}]`;
+  return { version, body: `{"self":${self},"peers":${peersJson},"version":${version}}` };
 }
 
 /** `If-None-Match` holds this version: quoted or bare, possibly weak, possibly in a list, or `*`. */

@@ -16,6 +16,18 @@ import { disconnect, heartbeat } from './presence.service.js';
 
 const tags = ['node'];
 
+/** `?delta=true`: the agent can apply a delta netmap (docs/API.md, node protocol). */
+const NetmapQuery = Type.Object({ delta: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) });
+
+/** The peers changed or removed since the version `If-None-Match` named (`since`). */
+const NetmapDelta = Type.Object({
+  self: ref('Device'),
+  version: Type.Integer(),
+  since: Type.Integer(),
+  peersChanged: Type.Array(ref('Peer')),
+  peersRemoved: Type.Array(Type.String()),
+});
+
 export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
@@ -84,7 +96,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get<{ Headers: { 'if-none-match'?: string } }>(
+  app.get<{ Headers: { 'if-none-match'?: string }; Querystring: { delta?: 'true' | 'false' } }>(
     '/node/netmap',
     {
       config: { auth: 'node' },
@@ -92,13 +104,15 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       schema: apiSchema({
         operationId: 'getNetmap',
         tags,
-        summary: 'The peers this device may reach or be reached by; 304 while If-None-Match holds the version',
+        summary:
+          'The peers this device may reach or be reached by; 304 while If-None-Match holds the version; with delta=true, only the peers changed since it when the server still knows it',
         headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
+        querystring: NetmapQuery,
         response: {
           200: {
-            description: 'the netmap; header ETag: its version, quoted',
+            description: 'the netmap, or with delta=true a delta (it has `since`); header ETag: its version, quoted',
             headers: { ETag: { type: 'string' } },
-            content: { 'application/json': { schema: ref('Netmap') } },
+            content: { 'application/json': { schema: Type.Union([ref('Netmap'), NetmapDelta]) } },
           },
           304: Type.Null({ description: 'unchanged since that version' }),
         },
@@ -107,7 +121,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const { networkId, deviceId } = request.device!;
       const ifNoneMatch = request.headers['if-none-match'];
-      const netmap = await deviceNetmap(ctx, networkId, deviceId, ifNoneMatch);
+      const netmap = await deviceNetmap(ctx, networkId, deviceId, ifNoneMatch, request.query.delta === 'true');
       reply.header('etag', `"${netmap.version}"`);
       if (netmap.body === undefined || versionMatches(ifNoneMatch, netmap.version)) return reply.code(304).send();
       return reply.type('application/json; charset=utf-8').send(netmap.body);
