@@ -15,6 +15,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { buildApp } from '../packages/server/src/app.js';
 import { systemActor } from '../packages/server/src/core/actor.js';
 import { systemClock } from '../packages/server/src/lib/time.js';
@@ -34,39 +35,47 @@ const EVENTS = Number(flags.events);
 const ENDPOINTS = Number(flags.endpoints);
 const KEYS = Number(flags.keys);
 
-/** A receiver that answers 204 and records each arrival's lag behind the event's commit. */
-async function receiver() {
-  const lags: number[] = [];
-  let count = 0;
-  let last = 0;
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (c: Buffer) => chunks.push(c));
-    request.on('end', () => {
-      const now = Date.now();
-      count++;
-      last = now;
-      if (request.url !== '/bare') {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string };
-        lags.push(now - Date.parse(body.timestamp));
-      }
-      response.writeHead(204).end();
-    });
+/**
+ * A receiver that answers 204 and records each arrival's lag behind the event's commit. It
+ * runs in a worker thread, as it would run on another machine: its parsing must not take the
+ * server's event loop.
+ */
+const RECEIVER = `
+const http = require('node:http');
+const { parentPort } = require('node:worker_threads');
+let count = 0, last = 0, lags = [];
+const server = http.createServer((request, response) => {
+  const chunks = [];
+  request.on('data', (c) => chunks.push(c));
+  request.on('end', () => {
+    const now = Date.now();
+    count++; last = now;
+    if (request.url !== '/bare') lags.push(now - Date.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')).timestamp));
+    response.writeHead(204).end();
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+parentPort.on('message', (m) => {
+  if (m === 'stats') parentPort.postMessage({ count, last, lags });
+  if (m === 'reset') { count = 0; lags = []; parentPort.postMessage({ reset: true }); }
+});
+`;
+
+async function receiver() {
+  const worker = new Worker(RECEIVER, { eval: true });
+  const ask = (message: string) =>
+    new Promise<{ port?: number; count: number; last: number; lags: number[] }>((resolve) => {
+      worker.once('message', resolve);
+      if (message) worker.postMessage(message);
+    });
+  const { port } = await ask('');
+  const stats = () => ask('stats');
   return {
-    url,
-    lags,
-    count: () => count,
-    last: () => last,
-    reset: () => {
-      count = 0;
-      lags.length = 0;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    url: `http://127.0.0.1:${port}`,
+    stats,
+    reset: () => ask('reset'),
+    close: () => worker.terminate(),
   };
 }
 
@@ -75,11 +84,11 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 };
 
-async function until(check: () => boolean, ms: number): Promise<void> {
+async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -134,15 +143,16 @@ async function fanOut(): Promise<void> {
   for (let i = 0; i < EVENTS; i++) await createUser(s.app.ctx, actor, { loginName: `u${i}@example.com` });
   const committed = Date.now();
   const total = EVENTS * ENDPOINTS;
-  await until(() => r.count() >= total, 600_000);
-  const seconds = (r.last() - started) / 1000;
+  await until(async () => (await r.stats()).count >= total, 900_000);
+  const { last, lags } = await r.stats();
+  const seconds = (last - started) / 1000;
   const rate = total / seconds;
   console.log(`fan-out: ${EVENTS} events × ${ENDPOINTS} endpoints = ${total} deliveries`);
   console.log(
     `  events committed in ${((committed - started) / 1000).toFixed(1)} s; last delivery ${seconds.toFixed(1)} s after the first commit`,
   );
   console.log(
-    `  ${Math.round(rate)} deliveries/s; lag commit → arrival p50 ${percentile(r.lags, 50)} ms, p99 ${percentile(r.lags, 99)} ms`,
+    `  ${Math.round(rate)} deliveries/s; lag commit → arrival p50 ${percentile(lags, 50)} ms, p99 ${percentile(lags, 99)} ms`,
   );
 
   // Baseline: the same payloads, signed, POSTed by a bare loop per endpoint.
@@ -169,7 +179,7 @@ async function fanOut(): Promise<void> {
       request.on('error', reject);
       request.end(body);
     });
-  r.reset();
+  await r.reset();
   const bareStart = Date.now();
   await Promise.all(
     Array.from({ length: ENDPOINTS }, async () => {
@@ -205,7 +215,7 @@ async function apiWhileDelivering(): Promise<void> {
   const without = await keysThroughput(s);
   await subscribe(s, r.url, ENDPOINTS);
   const withHooks = await keysThroughput(s);
-  await until(() => r.count() >= KEYS * ENDPOINTS, 300_000);
+  await until(async () => (await r.stats()).count >= KEYS * ENDPOINTS, 300_000);
   console.log(`POST /v1/keys, 8 at a time, ${KEYS} keys:`);
   console.log(
     `  no webhooks ${Math.round(without)}/s; ${ENDPOINTS} webhooks subscribed ${Math.round(withHooks)}/s; ratio ${(withHooks / without).toFixed(2)} (must be ≥ 0.90)`,
