@@ -38,7 +38,7 @@ describe('NodeClient delta netmaps', () => {
       key: devices[1]!.nodeToken,
       headers: { 'if-none-match': `"${other!.version}"` },
     });
-    const delta = await wire.json();
+    const delta = (await wire.json()) as any;
     expect(delta.since).toBe(other!.version);
     expect(delta.peersChanged.map((p: any) => p.name)).toEqual(['c']);
     expect(delta.peers).toBeUndefined();

@@ -27,14 +27,15 @@ const SPLIT = `{
   ],
 }`;
 
-const SPEC = {
+type Spec = { user?: string; tags?: string[]; advertiseRoutes?: string[] };
+const SPEC: Record<'ana-1' | 'ana-2' | 'bo-1' | 'web' | 'db' | 'gw', Spec> = {
   'ana-1': { user: 'ana@example.com' },
   'ana-2': { user: 'ana@example.com' },
   'bo-1': { user: 'bo@example.com' },
   web: { tags: ['tag:web'] },
   db: { tags: ['tag:db'] },
   gw: { tags: ['tag:gw'], advertiseRoutes: ['10.9.0.0/24'] },
-} as const;
+};
 type Name = keyof typeof SPEC;
 const NAMES = Object.keys(SPEC) as Name[];
 const TAGGED: Name[] = ['web', 'db', 'gw'];
@@ -43,7 +44,7 @@ const TAG_SETS = [['tag:web'], ['tag:db'], ['tag:db', 'tag:web'], ['tag:gw']];
 type Command =
   | { kind: 'heartbeat' | 'disconnect' | 'replace'; who: Name }
   | { kind: 'retag'; who: Name; tags: string[] }
-  | { kind: 'advertise'; routes: string[] }
+  | { kind: 'advertise'; routes: readonly string[] }
   | { kind: 'policy'; text: string }
   | { kind: 'time' };
 
@@ -171,13 +172,13 @@ describe('delta netmaps', () => {
     else if (c.kind === 'time') server.clock.advance(61_000);
     else if (c.kind === 'policy') await applyPolicy(server, c.text);
     else if (c.kind === 'advertise') {
-      expect((await heartbeat(server, d.gw.nodeToken, { advertiseRoutes: c.routes })).status).toBe(200);
+      expect((await heartbeat(server, d.gw.nodeToken, { advertiseRoutes: [...c.routes] })).status).toBe(200);
     } else if (c.kind === 'retag') {
       const res = await server.call('POST', `/v1/devices/${d[c.who].device.id}/tags`, { body: { tags: c.tags } });
       expect(res.status, await res.text()).toBe(200);
     } else {
       expect((await server.call('DELETE', `/v1/devices/${d[c.who].device.id}`)).status).toBe(204);
-      const spec = SPEC[c.who] as { user?: string; tags?: string[]; advertiseRoutes?: string[] };
+      const spec = SPEC[c.who];
       const key = await createAuthKey(server, { user: spec.user, tags: spec.tags });
       d[c.who] = await enroll(server, key.key, { hostname: c.who, advertiseRoutes: spec.advertiseRoutes });
       if (c.who === 'gw') {
