@@ -29,6 +29,7 @@ const SECOND = 1000;
 export const RETRY_SCHEDULE_MS = [5, 300, 1_800, 7_200, 18_000, 36_000, 86_400].map((s) => s * SECOND);
 const LEASE_MS = 30 * SECOND;
 const POLL_MS = 250;
+const COALESCE_MS = 50;
 const FAN_OUT_BATCH = 500;
 const DUE_BATCH = 100;
 const MAX_RETRY_AFTER_MS = 86_400 * SECOND;
@@ -45,6 +46,7 @@ export class WebhookDispatcher {
   private readonly owner = `w_${randomBytes(8).toString('hex')}`;
   private readonly working = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  private pending: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private ticking: Promise<void> | undefined;
   private again = false;
@@ -58,7 +60,19 @@ export class WebhookDispatcher {
 
   start(): void {
     this.timer = setInterval(() => this.wake(), POLL_MS).unref();
-    this.unsubscribe = onEventsCommitted(() => this.wake());
+    this.unsubscribe = onEventsCommitted(() => this.soon());
+  }
+
+  /**
+   * After a commit: look for work within COALESCE_MS. Commits that come close together are
+   * handled by one pass, so a busy API pays for a fan-out per batch of events, not per event.
+   */
+  private soon(): void {
+    if (this.pending || this.stopped) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      this.wake();
+    }, COALESCE_MS);
   }
 
   /** Looks for work now (a commit wrote events, or the poll interval passed). */
@@ -82,6 +96,7 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.pending);
     this.unsubscribe?.();
     await this.ticking;
     await Promise.all(this.working.values());
