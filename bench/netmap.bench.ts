@@ -13,6 +13,8 @@
 //      device that sees everyone right after another device went offline or came back (its
 //      view changed), first and second after the change; and a conditional GET
 //      /v1/node/netmap (If-None-Match: the version held) that answers 304.
+//   4. After such a presence change, the netmap of a device that sees everyone, whole and as a
+//      delta since the version it held (?delta=true): time and bytes received.
 // Presence is frozen with a fixed clock, so every device stays online while it runs.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -212,7 +214,8 @@ interface Job {
   policy: string;
 }
 
-type Row = { label: string; base: Timing; full: Timing };
+/** `bytes`: the timings' `peers` count bytes received, not peers. */
+type Row = { label: string; base: Timing; full: Timing; bytes?: boolean };
 
 async function measure(run: () => Promise<number>, times: number, before?: () => Promise<void>): Promise<Timing> {
   let peers = 0;
@@ -344,6 +347,42 @@ async function client({ url, fleets, policy }: Job): Promise<Row[]> {
     base: await measure(await unchanged(fleets.base.broad), 300),
     full: await measure(await unchanged(fleets.full.broad), 300),
   });
+  // After a peer's presence flipped, a device that sees all fetches its netmap: whole, or as
+  // a delta since the version it holds (?delta=true). `peers` holds the bytes received.
+  const afterFlip = (fleet: Fleet, delta: boolean) => {
+    const toggle = flip(fleet);
+    // The version held, set by `before` for the measured call (warm-up calls go without).
+    let held: string | undefined;
+    return {
+      before: async () => {
+        const res = await fetch(`${url}/v1/node/netmap`, { headers: { authorization: `Bearer ${fleet.everyone}` } });
+        held = res.headers.get('etag')!;
+        await res.text();
+        await toggle();
+      },
+      run: async () => {
+        const res = await fetch(`${url}/v1/node/netmap${delta ? '?delta=true' : ''}`, {
+          headers: { authorization: `Bearer ${fleet.everyone}`, ...(held ? { 'if-none-match': held } : {}) },
+        });
+        const text = await res.text();
+        if (res.status !== 200 || (delta && held && !text.includes('"since"'))) {
+          throw new Error(`netmap after flip: ${res.status}, ${delta && held ? 'no delta' : ''}`);
+        }
+        held = undefined;
+        return text.length;
+      },
+    };
+  };
+  for (const delta of [false, true]) {
+    const base = afterFlip(fleets.base, delta);
+    const full = afterFlip(fleets.full, delta);
+    rows.push({
+      label: `netmap ${delta ? 'delta' : 'whole'}, sees all, after flip`,
+      base: await measure(base.run, 30, base.before),
+      full: await measure(full.run, 30, full.before),
+      bytes: true,
+    });
+  }
   return rows;
 }
 
@@ -398,14 +437,21 @@ if (!isMainThread) {
   await worker.terminate();
 
   console.log('');
-  for (const { label, base, full } of rows) {
-    const peers = base.peers || full.peers ? ` (${fmt(base.peers)} → ${fmt(full.peers)} peers)` : '';
+  for (const { label, base, full, bytes } of rows) {
+    const peers =
+      base.peers || full.peers ? ` (${fmt(base.peers)} → ${fmt(full.peers)} ${bytes ? 'bytes' : 'peers'})` : '';
     console.log(
       `${label.padEnd(34)} ${fmt(baseline).padStart(6)}: p50 ${fmt(base.p50, 2).padStart(6)} ms, p95 ${fmt(base.p95, 2).padStart(6)} ms | ` +
         `${fmt(count).padStart(6)}: p50 ${fmt(full.p50, 2).padStart(6)} ms, p95 ${fmt(full.p95, 2).padStart(6)} ms | ` +
         `ratio ${fmt(full.p50 / base.p50, 2)}${peers}`,
     );
   }
+  const [whole, delta] = rows.slice(-2).map((row) => row.full);
+  console.log(
+    `\nafter a presence change at ${fmt(count)} devices, a device that sees all receives ${fmt(delta!.peers)} bytes ` +
+      `as a delta instead of ${fmt(whole!.peers)} (ratio ${fmt(delta!.peers / whole!.peers, 4)}), ` +
+      `in p50 ${fmt(delta!.p50, 2)} ms instead of ${fmt(whole!.p50, 2)} ms (ratio ${fmt(delta!.p50 / whole!.p50, 2)})`,
+  );
   const [selective, broad] = [rows[0]!.full, rows[1]!.full];
   console.log('');
   for (const [what, t] of [
