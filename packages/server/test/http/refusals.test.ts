@@ -3,6 +3,8 @@
  * by Node's HTTP parser (headers too large, an unknown method, a malformed request line) —
  * are problems with a stable code and a request id, and are written to the audit log.
  */
+
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startServer, type TestServer } from '../harness.js';
 import { type RawResponse, rawSocket } from './raw-http.js';
@@ -124,5 +126,30 @@ describe('refusals below the pipeline', () => {
 
   it('keeps serving after refusals', async () => {
     expect((await server.call('GET', '/v1/network')).status).toBe(200);
+  });
+});
+
+describe('a server shutting down', () => {
+  it('answers a request that completes during shutdown with 503 unavailable as a problem', async () => {
+    const server = await startServer();
+    const { port } = new URL(server.url);
+    const socket = connect({ host: '127.0.0.1', port: Number(port) });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let raw = '';
+    socket.on('data', (chunk) => {
+      raw += chunk;
+    });
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    // Half a request keeps the connection busy, so closing the server waits for it.
+    socket.write(`GET /v1/network HTTP/1.1\r\nHost: warren.test\r\nAuthorization: Bearer ${server.apiKey}\r\n`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closing = server.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.end('\r\n');
+    await closed;
+    await closing;
+    expect(raw).toMatch(/^HTTP\/1\.1 503 /);
+    expect(raw).toMatch(/content-type: application\/problem\+json/i);
+    expect(raw).toContain('"code":"unavailable"');
   });
 });
