@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './events.js';
 export * from './formats.js';
+export * from './people.js';
 export * from './requests.js';
 export * from './schemas.js';

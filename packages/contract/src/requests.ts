@@ -46,9 +46,12 @@ export const CreateUserBody = Type.Object(
 );
 export type CreateUserRequest = Static<typeof CreateUserBody>;
 
+export const USER_STATUSES = ['active', 'suspended'] as const;
+
 export const PatchUserBody = Type.Object(
   {
     role: Type.Optional(Type.String()),
+    status: Type.Optional(Type.Union(USER_STATUSES.map((s) => Type.Literal(s)))),
     displayName: Type.Optional(Type.String({ maxLength: 128 })),
   },
   closed,

@@ -6,6 +6,7 @@
 import { type Static, Type } from 'typebox';
 import { EVENT_COMPONENTS } from './events.js';
 import { KEY_STATES, PLANS, ROLES, ROUTE_STATES, SCOPES } from './formats.js';
+import { Me, SsoConfig } from './people.js';
 
 const Time = Type.String({ format: 'date-time', description: 'RFC 3339 UTC' });
 const NullableTime = Type.Union([Time, Type.Null()]);
@@ -178,6 +179,8 @@ export const AuditEntry = Type.Object(
     requestId: Type.String(),
     action: Type.Union([Type.String(), Type.Null()]),
     target: Type.Union([Type.String(), Type.Null()]),
+    userId: Type.Union([Type.String(), Type.Null()], { description: 'the person of a console session' }),
+    userLogin: Type.Union([Type.String(), Type.Null()]),
   },
   { $id: 'AuditEntry' },
 );
@@ -222,6 +225,8 @@ export const COMPONENT_SCHEMAS = [
   Peer,
   Netmap,
   ...EVENT_COMPONENTS,
+  SsoConfig,
+  Me,
 ] as const;
 
 // Static types, written out so clients get readable names rather than TypeBox inference
@@ -334,6 +339,8 @@ export interface AuditEntryBody {
   requestId: string;
   action: string | null;
   target: string | null;
+  userId: string | null;
+  userLogin: string | null;
 }
 export interface ValidationResultBody {
   valid: boolean;

@@ -29,6 +29,10 @@ import { connectionLogRoutes, connectionReportRoutes } from './modules/logs/conn
 import { networkRoutes } from './modules/network/network.routes.js';
 import { nodeRoutes } from './modules/node/node.routes.js';
 import { routesRoutes } from './modules/routes/routes.routes.js';
+import { meRoutes } from './modules/sessions/me.routes.js';
+import { sessionRoutes } from './modules/sessions/session.routes.js';
+import { ssoRoutes } from './modules/sso/sso.routes.js';
+import { ssoLoginRoutes } from './modules/sso/sso-login.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { startWebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
@@ -89,10 +93,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app, VERSION);
 
   await app.register(healthRoutes);
+  await app.register(ssoLoginRoutes);
+  await app.register(sessionRoutes);
   await app.register(
     async (v1) => {
       v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
       await v1.register(networkRoutes);
+      await v1.register(ssoRoutes);
+      await v1.register(meRoutes);
       await v1.register(usersRoutes);
       await v1.register(keysRoutes);
       await v1.register(auditLogRoutes);

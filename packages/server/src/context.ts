@@ -30,6 +30,13 @@ export interface Settings {
   webhooksAllowPrivate?: boolean;
   /** How long a delivery may take before it counts as failed (default 15 s). */
   webhookTimeoutMs?: number;
+  /**
+   * The address browsers reach the server at (`https://warren.example.com`), for the single
+   * sign-on redirect URI and sign-in links; default: the scheme and host of each request.
+   */
+  publicUrl?: string;
+  /** Accept `http://` OpenID issuers (development and tests only; never in production). */
+  ssoAllowHttp?: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -50,13 +57,28 @@ export interface AppContext {
   settings: Settings;
 }
 
-/** The caller of a management endpoint: an API key of one network. */
+/**
+ * The caller of a management endpoint: an API key of one network, or a person's console
+ * session (then `keyId` is null, `keyName` is their login name and `user` says who).
+ */
 export interface ApiPrincipal {
   networkId: string;
-  keyId: string;
+  keyId: string | null;
+  /** The caller's name: the key's, or the signed-in user's login name. */
   keyName: string;
   scopes: Scope[];
   expiresAt: number;
+  user?: SessionPrincipal;
+}
+
+/** The person behind a console session. */
+export interface SessionPrincipal {
+  id: string;
+  loginName: string;
+  role: string;
+  csrfToken: string;
+  /** When the session ends at the latest (12 hours after sign-in). */
+  sessionExpiresAt: number;
 }
 
 /** The caller of a node-protocol endpoint: an enrolled device. */

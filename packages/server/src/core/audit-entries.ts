@@ -21,6 +21,8 @@ export function changeEntry(actor: Actor, time: number, action: string, target: 
     key_id: actor.type === 'key' ? actor.id : null,
     key_name: actor.type === 'key' ? actor.name : null,
     device_id: actor.type === 'device' ? actor.id : null,
+    user_id: actor.type === 'user' ? actor.id : null,
+    user_login: actor.type === 'user' ? actor.name : null,
     method: actor.request?.method ?? 'SYSTEM',
     path: actor.request?.path ?? actor.name ?? '',
     status: actor.request?.status ?? 200,

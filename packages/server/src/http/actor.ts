@@ -3,9 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../core/actor.js';
 import { callPath } from './audit.js';
 
-/** `status`: what the call answers when its change commits (the audit entry records it). */
-export function actorOf(request: FastifyRequest, status = 200): Actor {
-  const base = {
+/** What any actor of an HTTP call carries: the call's id, address, and request line. */
+export function callOf(request: FastifyRequest, status: number): Pick<Actor, 'requestId' | 'clientAddr' | 'request'> {
+  return {
     requestId: request.id,
     clientAddr: request.ip,
     request: {
@@ -17,7 +17,24 @@ export function actorOf(request: FastifyRequest, status = 200): Actor {
       },
     },
   };
+}
+
+/** `status`: what the call answers when its change commits (the audit entry records it). */
+export function actorOf(request: FastifyRequest, status = 200): Actor {
+  const base = callOf(request, status);
   const { principal, device } = request;
+  if (principal?.user) {
+    const { user } = principal;
+    // What a person may grant (a key they create) is what their role may do, for as long as it lasts.
+    return {
+      ...base,
+      networkId: principal.networkId,
+      type: 'user',
+      id: user.id,
+      name: user.loginName,
+      grant: { scopes: principal.scopes, expiresAt: Number.MAX_SAFE_INTEGER },
+    };
+  }
   if (principal) {
     return {
       ...base,

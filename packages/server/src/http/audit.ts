@@ -64,7 +64,10 @@ export function auditRow(
     // `?? null`: requests Fastify builds for errors found before routing lack the decorations.
     network_id: request.networkId ?? null,
     key_id: request.principal?.keyId ?? null,
-    key_name: request.principal?.keyName ?? null,
+    // A console session is named by its person, never as a key.
+    key_name: request.principal?.keyId ? request.principal.keyName : null,
+    user_id: request.principal?.user?.id ?? null,
+    user_login: request.principal?.user?.loginName ?? null,
     device_id: request.device?.deviceId ?? null,
     action: change?.action ?? null,
     target: change?.target ?? null,

@@ -23,7 +23,7 @@ export async function authenticateApiKey(
   db: Db,
   token: string | undefined,
   now: number,
-): Promise<ApiPrincipal & { rateLimit: number | null }> {
+): Promise<ApiPrincipal & { keyId: string; rateLimit: number | null }> {
   if (!token) throw unauthenticated('send an API key as "Authorization: Bearer wrn_api_…"');
   if (!isWellFormedSecret('api', token)) throw unauthenticated('the bearer token is not a valid Warren API key');
   const hash = hashSecret(token);

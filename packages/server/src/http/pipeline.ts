@@ -4,11 +4,13 @@
  * response, the audit entry of every call that did not write its own.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { confineToOwnDevices, isOwnDeviceCall } from '../modules/sessions/member-devices.js';
 import { auditRow } from './audit.js';
 import { authenticateApiKey, bearerToken, requireScope } from './authenticate.js';
 import { ApiError, unauthenticated } from './problem.js';
 import type { RateLimitDecision } from './rate-limiter.js';
 import { authModeOf } from './route-table.js';
+import { authenticateSession, wantsSession } from './session-auth.js';
 
 /** Routes that are not API calls: probes would otherwise flood the audit log. */
 const UNAUDITED = new Set(['/healthz', '/readyz']);
@@ -79,8 +81,12 @@ export function registerPipeline(app: FastifyInstance): void {
     // path is an API call too (401 without a key, 404 with one), so probing reveals nothing.
     // Node routes authenticate in their own onRequest hook, which runs after this one.
     if (authModeOf(request.routeOptions.config) !== 'api') return;
-    await authenticateCall(request, reply);
+    // A /v1 call without a bearer token may come from the console, with its session cookie.
+    if (wantsSession(request)) await authenticateSession(request, reply);
+    else await authenticateCall(request, reply);
     if (request.is404) return;
+    // A member holds no scope, yet may read and delete their own devices (confined below).
+    if (isOwnDeviceCall(request)) return;
     requireScope(request.principal!, request.method, request.routeOptions.config?.scope);
   });
 
@@ -90,7 +96,7 @@ export function registerPipeline(app: FastifyInstance): void {
   app.addHook('preHandler', async (request) => {
     const mode = authModeOf(request.routeOptions.config);
     const authenticated = mode === 'none' || (mode === 'api' ? request.principal !== null : request.networkId !== null);
-    if (authenticated) return;
+    if (authenticated) return confineToOwnDevices(request);
     request.log.error({ route: request.routeOptions.url }, 'refused a handler call that was not authenticated');
     throw unauthenticated('this call needs a credential');
   });

@@ -12,6 +12,7 @@ import * as devices from './migrations/002_devices.js';
 import * as presenceEpoch from './migrations/003_presence_epoch.js';
 import * as rateLimitSlots from './migrations/004_rate_limit_slots.js';
 import * as serverSecrets from './migrations/005_server_secrets.js';
+import * as people from './migrations/006_people.js';
 import * as events from './migrations/007_events.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
@@ -26,6 +27,7 @@ const MIGRATIONS = {
   '003_presence_epoch': presenceEpoch,
   '004_rate_limit_slots': rateLimitSlots,
   '005_server_secrets': serverSecrets,
+  '006_people': people,
   '007_events': events,
 };
 export type Dialect = 'sqlite' | 'postgres';

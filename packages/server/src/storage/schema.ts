@@ -140,6 +140,9 @@ export interface AuditLogTable {
   request_id: string;
   action: string | null;
   target: string | null;
+  /** The person of a console session (user_login as it was then); nullable, so optional on insert. */
+  user_id: string | null;
+  user_login: string | null;
 }
 
 /** A rate-limit bucket (`key:…`, `addr:…`): the hits of its live slots, and its newest slot. */
@@ -162,6 +165,48 @@ export interface ServerSecretsTable {
   value: string;
 }
 
+/** A console session: the cookie holds the secret, the row only its SHA-256. */
+export interface SessionsTable {
+  secret_hash: string;
+  network_id: string;
+  user_id: string;
+  role: string;
+  /** How the person signed in: `sso` or `link`. */
+  method: string;
+  created_at: number;
+  last_used_at: number;
+  expires_at: number;
+}
+
+/** A network's OpenID Connect provider. */
+export interface SsoConfigsTable {
+  network_id: string;
+  issuer: string;
+  client_id: string;
+  client_secret: string;
+  allowed_domains: string; // JSON array
+  enforce: number;
+  updated_at: number;
+}
+
+/** A sign-in started at /auth/login and not yet finished at /auth/callback. */
+export interface SsoLoginsTable {
+  state_hash: string;
+  network_id: string;
+  code_verifier: string;
+  nonce: string;
+  return_to: string;
+  expires_at: number;
+}
+
+/** A one-time sign-in link (`warren console login`). */
+export interface LoginLinksTable {
+  token_hash: string;
+  network_id: string;
+  user_id: string;
+  expires_at: number;
+}
+
 export interface Database {
   networks: NetworksTable;
   users: UsersTable;
@@ -175,4 +220,8 @@ export interface Database {
   rate_limit_buckets: RateLimitBucketsTable;
   rate_limit_slots: RateLimitSlotsTable;
   server_secrets: ServerSecretsTable;
+  sessions: SessionsTable;
+  sso_configs: SsoConfigsTable;
+  sso_logins: SsoLoginsTable;
+  login_links: LoginLinksTable;
 }

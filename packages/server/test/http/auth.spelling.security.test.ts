@@ -45,6 +45,14 @@ function spellings(path: string): [string, string][] {
   return variants;
 }
 
+/** What a public route answers without a key or query: sign-in routes refuse an empty call. */
+const PUBLIC_ANSWER: Record<string, number> = {
+  '/auth/login': 400,
+  '/auth/callback': 401,
+  '/auth/link': 400,
+  '/auth/logout': 204,
+};
+
 const isProblem = (res: RawResponse) => String(res.headers['content-type']).startsWith('application/problem+json');
 
 describe('authentication whatever the spelling of the path', () => {
@@ -77,14 +85,29 @@ describe('authentication whatever the spelling of the path', () => {
         .filter((r) => r.auth === 'none')
         .map((r) => r.url)
         .sort(),
-    ).toEqual(['/healthz', '/healthz', '/readyz', '/readyz', '/v1/openapi.json', '/v1/openapi.json']);
+    ).toEqual([
+      '/auth/callback',
+      '/auth/callback',
+      '/auth/link',
+      '/auth/link',
+      '/auth/login',
+      '/auth/login',
+      '/auth/logout',
+      '/healthz',
+      '/healthz',
+      '/readyz',
+      '/readyz',
+      '/v1/openapi.json',
+      '/v1/openapi.json',
+    ]);
   });
 
   it('answers 401 on the canonical path of every route that is not public', () => {
     for (const route of routes) {
       const answer = canonical.get(`${route.method} ${route.url}`);
-      if (route.auth === 'none') expect(answer?.withoutKey, `${route.method} ${route.url}`).toBe(200);
-      else expect(answer?.withoutKey, `${route.method} ${route.url}`).toBe(401);
+      if (route.auth === 'none') {
+        expect(answer?.withoutKey, `${route.method} ${route.url}`).toBe(PUBLIC_ANSWER[route.url] ?? 200);
+      } else expect(answer?.withoutKey, `${route.method} ${route.url}`).toBe(401);
     }
   });
 

@@ -22,6 +22,8 @@ function presentAudit(ids: LogIds, row: Selectable<AuditLogTable>): AuditEntryBo
     requestId: row.request_id,
     action: row.action,
     target: row.target,
+    userId: row.user_id,
+    userLogin: row.user_login,
   };
 }
 

@@ -1,0 +1,71 @@
+/**
+ * People: single sign-on settings and the caller's own record (`GET /v1/me`).
+ */
+import { type Static, Type } from 'typebox';
+import { SCOPES } from './formats.js';
+import type { UserBody } from './schemas.js';
+
+const closed = { additionalProperties: false } as const;
+const scopeList = Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))));
+
+export const SetSsoBody = Type.Object(
+  {
+    issuer: Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description: 'the OpenID provider, e.g. https://id.example.com/realms/acme',
+    }),
+    clientId: Type.String({ minLength: 1, maxLength: 256 }),
+    clientSecret: Type.String({ minLength: 1, maxLength: 1024, description: 'stored to sign in; never returned' }),
+    allowedDomains: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 64 })),
+    enforce: Type.Optional(Type.Boolean()),
+  },
+  closed,
+);
+export type SetSsoRequest = Static<typeof SetSsoBody>;
+
+export const SsoConfig = Type.Object(
+  {
+    issuer: Type.String(),
+    clientId: Type.String(),
+    allowedDomains: Type.Array(Type.String()),
+    enforce: Type.Boolean(),
+    redirectUri: Type.String({ description: 'register this URI with the provider: {base}/auth/callback' }),
+    updated: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'SsoConfig', description: 'single sign-on of the network; the client secret is never returned' },
+);
+export interface SsoConfigBody {
+  issuer: string;
+  clientId: string;
+  allowedDomains: string[];
+  enforce: boolean;
+  redirectUri: string;
+  updated: string;
+}
+
+export const Me = Type.Object(
+  {
+    type: Type.Union([Type.Literal('user'), Type.Literal('key')]),
+    network: Type.Object({ id: Type.String(), name: Type.String() }),
+    user: Type.Union([Type.Ref('User'), Type.Null()]),
+    key: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
+    scopes: scopeList,
+    ownDevicesOnly: Type.Boolean({ description: 'a member: may read and delete their own devices, nothing else' }),
+    csrfToken: Type.Optional(
+      Type.String({ description: 'sessions only: send it as X-CSRF-Token on every unsafe method' }),
+    ),
+    expires: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Me', description: 'the caller: the signed-in user of a console session, or the API key' },
+);
+export interface MeBody {
+  type: 'user' | 'key';
+  network: { id: string; name: string };
+  user: UserBody | null;
+  key: { id: string; name: string } | null;
+  scopes: (typeof SCOPES)[number][];
+  ownDevicesOnly: boolean;
+  csrfToken?: string;
+  expires: string;
+}

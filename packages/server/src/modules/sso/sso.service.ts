@@ -1,0 +1,72 @@
+/**
+ * Single sign-on settings: one OpenID provider per network. The issuer must be an https URL
+ * (plain http only when the operator allows it, for development); domains are lowercase DNS
+ * names. Changing the settings is a change like any other: audited in its own transaction.
+ */
+import type { SetSsoRequest, SsoConfigBody } from '@warren/contract';
+import type { AppContext } from '../../context.js';
+import type { Actor } from '../../core/actor.js';
+import { invalidRequest, notFound } from '../../core/errors.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
+import { iso } from '../../lib/time.js';
+import { findSso, type SsoSettings, saveSso } from './sso.repository.js';
+
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+export function presentSso(sso: SsoSettings, redirectUri: string): SsoConfigBody {
+  return {
+    issuer: sso.issuer,
+    clientId: sso.clientId,
+    allowedDomains: sso.allowedDomains,
+    enforce: sso.enforce,
+    redirectUri,
+    updated: iso(sso.updatedAt),
+  };
+}
+
+function checkIssuer(text: string, allowHttp: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalidRequest(`issuer "${text}" is not a URL`);
+  }
+  const schemeOk = url.protocol === 'https:' || (allowHttp && url.protocol === 'http:');
+  if (!schemeOk) throw invalidRequest(`issuer "${text}" must be an https URL`);
+  if (url.search || url.hash || url.username || url.password) {
+    throw invalidRequest(`issuer "${text}" must not carry a query, fragment or credentials`);
+  }
+  return text;
+}
+
+function checkDomains(domains: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const domain of domains) {
+    const lower = domain.trim().toLowerCase();
+    if (!DOMAIN.test(lower)) throw invalidRequest(`"${domain}" is not a domain name (e.g. example.com)`);
+    out.add(lower);
+  }
+  return [...out].sort();
+}
+
+export async function getSso(ctx: AppContext, networkId: string): Promise<SsoSettings> {
+  const sso = await findSso(ctx.db, networkId);
+  if (!sso) throw notFound('single sign-on is not set up for this network; PUT /v1/network/sso sets it');
+  return sso;
+}
+
+export async function setSso(ctx: AppContext, actor: Actor, body: SetSsoRequest): Promise<SsoSettings> {
+  const settings = {
+    networkId: actor.networkId,
+    issuer: checkIssuer(body.issuer, ctx.settings.ssoAllowHttp === true),
+    clientId: body.clientId,
+    clientSecret: body.clientSecret,
+    allowedDomains: checkDomains(body.allowedDomains ?? []),
+    enforce: body.enforce ?? false,
+  };
+  return unitOfWork(ctx, actor, 'sso.update', async (trx, now) => {
+    const sso = { ...settings, updatedAt: now };
+    await saveSso(trx, sso);
+    return { value: sso, target: 'sso' };
+  });
+}
