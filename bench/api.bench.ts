@@ -17,7 +17,6 @@
 
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -25,6 +24,7 @@ import { Warren } from '@warren/client';
 import { type Simulation, simulate } from '../packages/cli/src/commands/node-agent.js';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../packages/server/src/http/rate-limiter.js';
 import { openStorage } from '../packages/server/src/storage/database.js';
+import { initWarren, serveWarren } from './warren-process.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -40,7 +40,6 @@ const CONNECTIONS = Number(flags.connections);
 if (!(DEVICES >= 1050)) throw new Error('--devices must be at least 1050 (50 canaries and 1,000 listed devices)');
 
 const root = join(import.meta.dirname, '..');
-const warrenBin = join(root, 'packages', 'cli', 'bin', 'warren.js');
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
@@ -111,39 +110,9 @@ async function rawServer(
   return { url: `http://127.0.0.1:${port}`, child };
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
-
 async function startWarren(db: string): Promise<{ url: string; apiKey: string; child: ChildProcess }> {
-  const init = JSON.parse(
-    execFileSync(process.execPath, [warrenBin, 'init', '--db', db, '--network', 'bench', '--json'], {
-      encoding: 'utf8',
-    }),
-  ) as { apiKey: string };
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [warrenBin, 'serve', '--db', db, '--host', '127.0.0.1', '--port', String(port)],
-    {
-      // Its request log (the default level, as users run it) is written and discarded.
-      stdio: ['ignore', 'ignore', 'ignore'],
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    const ready = await fetch(`${url}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) return { url, apiKey: init.apiKey, child };
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('warren serve did not become ready');
+  const apiKey = initWarren(db);
+  return { ...(await serveWarren(db)), apiKey };
 }
 
 /** Enrolls the fleet; the 1,050 listed devices heartbeat for the rest of the run. */
