@@ -22,11 +22,16 @@ export async function authenticateDevice(request: FastifyRequest, reply: Fastify
   const hash = hashSecret(token);
   const device = await ctx.db
     .selectFrom('devices')
-    .select(['id', 'network_id', 'node_token_hash'])
-    .where('node_token_hash', '=', hash)
+    .leftJoin('users', 'users.id', 'devices.user_id')
+    .select(['devices.id', 'devices.network_id', 'devices.node_token_hash', 'users.status as user_status'])
+    .where('devices.node_token_hash', '=', hash)
     .executeTakeFirst();
   if (!device || !sameHash(device.node_token_hash, hash)) {
     throw unauthenticated('the node credential is not valid (the device was deleted or re-enrolled)');
+  }
+  // A suspended user's devices stay enrolled but may not connect until the user is restored.
+  if (device.user_status === 'suspended') {
+    throw unauthenticated(`the user of device ${device.id} is suspended`);
   }
   request.device = { networkId: device.network_id, deviceId: device.id };
   request.networkId = device.network_id;

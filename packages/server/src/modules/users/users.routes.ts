@@ -54,7 +54,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => reply.code(201).send(await createUser(ctx, actorOf(request, 201), request.body)),
   );
 
-  app.patch<{ Params: { id: string }; Body: { role?: string; displayName?: string } }>(
+  app.patch<{ Params: { id: string }; Body: { role?: string; displayName?: string; status?: 'active' | 'suspended' } }>(
     '/users/:id',
     {
       config: { scope: 'users' },
@@ -62,7 +62,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
         {
           operationId: 'updateUser',
           tags,
-          summary: "Change a user's role",
+          summary: "Change a user's role or status (suspend, restore)",
           params: IdParams,
           body: PatchUserBody,
           response: { 200: ref('User') },

@@ -12,8 +12,9 @@ import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { deletionEvents, removeDevices } from '../devices/device-removal.js';
-import { bumpNetmapEpoch, planOf } from '../network/network.repository.js';
+import { bumpNetmapEpoch, bumpPresenceEpoch, planOf } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
+import { endUserSessions } from '../sessions/sessions.store.js';
 import { presentUser } from './users.presenter.js';
 import { countUsers, findUser } from './users.repository.js';
 
@@ -83,18 +84,23 @@ export async function updateUser(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  input: { role?: string; displayName?: string },
+  input: { role?: string; displayName?: string; status?: 'active' | 'suspended' },
 ): Promise<UserBody> {
   const { networkId } = actor;
   const role = input.role === undefined ? undefined : checkRole(input.role);
+  const { status } = input;
   return unitOfWork(ctx, actor, 'user.update', async (trx) => {
     await advisoryLock(trx, `owners:${networkId}`);
     const user = await requireUser(trx, networkId, id);
-    if (role && user.role === 'owner' && role !== 'owner' && (await countUsers(trx, networkId, 'owner')) <= 1) {
-      throw invalidState(`user ${id} is the last owner of the network; make another user owner first`);
+    const losesOwner = user.role === 'owner' && ((role && role !== 'owner') || status === 'suspended');
+    if (losesOwner && (await countActiveOwners(trx, networkId, id)) === 0) {
+      throw invalidState(
+        `user ${id} is the last active owner of the network; make another user owner before demoting or suspending them`,
+      );
     }
     const changes = {
       ...(role ? { role } : {}),
+      ...(status ? { status } : {}),
       ...(input.displayName !== undefined ? { display_name: input.displayName } : {}),
     };
     if (Object.keys(changes).length > 0) {
@@ -102,6 +108,9 @@ export async function updateUser(
       // Roles feed autogroup:admin, so every netmap may change.
       if (role && role !== user.role) await bumpNetmapEpoch(trx, networkId);
     }
+    // A new role or a suspension ends the person's console sessions at once.
+    if ((role && role !== user.role) || (status && status !== user.status)) await endUserSessions(trx, id);
+    if (status === 'suspended' && user.status !== 'suspended') await disconnectDevicesOf(trx, networkId, id);
     const after = await presentById(trx, networkId, id);
     return { value: after, target: id, events: [{ type: 'user.updated', data: { user: after } }] };
   });
@@ -112,8 +121,8 @@ export async function deleteUser(ctx: AppContext, actor: Actor, id: string): Pro
   await unitOfWork(ctx, actor, 'user.delete', async (trx, now) => {
     await advisoryLock(trx, `owners:${networkId}`);
     const user = await requireUser(trx, networkId, id);
-    if (user.role === 'owner' && (await countUsers(trx, networkId, 'owner')) <= 1) {
-      throw invalidState(`user ${id} is the last owner of the network and cannot be removed`);
+    if (user.role === 'owner' && (await countActiveOwners(trx, networkId, id)) === 0) {
+      throw invalidState(`user ${id} is the last active owner of the network and cannot be removed`);
     }
     const devices = await trx
       .selectFrom('devices')
@@ -125,10 +134,40 @@ export async function deleteUser(ctx: AppContext, actor: Actor, id: string): Pro
     const before = presentUser(user);
     const events = await deletionEvents(trx, networkId, deviceIds, now);
     await removeDevices(trx, networkId, deviceIds);
+    await endUserSessions(trx, id);
     // removeDevices moved the netmap epoch if the user had devices; a user without devices is
     // in nobody's view, so nothing else changes.
     await trx.deleteFrom('users').where('id', '=', id).where('network_id', '=', networkId).execute();
     events.push({ type: 'user.deleted', data: { user: before } });
     return { value: undefined, target: id, events };
   });
+}
+
+/** Owners other than `exceptId` who can still sign in: a network always keeps one. */
+async function countActiveOwners(db: Db, networkId: string, exceptId: string): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('network_id', '=', networkId)
+    .where('role', '=', 'owner')
+    .where('status', '=', 'active')
+    .where('id', '!=', exceptId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * A suspended user's devices go offline at once (their node credentials are refused from now
+ * on, see http/node-auth.ts), so every peer's view changes: both epochs move.
+ */
+async function disconnectDevicesOf(trx: Db, networkId: string, userId: string): Promise<void> {
+  const result = await trx
+    .updateTable('devices')
+    .set({ disconnected: 1 })
+    .where('network_id', '=', networkId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return;
+  await bumpPresenceEpoch(trx, networkId);
+  await bumpNetmapEpoch(trx, networkId);
 }
