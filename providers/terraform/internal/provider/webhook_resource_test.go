@@ -1,0 +1,189 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	warren "github.com/warrenhq/warren/clients/go"
+)
+
+func webhookConfig(url, events, enabled string) string {
+	return config(`
+resource "warren_webhook" "ops" {
+  url         = %q
+  events      = %s
+  description = "Ops alerts"
+  enabled     = %s
+}
+`, url, events, enabled)
+}
+
+// webhookOnServer reads the endpoint in state from the server.
+func webhookOnServer(t *testing.T, s *terraform.State) (*warren.Webhook, error) {
+	rs, ok := s.RootModule().Resources["warren_webhook.ops"]
+	if !ok {
+		return nil, fmt.Errorf("warren_webhook.ops not in state")
+	}
+	return apiClient(t).Webhooks.Get(context.Background(), rs.Primary.ID)
+}
+
+// sameEvents compares event filters as sets.
+func sameEvents(got []string, want ...string) bool {
+	got, want = slices.Clone(got), slices.Clone(want)
+	slices.Sort(got)
+	slices.Sort(want)
+	return slices.Equal(got, want)
+}
+
+// waitFailedAttempt sends a test event to the endpoint and waits until the server has tried
+// to deliver it and recorded the failure.
+func waitFailedAttempt(t *testing.T, id string) error {
+	ctx := context.Background()
+	c := apiClient(t)
+	if err := c.Webhooks.Test(ctx, id); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		page, err := c.Webhooks.Deliveries(ctx, id, nil)
+		if err != nil {
+			return err
+		}
+		for _, d := range page.Entries {
+			if d.Type == "webhook.test" && d.Attempts > 0 && d.LastError != nil {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("no failed attempt of the test delivery within 30 s")
+}
+
+func TestAccWebhook(t *testing.T) {
+	const address = "warren_webhook.ops"
+	// Nothing listens on this port: deliveries fail and wait for their retries.
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/hooks/warren", port)
+	var id, secret string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy: func(s *terraform.State) error {
+			if _, err := apiClient(t).Webhooks.Get(context.Background(), id); !warren.IsNotFound(err) {
+				return fmt.Errorf("webhook %s still exists (%v)", id, err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: webhookConfig(url, `["device.*", "policy.updated"]`, "true"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(address, "enabled", "true"),
+					resource.TestCheckNoResourceAttr(address, "disabled_reason"),
+					resource.TestMatchResourceAttr(address, "secret", regexp.MustCompile(`^whsec_`)),
+					func(s *terraform.State) error {
+						w, err := webhookOnServer(t, s)
+						if err != nil || w.URL != url || !sameEvents(w.Events, "device.*", "policy.updated") ||
+							w.Description != "Ops alerts" || !w.Enabled {
+							return fmt.Errorf("server has %+v (%v)", w, err)
+						}
+						id = w.ID
+						secret = s.RootModule().Resources[address].Primary.Attributes["secret"]
+						return nil
+					},
+				),
+			},
+			{
+				// The server stores the URL normalised, and events are a set: neither is a change.
+				Config:           webhookConfig(strings.Replace(url, "http://", "HTTP://", 1), `["policy.updated", "device.*"]`, "true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				Config: webhookConfig(url, `["device.*", "user.*"]`, "false"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttrSet(address, "disabled_reason"),
+					func(s *terraform.State) error {
+						w, err := webhookOnServer(t, s)
+						if err != nil || w.ID != id || w.Enabled || w.DisabledReason == nil || !sameEvents(w.Events, "device.*", "user.*") {
+							return fmt.Errorf("server has %+v (%v), want the same endpoint disabled with the new events", w, err)
+						}
+						if got := s.RootModule().Resources[address].Primary.Attributes["secret"]; got != secret {
+							return fmt.Errorf("the secret in state changed on update")
+						}
+						return nil
+					},
+				),
+			},
+			{
+				// The server never shows the secret again, so an import has none.
+				ResourceName:            address,
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"secret"},
+			},
+			{
+				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
+					on := true
+					_, err := c.Webhooks.Update(ctx, id, &warren.UpdateWebhookRequest{Enabled: &on, Events: []string{"*"}})
+					return err
+				}),
+				Config: webhookConfig(url, `["device.*", "user.*"]`, "false"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(s *terraform.State) error {
+					w, err := webhookOnServer(t, s)
+					if err != nil || w.Enabled || !sameEvents(w.Events, "device.*", "user.*") {
+						return fmt.Errorf("server has %+v (%v), want the configuration back", w, err)
+					}
+					return nil
+				},
+			},
+			{
+				// Enabled again, a delivery to the dead port fails and waits for its retry; the
+				// endpoint stays as configured.
+				Config: webhookConfig(url, `["device.*", "user.*"]`, "true"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckNoResourceAttr(address, "disabled_reason"),
+					func(*terraform.State) error { return waitFailedAttempt(t, id) },
+				),
+			},
+			{
+				Config:           webhookConfig(url, `["device.*", "user.*"]`, "true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// Deleted elsewhere: it leaves the state and is created again, with a new secret.
+				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
+					return c.Webhooks.Delete(ctx, id)
+				}),
+				Config: webhookConfig(url, `["device.*", "user.*"]`, "true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionCreate),
+				}},
+				Check: func(s *terraform.State) error {
+					w, err := webhookOnServer(t, s)
+					if err != nil || w.ID == id {
+						return fmt.Errorf("server has %+v (%v), want a new endpoint", w, err)
+					}
+					if got := s.RootModule().Resources[address].Primary.Attributes["secret"]; got == secret || !strings.HasPrefix(got, "whsec_") {
+						return fmt.Errorf("want a new secret in state")
+					}
+					id = w.ID
+					return nil
+				},
+			},
+		},
+	})
+}
