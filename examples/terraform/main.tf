@@ -1,6 +1,6 @@
 # A Warren network managed with Terraform or OpenTofu: the policy, a reusable auth key for CI
-# runners, an API key for a deployment pipeline, a user, and the approved routes of a subnet
-# router. See README.md to run it against a local `warren serve`.
+# runners, an API key for a deployment pipeline, a user, the approved routes of a subnet
+# router, and a webhook. See README.md to run it against a local `warren serve`.
 
 terraform {
   required_providers {
@@ -23,6 +23,12 @@ variable "gateway_routes" {
   description = "The routes of the gateway to approve; every other approved route of it is disabled."
   type        = set(string)
   default     = ["10.20.0.0/24"]
+}
+
+variable "webhook_url" {
+  description = "An https endpoint of yours that receives device and policy events; empty: no webhook."
+  type        = string
+  default     = ""
 }
 
 resource "warren_policy" "this" {
@@ -53,6 +59,15 @@ resource "warren_api_key" "deploy" {
   name       = "deploy-pipeline"
   scopes     = ["read", "devices"]
   expires_in = "30d"
+}
+
+# Devices coming and going and policy changes, delivered to your receiver and signed with
+# the secret below (Standard Webhooks).
+resource "warren_webhook" "ops" {
+  count       = var.webhook_url == "" ? 0 : 1
+  url         = var.webhook_url
+  events      = ["device.*", "policy.updated"]
+  description = "Ops alerts"
 }
 
 resource "warren_device_routes" "gateway" {
@@ -86,5 +101,11 @@ output "ci_auth_key" {
 
 output "deploy_api_key" {
   value     = warren_api_key.deploy.key
+  sensitive = true
+}
+
+# Known only from the apply that created the webhook: give it to the receiver then.
+output "ops_webhook_secret" {
+  value     = one(warren_webhook.ops[*].secret)
   sensitive = true
 }
