@@ -17,6 +17,9 @@ import (
 // covers it.
 var operations = map[string]any{
 	"getNetwork": (*warren.NetworkService).Get,
+	"getSso":     (*warren.NetworkService).SSO,
+	"setSso":     (*warren.NetworkService).SetSSO,
+	"getMe":      (*warren.NetworkService).Me,
 
 	"listDevices":   (*warren.DevicesService).List,
 	"getDevice":     (*warren.DevicesService).Get,

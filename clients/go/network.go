@@ -3,6 +3,7 @@ package warren
 import (
 	"context"
 	"net/http"
+	"time"
 )
 
 // Network is the tenant the API key belongs to, with its plan's limits and its usage.
@@ -33,4 +34,59 @@ type NetworkService struct{ c *Client }
 // Get returns the network of the client's key.
 func (s *NetworkService) Get(ctx context.Context) (*Network, error) {
 	return send[Network](ctx, s.c, http.MethodGet, "/v1/network", nil, nil)
+}
+
+// SSO is the network's single sign-on (OpenID Connect) provider. The client secret is never
+// returned.
+type SSO struct {
+	Issuer         string    `json:"issuer"`
+	ClientID       string    `json:"clientId"`
+	AllowedDomains []string  `json:"allowedDomains"`
+	Enforce        bool      `json:"enforce"`
+	RedirectURI    string    `json:"redirectUri"` // register it with the provider
+	Updated        time.Time `json:"updated"`
+}
+
+// SetSSORequest is the body of Network.SetSSO.
+type SetSSORequest struct {
+	Issuer       string `json:"issuer"`
+	ClientID     string `json:"clientId"`
+	ClientSecret string `json:"clientSecret"`
+	// AllowedDomains: people of these email domains become members at their first sign-in.
+	AllowedDomains []string `json:"allowedDomains,omitempty"`
+	// Enforce: only single sign-on opens a console session.
+	Enforce bool `json:"enforce"`
+}
+
+// SSO returns the network's single sign-on settings (404 not_found when none are set).
+func (s *NetworkService) SSO(ctx context.Context) (*SSO, error) {
+	return send[SSO](ctx, s.c, http.MethodGet, "/v1/network/sso", nil, nil)
+}
+
+// SetSSO sets the network's OpenID provider (scope all).
+func (s *NetworkService) SetSSO(ctx context.Context, in *SetSSORequest) (*SSO, error) {
+	return send[SSO](ctx, s.c, http.MethodPut, "/v1/network/sso", nil, in)
+}
+
+// Me is the caller: the API key (or a console session's user), its network and its scopes.
+type Me struct {
+	Type    string `json:"type"` // key or user
+	Network struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"network"`
+	User *User `json:"user"`
+	Key  *struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"key"`
+	Scopes         []string  `json:"scopes"`
+	OwnDevicesOnly bool      `json:"ownDevicesOnly"`
+	CSRFToken      string    `json:"csrfToken,omitempty"`
+	Expires        time.Time `json:"expires"`
+}
+
+// Me returns who the client's credential is and what it may do.
+func (s *NetworkService) Me(ctx context.Context) (*Me, error) {
+	return send[Me](ctx, s.c, http.MethodGet, "/v1/me", nil, nil)
 }

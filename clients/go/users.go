@@ -46,7 +46,15 @@ type CreateUserRequest struct {
 type UpdateUserRequest struct {
 	Role        *string `json:"role,omitempty"`
 	DisplayName *string `json:"displayName,omitempty"`
+	// Status is active or suspended (suspending ends the user's sessions and disconnects their devices).
+	Status *string `json:"status,omitempty"`
 }
+
+// User statuses.
+const (
+	StatusActive    = "active"
+	StatusSuspended = "suspended"
+)
 
 // UsersService covers /v1/users.
 type UsersService struct{ c *Client }

@@ -15,6 +15,9 @@ OPENAPI = Path(__file__).resolve().parents[1] / ".." / ".." / "docs" / "openapi.
 # operationId -> the method that implements it, as a path from a Client or a NodeClient.
 OPERATIONS: Dict[str, str] = {
     "getNetwork": "client.network.get",
+    "getMe": "client.network.me",
+    "getSso": "client.network.sso",
+    "setSso": "client.network.set_sso",
     "listDevices": "client.devices.list",
     "getDevice": "client.devices.get",
     "deleteDevice": "client.devices.delete",

@@ -36,6 +36,8 @@ export interface CreateUserInput {
 export interface UpdateUserInput {
   role?: Role;
   displayName?: string;
+  /** `suspended` ends the user's sessions and disconnects their devices; `active` restores. */
+  status?: 'active' | 'suspended';
 }
 
 export interface KeyListQuery {

@@ -95,6 +95,44 @@ class Network:
 
 
 @dataclass(frozen=True)
+class SSO:
+    """The network's OpenID provider; the client secret is never returned."""
+
+    issuer: str
+    client_id: str
+    allowed_domains: Tuple[str, ...]
+    enforce: bool
+    redirect_uri: str
+    updated: datetime
+
+
+@dataclass(frozen=True)
+class MeNetwork:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class MeKey:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Me:
+    """The caller: an API key (``type == "key"``) or a console session's user."""
+
+    type: str
+    network: MeNetwork
+    user: Optional[User]
+    key: Optional[MeKey]
+    scopes: Tuple[str, ...]
+    own_devices_only: bool
+    expires: datetime
+    csrf_token: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class Key:
     """An auth key (``type == "auth"``) or an API key (``type == "api"``).
 
@@ -175,6 +213,8 @@ class AuditEntry:
     request_id: str
     action: Optional[str]
     target: Optional[str]
+    user_id: Optional[str] = None
+    user_login: Optional[str] = None
 
 
 @dataclass(frozen=True)

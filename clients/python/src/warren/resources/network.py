@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
 from .._decode import decode
-from .._http import Transport
-from ..models import Network
+from .._http import Transport, compact
+from ..models import SSO, Me, Network
 
 
 class NetworkInfo:
@@ -14,3 +16,32 @@ class NetworkInfo:
     def get(self) -> Network:
         """``GET /v1/network``; a limit of ``None`` is unlimited."""
         return decode(Network, self._http.json("GET", "/v1/network"))
+
+    def me(self) -> Me:
+        """``GET /v1/me``: who the key is, and what it may do."""
+        return decode(Me, self._http.json("GET", "/v1/me"))
+
+    def sso(self) -> SSO:
+        """``GET /v1/network/sso``: the single sign-on settings (404 when none are set)."""
+        return decode(SSO, self._http.json("GET", "/v1/network/sso"))
+
+    def set_sso(
+        self,
+        *,
+        issuer: str,
+        client_id: str,
+        client_secret: str,
+        allowed_domains: Optional[Sequence[str]] = None,
+        enforce: bool = False,
+    ) -> SSO:
+        """``PUT /v1/network/sso`` (scope ``all``): the OpenID provider people sign in with."""
+        body = compact(
+            {
+                "issuer": issuer,
+                "clientId": client_id,
+                "clientSecret": client_secret,
+                "allowedDomains": None if allowed_domains is None else list(allowed_domains),
+                "enforce": enforce,
+            }
+        )
+        return decode(SSO, self._http.json("PUT", "/v1/network/sso", body=body))

@@ -35,10 +35,14 @@ class Users:
         *,
         role: Optional[str] = None,
         display_name: Optional[str] = None,
+        status: Optional[str] = None,
         retry: bool = False,
     ) -> User:
-        """``PATCH /v1/users/{id}``. Demoting the last owner is 409 ``invalid_state``."""
-        body = compact({"role": role, "displayName": display_name})
+        """``PATCH /v1/users/{id}``; ``status`` is ``active`` or ``suspended``.
+
+        Demoting, suspending or removing the last active owner is 409 ``invalid_state``.
+        """
+        body = compact({"role": role, "displayName": display_name, "status": status})
         return decode(User, self._http.json("PATCH", f"/v1/users/{segment(id)}", body=body, retry=retry))
 
     def delete(self, id: str) -> None:
