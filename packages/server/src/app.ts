@@ -14,6 +14,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { registerPipeline } from './http/pipeline.js';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './http/rate-limiter.js';
 import { requestIdFrom } from './http/request-id.js';
+import { registerRequestLog } from './http/request-log.js';
 import { registerRouteTable } from './http/route-table.js';
 import { registerValidation } from './http/validation.js';
 import { LogIds } from './lib/log-ids.js';
@@ -67,6 +68,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const app: FastifyInstance = Fastify({
     logger: options.logger ?? false,
+    // One line per request, written when it is answered (http/request-log.ts).
+    disableRequestLogging: true,
     bodyLimit: BODY_LIMIT,
     genReqId: requestIdFrom,
     requestIdHeader: false,
@@ -90,6 +93,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerValidation(app);
   registerPipeline(app);
+  registerRequestLog(app);
   await registerOpenApi(app, VERSION);
 
   await app.register(healthRoutes);
