@@ -64,9 +64,14 @@ interface Sent {
   skip: number;
 }
 
-/** Devices whose last map is remembered, and peers held by remembered lists, per process. */
+/**
+ * Devices whose last map is remembered, and peers held by remembered lists, per process. A
+ * held list keeps its peers' texts alive (about 150 bytes each, shared by the lists of one
+ * view), so a million peers bound what deltas hold on to at about 150 MB in the worst case:
+ * every list from another view.
+ */
 const MAX_DEVICES = 200_000;
-const MAX_HELD_PEERS = 4_000_000;
+const MAX_HELD_PEERS = 1_000_000;
 
 const sent = new Map<string, Sent>();
 const held = new Map<ServedPeers, number>();
