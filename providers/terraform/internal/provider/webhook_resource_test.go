@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,26 +45,41 @@ func sameEvents(got []string, want ...string) bool {
 	return slices.Equal(got, want)
 }
 
-// waitFailedAttempt sends a test event to the endpoint and waits until the server has tried
-// to deliver it and recorded the failure.
-func waitFailedAttempt(t *testing.T, id string) error {
+// sendTestEvent sends a webhook.test event to the endpoint and waits, for up to 30 s, until
+// done reports that the server has acted on it as expected.
+func sendTestEvent(t *testing.T, id, expected string, done func(context.Context, *warren.Client) (bool, error)) error {
 	ctx := context.Background()
 	c := apiClient(t)
 	if err := c.Webhooks.Test(ctx, id); err != nil {
 		return err
 	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		page, err := c.Webhooks.Deliveries(ctx, id, nil)
-		if err != nil {
+		if ok, err := done(ctx, c); ok || err != nil {
 			return err
 		}
-		for _, d := range page.Entries {
-			if d.Type == "webhook.test" && d.Attempts > 0 && d.LastError != nil {
-				return nil
-			}
-		}
 	}
-	return fmt.Errorf("no failed attempt of the test delivery within 30 s")
+	return fmt.Errorf("within 30 s of a test event, %s did not happen", expected)
+}
+
+// waitFailedAttempt waits until the server has tried to deliver a test event and recorded the failure.
+func waitFailedAttempt(t *testing.T, id string) error {
+	return sendTestEvent(t, id, "a failed attempt", func(ctx context.Context, c *warren.Client) (bool, error) {
+		page, err := c.Webhooks.Deliveries(ctx, id, nil)
+		if err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(page.Entries, func(d warren.WebhookDelivery) bool {
+			return d.Type == "webhook.test" && d.Attempts > 0 && d.LastError != nil
+		}), nil
+	})
+}
+
+// waitDisabled waits until the server has disabled the endpoint after a test event.
+func waitDisabled(t *testing.T, id string) error {
+	return sendTestEvent(t, id, "disabling the endpoint", func(ctx context.Context, c *warren.Client) (bool, error) {
+		w, err := c.Webhooks.Get(ctx, id)
+		return err == nil && !w.Enabled, err
+	})
 }
 
 func TestAccWebhook(t *testing.T) {
@@ -183,6 +200,65 @@ func TestAccWebhook(t *testing.T) {
 					id = w.ID
 					return nil
 				},
+			},
+		},
+	})
+}
+
+// A receiver that answers 410 Gone is disabled by the server; the next plan turns it back on,
+// and changes made while it stays disabled keep the server's reason.
+func TestAccWebhookGone(t *testing.T) {
+	const address = "warren_webhook.ops"
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusGone)
+	}))
+	defer gone.Close()
+	url := gone.URL + "/hooks/warren"
+	var id string
+	remember := func(s *terraform.State) error {
+		id = s.RootModule().Resources[address].Primary.ID
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{
+			{
+				Config: webhookConfig(url, `["*"]`, "true"),
+				Check:  remember,
+			},
+			{
+				PreConfig: func() {
+					if err := waitDisabled(t, id); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: webhookConfig(url, `["*"]`, "true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(address, "enabled", "true"),
+					resource.TestCheckNoResourceAttr(address, "disabled_reason"),
+					func(s *terraform.State) error {
+						w, err := webhookOnServer(t, s)
+						if err != nil || !w.Enabled || w.DisabledReason != nil || w.ID != id {
+							return fmt.Errorf("server has %+v (%v), want the endpoint enabled again", w, err)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				PreConfig: func() {
+					if err := waitDisabled(t, id); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: webhookConfig(url, `["device.*"]`, "false"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(address, "enabled", "false"),
+					resource.TestMatchResourceAttr(address, "disabled_reason", regexp.MustCompile("410 Gone")),
+				),
 			},
 		},
 	})
