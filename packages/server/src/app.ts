@@ -30,6 +30,7 @@ import { connectionLogRoutes, connectionReportRoutes } from './modules/logs/conn
 import { networkRoutes } from './modules/network/network.routes.js';
 import { nodeRoutes } from './modules/node/node.routes.js';
 import { routesRoutes } from './modules/routes/routes.routes.js';
+import { scimRoutes } from './modules/scim/scim.routes.js';
 import { meRoutes } from './modules/sessions/me.routes.js';
 import { sessionRoutes } from './modules/sessions/session.routes.js';
 import { ssoRoutes } from './modules/sso/sso.routes.js';
@@ -99,6 +100,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes);
   await app.register(ssoLoginRoutes);
   await app.register(sessionRoutes);
+  await app.register(scimRoutes);
   await app.register(
     async (v1) => {
       v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());

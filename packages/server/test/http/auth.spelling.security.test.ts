@@ -53,7 +53,8 @@ const PUBLIC_ANSWER: Record<string, number> = {
   '/auth/logout': 204,
 };
 
-const isProblem = (res: RawResponse) => String(res.headers['content-type']).startsWith('application/problem+json');
+// SCIM answers its refusals in its own error schema (application/scim+json), not as problems.
+const isProblem = (res: RawResponse) => /^application\/(problem|scim)\+json/.test(String(res.headers['content-type']));
 
 describe('authentication whatever the spelling of the path', () => {
   let server: TestServer;
