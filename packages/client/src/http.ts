@@ -34,6 +34,11 @@ export interface TransportOptions {
    */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /**
+   * Console mode (same origin, in a browser): the session cookie authenticates, so no token is
+   * held; every unsafe method carries the session's CSRF token.
+   */
+  session?: { csrfToken?: string };
 }
 
 export interface RequestOptions {
@@ -56,6 +61,7 @@ export interface RawResponse {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export class Transport {
   readonly base: string;
@@ -77,6 +83,8 @@ export class Transport {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     const token = options.token ?? this.options.token;
     if (token) headers.authorization = `Bearer ${token}`;
+    const session = this.options.session;
+    if (session?.csrfToken && !SAFE.has(method)) headers['x-csrf-token'] = session.csrfToken;
     let body: string | undefined;
     if (options.text) {
       body = options.text.body;
@@ -88,7 +96,9 @@ export class Transport {
     const doFetch = this.options.fetch ?? fetch;
     const retries = IDEMPOTENT.has(method) || options.retry ? (this.options.maxRetries ?? 3) : 0;
     for (let attempt = 0; ; attempt++) {
-      const { response, text } = await this.attempt(doFetch, url, { method, headers, body }, options.signal);
+      const init: RequestInit = { method, headers, body };
+      if (this.options.session) init.credentials = 'same-origin';
+      const { response, text } = await this.attempt(doFetch, url, init, options.signal);
       if (response.status === 429 && attempt < retries) {
         const wait = Math.min(Number(response.headers.get('retry-after')) || 1, this.options.maxRetryWait ?? 60);
         await sleep(wait * 1000, options.signal);

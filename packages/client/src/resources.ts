@@ -3,7 +3,16 @@
  * wrapper over the transport. Ids are path-encoded; list calls return the records (the
  * envelope `{ "devices": [...] }` is unwrapped).
  */
-import type { DeviceBody, KeyBody, NetworkBody, RouteBody, UserBody } from '@warren/contract';
+import type {
+  DeviceBody,
+  KeyBody,
+  MeBody,
+  NetworkBody,
+  RouteBody,
+  SetSsoRequest,
+  SsoConfigBody,
+  UserBody,
+} from '@warren/contract';
 import type { Transport } from './http.js';
 import type {
   CallOptions,
@@ -123,5 +132,20 @@ export class NetworkInfo {
   /** `GET /v1/network`: the key's network with its plan, limits (null = unlimited) and usage. */
   get(options: CallOptions = {}): Promise<NetworkBody> {
     return this.http.json('GET', '/v1/network', options);
+  }
+
+  /** `GET /v1/me`: the caller (signed-in user or API key), its scopes and a session's CSRF token. */
+  me(options: CallOptions = {}): Promise<MeBody> {
+    return this.http.json('GET', '/v1/me', options);
+  }
+
+  /** `GET /v1/network/sso`: the network's single sign-on settings (never the client secret). */
+  sso(options: CallOptions = {}): Promise<SsoConfigBody> {
+    return this.http.json('GET', '/v1/network/sso', options);
+  }
+
+  /** `PUT /v1/network/sso`: set the OpenID provider, and whether only it signs people in. */
+  setSso(input: SetSsoRequest, options: CallOptions = {}): Promise<SsoConfigBody> {
+    return this.http.json('PUT', '/v1/network/sso', { ...options, body: input });
   }
 }

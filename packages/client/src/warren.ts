@@ -15,6 +15,11 @@ export interface WarrenOptions {
   url?: string;
   /** An API key: `wrn_api_…`; default: `WARREN_API_KEY`. */
   apiKey?: string;
+  /**
+   * Console mode: authenticate with the browser's session cookie instead of an API key (same
+   * origin only); set `csrfToken` from `network.me()` before any unsafe call.
+   */
+  session?: { csrfToken?: string };
   /** How many times one call waits out a 429 and retries (default 3; 0 turns retrying off). */
   maxRetries?: number;
   /** Upper bound of one wait in seconds, whatever Retry-After says (default 60). */
@@ -40,10 +45,12 @@ export class Warren {
     const url = options.url ?? environment('WARREN_URL');
     const apiKey = options.apiKey ?? environment('WARREN_API_KEY');
     if (!url) throw new TypeError('Warren: url is required (e.g. http://127.0.0.1:8080), or set WARREN_URL');
-    if (!apiKey) throw new TypeError('Warren: apiKey is required (wrn_api_…), or set WARREN_API_KEY');
+    if (!apiKey && !options.session)
+      throw new TypeError('Warren: apiKey is required (wrn_api_…), or set WARREN_API_KEY');
     this.http = new Transport({
       url,
-      token: apiKey,
+      token: options.session ? undefined : apiKey,
+      session: options.session,
       maxRetries: options.maxRetries,
       maxRetryWait: options.maxRetryWait,
       fetch: options.fetch,

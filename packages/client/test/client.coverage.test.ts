@@ -9,6 +9,9 @@ import { NodeClient, Warren } from '../src/index.js';
 
 const METHODS: Record<string, string> = {
   getNetwork: 'network.get',
+  getMe: 'network.me',
+  getSso: 'network.sso',
+  setSso: 'network.setSso',
   listUsers: 'users.list',
   createUser: 'users.create',
   updateUser: 'users.update',

@@ -7,6 +7,7 @@
  */
 import { buildApp } from './app.js';
 import { logLevel, type ServeConfig } from './config.js';
+import { registerConsole } from './http/console.js';
 import { bootstrapIfEmpty } from './modules/network/network.service.js';
 import { openStorage } from './storage/database.js';
 
@@ -21,6 +22,7 @@ export async function serve(
     logger: { level: logLevel(), stream: process.stderr },
     settings: { webhooksAllowPrivate: config.webhooksAllowPrivate },
   });
+  registerConsole(app);
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -42,6 +44,7 @@ export async function serve(
     );
   }
   out.write(`Warren is serving on ${url} (database ${redact(config.db)})\n`);
+  out.write(`The console: ${url}/ (sign in with a one-time link or single sign-on)\n`);
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

@@ -1,0 +1,113 @@
+/** The shell: who is signed in (GET /v1/me), the navigation it may use, and the page of the URL. */
+
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { WarrenError } from '@warren/client';
+import { lazy, type ReactNode, Suspense } from 'react';
+import { type Can, loadMe, permissions, signOut } from './api.ts';
+import { DeviceDetail } from './pages/DeviceDetail.tsx';
+import { Devices } from './pages/Devices.tsx';
+import { Keys } from './pages/Keys.tsx';
+import { Logs } from './pages/Logs.tsx';
+import { Network } from './pages/Network.tsx';
+import { RoutesPage } from './pages/Routes.tsx';
+import { SignIn } from './pages/SignIn.tsx';
+import { Users } from './pages/Users.tsx';
+import { navigate, useLocation } from './router.ts';
+import { Failure, Link, Loading } from './ui.tsx';
+
+// The policy editor brings CodeMirror: loaded when first opened.
+const Policy = lazy(() => import('./pages/Policy.tsx').then((m) => ({ default: m.Policy })));
+
+interface Section {
+  path: string;
+  label: string;
+  show: (can: Can) => boolean;
+}
+
+const SECTIONS: Section[] = [
+  { path: '/devices', label: 'Devices', show: () => true },
+  { path: '/routes', label: 'Routes', show: (can) => can.read },
+  { path: '/policy', label: 'Policy', show: (can) => can.read },
+  { path: '/keys', label: 'Keys', show: (can) => can.read },
+  { path: '/users', label: 'Users', show: (can) => can.read },
+  { path: '/logs', label: 'Logs', show: (can) => can.read },
+  { path: '/network', label: 'Network', show: (can) => can.read },
+];
+
+export function App() {
+  const { path } = useLocation();
+  const me = useQuery({ queryKey: ['me'], queryFn: loadMe, retry: false, staleTime: 60_000 });
+  const queries = useQueryClient();
+
+  if (path === '/signin' || (me.error instanceof WarrenError && me.error.status === 401)) return <SignIn />;
+  if (me.isPending) return <Loading what="your session" />;
+  if (me.isError) return <Failure error={me.error} retry={() => me.refetch()} />;
+
+  const can = permissions(me.data);
+  const who = me.data.user?.loginName ?? me.data.key?.name ?? '';
+  const leave = async () => {
+    await signOut();
+    queries.clear();
+    navigate('/signin');
+  };
+  return (
+    <div className="shell">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <span className="brand">Warren · {me.data.network.name}</span>
+        <nav aria-label="Sections">
+          <ul>
+            {SECTIONS.filter((s) => s.show(can)).map((s) => (
+              <li key={s.path}>
+                <Link to={s.path} className={path.startsWith(s.path) ? 'current' : undefined}>
+                  {s.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span className="who">
+          {who} {me.data.user && <span className="badge">{me.data.user.role}</span>}
+          {me.data.type === 'user' && (
+            <button type="button" onClick={leave}>
+              Sign out
+            </button>
+          )}
+        </span>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Suspense fallback={<Loading what="the page" />}>{page(path, can)}</Suspense>
+      </main>
+    </div>
+  );
+}
+
+function page(path: string, can: Can): ReactNode {
+  const device = /^\/devices\/([^/]+)$/.exec(path);
+  if (device) return <DeviceDetail id={decodeURIComponent(device[1]!)} can={can} />;
+  switch (path) {
+    case '/':
+    case '/devices':
+      return <Devices can={can} />;
+    case '/routes':
+      return <RoutesPage can={can} />;
+    case '/policy':
+      return <Policy can={can} />;
+    case '/keys':
+      return <Keys can={can} />;
+    case '/users':
+      return <Users can={can} />;
+    case '/logs':
+      return <Logs />;
+    case '/network':
+      return <Network can={can} />;
+    default:
+      return (
+        <p className="state">
+          No page here. <Link to="/devices">Go to the devices</Link>.
+        </p>
+      );
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The console's one client: the typed client in session mode (the HttpOnly cookie
+ * authenticates; no API key is ever held in the browser). The CSRF token comes from /v1/me.
+ */
+import { Warren, WarrenError } from '@warren/client';
+import type { MeBody } from '@warren/contract';
+
+const session: { csrfToken?: string } = {};
+export const api = new Warren({ url: window.location.origin, session, maxRetries: 1 });
+
+export async function loadMe(): Promise<MeBody> {
+  const me = await api.network.me();
+  session.csrfToken = me.csrfToken;
+  return me;
+}
+
+export async function signOut(): Promise<void> {
+  await api.http.raw('POST', '/auth/logout');
+  session.csrfToken = undefined;
+}
+
+/** What the signed-in principal may do, from its scopes (the server enforces the same). */
+export interface Can {
+  /** Write scopes: devices, acls, keys, users, webhooks; `all` holds them all. */
+  write: (scope: 'devices' | 'acls' | 'keys' | 'users' | 'webhooks') => boolean;
+  /** Reads beyond one's own devices (every scope but a member's none). */
+  read: boolean;
+  all: boolean;
+  ownDevicesOnly: boolean;
+}
+
+export function permissions(me: MeBody): Can {
+  const scopes = new Set<string>(me.scopes);
+  const all = scopes.has('all');
+  return {
+    all,
+    write: (scope) => all || scopes.has(scope),
+    read: scopes.size > 0,
+    ownDevicesOnly: me.ownDevicesOnly,
+  };
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof WarrenError) return `${error.detail} (${error.code})`;
+  return error instanceof Error ? error.message : String(error);
+}

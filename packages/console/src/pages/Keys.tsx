@@ -1,0 +1,200 @@
+/** Keys: auth keys (enrollment) and API keys with their state; create (secret shown once); delete. */
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { CreateKeyInput, Scope } from '@warren/client';
+import type { KeyBody } from '@warren/contract';
+import { type FormEvent, useState } from 'react';
+import { api, type Can } from '../api.ts';
+import { CopyButton, Empty, Failure, Loading, PageHeader, Time } from '../ui.tsx';
+
+const SCOPES = ['read', 'devices', 'acls', 'keys', 'users', 'webhooks', 'all'] as const;
+const EXPIRIES = ['1h', '1d', '7d', '30d', '90d'];
+
+export function Keys({ can }: { can: Can }) {
+  const queries = useQueryClient();
+  const keys = useQuery({ queryKey: ['keys'], queryFn: () => api.keys.list() });
+  const [secret, setSecret] = useState<{ name: string; key: string } | null>(null);
+  const remove = useMutation({
+    mutationFn: (id: string) => api.keys.delete(id),
+    onSettled: () => queries.invalidateQueries({ queryKey: ['keys'] }),
+  });
+  const editable = can.write('keys');
+  const confirmDelete = (key: KeyBody) => {
+    if (window.confirm(`Delete the key ${key.name || key.id}? Whatever uses it stops working.`)) remove.mutate(key.id);
+  };
+  return (
+    <section>
+      <PageHeader title="Keys" />
+      {secret && (
+        <div className="secret" role="alert">
+          <p>
+            <strong>Copy the secret of {secret.name} now: it is shown only this once.</strong> Warren keeps only a hash
+            of it.
+          </p>
+          <code data-testid="secret">{secret.key}</code> <CopyButton text={secret.key} label="Copy the secret" />
+          <button type="button" onClick={() => setSecret(null)}>
+            I have stored it
+          </button>
+        </div>
+      )}
+      {editable && <CreateKey onCreated={(name, key) => setSecret({ name, key })} />}
+      {remove.isError && <Failure error={remove.error} />}
+      {keys.isPending ? (
+        <Loading what="keys" />
+      ) : keys.isError ? (
+        <Failure error={keys.error} retry={() => keys.refetch()} />
+      ) : keys.data.length === 0 ? (
+        <Empty>
+          <p>No keys. Create an auth key above to enroll devices, or an API key for scripts.</p>
+        </Empty>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <caption className="sr-only">Auth and API keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">State</th>
+                <th scope="col">Scopes / tags</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Last used</th>
+                {editable && <th scope="col">Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.map((key) => (
+                <tr key={key.id}>
+                  <td>{key.name || key.description || key.id}</td>
+                  <td>{key.type}</td>
+                  <td>
+                    <span className={key.state === 'valid' ? 'pill on' : 'pill'}>{key.state}</span>
+                  </td>
+                  <td>
+                    {key.type === 'api'
+                      ? key.scopes.join(', ')
+                      : [key.reusable && 'reusable', key.ephemeral && 'ephemeral', ...(key.tags ?? [])]
+                          .filter(Boolean)
+                          .join(', ') || '—'}
+                  </td>
+                  <td>
+                    <Time iso={key.expires} />
+                  </td>
+                  <td>
+                    <Time iso={key.lastUsed} />
+                  </td>
+                  {editable && (
+                    <td>
+                      <button type="button" className="danger" onClick={() => confirmDelete(key)}>
+                        Delete
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function CreateKey({ onCreated }: { onCreated: (name: string, key: string) => void }) {
+  const queries = useQueryClient();
+  const [type, setType] = useState<'auth' | 'api'>('auth');
+  const create = useMutation({
+    mutationFn: (input: CreateKeyInput) => api.keys.create(input),
+    onSuccess: (created) => {
+      onCreated(created.name || created.description || created.id, created.key);
+      return queries.invalidateQueries({ queryKey: ['keys'] });
+    },
+  });
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const expiresIn = String(form.get('expiresIn'));
+    const description = String(form.get('description') ?? '').trim() || undefined;
+    if (type === 'api') {
+      create.mutate({
+        type: 'api',
+        name: String(form.get('name')).trim(),
+        scopes: form.getAll('scopes').map(String) as Scope[],
+        expiresIn,
+        description,
+      });
+    } else {
+      const tags = String(form.get('tags') ?? '')
+        .split(/[\s,]+/)
+        .filter(Boolean);
+      create.mutate({
+        type: 'auth',
+        reusable: form.get('reusable') === 'on',
+        ephemeral: form.get('ephemeral') === 'on',
+        tags: tags.length ? tags : undefined,
+        expiresIn,
+        description,
+      });
+    }
+  };
+  return (
+    <form className="card" onSubmit={submit} aria-labelledby="create-key">
+      <h2 id="create-key">Create a key</h2>
+      <fieldset>
+        <legend>Type</legend>
+        <label>
+          <input type="radio" name="type" checked={type === 'auth'} onChange={() => setType('auth')} /> Auth key (enroll
+          devices)
+        </label>
+        <label>
+          <input type="radio" name="type" checked={type === 'api'} onChange={() => setType('api')} /> API key (scripts)
+        </label>
+      </fieldset>
+      {type === 'api' ? (
+        <>
+          <label>
+            Name
+            <input name="name" required maxLength={64} />
+          </label>
+          <fieldset>
+            <legend>Scopes</legend>
+            {SCOPES.map((scope) => (
+              <label key={scope}>
+                <input type="checkbox" name="scopes" value={scope} defaultChecked={scope === 'read'} /> {scope}
+              </label>
+            ))}
+          </fieldset>
+        </>
+      ) : (
+        <>
+          <label>
+            Tags
+            <input name="tags" placeholder="tag:server tag:ci" />
+          </label>
+          <label>
+            <input type="checkbox" name="reusable" /> Reusable
+          </label>
+          <label>
+            <input type="checkbox" name="ephemeral" /> Ephemeral devices
+          </label>
+        </>
+      )}
+      <label>
+        Expires in
+        <select name="expiresIn" defaultValue="90d">
+          {EXPIRIES.map((e) => (
+            <option key={e}>{e}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Description
+        <input name="description" maxLength={200} />
+      </label>
+      <button type="submit" className="primary" disabled={create.isPending}>
+        Create key
+      </button>
+      {create.isError && <Failure error={create.error} />}
+    </form>
+  );
+}

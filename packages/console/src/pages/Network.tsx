@@ -1,0 +1,129 @@
+/** Network: plan, limits and usage, and single sign-on settings. */
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { WarrenError } from '@warren/client';
+import type { FormEvent } from 'react';
+import { api, type Can } from '../api.ts';
+import { Failure, Loading, PageHeader, Time } from '../ui.tsx';
+
+export function Network({ can }: { can: Can }) {
+  const network = useQuery({ queryKey: ['network'], queryFn: () => api.network.get() });
+  if (network.isPending) return <Loading what="the network" />;
+  if (network.isError) return <Failure error={network.error} retry={() => network.refetch()} />;
+  const n = network.data;
+  return (
+    <section>
+      <PageHeader title={`Network ${n.name}`} />
+      <dl className="facts">
+        <dt>Id</dt>
+        <dd>
+          <code>{n.id}</code>
+        </dd>
+        <dt>Plan</dt>
+        <dd>{n.plan}</dd>
+        <dt>Log retention</dt>
+        <dd>{n.limits.logRetentionDays} days</dd>
+      </dl>
+      <h2>Usage</h2>
+      <Usage label="Users" used={n.usage.users} limit={n.limits.users} />
+      <Usage label="Devices" used={n.usage.devices} limit={n.limits.devices} />
+      <Sso editable={can.all} />
+    </section>
+  );
+}
+
+function Usage({ label, used, limit }: { label: string; used: number; limit: number | null }) {
+  return (
+    <div className="usage">
+      <span id={`usage-${label}`}>
+        {label}: {used} of {limit ?? 'unlimited'}
+      </span>
+      {limit !== null && (
+        <meter aria-labelledby={`usage-${label}`} min={0} max={limit} value={used} high={limit * 0.9} />
+      )}
+    </div>
+  );
+}
+
+function Sso({ editable }: { editable: boolean }) {
+  const queries = useQueryClient();
+  const sso = useQuery({ queryKey: ['sso'], queryFn: () => api.network.sso(), retry: false });
+  const save = useMutation({
+    mutationFn: (input: Parameters<typeof api.network.setSso>[0]) => api.network.setSso(input),
+    onSuccess: (data) => queries.setQueryData(['sso'], data),
+  });
+  const missing = sso.error instanceof WarrenError && sso.error.status === 404;
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    save.mutate({
+      issuer: String(form.get('issuer')).trim(),
+      clientId: String(form.get('clientId')).trim(),
+      clientSecret: String(form.get('clientSecret')),
+      allowedDomains: String(form.get('allowedDomains') ?? '')
+        .split(/[\s,]+/)
+        .filter(Boolean),
+      enforce: form.get('enforce') === 'on',
+    });
+  };
+  return (
+    <>
+      <h2>Single sign-on</h2>
+      {sso.isPending ? (
+        <Loading what="single sign-on" />
+      ) : sso.isError && !missing ? (
+        <Failure error={sso.error} />
+      ) : sso.data ? (
+        <dl className="facts">
+          <dt>Issuer</dt>
+          <dd>{sso.data.issuer}</dd>
+          <dt>Client id</dt>
+          <dd>{sso.data.clientId}</dd>
+          <dt>Allowed domains</dt>
+          <dd>{sso.data.allowedDomains.join(', ') || 'any'}</dd>
+          <dt>Only single sign-on</dt>
+          <dd>{sso.data.enforce ? 'yes' : 'no'}</dd>
+          <dt>Redirect URI</dt>
+          <dd>
+            <code>{sso.data.redirectUri}</code>
+          </dd>
+          <dt>Updated</dt>
+          <dd>
+            <Time iso={sso.data.updated} />
+          </dd>
+        </dl>
+      ) : (
+        <p>Single sign-on is not set up: people sign in with one-time links.</p>
+      )}
+      {editable && (
+        <form className="card" onSubmit={submit} aria-labelledby="sso-form">
+          <h3 id="sso-form">{sso.data ? 'Change' : 'Set up'} single sign-on</h3>
+          <label>
+            Issuer URL
+            <input name="issuer" type="url" required defaultValue={sso.data?.issuer} />
+          </label>
+          <label>
+            Client id
+            <input name="clientId" required defaultValue={sso.data?.clientId} />
+          </label>
+          <label>
+            Client secret
+            <input name="clientSecret" type="password" required autoComplete="off" />
+          </label>
+          <label>
+            Allowed email domains
+            <input name="allowedDomains" defaultValue={sso.data?.allowedDomains.join(' ')} />
+          </label>
+          <label>
+            <input name="enforce" type="checkbox" defaultChecked={sso.data?.enforce} /> Sign in only through single
+            sign-on
+          </label>
+          <button type="submit" className="primary" disabled={save.isPending}>
+            Save single sign-on
+          </button>
+          {save.isError && <Failure error={save.error} />}
+        </form>
+      )}
+    </>
+  );
+}

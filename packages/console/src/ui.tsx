@@ -1,0 +1,93 @@
+/** Small shared pieces: links, states, relative time, copy. */
+import type { MouseEvent, ReactNode } from 'react';
+import { useState } from 'react';
+import { messageOf } from './api.ts';
+import { navigate } from './router.ts';
+
+export function Link({ to, children, className }: { to: string; children: ReactNode; className?: string }) {
+  const onClick = (event: MouseEvent<HTMLAnchorElement>) => {
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+    event.preventDefault();
+    navigate(to);
+  };
+  return (
+    <a href={to} onClick={onClick} className={className}>
+      {children}
+    </a>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p className="state" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Failure({ error, retry }: { error: unknown; retry?: () => void }) {
+  return (
+    <div className="state error" role="alert">
+      <p>{messageOf(error)}</p>
+      {retry && (
+        <button type="button" onClick={retry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <div className="state empty">{children}</div>;
+}
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 31_536_000],
+  ['month', 2_592_000],
+  ['day', 86_400],
+  ['hour', 3_600],
+  ['minute', 60],
+];
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+export function ago(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return 'never';
+  const seconds = Math.round((Date.parse(iso) - now) / 1000);
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
+  }
+  return Math.abs(seconds) < 10 ? 'just now' : relative.format(seconds, 'second');
+}
+
+export function Time({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return <span>never</span>;
+  return (
+    <time dateTime={iso} title={new Date(iso).toLocaleString()}>
+      {ago(iso)}
+    </time>
+  );
+}
+
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [done, setDone] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(text);
+    setDone(true);
+    setTimeout(() => setDone(false), 1500);
+  };
+  return (
+    <button type="button" className="copy" onClick={copy} aria-label={label}>
+      {done ? 'Copied' : 'Copy'}
+    </button>
+  );
+}
+
+export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <header className="page-header">
+      <h1>{title}</h1>
+      {children && <div className="actions">{children}</div>}
+    </header>
+  );
+}

@@ -1,0 +1,100 @@
+/**
+ * The console's files as `warren serve` serves them: pages fall back to index.html, hashed
+ * assets are immutable, every answer carries the security headers, and the API's paths never
+ * fall back to the console.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { registerConsole } from '../../src/http/console.js';
+import { freshDatabase, type TestDatabase } from '../harness.js';
+
+describe('the console served by warren serve', () => {
+  let dir: string;
+  let app: FastifyInstance;
+  let database: TestDatabase;
+  let url: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'warren-console-'));
+    mkdirSync(join(dir, 'assets'));
+    writeFileSync(join(dir, 'index.html'), '<!doctype html><title>console</title>');
+    writeFileSync(join(dir, 'assets', 'index-AbC123.js'), 'console.log(1)');
+    writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    database = await freshDatabase();
+    app = await buildApp({ storage: database.storage });
+    registerConsole(app, dir);
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  });
+  afterAll(async () => {
+    await app.close();
+    await database.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers index.html, never cached, for every console page', async () => {
+    for (const path of ['/', '/devices', '/devices/dev_123', '/policy', '/keys', '/logs?log=audit']) {
+      const res = await fetch(`${url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(res.headers.get('cache-control')).toBe('no-cache');
+      expect(await res.text()).toContain('<title>console</title>');
+    }
+  });
+
+  it('sends the security headers: CSP without inline scripts or eval, no framing, no sniffing', async () => {
+    const res = await fetch(`${url}/devices`);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('referrer-policy')).toBe('same-origin');
+  });
+
+  it('serves hashed assets as immutable with their type, and 404s an unknown one', async () => {
+    const res = await fetch(`${url}/assets/index-AbC123.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/javascript');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(await res.text()).toBe('console.log(1)');
+    expect((await fetch(`${url}/assets/nope.js`)).status).toBe(404);
+    expect((await fetch(`${url}/favicon.svg`)).headers.get('content-type')).toBe('image/svg+xml');
+  });
+
+  it('never falls back to the console for the API, sign-in, SCIM or probe paths', async () => {
+    for (const path of ['/v1/nope', '/v1/devices', '/auth/nope', '/scim/v2/Users', '/nope']) {
+      const res = await fetch(`${url}${path}`);
+      expect(res.headers.get('content-type') ?? '', path).not.toContain('text/html');
+      expect(res.status, path).toBeGreaterThanOrEqual(400);
+    }
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  });
+
+  it('writes no audit entry for page loads', async () => {
+    await fetch(`${url}/devices`);
+    await app.ctx.audit.flush();
+    const rows = await database.storage.db.selectFrom('audit_log').select('path').execute();
+    expect(rows.filter((r) => r.path === '/devices' || r.path.startsWith('/assets'))).toEqual([]);
+  });
+});
+
+describe('a server whose console is not built', () => {
+  it('says how to build it, and the API still works', async () => {
+    const database = await freshDatabase();
+    const app = await buildApp({ storage: database.storage });
+    registerConsole(app, join(tmpdir(), 'warren-no-console-here'));
+    const res = await app.inject({ method: 'GET', url: '/devices' });
+    expect(res.statusCode).toBe(503);
+    expect(res.body).toContain('npm run build:console');
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    await app.close();
+    await database.drop();
+  });
+});
