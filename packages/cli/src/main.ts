@@ -3,6 +3,7 @@
 import { VERSION } from '@warren/server';
 import { Command, CommanderError } from 'commander';
 import { registerAclCommands } from './commands/acl.js';
+import { registerConsoleCommands } from './commands/console.js';
 import { registerDeviceCommands } from './commands/devices.js';
 import { registerEventCommands } from './commands/events.js';
 import { registerKeyCommands } from './commands/keys.js';
@@ -43,6 +44,7 @@ function buildProgram(io: Io, onUsage: (text: string) => void): Command {
       )}`,
     );
   registerServerCommands(program);
+  registerConsoleCommands(program, io);
   registerDeviceCommands(program, io);
   registerUserCommands(program, io);
   registerNetworkCommands(program, io);

@@ -1,4 +1,4 @@
-/** `warren users list|add|set-role|remove`. */
+/** `warren users list|add|set-role|suspend|restore|remove`. */
 
 import type { UserBody, Warren } from '@warren/client';
 import { ROLES, type Role } from '@warren/contract';
@@ -72,6 +72,23 @@ export function registerUserCommands(program: Command, io: Io): void {
       if (flags.json) printJson(io, user);
       else printUser(io, user, 'updated');
     });
+
+  for (const [verb, status, what] of [
+    ['suspend', 'suspended', 'end their sessions and disconnect their devices; nothing is deleted'],
+    ['restore', 'active', 'let a suspended user and their devices back in'],
+  ] as const) {
+    users
+      .command(`${verb} <user>`)
+      .description(`${verb} a user: ${what}`)
+      .option('--json', 'print the API response as JSON')
+      .addHelpText('after', examples([`warren users ${verb} bo@example.com`]))
+      .action(async (ref: string, flags: { json?: boolean }) => {
+        const warren = connect(io);
+        const user = await warren.users.update(await resolveUser(warren, ref), { status });
+        if (flags.json) printJson(io, user);
+        else printUser(io, user, verb === 'suspend' ? 'suspended' : 'restored');
+      });
+  }
 
   users
     .command('remove <user>')

@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../../server/test/harness.js';
+import { envOf, warren } from './run.js';
+
+describe('warren console login and users suspend|restore', () => {
+  let server: TestServer;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    server = await startServer();
+    env = envOf(server);
+  });
+  afterAll(() => server.close());
+
+  it('prints a one-time link that signs the person in once', async () => {
+    const db = server.database.url;
+    const run = await warren(
+      ['console', 'login', '--network', 'test', '--user', 'owner@example.com', '--db', db, '--json'],
+      env,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const { url } = JSON.parse(run.stdout);
+    expect(url).toMatch(new RegExp(`^${server.url}/auth/link\\?token=[A-Za-z0-9_-]{43}$`));
+    expect((await fetch(url, { redirect: 'manual' })).status).toBe(303);
+    expect((await fetch(url, { redirect: 'manual' })).status).toBe(401);
+    const unknown = await warren(
+      ['console', 'login', '--network', 'test', '--user', 'nobody@example.com', '--db', db],
+      env,
+    );
+    expect(unknown.code).toBe(1);
+  });
+
+  it('suspends and restores a user', async () => {
+    await warren(['users', 'add', 'cy@example.com'], env);
+    const suspended = await warren(['users', 'suspend', 'cy@example.com'], env);
+    expect(suspended.stdout).toMatch(/^suspended cy@example\.com/);
+    const restored = JSON.parse((await warren(['users', 'restore', 'cy@example.com', '--json'], env)).stdout);
+    expect(restored.status).toBe('active');
+  });
+});
