@@ -8,6 +8,8 @@ export interface ServeConfig {
   db: string;
   /** Webhooks may reach loopback, private and link-local addresses, over plain http too. */
   webhooksAllowPrivate: boolean;
+  /** The address browsers reach Warren at (single sign-on redirect URI, sign-in links); WARREN_PUBLIC_URL. */
+  publicUrl?: string;
 }
 
 export const DEFAULT_DB = 'sqlite:./data/warren.db';
@@ -26,6 +28,7 @@ export function serveConfig(
     port,
     db: databaseUrl(flags.db, env),
     webhooksAllowPrivate: flags.webhooksAllowPrivate ?? env.WARREN_WEBHOOKS_ALLOW_PRIVATE === 'true',
+    ...(env.WARREN_PUBLIC_URL ? { publicUrl: publicUrl(env.WARREN_PUBLIC_URL) } : {}),
   };
 }
 
@@ -40,4 +43,11 @@ export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv = p
 
 export function logLevel(env: NodeJS.ProcessEnv = process.env): string {
   return env.WARREN_LOG_LEVEL ?? 'info';
+}
+
+/** WARREN_PUBLIC_URL: an http(s) origin, optionally with a path, without a query. */
+function publicUrl(text: string): string {
+  const ok = /^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(text);
+  if (!ok) throw new Error(`invalid WARREN_PUBLIC_URL "${text}" (e.g. https://warren.example.com)`);
+  return text.replace(/\/+$/, '');
 }

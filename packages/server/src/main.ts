@@ -20,7 +20,10 @@ export async function serve(
   const app = await buildApp({
     storage,
     logger: { level: logLevel(), stream: process.stderr },
-    settings: { webhooksAllowPrivate: config.webhooksAllowPrivate },
+    settings: {
+      webhooksAllowPrivate: config.webhooksAllowPrivate,
+      ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+    },
   });
   registerConsole(app);
   await app.listen({ host: config.host, port: config.port });
