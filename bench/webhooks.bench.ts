@@ -29,6 +29,7 @@ const { values: flags } = parseArgs({
     events: { type: 'string', default: '10000' },
     endpoints: { type: 'string', default: '20' },
     keys: { type: 'string', default: '2000' },
+    crash: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(flags.events);
@@ -226,3 +227,4 @@ async function apiWhileDelivering(): Promise<void> {
 
 await fanOut();
 await apiWhileDelivering();
+if (process.argv.includes('--crash')) await import('./webhooks-crash.js');

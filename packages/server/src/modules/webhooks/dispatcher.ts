@@ -106,14 +106,11 @@ export class WebhookDispatcher {
     const room = this.options.maxEndpoints - this.working.size;
     if (room <= 0) return;
     const now = Date.now();
-    const free = await this.db
-      .selectFrom('webhooks')
-      .select('id')
-      .where('enabled', '=', 1)
-      .where((eb) => eb.or([eb('lease_until', '<', now), eb('lease_owner', '=', this.owner)]))
-      .orderBy('lease_until')
-      .limit(room + this.working.size)
-      .execute();
+    // Free endpoints this process is not working, least recently worked first (a release
+    // stamps the time), so every endpoint gets its turn when there are more than `maxEndpoints`.
+    let query = this.db.selectFrom('webhooks').select('id').where('enabled', '=', 1).where('lease_until', '<', now);
+    if (this.working.size > 0) query = query.where('id', 'not in', [...this.working.keys()]);
+    const free = await query.orderBy('lease_until').limit(room).execute();
     for (const { id } of free) {
       if (this.working.has(id) || this.working.size >= this.options.maxEndpoints) continue;
       if (!(await this.lease(id))) continue;
@@ -143,7 +140,7 @@ export class WebhookDispatcher {
   private async release(id: string): Promise<void> {
     await this.db
       .updateTable('webhooks')
-      .set({ lease_owner: null, lease_until: 0 })
+      .set({ lease_owner: null, lease_until: Date.now() })
       .where('id', '=', id)
       .where('lease_owner', '=', this.owner)
       .execute()
