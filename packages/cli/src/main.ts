@@ -13,6 +13,7 @@ import { registerNodeCommands } from './commands/node.js';
 import { Exit, examples, type Io, processIo, UsageError, visible } from './commands/output.js';
 import { registerRouteCommands } from './commands/routes.js';
 import { registerServerCommands } from './commands/server.js';
+import { registerSsoCommands } from './commands/sso.js';
 import { registerUserCommands } from './commands/users.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
 
@@ -45,6 +46,7 @@ function buildProgram(io: Io, onUsage: (text: string) => void): Command {
     );
   registerServerCommands(program);
   registerConsoleCommands(program, io);
+  registerSsoCommands(program, io);
   registerDeviceCommands(program, io);
   registerUserCommands(program, io);
   registerNetworkCommands(program, io);

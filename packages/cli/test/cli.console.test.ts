@@ -29,6 +29,24 @@ describe('warren console login and users suspend|restore', () => {
     expect(unknown.code).toBe(1);
   });
 
+  it('sets and shows single sign-on, taking the secret from the environment only', async () => {
+    const args = ['sso', 'set', '--issuer', 'https://id.example.com/realms/acme', '--client-id', 'warren'];
+    expect((await warren(args, env)).code).toBe(2);
+    const set = await warren([...args, '--domain', 'example.com', '--json'], {
+      ...env,
+      WARREN_SSO_CLIENT_SECRET: 'the-secret',
+    });
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({
+      clientId: 'warren',
+      allowedDomains: ['example.com'],
+      enforce: false,
+    });
+    const got = await warren(['sso', 'get'], env);
+    expect(got.stdout).toContain('https://id.example.com/realms/acme');
+    expect(got.stdout).not.toContain('the-secret');
+  });
+
   it('suspends and restores a user', async () => {
     await warren(['users', 'add', 'cy@example.com'], env);
     const suspended = await warren(['users', 'suspend', 'cy@example.com'], env);
