@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoginLink } from '../../src/modules/sessions/login-links.js';
-import { auditEntries, createAuthKey, enroll, expectProblem, heartbeat } from '../devices/helpers.js';
+import { auditEntries, createAuthKey, enroll, expectProblem, heartbeat, register } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 import { Browser } from './browser.js';
 
@@ -167,6 +167,7 @@ describe('suspension', () => {
     expect((await json(suspended)).status).toBe('suspended');
     expect((await json(await server.call('GET', `/v1/devices/${device.device.id}`))).online).toBe(false);
     expect((await heartbeat(server, device.nodeToken)).status).toBe(401);
+    await expectProblem(await register(server, authKey.key), 401, 'unauthenticated');
     expect((await server.call('GET', `/v1/keys/${authKey.id}`)).status).toBe(200);
     await server.call('PATCH', `/v1/users/${id}`, { body: { status: 'active' } });
     expect((await heartbeat(server, device.nodeToken)).status).toBe(200);

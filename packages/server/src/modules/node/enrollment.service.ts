@@ -18,7 +18,7 @@ import { type DeviceBody, NODE_KEY_PATTERN, type RegisterRequest } from '@warren
 import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
-import { invalidRequest, invalidState, planLimit } from '../../core/errors.js';
+import { invalidRequest, invalidState, planLimit, unauthenticated } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
@@ -47,7 +47,7 @@ export interface Enrolled {
 async function deviceOwner(trx: Db, networkId: string, userId: string | null) {
   return trx
     .selectFrom('users')
-    .select(['id', 'login_name'])
+    .select(['id', 'login_name', 'status'])
     .where('network_id', '=', networkId)
     .where((eb) => (userId ? eb.or([eb('id', '=', userId), eb('role', '=', 'owner')]) : eb('role', '=', 'owner')))
     .orderBy(sql`case when id = ${userId ?? ''} then 0 else 1 end`)
@@ -136,6 +136,8 @@ export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, bod
       .returning(['next_addr_index', 'plan'])
       .executeTakeFirstOrThrow();
     const owner = await deviceOwner(trx, networkId, key.user_id);
+    // A suspended user's devices are refused (http/node-auth.ts): so is enrolling a new one.
+    if (owner?.status === 'suspended') throw unauthenticated(`the user of this auth key (${owner.id}) is suspended`);
     const userId = owner?.id ?? null;
     const existing = await trx
       .selectFrom('devices')

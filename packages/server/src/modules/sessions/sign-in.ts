@@ -9,7 +9,7 @@ import type { Actor } from '../../core/actor.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { callOf } from '../../http/actor.js';
 import { SESSION_COOKIE, setCookie } from './session-cookie.js';
-import { type OpenedSession, openSession, SESSION_LIFETIME_MS } from './sessions.store.js';
+import { type OpenedSession, openSession, SESSION_LIFETIME_MS, sweepSessions } from './sessions.store.js';
 
 export interface SigningInUser {
   networkId: string;
@@ -32,10 +32,12 @@ export async function startSession(
 ): Promise<OpenedSession> {
   const { ctx } = request.server;
   request.networkId = user.networkId;
-  const session = await unitOfWork(ctx, userActor(request, user, status), 'session.create', async (trx, now) => ({
-    value: await openSession(trx, { networkId: user.networkId, userId: user.id, role: user.role, method, now }),
-    target: user.id,
-  }));
+  const session = await unitOfWork(ctx, userActor(request, user, status), 'session.create', async (trx, now) => {
+    // Sign-ins are rare next to calls: the moment to drop sessions nobody can use any more.
+    await sweepSessions(trx, now);
+    const opened = await openSession(trx, { networkId: user.networkId, userId: user.id, role: user.role, method, now });
+    return { value: opened, target: user.id };
+  });
   setCookie(request, reply, SESSION_COOKIE, session.secret, { maxAgeSeconds: SESSION_LIFETIME_MS / 1000 });
   reply.header('X-CSRF-Token', session.csrfToken);
   return session;
