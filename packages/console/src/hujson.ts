@@ -12,7 +12,14 @@ import {
   syntaxHighlighting,
 } from '@codemirror/language';
 import type { Extension, Text } from '@codemirror/state';
-import { drawSelection, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from '@codemirror/view';
+import {
+  drawSelection,
+  EditorView,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  keymap,
+  lineNumbers,
+} from '@codemirror/view';
 import { tags } from '@lezer/highlight';
 
 interface State {
@@ -76,6 +83,8 @@ export const editorSetup: Extension = [
   indentOnInput(),
   bracketMatching(),
   highlightActiveLine(),
+  // Wrapped lines: no sideways scrolling on a phone, and no scroll region without a focus.
+  EditorView.lineWrapping,
   keymap.of([...defaultKeymap, ...historyKeymap]),
   hujson,
   hujsonHighlight,

@@ -91,3 +91,13 @@ export function PageHeader({ title, children }: { title: string; children?: Reac
     </header>
   );
 }
+
+/** A table that may scroll sideways on a phone: a named region that takes focus to scroll by keyboard. */
+export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard
+    <section className="table-wrap" aria-label={label} tabIndex={0}>
+      {children}
+    </section>
+  );
+}

@@ -8,7 +8,7 @@ import type { DeviceBody } from '@warren/contract';
 import { useState } from 'react';
 import { api, type Can, messageOf } from '../api.ts';
 import { setQuery, useLocation } from '../router.ts';
-import { Empty, Failure, Link, Loading, PageHeader, Time } from '../ui.tsx';
+import { Empty, Failure, Link, Loading, PageHeader, TableWrap, Time } from '../ui.tsx';
 
 const PAGE = 100;
 const POLL_MS = 10_000;
@@ -111,7 +111,7 @@ export function Devices({ can }: { can: Can }) {
           <p className="count" aria-live="polite">
             {rows.length} device{rows.length === 1 ? '' : 's'}
           </p>
-          <div className="table-wrap">
+          <TableWrap label="Devices">
             <table>
               <thead>
                 <tr>
@@ -140,7 +140,7 @@ export function Devices({ can }: { can: Can }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           {pages > 1 && (
             <nav className="pager" aria-label="Pages of devices">
               <button type="button" disabled={page === 0} onClick={() => setQuery({ page: String(page - 1) })}>

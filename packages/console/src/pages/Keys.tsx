@@ -5,7 +5,7 @@ import type { CreateKeyInput, Scope } from '@warren/client';
 import type { KeyBody } from '@warren/contract';
 import { type FormEvent, useState } from 'react';
 import { api, type Can } from '../api.ts';
-import { CopyButton, Empty, Failure, Loading, PageHeader, Time } from '../ui.tsx';
+import { CopyButton, Empty, Failure, Loading, PageHeader, TableWrap, Time } from '../ui.tsx';
 
 const SCOPES = ['read', 'devices', 'acls', 'keys', 'users', 'webhooks', 'all'] as const;
 const EXPIRIES = ['1h', '1d', '7d', '30d', '90d'];
@@ -48,7 +48,7 @@ export function Keys({ can }: { can: Can }) {
           <p>No keys. Create an auth key above to enroll devices, or an API key for scripts.</p>
         </Empty>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label="Keys">
           <table>
             <caption className="sr-only">Auth and API keys</caption>
             <thead>
@@ -94,7 +94,7 @@ export function Keys({ can }: { can: Can }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

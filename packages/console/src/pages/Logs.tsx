@@ -3,7 +3,7 @@ import type { AuditEntryBody, ConnectionEntryBody } from '@warren/contract';
 import { useEffect, useState } from 'react';
 import { api } from '../api.ts';
 import { setQuery, useLocation } from '../router.ts';
-import { Empty, Failure, Loading, PageHeader, Time } from '../ui.tsx';
+import { Empty, Failure, Loading, PageHeader, TableWrap, Time } from '../ui.tsx';
 
 const TAIL_MS = 2000;
 const SINCE = ['15m', '1h', '24h', '7d'];
@@ -106,7 +106,7 @@ export function Logs() {
           </p>
         </Empty>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label="Log entries">
           <table aria-live={follow ? 'polite' : undefined}>
             <caption className="sr-only">{kind === 'audit' ? 'Audit log' : 'Connection log'}</caption>
             {kind === 'audit' ? (
@@ -115,7 +115,7 @@ export function Logs() {
               <ConnectionRows entries={newestFirst as ConnectionEntryBody[]} />
             )}
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

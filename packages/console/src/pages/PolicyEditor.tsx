@@ -50,6 +50,7 @@ export function Editor(props: {
           lintGutter(),
           validate,
           EditorState.readOnly.of(latest.current.readOnly),
+          EditorView.editable.of(!latest.current.readOnly),
           EditorView.contentAttributes.of({ 'aria-label': 'Policy (HuJSON)' }),
           EditorView.updateListener.of((update) => {
             if (update.docChanged) latest.current.onChange(update.state.doc.toString());

@@ -1,7 +1,7 @@
 /** Routes: pending approvals first; HA primaries and exit nodes marked. */
 import { useQuery } from '@tanstack/react-query';
 import { api, type Can } from '../api.ts';
-import { Empty, Failure, Link, Loading, PageHeader } from '../ui.tsx';
+import { Empty, Failure, Link, Loading, PageHeader, TableWrap } from '../ui.tsx';
 import { RouteActions } from './RouteActions.tsx';
 
 const ORDER: Record<string, number> = { pending: 0, disabled: 1, approved: 2 };
@@ -22,7 +22,7 @@ export function RoutesPage({ can }: { can: Can }) {
       ) : (
         <>
           <p>{pending > 0 ? `${pending} route(s) wait for approval.` : 'No route waits for approval.'}</p>
-          <div className="table-wrap">
+          <TableWrap label="Routes">
             <table>
               <caption className="sr-only">Routes</caption>
               <thead>
@@ -64,7 +64,7 @@ export function RoutesPage({ can }: { can: Can }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         </>
       )}
     </section>

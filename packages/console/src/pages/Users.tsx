@@ -5,7 +5,7 @@ import { WarrenError } from '@warren/client';
 import type { UserBody } from '@warren/contract';
 import { type FormEvent, useState } from 'react';
 import { api, type Can } from '../api.ts';
-import { Empty, Failure, Loading, PageHeader, Time } from '../ui.tsx';
+import { Empty, Failure, Loading, PageHeader, TableWrap, Time } from '../ui.tsx';
 
 const ROLES = ['owner', 'admin', 'network-admin', 'it-admin', 'auditor', 'member'] as const;
 type Role = (typeof ROLES)[number];
@@ -47,7 +47,7 @@ export function Users({ can }: { can: Can }) {
           <p>No users yet. Add one above.</p>
         </Empty>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label="Users">
           <table>
             <caption className="sr-only">Users</caption>
             <thead>
@@ -119,7 +119,7 @@ export function Users({ can }: { can: Can }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

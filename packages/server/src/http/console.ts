@@ -27,11 +27,14 @@ export const CONSOLE_PAGES = [
   '/webhooks',
 ];
 
-/** No inline script or style, no eval: the build emits only files, and CodeMirror needs neither. */
+/**
+ * No inline script, no eval: the build emits only files. Styles may be inline: CodeMirror
+ * sizes its gutters and content through style attributes, which no nonce can cover.
+ */
 export const CONSOLE_CSP = [
   "default-src 'self'",
   "script-src 'self'",
-  "style-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
   "connect-src 'self'",
   "object-src 'none'",
