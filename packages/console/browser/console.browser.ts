@@ -169,11 +169,11 @@ describe('the web console', () => {
 
   it('offers a read-only role no write control', async () => {
     const { context, page } = await signedIn(browser, warren, 'audra@example.com');
-    for (const path of ['/devices', '/keys', '/users', '/routes', '/network']) {
+    for (const path of ['/devices', '/keys', '/users', '/routes', '/network', '/webhooks']) {
       await page.goto(path);
       await page.locator('main h1').waitFor();
       await page.waitForLoadState('networkidle');
-      for (const name of [/delete/i, /create key/i, /add user/i, /approve/i, /save/i, /remove/i, /suspend/i]) {
+      for (const name of [/delete/i, /create key/i, /add user/i, /add endpoint/i, /send a test/i, /approve/i, /save/i, /remove/i, /suspend/i]) {
         expect(await page.getByRole('button', { name }).count(), `${path} ${name}`).toBe(0);
       }
     }
@@ -198,6 +198,8 @@ describe('the web console', () => {
         ['routes', '/routes'],
         ['logs', '/logs?log=audit'],
         ['network', '/network'],
+        ['events', '/events'],
+        ['webhooks', '/webhooks'],
       ] as const) {
         await page.goto(path);
         await page.locator('main h1').waitFor();

@@ -6,12 +6,14 @@ import { lazy, type ReactNode, Suspense } from 'react';
 import { type Can, loadMe, permissions, signOut } from './api.ts';
 import { DeviceDetail } from './pages/DeviceDetail.tsx';
 import { Devices } from './pages/Devices.tsx';
+import { Events } from './pages/Events.tsx';
 import { Keys } from './pages/Keys.tsx';
 import { Logs } from './pages/Logs.tsx';
 import { Network } from './pages/Network.tsx';
 import { RoutesPage } from './pages/Routes.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { Users } from './pages/Users.tsx';
+import { Webhooks } from './pages/Webhooks.tsx';
 import { navigate, useLocation } from './router.ts';
 import { Failure, Link, Loading } from './ui.tsx';
 
@@ -31,6 +33,8 @@ const SECTIONS: Section[] = [
   { path: '/keys', label: 'Keys', show: (can) => can.read },
   { path: '/users', label: 'Users', show: (can) => can.read },
   { path: '/logs', label: 'Logs', show: (can) => can.read },
+  { path: '/events', label: 'Events', show: (can) => can.read },
+  { path: '/webhooks', label: 'Webhooks', show: (can) => can.read },
   { path: '/network', label: 'Network', show: (can) => can.read },
 ];
 
@@ -101,6 +105,10 @@ function page(path: string, can: Can): ReactNode {
       return <Users can={can} />;
     case '/logs':
       return <Logs />;
+    case '/events':
+      return <Events />;
+    case '/webhooks':
+      return <Webhooks can={can} />;
     case '/network':
       return <Network can={can} />;
     default:
