@@ -139,7 +139,7 @@ describe('warren init and serve', { timeout: 2 * SPAWN_MS }, () => {
     const [, key] = await out.waitFor(/\s(wrn_api_[0-9A-Za-z]+)\s/);
     const [, url] = await out.waitFor(/serving on (http:\/\/[0-9.:]+)/);
     expect((await fetch(`${url}/v1/network`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
-    await log.waitFor(/"url":"\/v1\/network"/);
+    await log.waitFor(/"path":"\/v1\/network"/);
     const closed = new Promise((resolve) => child.on('close', resolve));
     child.kill('SIGTERM');
     await closed;

@@ -2,7 +2,7 @@
  * buildApp: the one place where plugins and modules are wired. Tests call it on a fresh
  * database and drive it over real HTTP; main.ts calls it to serve.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { type AppContext, DEFAULT_SETTINGS, type Settings } from './context.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
@@ -70,7 +70,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     logger: options.logger ?? false,
     // One line per request, written when it is answered (http/request-log.ts).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     genReqId: requestIdFrom,
     requestIdHeader: false,
