@@ -173,7 +173,17 @@ describe('the web console', () => {
       await page.goto(path);
       await page.locator('main h1').waitFor();
       await page.waitForLoadState('networkidle');
-      for (const name of [/delete/i, /create key/i, /add user/i, /add endpoint/i, /send a test/i, /approve/i, /save/i, /remove/i, /suspend/i]) {
+      for (const name of [
+        /delete/i,
+        /create key/i,
+        /add user/i,
+        /add endpoint/i,
+        /send a test/i,
+        /approve/i,
+        /save/i,
+        /remove/i,
+        /suspend/i,
+      ]) {
         expect(await page.getByRole('button', { name }).count(), `${path} ${name}`).toBe(0);
       }
     }

@@ -101,3 +101,18 @@ export function TableWrap({ label, children }: { label: string; children: ReactN
     </section>
   );
 }
+
+/** A secret shown once (a new key, a webhook's signing secret): copy it, then dismiss it. */
+export function SecretOnce(props: { what: string; secret: string; copyLabel: string; onDone: () => void }) {
+  return (
+    <div className="secret" role="alert">
+      <p>
+        <strong>Copy {props.what} now: it is shown only this once.</strong> Warren keeps only a hash of it.
+      </p>
+      <code data-testid="secret">{props.secret}</code> <CopyButton text={props.secret} label={props.copyLabel} />
+      <button type="button" onClick={props.onDone}>
+        I have stored it
+      </button>
+    </div>
+  );
+}

@@ -5,7 +5,7 @@ import type { CreateKeyInput, Scope } from '@warren/client';
 import type { KeyBody } from '@warren/contract';
 import { type FormEvent, useState } from 'react';
 import { api, type Can } from '../api.ts';
-import { CopyButton, Empty, Failure, Loading, PageHeader, TableWrap, Time } from '../ui.tsx';
+import { Empty, Failure, Loading, PageHeader, SecretOnce, TableWrap, Time } from '../ui.tsx';
 
 const SCOPES = ['read', 'devices', 'acls', 'keys', 'users', 'webhooks', 'all'] as const;
 const EXPIRIES = ['1h', '1d', '7d', '30d', '90d'];
@@ -26,16 +26,12 @@ export function Keys({ can }: { can: Can }) {
     <section>
       <PageHeader title="Keys" />
       {secret && (
-        <div className="secret" role="alert">
-          <p>
-            <strong>Copy the secret of {secret.name} now: it is shown only this once.</strong> Warren keeps only a hash
-            of it.
-          </p>
-          <code data-testid="secret">{secret.key}</code> <CopyButton text={secret.key} label="Copy the secret" />
-          <button type="button" onClick={() => setSecret(null)}>
-            I have stored it
-          </button>
-        </div>
+        <SecretOnce
+          what={`the secret of ${secret.name}`}
+          secret={secret.key}
+          copyLabel="Copy the secret"
+          onDone={() => setSecret(null)}
+        />
       )}
       {editable && <CreateKey onCreated={(name, key) => setSecret({ name, key })} />}
       {remove.isError && <Failure error={remove.error} />}

@@ -2,7 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Can } from '../api.ts';
-import { CopyButton, Empty, Failure, Loading, PageHeader, TableWrap, Time } from '../ui.tsx';
+import { Empty, Failure, Loading, PageHeader, SecretOnce, TableWrap, Time } from '../ui.tsx';
 
 export function Webhooks({ can }: { can: Can }) {
   const queries = useQueryClient();
@@ -34,15 +34,12 @@ export function Webhooks({ can }: { can: Can }) {
     <section>
       <PageHeader title="Webhooks" />
       {secret && (
-        <div className="secret" role="alert">
-          <p>
-            <strong>Copy the signing secret now: it is shown only this once.</strong>
-          </p>
-          <code>{secret}</code> <CopyButton text={secret} label="Copy the signing secret" />
-          <button type="button" onClick={() => setSecret(null)}>
-            I have stored it
-          </button>
-        </div>
+        <SecretOnce
+          what="the signing secret"
+          secret={secret}
+          copyLabel="Copy the signing secret"
+          onDone={() => setSecret(null)}
+        />
       )}
       {editable && (
         <form className="card" onSubmit={submit} aria-labelledby="add-webhook">
