@@ -58,7 +58,7 @@ const base = `http://127.0.0.1:${port}`;
 
 async function start(): Promise<ChildProcess> {
   const child = spawn('node', [CLI, 'serve', '--db', db, '--port', String(port), '--webhooks-allow-private'], {
-    stdio: ['ignore', 'ignore', 'ignore'],
+    stdio: ['ignore', 'ignore', process.env.WARREN_CRASH_LOG ? 'inherit' : 'ignore'],
   });
   for (;;) {
     try {
@@ -85,13 +85,19 @@ const stats = () =>
   });
 
 let server = await start();
+// The key of `warren init` allows 100 requests a minute; the operator raises it.
+const keys = (await (await call('GET', '/v1/keys?type=api')).json()) as { keys: { id: string }[] };
+execFileSync('node', [CLI, 'keys', 'set-limit', keys.keys[0]!.id, '1000000', '--db', db]);
 for (let i = 0; i < ENDPOINTS; i++) {
   await call('POST', '/v1/webhooks', { url: `http://127.0.0.1:${receiverPort}/e${i}`, events: ['user.created'] });
 }
 let next = 0;
 await Promise.all(
   Array.from({ length: 8 }, async () => {
-    while (next < USERS) await call('POST', '/v1/users', { loginName: `u${next++}@example.com` });
+    while (next < USERS) {
+      const res = await call('POST', '/v1/users', { loginName: `u${next++}@example.com` });
+      if (res.status !== 201) throw new Error(`POST /v1/users: ${res.status}`);
+    }
   }),
 );
 const expected = USERS * ENDPOINTS;
@@ -105,7 +111,7 @@ for (let k = 0; k < KILLS; k++) {
   server = await start();
 }
 while ((await stats()).distinct < expected) {
-  if (Date.now() - started > 600_000) break;
+  if (Date.now() - started > Number(process.env.WARREN_CRASH_WAIT_MS ?? 600_000)) break;
   await sleep(200);
 }
 const { count, distinct } = await stats();
@@ -115,5 +121,6 @@ console.log(
 );
 server.kill('SIGKILL');
 await worker.terminate();
-rmSync(dir, { recursive: true, force: true });
+if (process.env.WARREN_CRASH_LOG) console.log(`database kept at ${db}`);
+else rmSync(dir, { recursive: true, force: true });
 if (distinct < expected) process.exit(1);
