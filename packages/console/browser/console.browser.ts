@@ -107,6 +107,37 @@ describe('the web console', () => {
     await context.close();
   });
 
+  it('shows what changed when someone else saved the policy meanwhile, and saves over it when asked', async () => {
+    const { context, page } = await signedIn(browser, warren, OWNER);
+    await page.goto('/policy');
+    const editor = page.getByLabel('Policy (HuJSON)');
+    await editor.waitFor();
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+End');
+    await page.keyboard.type('\n// mine\n');
+    await page.getByText('No problems.').waitFor();
+    await warren.call('PUT', '/v1/acl', {
+      tagOwners: { 'tag:web': [OWNER], 'tag:db': [OWNER] },
+      acls: [{ action: 'accept', src: ['*'], dst: ['tag:web:443'] }],
+    });
+    await page.getByRole('button', { name: 'Review and save' }).click();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Someone saved the policy since you opened it.').waitFor();
+    expect(await page.locator('.cm-mergeView').textContent()).toContain('tag:db');
+    await page.getByRole('button', { name: 'Save mine over it' }).click();
+    await page.getByText('Policy saved.').waitFor();
+    await context.close();
+  });
+
+  it('shows a member only the devices section', async () => {
+    await warren.call('POST', '/v1/users', { loginName: 'mia@example.com', role: 'member' });
+    const { context, page } = await signedIn(browser, warren, 'mia@example.com');
+    const sections = await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents();
+    expect(sections).toEqual(['Devices']);
+    await page.getByText('No devices yet').waitFor();
+    await context.close();
+  });
+
   it('creates an auth key and copies its secret, shown once', async () => {
     const { context, page } = await signedIn(browser, warren, OWNER);
     await page.getByRole('link', { name: 'Keys' }).click();
