@@ -1,6 +1,6 @@
 /**
  * The audit log. A call that changes state writes its entry inside the transaction of the
- * change (`recordChange`); every other call — reads, 4xx, 401, 429, 5xx — is queued and
+ * change (core/unit-of-work.ts); every other call — reads, 4xx, 401, 429, 5xx — is queued and
  * written in batches, so the audit write never sits on the path of a read.
  */
 import type { FastifyRequest } from 'fastify';
@@ -83,17 +83,6 @@ export class AuditLog {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(private readonly db: Db) {}
-
-  /** Writes the entry of a state change in the change's own transaction. */
-  async recordChange(trx: Db, request: FastifyRequest, time: number, change: ChangeRecord): Promise<void> {
-    await insertAuditEntries(trx, [auditRow(request, change.status, time, change)]);
-    request.audited = true;
-  }
-
-  /** Entries of changes that happen outside a request (ephemeral cleanup). */
-  async recordSystem(trx: Db, rows: readonly AuditRow[]): Promise<void> {
-    await insertAuditEntries(trx, rows);
-  }
 
   enqueue(row: AuditRow): void {
     this.queue.push(row);
