@@ -56,8 +56,12 @@ describe('the web console', () => {
     await page.getByRole('link', { name: 'db-1', exact: true }).waitFor();
     await page.getByLabel('Tag').fill('tag:web');
     await page.waitForURL(/tag=tag%3Aweb/);
+    // The filtered answer replaces the table (it may pass through its loading state first).
     await page.getByRole('link', { name: 'db-1', exact: true }).waitFor({ state: 'detached' });
+    await page.getByRole('link', { name: 'web-1', exact: true }).waitFor();
+    await page.getByRole('link', { name: 'web-2', exact: true }).waitFor();
     expect(await page.getByRole('link', { name: /^web-/ }).count()).toBe(2);
+    expect(await page.getByRole('link', { name: 'db-1', exact: true }).count()).toBe(0);
     await page.getByLabel('Online').selectOption('false');
     await page.getByText('No device matches these filters').waitFor();
     await page.getByLabel('Online').selectOption('true');
