@@ -69,6 +69,7 @@ export { DEFAULT_POLICY } from './default-policy.js';
 export { policyEtag } from './etag.js';
 export { autoApproves, canReach } from './evaluate.js';
 export { computePeerMaps, PeerMap } from './peers.js';
+export { roleMap } from './subjects.js';
 export { canApplyTags, type TagActor, type TagCheck, tagOwners } from './tag-owners.js';
 export type {
   CompiledPolicy,

@@ -54,21 +54,56 @@ export class PeerMap {
   private readonly buf: Int32Array;
   private internetList: number[] | null = null;
 
+  /**
+   * With `derived`, the map is made from an earlier one of the same policy (see DerivedFrom):
+   * the devices `from` names are unchanged, and what the earlier map worked out per identity
+   * class and per route still holds, so only the changed devices are placed again and only
+   * the reach of classes that the new classes join is extended.
+   */
   constructor(
     private readonly policy: CompiledPolicy,
     private readonly devices: readonly PolicyDevice[],
     users: readonly PolicyUser[],
+    derived?: { map: PeerMap; from: Int32Array },
   ) {
     this.rules = policy.rules;
-    this.index = new DeviceIndex(policy, devices, users);
+    this.index = new DeviceIndex(policy, devices, users, derived && { index: derived.map.index, from: derived.from });
     const classes = this.index.classes.length;
     this.reach = new Array(classes);
     this.routeVisible = new Array(classes);
     this.views = new Array(devices.length);
+    if (derived) this.carryOver(derived.map, derived.from);
     this.mark = new Int32Array(devices.length);
     this.classMark = new Int32Array(classes);
     this.prefixMark = new Int32Array(policy.index.prefixes.length);
     this.buf = new Int32Array(devices.length);
+  }
+
+  /**
+   * Keeps what `prev` worked out that does not depend on the changed devices: the reach of each
+   * class (extended by the classes new here that it names), which routes each class may use
+   * (route numbers are stable), and the shared views of unchanged devices.
+   */
+  private carryOver(prev: PeerMap, from: Int32Array): void {
+    for (let i = 0; i < from.length; i++) if (from[i] >= 0) this.views[i] = prev.views[from[i]];
+    for (let c = 0; c < prev.routeVisible.length; c++) this.routeVisible[c] = prev.routeVisible[c];
+    const added = this.index.classes.slice(this.index.firstNewClass);
+    for (let c = 0; c < prev.reach.length; c++) {
+      const r = prev.reach[c];
+      if (!r || r.all || added.length === 0) {
+        this.reach[c] = r;
+        continue;
+      }
+      const joined: number[] = [];
+      for (let k = 0; k < added.length; k++) {
+        const keys = new Set(added[k].keys);
+        const named =
+          r.outRules.some((rule) => this.rules[rule].dstKeys.some((key) => keys.has(key))) ||
+          r.inRules.some((rule) => this.rules[rule].srcKeys.some((key) => keys.has(key)));
+        if (named) joined.push(this.index.firstNewClass + k);
+      }
+      this.reach[c] = joined.length ? { ...r, classes: [...r.classes, ...joined] } : r;
+    }
   }
 
   /** The peers of a device, in the order of the devices array; [] for an unknown id. */

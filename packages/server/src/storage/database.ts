@@ -14,8 +14,10 @@ import * as rateLimitSlots from './migrations/004_rate_limit_slots.js';
 import * as serverSecrets from './migrations/005_server_secrets.js';
 import * as people from './migrations/006_people.js';
 import * as events from './migrations/007_events.js';
+import * as netmapChanges from './migrations/008_netmap_changes.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
+import './schema-netmap.js';
 import { withStatementCache } from './sqlite-statements.js';
 
 export type Db = Kysely<Database>;
@@ -29,6 +31,7 @@ const MIGRATIONS = {
   '005_server_secrets': serverSecrets,
   '006_people': people,
   '007_events': events,
+  '008_netmap_changes': netmapChanges,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

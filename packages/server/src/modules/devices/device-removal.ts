@@ -6,6 +6,7 @@
 import type { EventDraft } from '../../core/events.js';
 import type { Db } from '../../storage/database.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { logNetmapChange } from '../node/netmap-changes.js';
 import { presentDeviceDetail } from './devices.presenter.js';
 import { findDevice, routesOfDevice } from './devices.repository.js';
 
@@ -15,6 +16,7 @@ export async function removeDevices(trx: Db, networkId: string, deviceIds: reado
   // Every remaining device whose view included these must see a new netmap. The network row
   // first, as every netmap-changing transaction takes it (no lock cycles with route rows).
   await bumpNetmapEpoch(trx, networkId);
+  await logNetmapChange(trx, networkId, deviceIds);
   let removed = 0;
   for (let i = 0; i < deviceIds.length; i += 500) {
     const ids = deviceIds.slice(i, i + 500);

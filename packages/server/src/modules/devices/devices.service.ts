@@ -10,6 +10,7 @@ import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
 import { requireOwnedTags } from '../acl/tag-ownership.js';
 import { checkTags } from '../keys/keys.service.js';
+import { logNetmapChange } from '../node/netmap-changes.js';
 import type { RouteRow } from '../routes/routes.repository.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
 import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
@@ -87,6 +88,7 @@ export async function setDeviceTags(
   return unitOfWork(ctx, actor, 'device.tags', async (trx, now) => {
     // Tags are identity in the policy, so every netmap may change.
     await bumpNetmapEpoch(trx, networkId);
+    await logNetmapChange(trx, networkId, [id]);
     if (!(await replaceTags(trx, networkId, id, wanted))) throw notFound(`device ${id} does not exist`);
     const device = await deviceDetail(trx, networkId, id, now);
     return { value: device, target: id, events: [{ type: 'device.updated', data: { device } }] };

@@ -35,6 +35,7 @@ import { canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { syncAdvertised } from '../routes/routes.repository.js';
 import { type AuthKeyRow, refusalNow } from './auth-key.js';
+import { logNetmapChange } from './netmap-changes.js';
 
 const NODE_KEY_RE = new RegExp(NODE_KEY_PATTERN);
 
@@ -170,6 +171,7 @@ export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, bod
         );
       }
       deviceId = existing.id;
+      await logNetmapChange(trx, networkId, [deviceId]);
       await trx.updateTable('devices').set(common).where('id', '=', deviceId).execute();
       await replaceTags(trx, networkId, deviceId, tags);
     } else {
@@ -187,6 +189,7 @@ export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, bod
         .execute();
       const { name, seq } = await allocateName(trx, networkId, base);
       deviceId = newId('device');
+      await logNetmapChange(trx, networkId, [deviceId]);
       const row = {
         ...common,
         id: deviceId,

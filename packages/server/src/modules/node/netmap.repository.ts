@@ -4,6 +4,7 @@
  * requesting device, and the presence of its peers.
  */
 import { sql } from 'kysely';
+import type { PolicyRole, PolicyUser } from '../../policy/index.js';
 import { type Db, isPostgres } from '../../storage/database.js';
 import { type DeviceRow, deviceRows } from '../devices/devices.repository.js';
 import { ONLINE_WINDOW_MS } from '../devices/presence.js';
@@ -40,6 +41,17 @@ export async function netmapHead(db: Db, networkId: string): Promise<NetmapHead 
 }
 
 export { bumpPresenceEpoch } from '../network/network.repository.js';
+
+/** The users of these logins, as the policy sees them (a patched view meeting new owners). */
+export async function usersNamed(db: Db, networkId: string, logins: readonly string[]): Promise<PolicyUser[]> {
+  const rows = await db
+    .selectFrom('users')
+    .select(['login_name', 'role'])
+    .where('network_id', '=', networkId)
+    .where('login_name', 'in', logins)
+    .execute();
+  return rows.map((r) => ({ login: r.login_name, role: r.role as PolicyRole }));
+}
 
 export interface ServedRouteRow {
   id: string;

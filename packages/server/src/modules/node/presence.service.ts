@@ -16,6 +16,7 @@ import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { syncAdvertised } from '../routes/routes.repository.js';
 import { bumpPresenceEpoch } from './netmap.repository.js';
+import { logNetmapChange } from './netmap-changes.js';
 
 /** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
 export const deviceGone = () =>
@@ -67,6 +68,7 @@ export async function heartbeat(ctx: AppContext, actor: Actor, body: HeartbeatRe
   if (prefixes && advertisedText(prefixes) !== row.advertised_routes) {
     await unitOfWork(ctx, actor, 'route.advertise', async (trx) => {
       await bumpNetmapEpoch(trx, networkId);
+      await logNetmapChange(trx, networkId, [deviceId]);
       const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
       const events = await routeEvents(trx, networkId, now, routes);
       return { value: undefined, target: deviceId, events, also: approvalEntries(routes.approved) };

@@ -13,6 +13,7 @@ import type { Actor } from '../../core/actor.js';
 import { invalidState, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { logNetmapChange } from '../node/netmap-changes.js';
 import { storedPrefixReason } from './reserved-prefixes.js';
 import { presentRoute } from './routes.presenter.js';
 import { findRoute } from './routes.repository.js';
@@ -64,6 +65,7 @@ async function transition(ctx: AppContext, actor: Actor, id: string, t: Transiti
       throw invalidState(`route ${id} is ${current.state}; only ${t.from.join(' or ')} routes can be ${t.verb}`);
     }
     const row = await findRoute(trx, networkId, now, id);
+    await logNetmapChange(trx, networkId, [row!.device_id]);
     const reserved = t.to === 'approved' ? storedPrefixReason(row!.prefix) : undefined;
     if (reserved) throw invalidState(`route ${id} (${row!.prefix}) cannot be approved: it ${reserved}`);
     const route = presentRoute(row!);

@@ -1,0 +1,381 @@
+/**
+ * One network's view as the policy sees it, for one (netmap epoch, policy version and ETag):
+ * its devices, the peer map per primary assignment, and what is kept per device to make peer
+ * texts and version digests without redoing them per request (see netmap.cache.ts for how
+ * views are kept and patched).
+ */
+import { type CompiledPolicy, PeerMap, type PeerView, type PolicyDevice, type PolicyUser } from '../../policy/index.js';
+import { type DeviceIdentityRow, policyDevice } from '../acl/policy-inputs.repository.js';
+import type { ServedPeers } from './netmap-delta.js';
+import type { Primaries } from './netmap-primaries.js';
+import type { PresenceSnapshot } from './presence-snapshot.js';
+import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
+
+/** Every device of a view as the members of one class see it, for one presence snapshot. */
+export interface ClassList {
+  presence: PresenceSnapshot;
+  /** The peers' ids and texts, index-aligned with the view's devices (netmap-delta.ts). */
+  peers: ServedPeers;
+  joined: string;
+  /** starts[i]: where device i's entry begins in `joined`; starts[n]: its length + 1. */
+  starts: Int32Array;
+}
+
+export class NetworkView {
+  readonly index: Map<string, number>;
+  /** Every device's id, in view order: shared by the peer lists made from this view. */
+  private readonly ids: readonly string[];
+  private readonly devices: PolicyDevice[];
+  private readonly peerFields: Array<string | undefined>;
+  /** Per device, its whole peer JSON when offline (2i) and online (2i + 1). */
+  private readonly plainPeers: Array<string | undefined>;
+  private peerMap:
+    | {
+        primaries: Primaries;
+        map: PeerMap;
+        classDigests: Map<number, SetDigest>;
+        /** Per class that sees everyone, every device's JSON as it sees it, for one presence. */
+        classLists: Map<number, ClassList>;
+      }
+    | undefined;
+  /** Per device, the hash of its peer text as every viewer sees it when no route is involved. */
+  private readonly plainHashes: Uint32Array;
+  private readonly plainHashed: Uint8Array;
+  /** Per device, the hash of its id (a member of presence digests). */
+  private readonly idHashes: Uint32Array;
+  private readonly idHashed: Uint8Array;
+  private readonly scratch = new Uint32Array(DIGEST_WORDS);
+  private online: { snapshot: PresenceSnapshot; digest: SetDigest } | undefined;
+  /**
+   * Per device, the stamp of the inputs its netmap was last built from here and that netmap's
+   * hash: while both still hold, its stored version is current (netmap.service.ts).
+   */
+  readonly versions = new Map<string, { stamp: string; hash: string }>();
+
+  /**
+   * With `derived`, the view is a patch of an earlier one of the same policy (see patched):
+   * `from[i]` is the index there of device i when its row is unchanged, else -1. Everything
+   * kept per unchanged device (its texts and hashes, its place in the peer map) carries over.
+   */
+  constructor(
+    readonly key: string,
+    private readonly policy: CompiledPolicy,
+    private readonly rows: DeviceIdentityRow[],
+    /** The network's users as the policy sees them (login and role). */
+    readonly users: PolicyUser[],
+    derived?: { view: NetworkView; from: Int32Array },
+  ) {
+    const n = rows.length;
+    const prev = derived?.view;
+    const from = derived?.from;
+    this.devices = rows.map((row, i) => (prev && from && from[i] >= 0 ? prev.devices[from[i]] : policyDevice(row)));
+    this.index = new Map(rows.map((row, i) => [row.id, i]));
+    this.ids = rows.map((row) => row.id);
+    this.peerFields = new Array(n);
+    this.plainPeers = new Array(2 * n);
+    this.plainHashes = new Uint32Array(DIGEST_WORDS * n);
+    this.plainHashed = new Uint8Array(n);
+    this.idHashes = new Uint32Array(DIGEST_WORDS * n);
+    this.idHashed = new Uint8Array(n);
+    if (prev && from) this.carryOver(prev, from);
+  }
+
+  /** Copies what `prev` keeps per device for the devices `from` names (see the constructor). */
+  private carryOver(prev: NetworkView, from: Int32Array): void {
+    for (let i = 0; i < from.length; i++) {
+      const j = from[i];
+      if (j < 0) continue;
+      this.peerFields[i] = prev.peerFields[j];
+      this.plainPeers[2 * i] = prev.plainPeers[2 * j];
+      this.plainPeers[2 * i + 1] = prev.plainPeers[2 * j + 1];
+      if (prev.plainHashed[j]) {
+        this.plainHashes.set(prev.plainHashes.subarray(DIGEST_WORDS * j, DIGEST_WORDS * (j + 1)), DIGEST_WORDS * i);
+        this.plainHashed[i] = 1;
+      }
+      if (prev.idHashed[j]) {
+        this.idHashes.set(prev.idHashes.subarray(DIGEST_WORDS * j, DIGEST_WORDS * (j + 1)), DIGEST_WORDS * i);
+        this.idHashed[i] = 1;
+      }
+    }
+    const held = prev.peerMap;
+    if (held) {
+      this.peerMap = {
+        primaries: held.primaries,
+        map: new PeerMap(this.policy, this.withRoutes(held.primaries), this.users, { map: held.map, from }),
+        classDigests: new Map(),
+        classLists: new Map(),
+      };
+    }
+  }
+
+  /**
+   * This view with the devices `changedIds` names read again: `rows` are those that still
+   * exist (a changed id without a row was deleted), in the order of the full view's query, and
+   * `users` every user the view knows after the change. Unchanged devices keep their place,
+   * changed ones are replaced where they were, new ones are appended; the peer map is derived
+   * from this one's by identity class (PeerMap), so the work follows the change, not the network.
+   */
+  patched(
+    key: string,
+    rows: readonly DeviceIdentityRow[],
+    changedIds: Iterable<string>,
+    users: PolicyUser[],
+  ): NetworkView {
+    const fresh = new Map(rows.map((row) => [row.id, row]));
+    const changed = new Set(changedIds);
+    const next: DeviceIdentityRow[] = [];
+    const from: number[] = [];
+    for (let j = 0; j < this.rows.length; j++) {
+      const id = this.rows[j].id;
+      if (!changed.has(id)) {
+        next.push(this.rows[j]);
+        from.push(j);
+        continue;
+      }
+      const row = fresh.get(id);
+      fresh.delete(id);
+      if (!row) continue;
+      next.push(row);
+      from.push(-1);
+    }
+    for (const row of fresh.values()) {
+      next.push(row);
+      from.push(-1);
+    }
+    return new NetworkView(key, this.policy, next, users, { view: this, from: Int32Array.from(from) });
+  }
+
+  /** The view's devices with the routes they serve under `primaries` (what the peer map reads). */
+  private withRoutes(primaries: Primaries): PolicyDevice[] {
+    if (primaries.served.size === 0) return this.devices;
+    return this.devices.map((d) => {
+      const routes = primaries.served.get(d.id);
+      return routes ? { ...d, routes, primaryRoutes: primaries.byDevice.get(d.id) ?? [] } : d;
+    });
+  }
+
+  get size(): number {
+    return this.rows.length;
+  }
+
+  /**
+   * The peer map for a primary assignment. When the assignment moved (a router went offline
+   * or came back), the map is derived from the one held, placing again only the routers whose
+   * routes changed.
+   */
+  peersFor(primaries: Primaries): PeerMap {
+    const held = this.peerMap;
+    if (held?.primaries.key !== primaries.key) {
+      const devices = this.withRoutes(primaries);
+      this.peerMap = {
+        primaries,
+        map: held
+          ? new PeerMap(this.policy, devices, this.users, {
+              map: held.map,
+              from: this.unmoved(held.primaries, primaries),
+            })
+          : new PeerMap(this.policy, devices, this.users),
+        classDigests: new Map(),
+        classLists: new Map(),
+      };
+    }
+    return this.peerMap!.map;
+  }
+
+  /** Each device's own index, or -1 for the routers whose routes differ between a and b. */
+  private unmoved(a: Primaries, b: Primaries): Int32Array {
+    const from = Int32Array.from(this.devices, (_, i) => i);
+    for (const side of [a, b]) {
+      for (const id of [...side.served.keys(), ...side.byDevice.keys()]) {
+        const i = this.index.get(id);
+        if (i === undefined) continue;
+        const same =
+          String(a.served.get(id)) === String(b.served.get(id)) &&
+          String(a.byDevice.get(id)) === String(b.byDevice.get(id));
+        if (!same) from[i] = -1;
+      }
+    }
+    return from;
+  }
+
+  /**
+   * The JSON of a peer as every viewer sees it when no route of it is visible: the peer map
+   * then hands out the same frozen allowedIPs (its addresses) to every viewer, so the text is
+   * made once per view and presence. Otherwise only the fields that do not depend on the viewer
+   * are reused.
+   */
+  peerJson(i: number, view: PeerView, online: boolean): string {
+    if (this.isPlain(i, view)) {
+      const slot = 2 * i + (online ? 1 : 0);
+      let text = this.plainPeers[slot];
+      if (text === undefined) {
+        text = `${this.peerText(i, view)},"online":${online}}`;
+        this.plainPeers[slot] = text;
+      }
+      return text;
+    }
+    return `${this.peerText(i, view)},"online":${online}}`;
+  }
+
+  /** Frozen and as long as the peer's addresses: the view every viewer shares when no route shows. */
+  private isPlain(i: number, view: PeerView): boolean {
+    return Object.isFrozen(view) && view.allowedIPs.length === this.devices[i].addresses.length;
+  }
+
+  /** A peer's JSON up to its presence: what the peer is, as this viewer sees it. */
+  private peerText(i: number, view: PeerView): string {
+    return `${this.peerPrefix(i)}${JSON.stringify(view.allowedIPs)}`;
+  }
+
+  /**
+   * What a device's netmap is made of besides its own record, as a string that changes exactly
+   * when that does: a digest of its peers as it sees them, and one of those of them that are
+   * online. A device that sees everyone (PeerMap.everyoneClassOf) gets both from digests kept
+   * for the whole network, in constant time: its class's view of every device, and every online
+   * device, each less the device itself. Any other device's peers are listed and hashed.
+   */
+  fingerprint(
+    primaries: Primaries,
+    deviceId: string,
+    presence: PresenceSnapshot,
+    /** `list`: hash every peer even when a shortcut applies (the reference the shortcut must equal). */
+    how: 'auto' | 'list' = 'auto',
+  ): string {
+    const map = this.peersFor(primaries);
+    const d = this.index.get(deviceId);
+    if (d === undefined) return '';
+    const structure = new SetDigest();
+    const online = new SetDigest();
+    const c = how === 'auto' ? map.everyoneClassOf(deviceId) : undefined;
+    if (c !== undefined) {
+      structure.merge(this.classDigest(c)).toggle(...this.peerHash(d, map.classView(c, d)));
+      online.merge(this.onlineDigest(presence));
+      if (presence.online.has(deviceId)) online.toggle(...this.idHash(d));
+    } else {
+      for (const peer of map.peers(deviceId)) {
+        const i = this.index.get(peer.id)!;
+        structure.toggle(...this.peerHash(i, peer));
+        if (presence.online.has(peer.id)) online.toggle(...this.idHash(i));
+      }
+    }
+    return `${structure.hex()}${online.hex()}`;
+  }
+
+  /**
+   * The peers of a device that sees everyone (PeerMap.everyoneClassOf): its class's list of
+   * every device, made once per presence snapshot and shared by the class, with the index of
+   * the device's own entry, which is not a peer. Undefined for any other device.
+   */
+  everyonePeers(
+    primaries: Primaries,
+    deviceId: string,
+    presence: PresenceSnapshot,
+  ): { list: ClassList; skip: number } | undefined {
+    const map = this.peersFor(primaries);
+    const c = map.everyoneClassOf(deviceId);
+    const d = this.index.get(deviceId);
+    if (c === undefined || d === undefined) return undefined;
+    const holder = this.peerMap!;
+    let list = holder.classLists.get(c);
+    if (list?.presence !== presence) {
+      const n = this.devices.length;
+      const parts: string[] = new Array(n);
+      const starts = new Int32Array(n + 1);
+      for (let i = 0, at = 0; i < n; i++) {
+        parts[i] = this.peerJson(i, map.classView(c, i), presence.online.has(this.devices[i].id));
+        starts[i] = at;
+        at += parts[i].length + 1;
+        starts[i + 1] = at;
+      }
+      list = { presence, peers: { ids: this.ids, texts: parts }, joined: parts.join(','), starts };
+      holder.classLists.set(c, list);
+    }
+    return { list, skip: d };
+  }
+
+  /** The JSON array of everyonePeers; undefined for a device that does not see everyone. */
+  everyonePeersJson(primaries: Primaries, deviceId: string, presence: PresenceSnapshot): string | undefined {
+    const peers = this.everyonePeers(primaries, deviceId, presence);
+    return peers && joinedWithout(peers.list, peers.skip);
+  }
+
+  /** The peers of any device, listed: their ids and texts in view order. */
+  listedPeers(primaries: Primaries, deviceId: string, presence: PresenceSnapshot): ServedPeers {
+    const peers = this.peersFor(primaries).peers(deviceId);
+    const ids: string[] = new Array(peers.length);
+    const texts: string[] = new Array(peers.length);
+    for (let k = 0; k < peers.length; k++) {
+      const peer = peers[k];
+      ids[k] = peer.id;
+      texts[k] = this.peerJson(this.index.get(peer.id)!, peer, presence.online.has(peer.id));
+    }
+    return { ids, texts };
+  }
+
+  /** Every device as members of class `c` see it, for the current primaries; kept per class. */
+  private classDigest(c: number): SetDigest {
+    const holder = this.peerMap!;
+    let digest = holder.classDigests.get(c);
+    if (!digest) {
+      digest = new SetDigest();
+      for (let i = 0; i < this.devices.length; i++) digest.toggle(...this.peerHash(i, holder.map.classView(c, i)));
+      holder.classDigests.set(c, digest);
+    }
+    return digest;
+  }
+
+  /** Every online device of this view, for one presence snapshot. */
+  private onlineDigest(presence: PresenceSnapshot): SetDigest {
+    if (this.online?.snapshot !== presence) {
+      const digest = new SetDigest();
+      for (const id of presence.online) {
+        const i = this.index.get(id);
+        if (i !== undefined) digest.toggle(...this.idHash(i));
+      }
+      this.online = { snapshot: presence, digest };
+    }
+    return this.online.digest;
+  }
+
+  private peerHash(i: number, view: PeerView): [Uint32Array, number] {
+    const at = DIGEST_WORDS * i;
+    if (this.isPlain(i, view)) {
+      if (!this.plainHashed[i]) {
+        hashInto(this.peerText(i, view), this.plainHashes, at);
+        this.plainHashed[i] = 1;
+      }
+      return [this.plainHashes, at];
+    }
+    hashInto(this.peerText(i, view), this.scratch, 0);
+    return [this.scratch, 0];
+  }
+
+  private idHash(i: number): [Uint32Array, number] {
+    const at = DIGEST_WORDS * i;
+    if (!this.idHashed[i]) {
+      hashInto(this.devices[i].id, this.idHashes, at);
+      this.idHashed[i] = 1;
+    }
+    return [this.idHashes, at];
+  }
+
+  private peerPrefix(i: number): string {
+    let text = this.peerFields[i];
+    if (text === undefined) {
+      const d = this.devices[i];
+      const name = this.rows[i].name;
+      text = `{"id":${JSON.stringify(d.id)},"name":${JSON.stringify(name)},"addresses":${JSON.stringify(d.addresses)},"tags":${JSON.stringify(d.tags)},"allowedIPs":`;
+      this.peerFields[i] = text;
+    }
+    return text;
+  }
+}
+
+/** A class list's JSON array less entry `d`: two slices of the joined text, not one string per peer. */
+export function joinedWithout({ joined, starts }: ClassList, d: number): string {
+  const last = starts.length - 2;
+  if (last === 0) return '[]';
+  // Drop the entry with the comma after it, or before it for the last one.
+  if (d === last) return `[${joined.slice(0, starts[d] - 1)}]`;
+  return `[${joined.slice(0, starts[d])}${joined.slice(starts[d + 1])}]`;
+}
