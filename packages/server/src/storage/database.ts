@@ -15,6 +15,7 @@ import * as serverSecrets from './migrations/005_server_secrets.js';
 import * as people from './migrations/006_people.js';
 import * as events from './migrations/007_events.js';
 import * as netmapChanges from './migrations/008_netmap_changes.js';
+import * as networkUsage from './migrations/009_network_usage.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -32,6 +33,7 @@ const MIGRATIONS = {
   '006_people': people,
   '007_events': events,
   '008_netmap_changes': netmapChanges,
+  '009_network_usage': networkUsage,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -16,6 +16,9 @@ export interface NetworksTable {
   netmap_epoch: number;
   /** Bumped when a call takes a device online or offline (see migration 003). */
   presence_epoch: Generated<number>;
+  /** Rows in `devices` and `users` of the network, kept by triggers (see migration 009). */
+  device_count: Generated<number>;
+  user_count: Generated<number>;
 }
 
 export interface UsersTable {
