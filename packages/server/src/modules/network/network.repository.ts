@@ -1,5 +1,5 @@
 /**
- * The one owner of the `networks` row: its plan and the epochs that tell every instance's
+ * The one owner of the `networks` row: its plan, its address counter and the epochs that tell every instance's
  * caches that netmaps or presence changed. Every bump goes through here, so "what moves the
  * epoch" is answered in one file.
  */
@@ -19,6 +19,33 @@ export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<void
   await db
     .updateTable('networks')
     .set((eb) => ({ presence_epoch: eb('presence_epoch', '+', 1) }))
+    .where('id', '=', networkId)
+    .execute();
+}
+
+/**
+ * A device enrolls (or re-enrolls): it changes netmaps and comes online, so both epochs move.
+ * The update also locks the row (on PostgreSQL this serialises the network's enrollments), so
+ * the address index and plan it returns stay current until the transaction ends.
+ */
+export async function bumpEpochsForEnrollment(
+  trx: Db,
+  networkId: string,
+): Promise<{ nextAddrIndex: number; plan: string }> {
+  const row = await trx
+    .updateTable('networks')
+    .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1), presence_epoch: eb('presence_epoch', '+', 1) }))
+    .where('id', '=', networkId)
+    .returning(['next_addr_index', 'plan'])
+    .executeTakeFirstOrThrow();
+  return { nextAddrIndex: Number(row.next_addr_index), plan: row.plan };
+}
+
+/** A new device took address index `taken`; the next one hands out the index after it. */
+export async function advanceAddressIndex(trx: Db, networkId: string, taken: number): Promise<void> {
+  await trx
+    .updateTable('networks')
+    .set({ next_addr_index: taken + 1 })
     .where('id', '=', networkId)
     .execute();
 }

@@ -30,6 +30,7 @@ import { MAX_ADDR_INDEX, nameBase, nameOf } from '../devices/addresses.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { insertTags, replaceTags } from '../devices/devices.repository.js';
 import { deviceDetail } from '../devices/devices.service.js';
+import { advanceAddressIndex, bumpEpochsForEnrollment } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
 import { canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
@@ -130,12 +131,7 @@ export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, bod
     if (Number(use.numUpdatedRows) === 0) throw await refusalNow(trx, key.id, now);
 
     // An enrolled device is online: presence snapshots are stale too (presence-snapshot.ts).
-    const network = await trx
-      .updateTable('networks')
-      .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1), presence_epoch: eb('presence_epoch', '+', 1) }))
-      .where('id', '=', networkId)
-      .returning(['next_addr_index', 'plan'])
-      .executeTakeFirstOrThrow();
+    const network = await bumpEpochsForEnrollment(trx, networkId);
     const owner = await deviceOwner(trx, networkId, key.user_id);
     // A suspended user's devices are refused (http/node-auth.ts): so is enrolling a new one.
     if (owner?.status === 'suspended') throw unauthenticated(`the user of this auth key (${owner.id}) is suspended`);
@@ -180,13 +176,9 @@ export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, bod
         throw planLimit(`the ${network.plan} plan allows ${limit} devices; remove one or change the plan`);
       }
       // The row is locked by the update above, so the index read there is still the next one.
-      const addrIndex = Number(network.next_addr_index);
+      const addrIndex = network.nextAddrIndex;
       if (addrIndex > MAX_ADDR_INDEX) throw invalidState('the network has used up its address space (100.64.0.0/10)');
-      await trx
-        .updateTable('networks')
-        .set({ next_addr_index: addrIndex + 1 })
-        .where('id', '=', networkId)
-        .execute();
+      await advanceAddressIndex(trx, networkId, addrIndex);
       const { name, seq } = await allocateName(trx, networkId, base);
       deviceId = newId('device');
       await logNetmapChange(trx, networkId, [deviceId]);
