@@ -7,12 +7,13 @@ import json
 import secrets
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 import pytest
 
@@ -159,3 +160,17 @@ def enroll(server: Server, client: warren.Client) -> Iterator[Enroll]:
     yield enroll_one
     for node in nodes:
         node.close()
+
+
+T = TypeVar("T")
+
+
+def next_within(tail: warren.LogIterator[T], seconds: float = 15) -> T:
+    """The next entry of a followed log; past ``seconds`` the tail is closed, so a test that
+    waits for an entry that never comes fails (StopIteration) instead of hanging."""
+    watchdog = threading.Timer(seconds, tail.close)
+    watchdog.start()
+    try:
+        return next(tail)
+    finally:
+        watchdog.cancel()

@@ -1,6 +1,6 @@
-"""Iterating a keyset-paged log: every entry of every page, and, when following, what arrives
-later. Any ``{entries, nextCursor, hasMore}`` endpoint pages this way, so a new log is one
-fetch function away."""
+"""Keyset-paged logs: one page of a log, every entry of every page, and, when following, what
+arrives later. Any ``{entries, nextCursor, hasMore}`` endpoint pages this way, so a new log is
+one ``PagedLog(path, record)`` away."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections import deque
 from typing import Any, Callable, Deque, Generic, Iterator, Optional, Type, TypeVar
 
 from ._decode import decode
+from ._http import QueryValue, Transport
 from .errors import invalid_response
 from .models import Page
 
@@ -89,3 +90,43 @@ def decode_page(cls: Type[T], data: Any) -> Page[T]:
     if not isinstance(cursor, str) or not isinstance(more, bool):
         raise invalid_response("a page without nextCursor or hasMore")
     return Page(entries=tuple(decode(cls, entry) for entry in data["entries"]), next_cursor=cursor, has_more=more)
+
+
+class PagedLog(Generic[T]):
+    """A log at ``path`` whose entries decode as ``record``: the one place that builds its query,
+    decodes its pages and tails it. The resources only name their filters."""
+
+    def __init__(self, path: str, record: Type[T]) -> None:
+        self.path = path
+        self.record = record
+
+    def page(
+        self,
+        http: Transport,
+        *,
+        since: Optional[str],
+        cursor: Optional[str],
+        limit: Optional[int],
+        **filters: QueryValue,
+    ) -> Page[T]:
+        """``GET path``: one page; ``filters`` are the log's own query parameters."""
+        query = {"since": since, "cursor": cursor, "limit": limit, **filters}
+        return decode_page(self.record, http.json("GET", self.path, query=query))
+
+    def entries(
+        self,
+        http: Transport,
+        *,
+        since: Optional[str],
+        cursor: Optional[str],
+        limit: Optional[int],
+        follow: bool,
+        poll_interval: float,
+        **filters: QueryValue,
+    ) -> LogIterator[T]:
+        """Every entry from ``since`` (or after ``cursor``) on, page after page; see LogIterator."""
+
+        def fetch(since: Optional[str], cursor: Optional[str]) -> Page[T]:
+            return self.page(http, since=since, cursor=cursor, limit=limit, **filters)
+
+        return LogIterator(fetch, since=since, cursor=cursor, follow=follow, poll_interval=poll_interval)

@@ -4,7 +4,9 @@ from typing import Optional, Sequence
 
 from .._http import Transport
 from ..models import Event, Page
-from ..paging import LogIterator, decode_page
+from ..paging import LogIterator, PagedLog
+
+_EVENTS = PagedLog("/v1/events", Event)
 
 
 class Events:
@@ -25,8 +27,7 @@ class Events:
         cursor: Optional[str] = None,
     ) -> Page[Event]:
         """``GET /v1/events``: one page."""
-        query = {"since": since, "cursor": cursor, "limit": limit, "type": list(types) if types else None}
-        return decode_page(Event, self._http.json("GET", "/v1/events", query=query))
+        return _EVENTS.page(self._http, since=since, cursor=cursor, limit=limit, type=_types(types))
 
     def list(
         self,
@@ -39,10 +40,17 @@ class Events:
         poll_interval: float = 2.0,
     ) -> LogIterator[Event]:
         """Every event from ``since`` (or after ``cursor``) on; with ``follow=True`` it keeps polling."""
-        return LogIterator(
-            lambda since, cursor: self.page(since=since, types=types, limit=limit, cursor=cursor),
+        return _EVENTS.entries(
+            self._http,
             since=since,
             cursor=cursor,
+            limit=limit,
             follow=follow,
             poll_interval=poll_interval,
+            type=_types(types),
         )
+
+
+def _types(types: Optional[Sequence[str]]) -> Optional[Sequence[str]]:
+    # The query repeats ``type=`` once a type; none at all means every type.
+    return list(types) if types else None

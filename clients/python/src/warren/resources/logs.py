@@ -4,7 +4,10 @@ from typing import Optional
 
 from .._http import Transport
 from ..models import AuditEntry, ConnectionEntry, Page
-from ..paging import LogIterator, decode_page
+from ..paging import LogIterator, PagedLog
+
+_CONNECTIONS = PagedLog("/v1/logs/connections", ConnectionEntry)
+_AUDIT = PagedLog("/v1/logs/audit", AuditEntry)
 
 
 class Logs:
@@ -29,8 +32,7 @@ class Logs:
         cursor: Optional[str] = None,
     ) -> Page[ConnectionEntry]:
         """``GET /v1/logs/connections``: one page; ``device`` (an id) matches source or destination."""
-        query = {"since": since, "cursor": cursor, "limit": limit, "device": device}
-        return decode_page(ConnectionEntry, self._http.json("GET", "/v1/logs/connections", query=query))
+        return _CONNECTIONS.page(self._http, since=since, cursor=cursor, limit=limit, device=device)
 
     def connections(
         self,
@@ -43,12 +45,14 @@ class Logs:
         poll_interval: float = 2.0,
     ) -> LogIterator[ConnectionEntry]:
         """Every connection entry from ``since`` (or after ``cursor``) on; see LogIterator."""
-        return LogIterator(
-            lambda since, cursor: self.connections_page(since=since, device=device, limit=limit, cursor=cursor),
+        return _CONNECTIONS.entries(
+            self._http,
             since=since,
             cursor=cursor,
+            limit=limit,
             follow=follow,
             poll_interval=poll_interval,
+            device=device,
         )
 
     def audit_page(
@@ -60,8 +64,7 @@ class Logs:
         cursor: Optional[str] = None,
     ) -> Page[AuditEntry]:
         """``GET /v1/logs/audit``: one page; ``key`` (an API key id) narrows it to that key's calls."""
-        query = {"since": since, "cursor": cursor, "limit": limit, "key": key}
-        return decode_page(AuditEntry, self._http.json("GET", "/v1/logs/audit", query=query))
+        return _AUDIT.page(self._http, since=since, cursor=cursor, limit=limit, key=key)
 
     def audit(
         self,
@@ -74,10 +77,12 @@ class Logs:
         poll_interval: float = 2.0,
     ) -> LogIterator[AuditEntry]:
         """Every audit entry from ``since`` (or after ``cursor``) on; see LogIterator."""
-        return LogIterator(
-            lambda since, cursor: self.audit_page(since=since, key=key, limit=limit, cursor=cursor),
+        return _AUDIT.entries(
+            self._http,
             since=since,
             cursor=cursor,
+            limit=limit,
             follow=follow,
             poll_interval=poll_interval,
+            key=key,
         )
