@@ -38,6 +38,11 @@ const MAX_NETWORKS = 64;
  */
 const caches = new WeakMap<Db, Map<string, Entry>>();
 
+/** Drops every view held for this database: the next request loads anew (tests compare with it). */
+export function forgetViews(db: Db): void {
+  caches.delete(db);
+}
+
 const viewKey = (head: NetmapHead) => `${head.epoch}:${head.policyVersion}:${head.policyEtag}`;
 
 /**

@@ -1,0 +1,162 @@
+/**
+ * The netmap change log, with two instances on one database (run with
+ * WARREN_TEST_BACKEND=postgres for the case that matters): a device change made through one
+ * instance reaches the other's netmaps by patching its view, not rebuilding it; what the log
+ * does not cover (a policy or role change, an epoch moved without a row, a pruned log) is
+ * rebuilt; and a row is written exactly when the change commits.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { bumpNetmapEpoch } from '../../src/modules/network/network.repository.js';
+import { forgetViews, viewStats } from '../../src/modules/node/netmap.cache.js';
+import { KEPT_EPOCHS, netmapChanges } from '../../src/modules/node/netmap-changes.js';
+import { openStorage, type Storage } from '../../src/storage/database.js';
+import { applyPolicy, policyDefining } from '../acl/helpers.js';
+import { expectProblem, netmapEpoch } from '../devices/helpers.js';
+import { startServer, type TestServer } from '../harness.js';
+import { createUser, type Devices, enrollAll } from './helpers.js';
+
+const POLICY = `{
+  "tagOwners": { "tag:web": ["autogroup:admin"], "tag:db": ["autogroup:admin"] },
+  "acls": [
+    { "action": "accept", "src": ["ana@example.com"], "dst": ["tag:web:443"] },
+    { "action": "accept", "src": ["tag:web"], "dst": ["tag:db:5432"] },
+  ],
+}`;
+
+describe('netmap change log with two instances', () => {
+  let a: TestServer;
+  let b: FastifyInstance;
+  let bStorage: Storage;
+  let bUrl: string;
+  let d: Devices;
+
+  /** A device's netmap served by instance B. */
+  const netmapOnB = async (name: string) => {
+    const res = await fetch(`${bUrl}/v1/node/netmap`, { headers: { authorization: `Bearer ${d[name].nodeToken}` } });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { version: number; peers: { name: string; tags: string[] }[] };
+  };
+  const peersOnB = async (name: string) => (await netmapOnB(name)).peers.map((p) => p.name).sort();
+  /** What B's next netmap request does to its view: loads it, patches it, or neither. */
+  const viewWork = async (run: () => Promise<unknown>) => {
+    const before = { ...viewStats };
+    await run();
+    return { loads: viewStats.loads - before.loads, patches: viewStats.patches - before.patches };
+  };
+  const retag = async (name: string, tags: string[]) => {
+    const res = await a.call('POST', `/v1/devices/${d[name].device.id}/tags`, { body: { tags } });
+    expect(res.status, await res.text()).toBe(200);
+  };
+
+  beforeAll(async () => {
+    a = await startServer();
+    const { url, schema } = a.database;
+    bStorage = await openStorage(url, schema ? { schema, poolSize: 5 } : {});
+    b = await buildApp({ storage: bStorage, clock: a.clock, settings: { apiRateLimit: 100_000 } });
+    await b.listen({ host: '127.0.0.1', port: 0 });
+    const address = b.server.address();
+    bUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    await createUser(a, 'ana@example.com');
+    await applyPolicy(a, POLICY);
+    d = await enrollAll(a, {
+      ana: { user: 'ana@example.com' },
+      web: { tags: ['tag:web'] },
+      db: { tags: ['tag:db'] },
+      spare: { tags: ['tag:db'] },
+    });
+  });
+  afterAll(async () => {
+    await b.close();
+    await bStorage.close();
+    await a.close();
+  });
+
+  it("patches B's view with a tag change made through A, as a rebuild would serve it", async () => {
+    expect(await peersOnB('ana')).toEqual(['web']);
+    expect(await peersOnB('web')).toEqual(['ana', 'db', 'spare']);
+
+    await retag('spare', ['tag:web']);
+    const work = await viewWork(async () => {
+      expect(await peersOnB('ana')).toEqual(['spare', 'web']);
+    });
+    expect(work).toEqual({ loads: 0, patches: 1 });
+    expect(await peersOnB('web')).toEqual(['ana', 'db']);
+    expect(await peersOnB('spare')).toEqual(['ana', 'db']);
+
+    // The same maps, at the same versions, from a view B loads from scratch.
+    const patched = await Promise.all(Object.keys(d).map(netmapOnB));
+    forgetViews(bStorage.db);
+    const rebuilt = await Promise.all(Object.keys(d).map(netmapOnB));
+    expect(rebuilt).toEqual(patched);
+  });
+
+  it('patches enrollment and deletion made through A', async () => {
+    const more = await enrollAll(a, { web2: { tags: ['tag:web'] } });
+    d.web2 = more.web2;
+    expect(await viewWork(async () => expect(await peersOnB('ana')).toEqual(['spare', 'web', 'web2']))).toEqual({
+      loads: 0,
+      patches: 1,
+    });
+    expect((await a.call('DELETE', `/v1/devices/${d.web2.device.id}`)).status).toBe(204);
+    delete d.web2;
+    expect(await viewWork(async () => expect(await peersOnB('ana')).toEqual(['spare', 'web']))).toEqual({
+      loads: 0,
+      patches: 1,
+    });
+  });
+
+  it('rebuilds after a policy change, a role change, or an epoch the log does not name', async () => {
+    await applyPolicy(a, policyDefining(['tag:web', 'tag:db']));
+    expect((await viewWork(() => peersOnB('ana'))).loads).toBe(1);
+    await applyPolicy(a, POLICY);
+    await peersOnB('ana');
+
+    const { users } = await (await a.call('GET', '/v1/users')).json();
+    const ana = users.find((u: { loginName: string }) => u.loginName === 'ana@example.com');
+    expect((await a.call('PATCH', `/v1/users/${ana.id}`, { body: { role: 'admin' } })).status).toBe(200);
+    const work = await viewWork(async () => expect(await peersOnB('web')).toEqual(['ana', 'db']));
+    expect(work).toEqual({ loads: 1, patches: 0 });
+
+    await bumpNetmapEpoch(a.database.storage.db, a.networkId);
+    expect(await viewWork(() => peersOnB('ana'))).toEqual({ loads: 1, patches: 0 });
+  });
+
+  it('writes the log with the change that commits, and nothing for one refused', async () => {
+    const before = await netmapChanges(a.database.storage.db, a.networkId);
+    const res = await a.call('POST', '/v1/devices/device_doesnotexist0000000000/tags', { body: { tags: ['tag:db'] } });
+    expect(res.status).toBe(404);
+    expect(await netmapChanges(a.database.storage.db, a.networkId)).toEqual(before);
+
+    await retag('spare', ['tag:db']);
+    const after = await netmapChanges(a.database.storage.db, a.networkId);
+    expect(after.slice(before.length)).toEqual([{ epoch: await netmapEpoch(a), deviceId: d.spare.device.id }]);
+  });
+
+  it('prunes old epochs, and a view older than the log is rebuilt', async () => {
+    await peersOnB('ana');
+    const db = a.database.storage.db;
+    // Jump the epoch so that the next change lands on a pruning epoch past everything logged.
+    const next = Math.ceil(((await netmapEpoch(a)) + KEPT_EPOCHS + 1) / 64) * 64;
+    await db
+      .updateTable('networks')
+      .set({ netmap_epoch: next - 1 })
+      .where('id', '=', a.networkId)
+      .execute();
+    await retag('spare', ['tag:web']);
+    expect(await netmapChanges(db, a.networkId)).toEqual([{ epoch: next, deviceId: d.spare.device.id }]);
+    const work = await viewWork(async () => expect(await peersOnB('ana')).toEqual(['spare', 'web']));
+    expect(work).toEqual({ loads: 1, patches: 0 });
+  });
+
+  it('refuses a bad tag change without logging it', async () => {
+    const before = await netmapChanges(a.database.storage.db, a.networkId);
+    await expectProblem(
+      await a.call('POST', `/v1/devices/${d.spare.device.id}/tags`, { body: { tags: ['tag:nope'] } }),
+      400,
+      'invalid_tag',
+    );
+    expect(await netmapChanges(a.database.storage.db, a.networkId)).toEqual(before);
+  });
+});
