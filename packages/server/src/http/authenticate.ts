@@ -8,6 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ApiPrincipal } from '../context.js';
 import { parseList } from '../lib/json.js';
 import { hashSecret, isWellFormedSecret, sameHash } from '../lib/secrets.js';
+import { compiledQuery } from '../storage/compiled-query.js';
 import type { Db } from '../storage/database.js';
 import { insufficientScope, unauthenticated } from './problem.js';
 
@@ -19,6 +20,15 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
+/** Run on every API call, so built once (storage/compiled-query.ts). */
+const apiKeyByHash = compiledQuery((db, p: { hash: string }) =>
+  db
+    .selectFrom('keys')
+    .select(['id', 'network_id', 'name', 'scopes', 'expires_at', 'revoked_at', 'rate_limit', 'secret_hash'])
+    .where('secret_hash', '=', p.hash)
+    .where('type', '=', 'api'),
+);
+
 export async function authenticateApiKey(
   db: Db,
   token: string | undefined,
@@ -27,12 +37,7 @@ export async function authenticateApiKey(
   if (!token) throw unauthenticated('send an API key as "Authorization: Bearer wrn_api_…"');
   if (!isWellFormedSecret('api', token)) throw unauthenticated('the bearer token is not a valid Warren API key');
   const hash = hashSecret(token);
-  const key = await db
-    .selectFrom('keys')
-    .select(['id', 'network_id', 'name', 'scopes', 'expires_at', 'revoked_at', 'rate_limit', 'secret_hash'])
-    .where('secret_hash', '=', hash)
-    .where('type', '=', 'api')
-    .executeTakeFirst();
+  const [key] = await apiKeyByHash(db, { hash });
   if (!key || !sameHash(key.secret_hash, hash)) throw unauthenticated('the API key is not known');
   if (key.revoked_at != null) throw unauthenticated(`API key ${key.id} was revoked`, 'key_revoked');
   if (key.expires_at <= now) throw unauthenticated(`API key ${key.id} expired`, 'key_expired');

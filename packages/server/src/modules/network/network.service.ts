@@ -8,6 +8,7 @@ import { newId } from '../../lib/ids.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { DEFAULT_POLICY, policyEtag } from '../../policy/index.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
+import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { logRetentionDays } from '../logs/connections.retention.js';
 import { updatePlan } from './network.repository.js';
@@ -119,25 +120,20 @@ export async function countNetworks(db: Db): Promise<number> {
 }
 
 /** The network as GET /v1/network shows it; retention follows the server's settings. */
+/** The network row, as `GET /v1/network` reads it on every call: built once (storage/compiled-query.ts). */
+const networkById = compiledQuery((db, p: { id: string }) =>
+  db.selectFrom('networks').selectAll().where('id', '=', p.id),
+);
+
 export async function describeNetwork(db: Db, networkId: string, settings: Partial<Settings> = {}) {
-  const network = await db.selectFrom('networks').selectAll().where('id', '=', networkId).executeTakeFirstOrThrow();
-  const [users, devices] = await Promise.all([
-    db
-      .selectFrom('users')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('network_id', '=', networkId)
-      .executeTakeFirstOrThrow(),
-    db
-      .selectFrom('devices')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('network_id', '=', networkId)
-      .executeTakeFirstOrThrow(),
-  ]);
+  const [network] = await networkById(db, { id: networkId });
+  if (!network) throw new Error(`network ${networkId} does not exist`);
   return {
     id: network.id,
     name: network.name,
     plan: network.plan as Plan,
     limits: { ...limitsOf(network.plan), logRetentionDays: logRetentionDays(network.plan, settings) },
-    usage: { users: Number(users.n), devices: Number(devices.n) },
+    // Kept by triggers in the same transaction as every insert and delete (migration 009).
+    usage: { users: Number(network.user_count), devices: Number(network.device_count) },
   };
 }

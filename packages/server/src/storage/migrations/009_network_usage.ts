@@ -59,6 +59,8 @@ async function countWithPostgresTriggers(db: Kysely<unknown>, table: string, col
     )
     .execute(db);
   await sql
-    .raw(`create trigger ${table}_counted after insert or delete on ${table} for each row execute function ${table}_counted()`)
+    .raw(
+      `create trigger ${table}_counted after insert or delete on ${table} for each row execute function ${table}_counted()`,
+    )
     .execute(db);
 }

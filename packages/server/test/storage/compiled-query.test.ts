@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledQuery } from '../../src/storage/compiled-query.js';
+import { freshDatabase, type TestDatabase } from '../harness.js';
+
+describe('compiledQuery', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    await database.storage.db
+      .insertInto('networks')
+      .values([
+        { id: 'net_a', name: 'a', plan: 'free', created_at: 1, next_addr_index: 1, netmap_epoch: 0 },
+        { id: 'net_b', name: 'b', plan: 'premium', created_at: 2, next_addr_index: 1, netmap_epoch: 0 },
+      ])
+      .execute();
+  });
+  afterAll(() => database.drop());
+
+  const byNameAndPlan = compiledQuery((db, p: { name: string; plan: string }) =>
+    db
+      .selectFrom('networks')
+      .select(['id'])
+      .where('name', '=', p.name)
+      .where('plan', '=', p.plan)
+      .where('created_at', '>', 0),
+  );
+
+  it('binds each call its own values, fixed values included', async () => {
+    expect(await byNameAndPlan(database.storage.db, { name: 'a', plan: 'free' })).toEqual([{ id: 'net_a' }]);
+    expect(await byNameAndPlan(database.storage.db, { name: 'b', plan: 'premium' })).toEqual([{ id: 'net_b' }]);
+    expect(await byNameAndPlan(database.storage.db, { name: 'a', plan: 'premium' })).toEqual([]);
+  });
+
+  it('runs inside a transaction on its connection', async () => {
+    await database.storage.db.transaction().execute(async (trx) => {
+      await trx.updateTable('networks').set({ plan: 'free' }).where('id', '=', 'net_b').execute();
+      expect(await byNameAndPlan(trx, { name: 'b', plan: 'free' })).toEqual([{ id: 'net_b' }]);
+      await trx.updateTable('networks').set({ plan: 'premium' }).where('id', '=', 'net_b').execute();
+    });
+  });
+
+  it('refuses a parameter that does not become a value of the SQL', async () => {
+    const unused = compiledQuery((db, _p: { id: string }) => db.selectFrom('networks').select('id'));
+    await expect(unused(database.storage.db, { id: 'net_a' })).rejects.toThrow(/parameter "id" is not used/);
+    const derived = compiledQuery((db, p: { name: string }) =>
+      db.selectFrom('networks').select('id').where('name', 'like', `${p.name}%`),
+    );
+    await expect(derived(database.storage.db, { name: 'a' })).rejects.toThrow(/built from a parameter/);
+  });
+});
