@@ -4,6 +4,7 @@
  * prefixes) are checked by the services so they can answer with that code.
  */
 import { type Static, Type } from 'typebox';
+import { ROLES, type Role } from './formats.js';
 
 const closed = { additionalProperties: false } as const;
 const Tags = Type.Array(Type.String({ maxLength: 80 }), { maxItems: 64 });
@@ -36,11 +37,15 @@ export const KeyListQuery = Type.Object({
   ),
 });
 
+/** One of the contract's six roles: anything else is a 400 invalid_request naming them all. */
+// Unsafe only names the static type: a union built by map() is not a tuple TypeBox can infer.
+const RoleName = Type.Unsafe<Role>(Type.Union(ROLES.map((role) => Type.Literal(role))));
+
 export const CreateUserBody = Type.Object(
   {
     loginName: Type.String({ minLength: 1, maxLength: 254 }),
     displayName: Type.Optional(Type.String({ maxLength: 128 })),
-    role: Type.Optional(Type.String()),
+    role: Type.Optional(RoleName),
   },
   closed,
 );
@@ -50,7 +55,7 @@ export const USER_STATUSES = ['active', 'suspended'] as const;
 
 export const PatchUserBody = Type.Object(
   {
-    role: Type.Optional(Type.String()),
+    role: Type.Optional(RoleName),
     status: Type.Optional(Type.Union(USER_STATUSES.map((s) => Type.Literal(s)))),
     displayName: Type.Optional(Type.String({ maxLength: 128 })),
   },
@@ -58,7 +63,8 @@ export const PatchUserBody = Type.Object(
 );
 export type PatchUserRequest = Static<typeof PatchUserBody>;
 
-export const UserListQuery = Type.Object({ role: Type.Optional(Type.String()) });
+export const UserListQuery = Type.Object({ role: Type.Optional(RoleName) });
+export type UserListRequest = Static<typeof UserListQuery>;
 
 export const DeviceListQuery = Type.Object({
   user: Type.Optional(Type.String()),
