@@ -4,6 +4,7 @@
  */
 import type { Insertable } from 'kysely';
 import { advisoryLock } from '../storage/advisory-lock.js';
+import { insertRows } from '../storage/bulk-insert.js';
 import type { Db } from '../storage/database.js';
 import type { AuditLogTable } from '../storage/schema.js';
 import type { Actor } from './actor.js';
@@ -44,13 +45,26 @@ export async function insertAuditEntries(trx: Db, rows: readonly AuditRow[]): Pr
   if (rows.length === 0) return;
   const networks = [...new Set(rows.map((row) => row.network_id ?? ''))].sort();
   for (const networkId of networks) await advisoryLock(trx, auditLockName(networkId));
-  for (let i = 0; i < rows.length; i += 200) {
-    await trx
-      .insertInto('audit_log')
-      .values(rows.slice(i, i + 200))
-      .execute();
-  }
+  await insertRows(trx, 'audit_log', AUDIT_COLUMNS, rows);
 }
+
+/** Every column of an entry but its sequence number; the type makes a new column fail to compile until listed. */
+const AUDIT_COLUMNS = Object.keys({
+  network_id: true,
+  time: true,
+  key_id: true,
+  key_name: true,
+  device_id: true,
+  user_id: true,
+  user_login: true,
+  method: true,
+  path: true,
+  status: true,
+  client_addr: true,
+  request_id: true,
+  action: true,
+  target: true,
+} satisfies Record<Exclude<keyof AuditRow, 'seq'>, true>) as Exclude<keyof AuditRow, 'seq'>[];
 
 /** The advisory lock that orders a network's audit entries and events (`''`: calls of no network). */
 export function auditLockName(networkId: string): string {

@@ -4,6 +4,7 @@
  * (network_id, dst_device_id, seq) for one device, so a page costs the same at any depth.
  */
 import { CompiledQuery, type Insertable, type Selectable, sql } from 'kysely';
+import { insertValuesText } from '../../storage/bulk-insert.js';
 import { type Db, isPostgres } from '../../storage/database.js';
 import type { ConnectionsTable } from '../../storage/schema.js';
 
@@ -25,7 +26,8 @@ const ENTRY_COLUMNS = [
   'tx_packets',
   'rx_packets',
 ] as const;
-const ALL_COLUMNS = [...BATCH_COLUMNS, ...ENTRY_COLUMNS].join(',');
+const COLUMNS = [...BATCH_COLUMNS, ...ENTRY_COLUMNS];
+const ALL_COLUMNS = COLUMNS.join(',');
 
 /**
  * Rows per INSERT statement. 500 × 14 parameters stays far below both dialects' limits
@@ -34,28 +36,15 @@ const ALL_COLUMNS = [...BATCH_COLUMNS, ...ENTRY_COLUMNS].join(',');
 export const INSERT_CHUNK = 500;
 
 /** Statement texts by shape and row count, built once: the SQL never changes, only the values. */
-const insertTexts = new Map<string, string>();
+const sharedTexts = new Map<string, string>();
 
 function cached(key: string, build: () => string): string {
-  let text = insertTexts.get(key);
+  let text = sharedTexts.get(key);
   if (text === undefined) {
     text = build();
-    insertTexts.set(key, text);
+    sharedTexts.set(key, text);
   }
   return text;
-}
-
-/** `insert … values (14 values), …` with `?` or `$n` placeholders. */
-function valuesText(postgres: boolean, rows: number): string {
-  return cached(`${postgres ? 'pg' : 'sqlite'}:${rows}`, () => {
-    const width = BATCH_COLUMNS.length + ENTRY_COLUMNS.length;
-    const tuples: string[] = [];
-    for (let r = 0; r < rows; r++) {
-      const params = Array.from({ length: width }, (_, c) => (postgres ? `$${r * width + c + 1}` : '?'));
-      tuples.push(`(${params.join(',')})`);
-    }
-    return `insert into connections (${ALL_COLUMNS}) values ${tuples.join(',')}`;
-  });
 }
 
 /**
@@ -121,7 +110,7 @@ export async function insertConnections(trx: Db, rows: readonly NewConnectionRow
         pushEntry(params, row);
       }
     }
-    const text = shared ? sharedText(chunk.length) : valuesText(postgres, chunk.length);
+    const text = shared ? sharedText(chunk.length) : insertValuesText('connections', COLUMNS, postgres, chunk.length);
     await trx.executeQuery(CompiledQuery.raw(text, params));
   }
 }
