@@ -24,10 +24,13 @@ export interface Route {
  * The index a new one is derived from: `from[i]` is the index in `index` of the new device i
  * when that device is unchanged (same identity, addresses and routes), or -1 when it is new or
  * changed. Everything about unchanged devices is copied; only the others are placed again.
+ * `sameSlots`: no device left, so `from[i]` is i or -1 and new devices come last; then what is
+ * kept per device is copied wholesale and only the changed slots are visited.
  */
 export interface DerivedFrom {
   index: DeviceIndex;
   from: Int32Array;
+  sameSlots: boolean;
 }
 
 /** Shared empty list (never mutated) for the many devices without routes or address matches. */
@@ -42,8 +45,8 @@ export class DeviceIndex {
    * caller keeps per class number stays valid.
    */
   readonly classes: DeviceClass[];
-  /** Principal key → the classes that carry it. */
-  readonly keyClasses: Map<string, number[]>;
+  /** Principal key → the classes that carry it (shared with the earlier index until a class is added). */
+  private classesByKey: Map<string, number[]>;
   /**
    * Routes served as primary: what allowedIPs carry. Append-only across derivations (a route
    * number always names the same prefix), so per-route caches carry over.
@@ -61,8 +64,10 @@ export class DeviceIndex {
   /** The classes this index added to the one it was derived from (all of them when built anew). */
   readonly firstNewClass: number;
   // Class lookups keyed by the caller's own strings (no concatenation, so no rehashing).
-  private readonly userClasses: Map<string, number>;
-  private readonly tagClasses: Map<string, number>;
+  private userClasses: Map<string, number>;
+  private tagClasses: Map<string, number>;
+  /** Whether the class lookups are this index's own, or still the earlier index's. */
+  private ownLookups: boolean;
   private noneClass: number;
   private readonly roles: Map<string, string>;
 
@@ -75,29 +80,79 @@ export class DeviceIndex {
     const n = devices.length;
     const prev = derived?.index;
     this.roles = roleMap(users);
-    this.classes = prev ? prev.classes.map((c) => ({ keys: c.keys, isUser: c.isUser, members: [] })) : [];
-    this.keyClasses = new Map(prev ? [...prev.keyClasses].map(([k, list]) => [k, [...list]]) : []);
-    this.userClasses = new Map(prev?.userClasses);
-    this.tagClasses = new Map(prev?.tagClasses);
+    this.classesByKey = prev ? prev.classesByKey : new Map();
+    this.userClasses = prev ? prev.userClasses : new Map();
+    this.tagClasses = prev ? prev.tagClasses : new Map();
+    this.ownLookups = !prev;
     this.noneClass = prev ? prev.noneClass : -1;
     this.routes = prev ? prev.routes.slice() : [];
-    this.firstNewClass = this.classes.length;
     this.classOf = new Int32Array(n);
-    this.routesOf = new Array(n);
-    this.servedOf = new Array(n);
     this.exitState = new Uint8Array(n);
-    for (let i = 0; i < n; i++) {
-      const j = derived ? derived.from[i] : -1;
-      if (j >= 0 && prev) {
-        this.classOf[i] = prev.classOf[j];
-        this.routesOf[i] = prev.routesOf[j];
-        this.servedOf[i] = prev.servedOf[j];
-        this.exitState[i] = prev.exitState[j];
-      } else this.place(i);
-      this.classes[this.classOf[i]].members.push(i);
-      if (this.exitState[i] > 0) this.exitNodes.push(i);
+    if (prev && derived?.sameSlots) {
+      this.classes = prev.classes.slice();
+      this.firstNewClass = this.classes.length;
+      this.classOf.set(prev.classOf);
+      this.exitState.set(prev.exitState);
+      this.routesOf = prev.routesOf.slice();
+      this.servedOf = prev.servedOf.slice();
+      this.moveChanged(derived.from, prev.classOf.length);
+    } else {
+      this.classes = prev ? prev.classes.map((c) => ({ keys: c.keys, isUser: c.isUser, members: [] })) : [];
+      this.firstNewClass = this.classes.length;
+      this.routesOf = new Array(n);
+      this.servedOf = new Array(n);
+      for (let i = 0; i < n; i++) {
+        const j = derived ? derived.from[i] : -1;
+        if (j >= 0 && prev) {
+          this.classOf[i] = prev.classOf[j];
+          this.routesOf[i] = prev.routesOf[j];
+          this.servedOf[i] = prev.servedOf[j];
+          this.exitState[i] = prev.exitState[j];
+        } else this.place(i);
+        this.classes[this.classOf[i]].members.push(i);
+      }
     }
-    if (prev?.matches && derived) this.matches = this.deriveMatches(prev.matches.byDevice, derived.from);
+    for (let i = 0; i < n; i++) if (this.exitState[i] > 0) this.exitNodes.push(i);
+    if (prev?.matches && derived) {
+      this.matches = derived.sameSlots
+        ? this.moveMatches(prev.matches, derived.from)
+        : this.deriveMatches(prev.matches.byDevice, derived.from);
+    }
+  }
+
+  /**
+   * Places the changed and new slots of a same-slots derivation (`before` slots existed in the
+   * earlier index). Member lists are copied only for the classes a device leaves or joins;
+   * every other class shares its list with the earlier index.
+   */
+  private moveChanged(from: Int32Array, before: number): void {
+    const copied = new Set<number>();
+    const members = (c: number) => {
+      if (!copied.has(c)) {
+        const old = this.classes[c];
+        this.classes[c] = { keys: old.keys, isUser: old.isUser, members: old.members.slice() };
+        copied.add(c);
+      }
+      return this.classes[c].members;
+    };
+    for (let i = 0; i < from.length; i++) {
+      if (from[i] >= 0) continue;
+      if (i < before) {
+        const list = members(this.classOf[i]);
+        list.splice(list.indexOf(i), 1);
+      }
+      this.place(i);
+      const list = members(this.classOf[i]);
+      // Ascending: a slot in the middle goes where it belongs, an appended one last.
+      let at = list.length;
+      while (at > 0 && list[at - 1] > i) at--;
+      list.splice(at, 0, i);
+    }
+  }
+
+  /** Principal key → the classes that carry it. */
+  get keyClasses(): ReadonlyMap<string, readonly number[]> {
+    return this.classesByKey;
   }
 
   /** Works out device i's class, routes and exit state. */
@@ -108,15 +163,23 @@ export class DeviceIndex {
     const classKey = tagged ? (d.tags.length === 1 ? d.tags[0] : [...d.tags].sort().join(' ')) : d.user;
     let c = classKey === null ? this.noneClass : map.get(classKey);
     if (c === undefined || c < 0) {
+      if (!this.ownLookups) {
+        // A new class: copy the lookups before adding to them (the earlier index keeps its own).
+        this.classesByKey = new Map([...this.classesByKey].map(([k, list]) => [k, [...list]]));
+        this.userClasses = new Map(this.userClasses);
+        this.tagClasses = new Map(this.tagClasses);
+        this.ownLookups = true;
+        return this.place(i);
+      }
       c = this.classes.length;
       if (classKey === null) this.noneClass = c;
       else map.set(classKey, c);
       const keys = identityKeys(this.policy, d, d.user === null ? undefined : this.roles.get(d.user));
       this.classes.push({ keys, isUser: !tagged && d.user !== null, members: [] });
       for (const k of keys) {
-        const list = this.keyClasses.get(k);
+        const list = this.classesByKey.get(k);
         if (list) list.push(c);
-        else this.keyClasses.set(k, [c]);
+        else this.classesByKey.set(k, [c]);
       }
     }
     this.classOf[i] = c;
@@ -170,8 +233,30 @@ export class DeviceIndex {
     return this.matches;
   }
 
+  /**
+   * The matches of a same-slots derivation: every unchanged slot keeps its own, and a policy
+   * prefix's device list is copied only when a changed device leaves or joins it.
+   */
+  private moveMatches(before: { byPrefix: number[][]; byDevice: number[][] }, from: Int32Array) {
+    const byPrefix = before.byPrefix.slice();
+    const byDevice = before.byDevice.slice();
+    const fresh = this.deriveMatches([], from, true);
+    for (let i = 0; i < from.length; i++) {
+      if (from[i] >= 0) continue;
+      for (const id of byDevice[i] ?? EMPTY) byPrefix[id] = byPrefix[id].filter((x) => x !== i);
+      byDevice[i] = fresh.byDevice[i];
+      for (const id of byDevice[i]) byPrefix[id] = [...byPrefix[id], i].sort((a, b) => a - b);
+    }
+    return { byPrefix, byDevice };
+  }
+
   /** The matches of each device: copied from `before` where `from` names one, else looked up. */
-  private deriveMatches(before: readonly number[][], from: Int32Array): { byPrefix: number[][]; byDevice: number[][] } {
+  private deriveMatches(
+    before: readonly number[][],
+    from: Int32Array,
+    /** Look up only the slots `from` does not name (the others are left out). */
+    changedOnly = false,
+  ): { byPrefix: number[][]; byDevice: number[][] } {
     const { prefixTree, prefixes } = this.policy.index;
     const byPrefix: number[][] = prefixes.map(() => []);
     const byDevice: number[][] = new Array(this.devices.length);
@@ -180,6 +265,7 @@ export class DeviceIndex {
     const v4 = prefixes.some((p) => p.family === 4);
     const v6 = prefixes.some((p) => p.family === 6);
     for (let i = 0; i < this.devices.length; i++) {
+      if (changedOnly && from[i] >= 0) continue;
       let unique = from[i] >= 0 ? before[from[i]] : undefined;
       if (unique === undefined) {
         ids.length = 0;

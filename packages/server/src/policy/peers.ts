@@ -9,7 +9,7 @@
 
 import { overlaps } from './cidr.js';
 import { unionOfRules } from './compile.js';
-import { DeviceIndex } from './device-index.js';
+import { type DerivedFrom, DeviceIndex } from './device-index.js';
 import type { CompiledPolicy, CompiledRule, PeerView, PolicyDevice, PolicyUser } from './types.js';
 
 /** What a device in service as an exit node adds to the allowedIPs of those who may use it. */
@@ -36,11 +36,19 @@ interface Viewer {
   internet: boolean;
 }
 
+/** An earlier map of the same policy a new one is derived from (see DerivedFrom). */
+export interface PeerMapDerivation extends Omit<DerivedFrom, 'index'> {
+  map: PeerMap;
+}
+
 export class PeerMap {
   private readonly rules: readonly CompiledRule[];
   private readonly index: DeviceIndex;
-  /** Device id → index, built on the second query: one netmap from a fresh map just scans. */
-  private byId: Map<string, number> | null = null;
+  /**
+   * Device id → index: the caller's when it keeps one, else built on the second query (one
+   * netmap from a fresh map just scans).
+   */
+  private byId: ReadonlyMap<string, number> | null;
   private queries = 0;
   private readonly reach: Array<Reach | undefined>;
   /** Per class: route index → whether members of the class get that route in allowedIPs. */
@@ -58,20 +66,23 @@ export class PeerMap {
    * With `derived`, the map is made from an earlier one of the same policy (see DerivedFrom):
    * the devices `from` names are unchanged, and what the earlier map worked out per identity
    * class and per route still holds, so only the changed devices are placed again and only
-   * the reach of classes that the new classes join is extended.
+   * the reach of classes that the new classes join is extended. `byId`: the caller's own index
+   * of `devices` by id, if it keeps one.
    */
   constructor(
     private readonly policy: CompiledPolicy,
     private readonly devices: readonly PolicyDevice[],
     users: readonly PolicyUser[],
-    derived?: { map: PeerMap; from: Int32Array },
+    options: { derived?: PeerMapDerivation; byId?: ReadonlyMap<string, number> } = {},
   ) {
+    const { derived } = options;
     this.rules = policy.rules;
-    this.index = new DeviceIndex(policy, devices, users, derived && { index: derived.map.index, from: derived.from });
+    this.byId = options.byId ?? null;
+    this.index = new DeviceIndex(policy, devices, users, derived && { ...derived, index: derived.map.index });
     const classes = this.index.classes.length;
     this.reach = new Array(classes);
     this.routeVisible = new Array(classes);
-    this.views = new Array(devices.length);
+    this.views = derived?.sameSlots ? derived.map.views.slice() : new Array(devices.length);
     if (derived) this.carryOver(derived.map, derived.from);
     this.mark = new Int32Array(devices.length);
     this.classMark = new Int32Array(classes);
@@ -85,7 +96,8 @@ export class PeerMap {
    * (route numbers are stable), and the shared views of unchanged devices.
    */
   private carryOver(prev: PeerMap, from: Int32Array): void {
-    for (let i = 0; i < from.length; i++) if (from[i] >= 0) this.views[i] = prev.views[from[i]];
+    for (let i = 0; i < from.length; i++)
+      if (from[i] !== i) this.views[i] = from[i] >= 0 ? prev.views[from[i]] : undefined;
     for (let c = 0; c < prev.routeVisible.length; c++) this.routeVisible[c] = prev.routeVisible[c];
     const added = this.index.classes.slice(this.index.firstNewClass);
     for (let c = 0; c < prev.reach.length; c++) {
@@ -186,10 +198,11 @@ export class PeerMap {
   private indexOf(deviceId: string): number {
     if (this.byId) return this.byId.get(deviceId) ?? -1;
     if (this.queries++ === 0) return this.devices.findIndex((d) => d.id === deviceId);
-    this.byId = new Map();
+    const byId = new Map<string, number>();
     // The first device wins on a duplicate id, as with the scan above.
-    for (let i = this.devices.length - 1; i >= 0; i--) this.byId.set(this.devices[i].id, i);
-    return this.byId.get(deviceId) ?? -1;
+    for (let i = this.devices.length - 1; i >= 0; i--) byId.set(this.devices[i].id, i);
+    this.byId = byId;
+    return byId.get(deviceId) ?? -1;
   }
 
   /** The peer as this viewer sees it; shared frozen objects when no route is involved. */

@@ -4,7 +4,14 @@
  * texts and version digests without redoing them per request (see netmap.cache.ts for how
  * views are kept and patched).
  */
-import { type CompiledPolicy, PeerMap, type PeerView, type PolicyDevice, type PolicyUser } from '../../policy/index.js';
+import {
+  type CompiledPolicy,
+  PeerMap,
+  type PeerMapDerivation,
+  type PeerView,
+  type PolicyDevice,
+  type PolicyUser,
+} from '../../policy/index.js';
 import { type DeviceIdentityRow, policyDevice } from '../acl/policy-inputs.repository.js';
 import type { ServedPeers } from './netmap-delta.js';
 import type { Primaries } from './netmap-primaries.js';
@@ -21,7 +28,19 @@ export interface ClassList {
   starts: Int32Array;
 }
 
+/**
+ * How a view comes from an earlier one: `from[i]` is the index there of device i when its row
+ * is unchanged, else -1 (changed or new). `sameSlots`: no device left, so every unchanged
+ * device kept its index (`from[i]` is i or -1) and new ones were appended.
+ */
+interface Derivation {
+  view: NetworkView;
+  from: Int32Array;
+  sameSlots: boolean;
+}
+
 export class NetworkView {
+  /** Device id → index. Shared with the view it was patched from when no device was added. */
   readonly index: Map<string, number>;
   /** Every device's id, in view order: shared by the peer lists made from this view. */
   private readonly ids: readonly string[];
@@ -53,9 +72,9 @@ export class NetworkView {
   readonly versions = new Map<string, { stamp: string; hash: string }>();
 
   /**
-   * With `derived`, the view is a patch of an earlier one of the same policy (see patched):
-   * `from[i]` is the index there of device i when its row is unchanged, else -1. Everything
-   * kept per unchanged device (its texts and hashes, its place in the peer map) carries over.
+   * With `derived`, the view is a patch of an earlier one of the same policy (see patched and
+   * Derivation). Everything kept per unchanged device (its texts and hashes, its place in the
+   * peer map) carries over.
    */
   constructor(
     readonly key: string,
@@ -63,49 +82,86 @@ export class NetworkView {
     private readonly rows: DeviceIdentityRow[],
     /** The network's users as the policy sees them (login and role). */
     readonly users: PolicyUser[],
-    derived?: { view: NetworkView; from: Int32Array },
+    derived?: Derivation,
   ) {
     const n = rows.length;
-    const prev = derived?.view;
-    const from = derived?.from;
-    this.devices = rows.map((row, i) => (prev && from && from[i] >= 0 ? prev.devices[from[i]] : policyDevice(row)));
-    this.index = new Map(rows.map((row, i) => [row.id, i]));
-    this.ids = rows.map((row) => row.id);
-    this.peerFields = new Array(n);
-    this.plainPeers = new Array(2 * n);
-    this.plainHashes = new Uint32Array(DIGEST_WORDS * n);
-    this.plainHashed = new Uint8Array(n);
-    this.idHashes = new Uint32Array(DIGEST_WORDS * n);
-    this.idHashed = new Uint8Array(n);
-    if (prev && from) this.carryOver(prev, from);
-  }
-
-  /** Copies what `prev` keeps per device for the devices `from` names (see the constructor). */
-  private carryOver(prev: NetworkView, from: Int32Array): void {
-    for (let i = 0; i < from.length; i++) {
-      const j = from[i];
-      if (j < 0) continue;
-      this.peerFields[i] = prev.peerFields[j];
-      this.plainPeers[2 * i] = prev.plainPeers[2 * j];
-      this.plainPeers[2 * i + 1] = prev.plainPeers[2 * j + 1];
-      if (prev.plainHashed[j]) {
-        this.plainHashes.set(prev.plainHashes.subarray(DIGEST_WORDS * j, DIGEST_WORDS * (j + 1)), DIGEST_WORDS * i);
-        this.plainHashed[i] = 1;
+    if (derived?.sameSlots) {
+      // Every device kept its slot: copy what the earlier view holds wholesale, then redo the
+      // changed and appended slots. This is what makes a re-tag cheap at 10,000 devices.
+      const prev = derived.view;
+      const { from } = derived;
+      const m = prev.rows.length;
+      this.devices = prev.devices.slice();
+      this.peerFields = prev.peerFields.slice();
+      this.plainPeers = prev.plainPeers.slice();
+      this.plainHashes = new Uint32Array(DIGEST_WORDS * n);
+      this.plainHashes.set(prev.plainHashes.subarray(0, DIGEST_WORDS * m));
+      this.plainHashed = new Uint8Array(n);
+      this.plainHashed.set(prev.plainHashed);
+      this.idHashes = new Uint32Array(DIGEST_WORDS * n);
+      this.idHashes.set(prev.idHashes.subarray(0, DIGEST_WORDS * m));
+      this.idHashed = new Uint8Array(n);
+      this.idHashed.set(prev.idHashed);
+      const added = n > m;
+      this.ids = added ? rows.map((row) => row.id) : prev.ids;
+      this.index = added ? new Map(prev.index) : prev.index;
+      for (let i = 0; i < n; i++) {
+        if (from[i] >= 0) continue;
+        this.devices[i] = policyDevice(rows[i]);
+        this.peerFields[i] = undefined;
+        this.plainPeers[2 * i] = undefined;
+        this.plainPeers[2 * i + 1] = undefined;
+        this.plainHashed[i] = 0;
+        if (i >= m) this.index.set(rows[i].id, i);
       }
-      if (prev.idHashed[j]) {
-        this.idHashes.set(prev.idHashes.subarray(DIGEST_WORDS * j, DIGEST_WORDS * (j + 1)), DIGEST_WORDS * i);
-        this.idHashed[i] = 1;
+    } else {
+      const prev = derived?.view;
+      const from = derived?.from;
+      this.devices = new Array(n);
+      this.index = new Map();
+      this.peerFields = new Array(n);
+      this.plainPeers = new Array(2 * n);
+      this.plainHashes = new Uint32Array(DIGEST_WORDS * n);
+      this.plainHashed = new Uint8Array(n);
+      this.idHashes = new Uint32Array(DIGEST_WORDS * n);
+      this.idHashed = new Uint8Array(n);
+      for (let i = 0; i < n; i++) {
+        const j = from ? from[i] : -1;
+        this.index.set(rows[i].id, i);
+        if (prev && j >= 0) {
+          this.devices[i] = prev.devices[j];
+          this.copySlot(prev, j, i);
+        } else this.devices[i] = policyDevice(rows[i]);
       }
+      this.ids = rows.map((row) => row.id);
     }
-    const held = prev.peerMap;
-    if (held) {
+    const held = derived?.view.peerMap;
+    if (held && derived) {
       this.peerMap = {
         primaries: held.primaries,
-        map: new PeerMap(this.policy, this.withRoutes(held.primaries), this.users, { map: held.map, from }),
+        map: this.derivedMap(held.primaries, { map: held.map, from: derived.from, sameSlots: derived.sameSlots }),
         classDigests: new Map(),
         classLists: new Map(),
       };
     }
+  }
+
+  /** Copies what `prev` keeps for its device j to slot i. */
+  private copySlot(prev: NetworkView, j: number, i: number): void {
+    this.peerFields[i] = prev.peerFields[j];
+    this.plainPeers[2 * i] = prev.plainPeers[2 * j];
+    this.plainPeers[2 * i + 1] = prev.plainPeers[2 * j + 1];
+    this.plainHashed[i] = prev.plainHashed[j];
+    this.idHashed[i] = prev.idHashed[j];
+    for (let w = 0; w < DIGEST_WORDS; w++) {
+      this.plainHashes[DIGEST_WORDS * i + w] = prev.plainHashes[DIGEST_WORDS * j + w];
+      this.idHashes[DIGEST_WORDS * i + w] = prev.idHashes[DIGEST_WORDS * j + w];
+    }
+  }
+
+  /** A peer map for `primaries`, derived from an earlier one (PeerMap) or built anew. */
+  private derivedMap(primaries: Primaries, derived?: PeerMapDerivation): PeerMap {
+    return new PeerMap(this.policy, this.withRoutes(primaries), this.users, { derived, byId: this.index });
   }
 
   /**
@@ -122,18 +178,42 @@ export class NetworkView {
     users: PolicyUser[],
   ): NetworkView {
     const fresh = new Map(rows.map((row) => [row.id, row]));
-    const changed = new Set(changedIds);
+    const changedAt: number[] = [];
+    let removed = false;
+    for (const id of new Set(changedIds)) {
+      const j = this.index.get(id);
+      if (j === undefined) continue;
+      changedAt.push(j);
+      if (!fresh.has(id)) removed = true;
+    }
+    if (!removed) {
+      // Nothing left: every device keeps its slot, the new ones come after.
+      const next = this.rows.slice();
+      const from = new Int32Array(next.length + fresh.size - changedAt.length);
+      for (let i = 0; i < next.length; i++) from[i] = i;
+      for (const j of changedAt) {
+        const id = this.rows[j].id;
+        next[j] = fresh.get(id)!;
+        fresh.delete(id);
+        from[j] = -1;
+      }
+      for (const row of fresh.values()) {
+        from[next.length] = -1;
+        next.push(row);
+      }
+      return new NetworkView(key, this.policy, next, users, { view: this, from, sameSlots: true });
+    }
+    const gone = new Set(changedAt);
     const next: DeviceIdentityRow[] = [];
     const from: number[] = [];
     for (let j = 0; j < this.rows.length; j++) {
-      const id = this.rows[j].id;
-      if (!changed.has(id)) {
+      if (!gone.has(j)) {
         next.push(this.rows[j]);
         from.push(j);
         continue;
       }
-      const row = fresh.get(id);
-      fresh.delete(id);
+      const row = fresh.get(this.rows[j].id);
+      fresh.delete(this.rows[j].id);
       if (!row) continue;
       next.push(row);
       from.push(-1);
@@ -142,7 +222,11 @@ export class NetworkView {
       next.push(row);
       from.push(-1);
     }
-    return new NetworkView(key, this.policy, next, users, { view: this, from: Int32Array.from(from) });
+    return new NetworkView(key, this.policy, next, users, {
+      view: this,
+      from: Int32Array.from(from),
+      sameSlots: false,
+    });
   }
 
   /** The view's devices with the routes they serve under `primaries` (what the peer map reads). */
@@ -166,15 +250,12 @@ export class NetworkView {
   peersFor(primaries: Primaries): PeerMap {
     const held = this.peerMap;
     if (held?.primaries.key !== primaries.key) {
-      const devices = this.withRoutes(primaries);
       this.peerMap = {
         primaries,
-        map: held
-          ? new PeerMap(this.policy, devices, this.users, {
-              map: held.map,
-              from: this.unmoved(held.primaries, primaries),
-            })
-          : new PeerMap(this.policy, devices, this.users),
+        map: this.derivedMap(
+          primaries,
+          held && { map: held.map, from: this.unmoved(held.primaries, primaries), sameSlots: true },
+        ),
         classDigests: new Map(),
         classLists: new Map(),
       };
