@@ -9,10 +9,11 @@
  * fail to decrypt to anything (a chance of 2^-64), and the domain byte keeps an id from being
  * replayed as a cursor, or a cursor of one log as one of the other.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { ID_PREFIX } from '@warren/contract';
 import type { Db } from '../storage/database.js';
 import { base32, fromBase32 } from './ids.js';
+import { deriveKey, loadServerSecret } from './server-secret.js';
 
 export type LogKind = 'connection' | 'audit' | 'event' | 'delivery';
 
@@ -20,28 +21,17 @@ const DOMAIN = {
   id: { connection: 1, audit: 2, event: 5, delivery: 7 },
   cursor: { connection: 3, audit: 4, event: 6, delivery: 8 },
 } as const;
-const SECRET_NAME = 'log-ids';
 
 export class LogIds {
   private readonly key: Buffer;
 
   constructor(secret: Buffer) {
-    this.key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'warren log ids v1', 32));
+    this.key = deriveKey(secret, 'warren log ids v1');
   }
 
-  /** The key of this database's logs, made on first use; every instance reads the same one. */
+  /** The key of this database's logs, derived from the server secret every instance shares. */
   static async load(db: Db): Promise<LogIds> {
-    await db
-      .insertInto('server_secrets')
-      .values({ name: SECRET_NAME, value: randomBytes(32).toString('hex') })
-      .onConflict((conflict) => conflict.column('name').doNothing())
-      .execute();
-    const row = await db
-      .selectFrom('server_secrets')
-      .select('value')
-      .where('name', '=', SECRET_NAME)
-      .executeTakeFirstOrThrow();
-    return new LogIds(Buffer.from(row.value, 'hex'));
+    return new LogIds(await loadServerSecret(db));
   }
 
   /** `aud_…`/`log_…`: 26 base32 characters that only this server can map back to a sequence number. */

@@ -16,6 +16,7 @@ import * as people from './migrations/006_people.js';
 import * as events from './migrations/007_events.js';
 import * as netmapChanges from './migrations/008_netmap_changes.js';
 import * as networkUsage from './migrations/009_network_usage.js';
+import * as sealedSsoSecrets from './migrations/010_sealed_sso_secrets.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -34,6 +35,7 @@ const MIGRATIONS = {
   '007_events': events,
   '008_netmap_changes': netmapChanges,
   '009_network_usage': networkUsage,
+  '010_sealed_sso_secrets': sealedSsoSecrets,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

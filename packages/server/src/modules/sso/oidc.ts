@@ -7,6 +7,7 @@
 import * as client from 'openid-client';
 import type { AppContext } from '../../context.js';
 import { ApiError, unauthenticated } from '../../core/errors.js';
+import { openClientSecret } from './client-secret.js';
 import type { SsoSettings } from './sso.repository.js';
 
 const DISCOVERY_TIMEOUT_SECONDS = 10;
@@ -19,6 +20,7 @@ export interface PendingSignIn {
 
 async function configurationOf(ctx: AppContext, sso: SsoSettings): Promise<client.Configuration> {
   const allowHttp = ctx.settings.ssoAllowHttp === true;
+  const clientSecret = await openClientSecret(ctx.db, sso.networkId, sso.sealedClientSecret);
   let config: client.Configuration;
   try {
     config = await client.discovery(
@@ -26,7 +28,7 @@ async function configurationOf(ctx: AppContext, sso: SsoSettings): Promise<clien
       sso.clientId,
       // Our clock is the one that decides expiry (tests move it; production's is the system's).
       { [client.clockSkew]: Math.round((ctx.clock.now() - Date.now()) / 1000) },
-      client.ClientSecretBasic(sso.clientSecret),
+      client.ClientSecretBasic(clientSecret),
       { timeout: DISCOVERY_TIMEOUT_SECONDS, ...(allowHttp ? { execute: [client.allowInsecureRequests] } : {}) },
     );
   } catch (error) {

@@ -1,4 +1,7 @@
-/** SQL of a network's single sign-on settings. The client secret is read only to sign in. */
+/**
+ * SQL of a network's single sign-on settings. The client secret is stored and read only
+ * sealed (client-secret.ts): this file never sees it in the clear.
+ */
 import { listText, parseList } from '../../lib/json.js';
 import type { Db } from '../../storage/database.js';
 
@@ -6,7 +9,8 @@ export interface SsoSettings {
   networkId: string;
   issuer: string;
   clientId: string;
-  clientSecret: string;
+  /** The client secret as stored: sealed, opened only to sign in (openClientSecret). */
+  sealedClientSecret: string;
   allowedDomains: string[];
   enforce: boolean;
   updatedAt: number;
@@ -19,7 +23,7 @@ export async function findSso(db: Db, networkId: string): Promise<SsoSettings | 
     networkId: row.network_id,
     issuer: row.issuer,
     clientId: row.client_id,
-    clientSecret: row.client_secret,
+    sealedClientSecret: row.client_secret,
     allowedDomains: parseList(row.allowed_domains),
     enforce: row.enforce === 1,
     updatedAt: row.updated_at,
@@ -30,7 +34,7 @@ export async function saveSso(db: Db, sso: SsoSettings): Promise<void> {
   const values = {
     issuer: sso.issuer,
     client_id: sso.clientId,
-    client_secret: sso.clientSecret,
+    client_secret: sso.sealedClientSecret,
     allowed_domains: listText(sso.allowedDomains),
     enforce: sso.enforce ? 1 : 0,
     updated_at: sso.updatedAt,

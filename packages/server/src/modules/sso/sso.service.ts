@@ -9,6 +9,7 @@ import type { Actor } from '../../core/actor.js';
 import { invalidRequest, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
+import { sealClientSecret } from './client-secret.js';
 import { findSso, type SsoSettings, saveSso } from './sso.repository.js';
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
@@ -56,16 +57,19 @@ export async function getSso(ctx: AppContext, networkId: string): Promise<SsoSet
 }
 
 export async function setSso(ctx: AppContext, actor: Actor, body: SetSsoRequest): Promise<SsoSettings> {
-  const settings = {
-    networkId: actor.networkId,
-    issuer: checkIssuer(body.issuer, ctx.settings.ssoAllowHttp === true),
-    clientId: body.clientId,
-    clientSecret: body.clientSecret,
-    allowedDomains: checkDomains(body.allowedDomains ?? []),
-    enforce: body.enforce ?? false,
-  };
+  const { networkId } = actor;
+  const issuer = checkIssuer(body.issuer, ctx.settings.ssoAllowHttp === true);
+  const allowedDomains = checkDomains(body.allowedDomains ?? []);
   return unitOfWork(ctx, actor, 'sso.update', async (trx, now) => {
-    const sso = { ...settings, updatedAt: now };
+    const sso: SsoSettings = {
+      networkId,
+      issuer,
+      clientId: body.clientId,
+      sealedClientSecret: await sealClientSecret(trx, networkId, body.clientSecret),
+      allowedDomains,
+      enforce: body.enforce ?? false,
+      updatedAt: now,
+    };
     await saveSso(trx, sso);
     return { value: sso, target: 'sso' };
   });
