@@ -3,26 +3,28 @@
  *
  * Each endpoint is worked by one instance at a time, the holder of its lease (a conditional
  * UPDATE on the webhook row, 30 s long, renewed every 10 s while it works, so it outlives any
- * attempt's 15 s deadline), so with several instances on one
- * PostgreSQL database each attempt is made once, and an endpoint's deliveries are attempted
- * in the order their events committed. The holder first fans out: the events after the
- * endpoint's cursor that its filters match become delivery rows, and the cursor moves, in one
- * transaction. Then it attempts what is due. A crash loses nothing: rows stay pending and the
- * lease runs out, so another instance (or this one, restarted) carries on.
+ * attempt's 15 s deadline), so with several instances on one PostgreSQL database each attempt
+ * is made once, and an endpoint's deliveries are first attempted in the order their events
+ * committed. The endpoint's cursor (the last event dealt with) is the record of what is still
+ * to send: the holder reads the events after it, attempts those its filters match, and moves
+ * the cursor in the transaction that records the attempts (delivery-batch.ts). A crash loses
+ * nothing: the cursor has not moved, the lease runs out, and another instance (or this one,
+ * restarted) attempts the batch again.
  *
  * Endpoints are worked in parallel and each attempt has a deadline, so a slow or dead endpoint
- * delays only itself; the API never waits for a delivery.
+ * delays only itself; the API never waits for a delivery, and deliveries yield the event loop
+ * to requests when it is saturated (pacer.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { type EventRow, matchesFilters, presentEvent } from '../../core/events.js';
+import { matchesFilters } from '../../core/events.js';
 import { onEventsCommitted } from '../../core/unit-of-work.js';
-import { newId } from '../../lib/ids.js';
 import { parseList } from '../../lib/json.js';
 import type { Db } from '../../storage/database.js';
-import { type Attempt, post } from './sender.js';
-import { signedHeaders } from './signing.js';
-import type { DeliveryRow, WebhookRow } from './webhooks.presenter.js';
+import { type AttemptOptions, attemptDelivery, expiredOutcome, type Outcome } from './attempt.js';
+import { type Batch, type BatchResult, readBatch, recordBatch } from './delivery-batch.js';
+import { Pacer } from './pacer.js';
+import type { WebhookRow } from './webhooks.presenter.js';
 
 const SECOND = 1000;
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h: then the delivery is failed. */
@@ -30,14 +32,10 @@ export const RETRY_SCHEDULE_MS = [5, 300, 1_800, 7_200, 18_000, 36_000, 86_400].
 const LEASE_MS = 30 * SECOND;
 const POLL_MS = 250;
 const COALESCE_MS = 50;
-const FAN_OUT_BATCH = 500;
-const DUE_BATCH = 100;
-const MAX_RETRY_AFTER_MS = 86_400 * SECOND;
+/** A batch's attempts are recorded at the latest this long after it started. */
+const FLUSH_MS = SECOND;
 
-export interface DispatcherOptions {
-  allowPrivate: boolean;
-  timeoutMs: number;
-  schedule: readonly number[];
+export interface DispatcherOptions extends AttemptOptions {
   /** Endpoints worked at once by this process. */
   maxEndpoints: number;
 }
@@ -56,16 +54,18 @@ export class WebhookDispatcher {
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
     private readonly options: DispatcherOptions,
+    private readonly pacer: Pacer,
   ) {}
 
   start(): void {
+    this.pacer.start();
     this.timer = setInterval(() => this.wake(), POLL_MS).unref();
     this.unsubscribe = onEventsCommitted(() => this.soon());
   }
 
   /**
    * After a commit: look for work within COALESCE_MS. Commits that come close together are
-   * handled by one pass, so a busy API pays for a fan-out per batch of events, not per event.
+   * handled by one pass, so a busy API pays for a look per batch of events, not per event.
    */
   private soon(): void {
     if (this.pending || this.stopped) return;
@@ -98,6 +98,7 @@ export class WebhookDispatcher {
     clearInterval(this.timer);
     clearTimeout(this.pending);
     this.unsubscribe?.();
+    this.pacer.stop();
     await this.ticking;
     await Promise.all(this.working.values());
   }
@@ -147,217 +148,83 @@ export class WebhookDispatcher {
       .catch(() => undefined);
   }
 
-  /** Fans out and attempts due deliveries of one endpoint until there is nothing due. */
+  /**
+   * Works one endpoint a batch at a time until nothing is due: attempts (retries first, then
+   * new events in commit order), then records them together. Successes and failures alike are
+   * recorded with their batch: a crash in between attempts them again, which at least once
+   * allows.
+   */
   private async work(id: string): Promise<void> {
     for (;;) {
       if (this.stopped) return;
-      const fanned = await this.fanOut(id);
-      const due = await this.db
-        .selectFrom('webhook_deliveries')
-        .selectAll()
-        .where('webhook_id', '=', id)
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', Date.now())
-        .orderBy('seq')
-        .limit(DUE_BATCH)
-        .execute();
-      if (due.length === 0 && fanned === 0) return;
-      const events = await this.eventsOf(due);
       const webhook = await this.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
-      if (!webhook || webhook.enabled !== 1) return;
-      // Successes are recorded together after the batch (a crash before that delivers them
-      // again, which at least once allows); failures at once, with their next attempt.
-      const delivered: DeliveryRow[] = [];
-      let renewed = Date.now();
-      try {
-        for (const delivery of due) {
-          if (this.stopped) return;
-          if (Date.now() - renewed > LEASE_MS / 3) {
-            if (!(await this.lease(id))) return;
-            renewed = Date.now();
-          }
-          const event = events.get(Number(delivery.event_seq));
-          if (!event) {
-            await this.settle(delivery, { status: null, error: 'the event is past its retention' }, 'failed', null);
-            continue;
-          }
-          const outcome = await this.attempt(webhook, delivery, event);
-          if (outcome === 'disabled') return;
-          if (outcome === 'ok') delivered.push(delivery);
-        }
-      } finally {
-        await this.settleDelivered(id, delivered);
+      if (webhook?.enabled !== 1 || webhook.lease_owner !== this.owner) return;
+      const batch = await readBatch(this.db, webhook, Date.now());
+      if (batch.retries.length === 0 && batch.fresh.length === 0) return;
+      const result = await this.attemptBatch(webhook, batch);
+      if (!(await recordBatch(this.db, webhook, this.owner, result))) {
+        this.log.warn({ webhookId: id }, 'webhook lease lost during a batch; its attempts will be made again');
+        return;
       }
+      if (result.disabledReason !== null) return;
     }
   }
 
-  private async settleDelivered(webhookId: string, delivered: readonly DeliveryRow[]): Promise<void> {
-    if (delivered.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
-      // Grouped by what differs between them: the attempt count and the status.
-      const groups = new Map<string, { attempts: number; status: number | null; ids: string[] }>();
-      for (const d of delivered) {
-        const key = `${d.attempts}:${d.last_status}`;
-        const group = groups.get(key) ?? { attempts: d.attempts + 1, status: d.last_status, ids: [] };
-        group.ids.push(d.id);
-        groups.set(key, group);
+  private async attemptBatch(webhook: WebhookRow, batch: Batch): Promise<BatchResult> {
+    const result: BatchResult = { retries: [], fresh: [], cursor: Number(webhook.event_cursor), disabledReason: null };
+    const started = Date.now();
+    let renewed = started;
+    // A batch ends after FLUSH_MS too, so a slow endpoint's outcomes are recorded as they come.
+    const mayGoOn = async () => {
+      if (this.stopped || Date.now() - started > FLUSH_MS) return false;
+      if (Date.now() - renewed > LEASE_MS / 3) {
+        if (!(await this.lease(webhook.id))) return false;
+        renewed = Date.now();
       }
-      for (const { attempts, status, ids } of groups.values()) {
-        await trx
-          .updateTable('webhook_deliveries')
-          .set({ state: 'delivered', attempts, last_status: status, last_error: null, next_attempt_at: null })
-          .where('id', 'in', ids)
-          .execute();
-      }
-      await trx.updateTable('webhooks').set({ last_delivery_at: Date.now() }).where('id', '=', webhookId).execute();
-    });
-  }
-
-  /** New events after the endpoint's cursor that its filters match become pending deliveries. */
-  private async fanOut(id: string): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const webhook = await trx.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
-      if (!webhook) return 0;
-      const rows = await trx
-        .selectFrom('events')
-        .select(['seq', 'id', 'type', 'webhook_id', 'time'])
-        .where('network_id', '=', webhook.network_id)
-        .where('seq', '>', webhook.event_cursor)
-        .orderBy('seq')
-        .limit(FAN_OUT_BATCH)
-        .execute();
-      if (rows.length === 0) return 0;
-      const filters = parseList(webhook.events);
-      const wanted = rows.filter((row) =>
-        row.webhook_id === null ? matchesFilters(row.type, filters) : row.webhook_id === webhook.id,
-      );
-      for (let i = 0; i < wanted.length; i += 200) {
-        await trx
-          .insertInto('webhook_deliveries')
-          .values(
-            wanted.slice(i, i + 200).map((row) => ({
-              id: newId('delivery'),
-              network_id: webhook.network_id,
-              webhook_id: webhook.id,
-              event_seq: Number(row.seq),
-              event_id: row.id,
-              type: row.type,
-              state: 'pending',
-              attempts: 0,
-              last_status: null,
-              last_error: null,
-              next_attempt_at: 0,
-              created_at: row.time,
-            })),
-          )
-          .execute();
-      }
-      // Conditional on the cursor read above: a second fan-out of the same events commits nothing.
-      const moved = await trx
-        .updateTable('webhooks')
-        .set({ event_cursor: Number(rows[rows.length - 1]!.seq) })
-        .where('id', '=', id)
-        .where('event_cursor', '=', webhook.event_cursor)
-        .executeTakeFirst();
-      if (Number(moved.numUpdatedRows) === 0) throw new Error('another instance fanned out these events');
-      return rows.length;
-    });
-  }
-
-  private async eventsOf(deliveries: readonly DeliveryRow[]): Promise<Map<number, EventRow>> {
-    if (deliveries.length === 0) return new Map();
-    const rows = (await this.db
-      .selectFrom('events')
-      .selectAll()
-      .where(
-        'seq',
-        'in',
-        deliveries.map((d) => Number(d.event_seq)),
-      )
-      .execute()) as EventRow[];
-    return new Map(rows.map((row) => [Number(row.seq), row]));
-  }
-
-  private async attempt(
-    webhook: WebhookRow,
-    delivery: DeliveryRow,
-    event: EventRow,
-  ): Promise<'ok' | 'retry' | 'disabled'> {
-    const data = presentEvent(event);
-    const body = JSON.stringify({ type: data.type, timestamp: data.time, data });
-    const now = Date.now();
-    const secrets = [webhook.secret];
-    if (webhook.previous_secret && (webhook.previous_secret_until ?? 0) > now) secrets.push(webhook.previous_secret);
-    const headers = signedHeaders(secrets, event.id, Math.floor(now / SECOND), body);
-    const result = await post(webhook.url, headers, body, {
-      timeoutMs: this.options.timeoutMs,
-      allowPrivate: this.options.allowPrivate,
-    });
-    const status = result.status;
-    if (status !== null && status >= 200 && status < 300) {
-      // Recorded with the rest of the batch (settleDelivered).
-      delivery.last_status = status;
-      return 'ok';
+      await this.pacer.turn();
+      return true;
+    };
+    const gone = (outcome: Outcome) => {
+      if (outcome.gone) result.disabledReason = `the endpoint answered 410 Gone at ${new Date().toISOString()}`;
+      return outcome.gone;
+    };
+    for (const { delivery, event } of batch.retries) {
+      if (!(await mayGoOn())) return result;
+      const outcome = event
+        ? await attemptDelivery(webhook, event, delivery.attempts, this.options)
+        : expiredOutcome(delivery.attempts);
+      result.retries.push({ delivery, outcome });
+      if (gone(outcome)) return result;
     }
-    if (status === 410) {
-      await this.settle(delivery, result, 'failed', null);
-      await this.db
-        .updateTable('webhooks')
-        .set({ enabled: 0, disabled_reason: `the endpoint answered 410 Gone at ${new Date().toISOString()}` })
-        .where('id', '=', webhook.id)
-        .execute();
-      return 'disabled';
+    const filters = parseList(webhook.events);
+    for (const event of batch.fresh) {
+      const wanted = event.webhook_id === null ? matchesFilters(event.type, filters) : event.webhook_id === webhook.id;
+      if (wanted) {
+        if (!(await mayGoOn())) return result;
+        const outcome = await attemptDelivery(webhook, event, 0, this.options);
+        result.fresh.push({ event, outcome });
+        result.cursor = Number(event.seq);
+        if (gone(outcome)) return result;
+      } else result.cursor = Number(event.seq);
     }
-    const wait = this.nextWait(delivery.attempts + 1, result);
-    await this.settle(
-      delivery,
-      result,
-      wait === undefined ? 'failed' : 'pending',
-      wait === undefined ? null : Date.now() + wait,
-    );
-    return 'retry';
-  }
-
-  /** The wait before the next attempt after `attempts` failed ones; undefined when none is left. */
-  private nextWait(attempts: number, result: Attempt): number | undefined {
-    const scheduled = this.options.schedule[attempts - 1];
-    if (scheduled === undefined) return undefined;
-    if (result.retryAfter !== undefined) return Math.min(result.retryAfter * SECOND, MAX_RETRY_AFTER_MS);
-    // ±10 %, so the retries of many deliveries that failed together do not arrive together.
-    return Math.round(scheduled * (0.9 + Math.random() * 0.2));
-  }
-
-  private async settle(
-    delivery: DeliveryRow,
-    result: Attempt,
-    state: string,
-    nextAttempt: number | null,
-  ): Promise<void> {
-    await this.db
-      .updateTable('webhook_deliveries')
-      .set({
-        state,
-        attempts: delivery.attempts + 1,
-        last_status: result.status,
-        last_error:
-          result.error ??
-          (result.status !== null && (result.status < 200 || result.status >= 300) ? `HTTP ${result.status}` : null),
-        next_attempt_at: nextAttempt,
-      })
-      .where('id', '=', delivery.id)
-      .execute();
+    return result;
   }
 }
 
 /** Runs the dispatcher of this process until the app closes. */
 export function startWebhookDispatcher(app: FastifyInstance): WebhookDispatcher {
   const { settings } = app.ctx;
-  const dispatcher = new WebhookDispatcher(app.ctx.db, app.log, {
-    allowPrivate: settings.webhooksAllowPrivate === true,
-    timeoutMs: settings.webhookTimeoutMs ?? 15 * SECOND,
-    schedule: settings.webhookRetryScheduleMs ?? RETRY_SCHEDULE_MS,
-    maxEndpoints: 64,
-  });
+  const dispatcher = new WebhookDispatcher(
+    app.ctx.db,
+    app.log,
+    {
+      allowPrivate: settings.webhooksAllowPrivate === true,
+      timeoutMs: settings.webhookTimeoutMs ?? 15 * SECOND,
+      schedule: settings.webhookRetryScheduleMs ?? RETRY_SCHEDULE_MS,
+      maxEndpoints: 64,
+    },
+    new Pacer(app.server),
+  );
   dispatcher.start();
   app.addHook('onClose', () => dispatcher.stop());
   return dispatcher;

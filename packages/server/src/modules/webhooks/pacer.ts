@@ -1,0 +1,70 @@
+/**
+ * Deliveries yield to requests. The dispatcher runs on the event loop that serves the API,
+ * and an attempt costs that loop about as much as a small request does (building and signing
+ * the body, the HTTP exchange, a share of the batch's SQL): with 20 endpoints, one
+ * `POST /v1/keys` makes 20 of them, several times the request's own cost. So when requests
+ * are arriving while the loop has no idle time left, attempts start at a bounded rate
+ * (BUSY_RATE a second) and the backlog waits in the outbox; as soon as the loop has room
+ * again (or no request came during the last window) the dispatcher sends at full speed. The
+ * floor keeps deliveries moving under any load; waiting on a slow endpoint costs nothing, so
+ * endpoints still proceed in parallel.
+ */
+import type { Server } from 'node:http';
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
+
+const WINDOW_MS = 100;
+/** Event-loop utilisation over a window above which the loop counts as saturated. */
+const SATURATED = 0.85;
+/** Attempts started per second while the API keeps the loop saturated. */
+const BUSY_RATE = 100;
+
+export class Pacer {
+  private requests = 0;
+  private tokens = Number.POSITIVE_INFINITY;
+  private waiting: (() => void)[] = [];
+  private last: EventLoopUtilization = performance.eventLoopUtilization();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onRequest = () => {
+    this.requests++;
+  };
+
+  constructor(private readonly server: Server | undefined) {}
+
+  start(): void {
+    this.server?.on('request', this.onRequest);
+    this.timer = setInterval(() => this.window(), WINDOW_MS).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.server?.off('request', this.onRequest);
+    this.tokens = Number.POSITIVE_INFINITY;
+    this.release();
+  }
+
+  /** Resolves when the dispatcher may start its next attempt. */
+  turn(): Promise<void> | undefined {
+    if (this.tokens > 0) {
+      this.tokens--;
+      return undefined;
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private window(): void {
+    const now = performance.eventLoopUtilization();
+    const { utilization } = performance.eventLoopUtilization(now, this.last);
+    this.last = now;
+    const busy = this.requests > 0 && utilization > SATURATED;
+    this.requests = 0;
+    this.tokens = busy ? (BUSY_RATE * WINDOW_MS) / 1000 : Number.POSITIVE_INFINITY;
+    this.release();
+  }
+
+  private release(): void {
+    while (this.waiting.length > 0 && this.tokens > 0) {
+      this.tokens--;
+      this.waiting.shift()?.();
+    }
+  }
+}
