@@ -132,6 +132,26 @@ describe('warren init and serve', { timeout: 2 * SPAWN_MS }, () => {
     expect(againOut.output()).not.toContain('wrn_api_');
   });
 
+  it('prints the command that signs the owner in to the console, and that command works as printed', async () => {
+    const db = `sqlite:${join(dir, 'banner.db')}`;
+    const child = startServe(db);
+    const out = watch(child);
+    const [, url] = await out.waitFor(/serving on (http:\/\/[0-9.:]+)/);
+    const [, command] = await out.waitFor(/^ {2}(warren console login .*)$/m);
+    expect(command).toBe(`warren console login --network default --user admin@example.com --db ${db} --url ${url}`);
+    // Run exactly the printed words (none needs shell quoting here) through the real CLI.
+    const login = await run(command.split(' ').slice(1));
+    expect(login.code, login.stderr).toBe(0);
+    const [link] = login.stdout.match(/http:\S+\/auth\/link\?token=\S+/) ?? [];
+    expect(link?.startsWith(`${url}/auth/link?token=`), login.stdout).toBe(true);
+    const signedIn = await fetch(link as string, { redirect: 'manual' });
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.get('set-cookie')).toBeTruthy();
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    child.kill('SIGTERM');
+    await closed;
+  });
+
   it('prints the banner on stdout and the request log on stderr', async () => {
     const child = startServe(`sqlite:${join(dir, 'logs.db')}`, 'info');
     const out = watch(child);

@@ -80,6 +80,13 @@ describe('the web console', () => {
     await page.getByRole('link', { name: 'Policy' }).click();
     const editor = page.getByLabel('Policy (HuJSON)');
     await editor.waitFor();
+    // The style-src has no 'unsafe-inline': CodeMirror's stylesheet applies only through the nonce.
+    const styling = await page.evaluate(() => ({
+      gutters: getComputedStyle(document.querySelector('.cm-gutters') as Element).display,
+      nonced: [...document.querySelectorAll('style')].filter((s) => s.nonce).length,
+    }));
+    expect(styling.gutters).toBe('flex');
+    expect(styling.nonced).toBeGreaterThan(0);
     const good =
       '{\n  // everyone reaches the web servers\n  "tagOwners": { "tag:web": ["admin@example.com"] },\n  "acls": [\n    { "action": "accept", "src": ["*"], "dst": ["tag:web:443"] }\n  ]\n}\n';
     const bad = good.replace('"accept"', '"acept"');

@@ -9,14 +9,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../server/src/app.ts';
-import { registerConsole } from '../../server/src/http/console.ts';
 import { bootstrapIfEmpty } from '../../server/src/modules/network/network.service.ts';
 import { openStorage, type Storage } from '../../server/src/storage/database.ts';
 import { type IdentityProvider, startIdentityProvider } from '../../server/test/people/identity-provider.ts';
 import { buildConsole, launch } from './harness.ts';
 
 describe('single sign-on in the console', () => {
-  // In process, as `warren serve` builds it, because the provider on loopback speaks plain
+  // In process, as `warren serve` builds it (the console included), because the provider on loopback speaks plain
   // http: a setting `warren serve` does not expose.
   let dir: string;
   let storage: Storage;
@@ -31,7 +30,6 @@ describe('single sign-on in the console', () => {
     storage = await openStorage(`sqlite:${join(dir, 'warren.db')}`);
     const created = await bootstrapIfEmpty(storage.db, Date.now());
     app = await buildApp({ storage, settings: { ssoAllowHttp: true } });
-    registerConsole(app);
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
     warren = { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };

@@ -21,6 +21,7 @@ import {
   lineNumbers,
 } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
+import { styleNonce } from './csp.ts';
 
 interface State {
   inComment: boolean;
@@ -74,8 +75,12 @@ export function offsetOf(doc: Text, line: number, column: number): number {
   return Math.min(l.from + Math.max(0, column - 1), l.to);
 }
 
-/** The editor's base: line numbers, history, brackets, the default keys (Tab leaves the editor). */
+/**
+ * The editor's base: line numbers, history, brackets, the default keys (Tab leaves the editor),
+ * and the page's style nonce, without which the strict style-src refuses CodeMirror's styles.
+ */
 export const editorSetup: Extension = [
+  EditorView.cspNonce.of(styleNonce),
   lineNumbers(),
   highlightActiveLineGutter(),
   history(),

@@ -1,12 +1,14 @@
 /**
  * buildApp: the one place where plugins and modules are wired. Tests call it on a fresh
- * database and drive it over real HTTP; main.ts calls it to serve.
+ * database and drive it over real HTTP; main.ts calls it to serve. The web console is part of
+ * the app (every way of starting it serves the same pages); `console: false` leaves it out.
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { type AppContext, DEFAULT_SETTINGS, type Settings } from './context.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
 import { clientErrorHandler } from './http/client-error.js';
+import { type ConsoleOptions, registerConsole } from './http/console.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { frameworkErrorHandler, MAX_PARAM_LENGTH } from './http/framework-errors.js';
 import { healthRoutes } from './http/health.js';
@@ -46,6 +48,8 @@ export interface AppOptions {
   clock?: Clock;
   settings?: Partial<Settings>;
   logger?: FastifyServerOptions['logger'];
+  /** The web console at `/` (default: packages/console/dist); `false` serves the API alone. */
+  console?: ConsoleOptions | false;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -121,6 +125,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   );
+  if (options.console !== false) registerConsole(app, options.console);
   startConnectionRetention(app);
   startEventWork(app);
   startWebhookDispatcher(app);

@@ -6,9 +6,8 @@
  * `warren serve > banner.txt` keeps the key apart from the log.
  */
 import { buildApp } from './app.js';
-import { logLevel, type ServeConfig } from './config.js';
-import { registerConsole } from './http/console.js';
-import { bootstrapIfEmpty } from './modules/network/network.service.js';
+import { DEFAULT_DB, logLevel, type ServeConfig } from './config.js';
+import { bootstrapIfEmpty, FIRST_NETWORK } from './modules/network/network.service.js';
 import { openStorage } from './storage/database.js';
 
 export async function serve(
@@ -25,7 +24,6 @@ export async function serve(
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     },
   });
-  registerConsole(app);
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -41,6 +39,9 @@ export async function serve(
         '',
         'Use it from a shell:',
         `  export WARREN_URL=${url} WARREN_API_KEY=${created.apiKey}`,
+        '',
+        'Sign in to the console as the owner (prints a one-time link, valid 10 minutes):',
+        `  ${consoleLoginCommand(config, url)}`,
         '',
         '',
       ].join('\n'),
@@ -58,6 +59,26 @@ export async function serve(
     return stopping;
   };
   return stop;
+}
+
+/**
+ * The command that prints the owner's sign-in link, with --db and --url only where this server
+ * differs from the CLI's defaults, so that it can be pasted as printed (a database password
+ * is shown as ***, as everywhere else).
+ */
+export function consoleLoginCommand(config: ServeConfig, url: string): string {
+  const args = ['warren', 'console', 'login', '--network', FIRST_NETWORK.name, '--user', FIRST_NETWORK.ownerEmail];
+  if (config.db !== DEFAULT_DB) args.push('--db', redact(config.db));
+  const browserUrl = config.publicUrl ?? url;
+  if (browserUrl !== DEFAULT_URL) args.push('--url', browserUrl);
+  return args.map(shellWord).join(' ');
+}
+
+const DEFAULT_URL = 'http://127.0.0.1:8080';
+
+/** A word as a POSIX shell reads it back: quoted only when it holds something special. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Never print a database password. */

@@ -5,6 +5,7 @@
  * the console owns are registered, so `/v1/*`, `/auth/*`, `/scim/*` and the probes never fall
  * back to it and an unknown path stays an API 404.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -27,21 +28,36 @@ export const CONSOLE_PAGES = [
   '/webhooks',
 ];
 
+export interface ConsoleOptions {
+  /** The console's build (default packages/console/dist). */
+  dir?: string;
+}
+
 /**
- * No inline script, no eval: the build emits only files. Styles may be inline: CodeMirror
- * sizes its gutters and content through style attributes, which no nonce can cover.
+ * Where index.html carries the style nonce (`<meta property="csp-nonce" nonce="…">`): the
+ * console reads it there and hands it to CodeMirror, whose stylesheets are `<style>` elements.
  */
-export const CONSOLE_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const NONCE_PLACEHOLDER = 'WARREN_STYLE_NONCE';
+
+/**
+ * No inline script, no eval: the build emits only files, and scripts carry no nonce. Styles
+ * come from the build's stylesheet or from `<style>` elements holding this response's nonce
+ * (CodeMirror's); no inline style is allowed. CodeMirror and React set element styles through
+ * the CSSOM (`element.style`), which a policy does not govern, never through style attributes.
+ */
+export function consoleCsp(styleNonce?: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -83,25 +99,36 @@ function readAssets(dir: string): Map<string, Asset> {
   return files;
 }
 
-function secure(reply: FastifyReply): FastifyReply {
+function secure(reply: FastifyReply, styleNonce?: string): FastifyReply {
   return reply
-    .header('Content-Security-Policy', CONSOLE_CSP)
+    .header('Content-Security-Policy', consoleCsp(styleNonce))
     .header('X-Content-Type-Options', 'nosniff')
     .header('Referrer-Policy', 'same-origin')
     .header('X-Frame-Options', 'DENY')
     .header('Cross-Origin-Opener-Policy', 'same-origin');
 }
 
-export function registerConsole(app: FastifyInstance, dir: string = CONSOLE_DIR): void {
-  const files = readAssets(dir);
+/** index.html with a fresh nonce where the placeholder was: one per response, never reused. */
+function indexWithNonce(index: Buffer): () => { body: string; nonce: string } {
+  const parts = index.toString('utf8').split(NONCE_PLACEHOLDER);
+  return () => {
+    const nonce = randomBytes(16).toString('base64');
+    return { body: parts.join(nonce), nonce };
+  };
+}
+
+export function registerConsole(app: FastifyInstance, options: ConsoleOptions = {}): void {
+  const files = readAssets(options.dir ?? CONSOLE_DIR);
   const index = files.get('index.html');
+  const render = index && indexWithNonce(index.body);
   const route = { config: { auth: 'none' as const }, schema: { hide: true } };
 
   const page = async (request: FastifyRequest, reply: FastifyReply) => {
     request.audited = true; // a page load is not an API call
-    secure(reply).header('Cache-Control', 'no-cache').type('text/html; charset=utf-8');
-    if (!index) return reply.code(503).send(NOT_BUILT);
-    return reply.send(index.body);
+    reply.header('Cache-Control', 'no-cache').type('text/html; charset=utf-8');
+    if (!render) return secure(reply).code(503).send(NOT_BUILT);
+    const { body, nonce } = render();
+    return secure(reply, nonce).send(body);
   };
   for (const url of CONSOLE_PAGES) app.get(url, route, page);
 

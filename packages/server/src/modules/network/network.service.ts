@@ -31,6 +31,9 @@ export async function createNetwork(db: Db, input: CreateNetworkInput): Promise<
   return db.transaction().execute((trx) => createNetworkIn(trx, input));
 }
 
+/** What the first `warren serve` creates: the network and the login name of its owner. */
+export const FIRST_NETWORK = { name: 'default', ownerEmail: 'admin@example.com' } as const;
+
 /**
  * The first `warren serve` on an empty database creates the network "default". The lock
  * keeps two instances starting at once on one PostgreSQL database from making two.
@@ -39,7 +42,7 @@ export async function bootstrapIfEmpty(db: Db, now: number): Promise<CreatedNetw
   return db.transaction().execute(async (trx) => {
     await advisoryLock(trx, 'bootstrap');
     if ((await countNetworks(trx)) > 0) return undefined;
-    return createNetworkIn(trx, { name: 'default', ownerEmail: 'admin@example.com', plan: 'premium', now });
+    return createNetworkIn(trx, { ...FIRST_NETWORK, plan: 'premium', now });
   });
 }
 
