@@ -38,7 +38,7 @@ describe('webhook delivery', () => {
     return body as { id: string; secret: string };
   }
 
-  it('delivers each change signed, once per event, in commit order', async () => {
+  it('delivers each change signed, once per event, in commit order, and nothing of a refused request', async () => {
     const hook = await subscribe('/all');
     const start = (await eventPage(server)).nextCursor;
     const authKey = await createAuthKey(server, { reusable: true });
@@ -49,10 +49,18 @@ describe('webhook delivery', () => {
       raw: await policy.text(),
       headers: { 'content-type': 'application/hujson' },
     });
+    const refused = await server.call('PUT', '/v1/acl', {
+      raw: '{"acls": [{"action": "drop"}]}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(refused.status).toBe(400);
     await server.call('DELETE', `/v1/keys/${authKey.id}`);
     const committed = (await eventPage(server, `?cursor=${start}`)).entries.map((e) => e.id);
     expect(committed).toHaveLength(6);
     await waitFor(() => receiver.at('/all').length >= committed.length);
+    // Long enough for a second delivery of any of them, had there been one.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.at('/all')).toHaveLength(committed.length);
     const got = receiver.at('/all').map((r) => ({ id: r.headers['webhook-id'], body: verify(hook.secret, r) }));
     expect(got.map((g) => g.id)).toEqual(committed);
     expect(got.map((g) => g.body.type)).toEqual([

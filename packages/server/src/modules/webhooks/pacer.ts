@@ -4,7 +4,7 @@
  * the body, the HTTP exchange, a share of the batch's SQL): with 20 endpoints, one
  * `POST /v1/keys` makes 20 of them, several times the request's own cost. So when requests
  * are arriving while the loop has no idle time left, attempts start at a bounded rate
- * (BUSY_RATE a second) and the backlog waits in the outbox; as soon as the loop has room
+ * (`busyRate`, 100 a second) and the backlog waits in the outbox; as soon as the loop has room
  * again (or no request came during the last window) the dispatcher sends at full speed. The
  * floor keeps deliveries moving under any load; waiting on a slow endpoint costs nothing, so
  * endpoints still proceed in parallel.
@@ -12,11 +12,15 @@
 import type { Server } from 'node:http';
 import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 
-const WINDOW_MS = 100;
-/** Event-loop utilisation over a window above which the loop counts as saturated. */
-const SATURATED = 0.85;
-/** Attempts started per second while the API keeps the loop saturated. */
-const BUSY_RATE = 100;
+export interface PacerOptions {
+  windowMs: number;
+  /** Event-loop utilisation over a window above which the loop counts as saturated. */
+  saturated: number;
+  /** Attempts started per second while the API keeps the loop saturated. */
+  busyRate: number;
+}
+
+const DEFAULTS: PacerOptions = { windowMs: 100, saturated: 0.85, busyRate: 100 };
 
 export class Pacer {
   private requests = 0;
@@ -28,11 +32,14 @@ export class Pacer {
     this.requests++;
   };
 
-  constructor(private readonly server: Server | undefined) {}
+  constructor(
+    private readonly server: Server | undefined,
+    private readonly options: PacerOptions = DEFAULTS,
+  ) {}
 
   start(): void {
     this.server?.on('request', this.onRequest);
-    this.timer = setInterval(() => this.window(), WINDOW_MS).unref();
+    this.timer = setInterval(() => this.window(), this.options.windowMs).unref();
   }
 
   stop(): void {
@@ -55,9 +62,10 @@ export class Pacer {
     const now = performance.eventLoopUtilization();
     const { utilization } = performance.eventLoopUtilization(now, this.last);
     this.last = now;
-    const busy = this.requests > 0 && utilization > SATURATED;
+    const { saturated, busyRate, windowMs } = this.options;
+    const busy = this.requests > 0 && utilization > saturated;
     this.requests = 0;
-    this.tokens = busy ? (BUSY_RATE * WINDOW_MS) / 1000 : Number.POSITIVE_INFINITY;
+    this.tokens = busy ? Math.max(1, Math.round((busyRate * windowMs) / 1000)) : Number.POSITIVE_INFINITY;
     this.release();
   }
 
