@@ -5,7 +5,7 @@
  * some peers offline.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { choosePrimaries, networkView } from '../../src/modules/node/netmap.cache.js';
+import { networkView, primariesOf } from '../../src/modules/node/netmap.cache.js';
 import { netmapHead, servedRoutes } from '../../src/modules/node/netmap.repository.js';
 import { presenceSnapshot } from '../../src/modules/node/presence-snapshot.js';
 import { applyPolicy } from '../acl/helpers.js';
@@ -59,7 +59,7 @@ describe('netmap fingerprints', () => {
     const head = (await netmapHead(db, server.networkId))!;
     return {
       view: await networkView(db, server.networkId, head),
-      primaries: choosePrimaries(await servedRoutes(db, server.networkId), now),
+      primaries: primariesOf(await servedRoutes(db, server.networkId, now)),
       presence: await presenceSnapshot(db, server.networkId, head, now),
     };
   };

@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DeviceIdentityRow } from '../../src/modules/acl/policy-inputs.repository.js';
-import { choosePrimaries, NetworkView, type Primaries } from '../../src/modules/node/netmap.cache.js';
+import { NetworkView, type Primaries, primariesOf } from '../../src/modules/node/netmap.cache.js';
 import type { ServedRouteRow } from '../../src/modules/node/netmap.repository.js';
 import type { PresenceSnapshot } from '../../src/modules/node/presence-snapshot.js';
 import { compilePolicy, type PolicyUser } from '../../src/policy/index.js';
@@ -35,7 +35,6 @@ const USERS: PolicyUser[] = [
 const LOGINS = [null, ...USERS.map((u) => u.login)];
 const TAG_SETS = [[], ['tag:web'], ['tag:db'], ['tag:db', 'tag:web'], ['tag:gw'], ['tag:gone']];
 const PREFIXES = [[], ['10.1.0.0/24'], ['10.1.1.0/24'], ['0.0.0.0/0', '::/0'], ['10.1.0.0/24', '0.0.0.0/0', '::/0']];
-const NOW = 1_000_000;
 
 interface Device {
   row: DeviceIdentityRow;
@@ -82,21 +81,19 @@ function device(login: string | null, tags: string[], routes: string[]): Device 
   };
 }
 
-function primariesOf(devices: Device[]): Primaries {
+/** Devices are approved in slot order: per prefix the first online router is primary, every online exit node. */
+function assignment(devices: Device[]): Primaries {
   const rows: ServedRouteRow[] = [];
+  const taken = new Set<string>();
   for (const d of devices) {
     for (const prefix of d.routes) {
-      rows.push({
-        id: `${d.row.id}:${prefix}`,
-        device_id: d.row.id,
-        prefix,
-        approved_at: Number(d.row.addr_index),
-        disconnected: d.online ? 0 : 1,
-        last_seen_at: NOW,
-      });
+      const exit = prefix === '0.0.0.0/0' || prefix === '::/0';
+      const primary = d.online && (exit || !taken.has(prefix));
+      if (primary && !exit) taken.add(prefix);
+      rows.push({ id: `${d.row.id}:${prefix}`, device_id: d.row.id, prefix, is_primary: primary ? 1 : 0 });
     }
   }
-  return choosePrimaries(rows, NOW);
+  return primariesOf(rows);
 }
 
 function presenceOf(devices: Device[]): PresenceSnapshot {
@@ -156,7 +153,7 @@ describe('patched network views', () => {
     fc.assert(
       fc.property(initial, fc.array(op, { minLength: 1, maxLength: 8 }), (start, ops) => {
         const devices = start.map((s) => device(s.login, s.tags, s.routes));
-        let primaries = primariesOf(devices);
+        let primaries = assignment(devices);
         let presence = presenceOf(devices);
         let view = new NetworkView(
           '0',
@@ -173,7 +170,7 @@ describe('patched network views', () => {
             const rows = devices.filter((d) => ids.has(d.row.id)).map((d) => d.row);
             view = view.patched(String(step + 1), rows, changed, USERS);
           }
-          primaries = primariesOf(devices);
+          primaries = assignment(devices);
           presence = presenceOf(devices);
           const fresh = new NetworkView(
             'fresh',

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { choosePrimaries } from '../../src/modules/node/netmap.cache.js';
+import { primariesOf } from '../../src/modules/node/netmap.cache.js';
 import type { ServedRouteRow } from '../../src/modules/node/netmap.repository.js';
 import { PeerMap, type PolicyDevice, type PolicyRole, validatePolicy } from '../../src/policy/index.js';
 
@@ -36,28 +36,29 @@ interface Scenario {
 }
 
 const DIR = join(import.meta.dirname, 'captures');
-const NOW = 1_800_000_000_000;
 
-/** Approved and advertised routes as the routes table holds them; file order is approval order. */
+/**
+ * Approved and advertised routes as the routes table holds them; file order is approval order,
+ * so per prefix the first online router is primary (every online exit node for default routes).
+ */
 function servedRows(nodes: CaptureNode[]): ServedRouteRow[] {
+  const taken = new Set<string>();
   return nodes.flatMap((n, i) =>
     (n.ApprovedRoutes ?? [])
       .filter((prefix) => n.Hostinfo?.RoutableIPs?.includes(prefix))
-      .map((prefix, j) => ({
-        id: `rt_${String(i).padStart(3, '0')}_${j}`,
-        device_id: n.Name,
-        prefix,
-        approved_at: NOW - 1000 + i,
-        disconnected: n.Online ? 0 : 1,
-        last_seen_at: NOW - 1000,
-      })),
+      .map((prefix, j) => {
+        const exit = prefix === '0.0.0.0/0' || prefix === '::/0';
+        const primary = n.Online && (exit || !taken.has(prefix));
+        if (primary && !exit) taken.add(prefix);
+        return { id: `rt_${String(i).padStart(3, '0')}_${j}`, device_id: n.Name, prefix, is_primary: primary ? 1 : 0 };
+      }),
   );
 }
 
 function replay(s: Scenario): Map<string, CapturePeer[]> {
   const result = validatePolicy(JSON.stringify(s.policy));
   if (!result.ok) throw new Error(`policy is invalid: ${JSON.stringify(result.errors)}`);
-  const primaries = choosePrimaries(servedRows(s.nodes), NOW);
+  const primaries = primariesOf(servedRows(s.nodes));
   const devices: PolicyDevice[] = s.nodes.map((n) => ({
     id: n.Name,
     user: n.User,

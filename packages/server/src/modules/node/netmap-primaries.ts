@@ -1,10 +1,8 @@
 /**
  * Which router serves each approved, advertised prefix right now. Presence changes with time,
- * not with the netmap epoch, so the assignment is worked out on each request from the approved
- * routes (a small query) and names itself by `key`: the peer map is re-derived only when it moved.
+ * not with the netmap epoch, so the assignment is read on each request with the approved routes
+ * (a small query) and names itself by `key`: the peer map is re-derived only when it moved.
  */
-import { isOnline } from '../devices/presence.js';
-import { isExitRoute } from '../routes/routes.presenter.js';
 import type { ServedRouteRow } from './netmap.repository.js';
 
 /**
@@ -26,34 +24,22 @@ function pushTo(map: Map<string, string[]>, key: string, value: string): void {
 }
 
 /**
- * Per prefix, the earliest approved route (then the lowest id) whose device is online — the
- * rule the routes presenter's SQL applies. Default routes are not failed over: every online
- * exit node serves them.
+ * The assignment of the routes `rows` lists: which of them each device serves, and those it
+ * serves as primary — as each row says (routes.repository.ts primaryFlag states the rule).
  */
-export function choosePrimaries(rows: readonly ServedRouteRow[], now: number): Primaries {
-  const best = new Map<string, ServedRouteRow>();
+export function primariesOf(rows: readonly ServedRouteRow[]): Primaries {
   const served = new Map<string, string[]>();
+  const byDevice = new Map<string, string[]>();
   const servedIds: string[] = [];
+  const primaryIds: string[] = [];
   for (const row of rows) {
     pushTo(served, row.device_id, row.prefix);
     servedIds.push(row.id);
-    if (!isOnline(row, now)) continue;
-    if (isExitRoute(row.prefix)) {
-      best.set(`${row.prefix} ${row.id}`, row);
-      continue;
-    }
-    const current = best.get(row.prefix);
-    const at = Number(row.approved_at ?? 0);
-    const currentAt = Number(current?.approved_at ?? 0);
-    if (!current || at < currentAt || (at === currentAt && row.id < current.id)) best.set(row.prefix, row);
-  }
-  const byDevice = new Map<string, string[]>();
-  const ids: string[] = [];
-  for (const row of best.values()) {
-    ids.push(row.id);
+    if (Number(row.is_primary) !== 1) continue;
     pushTo(byDevice, row.device_id, row.prefix);
+    primaryIds.push(row.id);
   }
   for (const list of byDevice.values()) list.sort();
   for (const list of served.values()) list.sort();
-  return { byDevice, served, key: `${ids.sort().join(',')}|${servedIds.sort().join(',')}` };
+  return { byDevice, served, key: `${primaryIds.sort().join(',')}|${servedIds.sort().join(',')}` };
 }

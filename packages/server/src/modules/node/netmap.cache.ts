@@ -18,7 +18,7 @@ import { type NetmapHead, usersNamed } from './netmap.repository.js';
 import { changedSince } from './netmap-changes.js';
 import { NetworkView } from './netmap-view.js';
 
-export { choosePrimaries, type Primaries } from './netmap-primaries.js';
+export { type Primaries, primariesOf } from './netmap-primaries.js';
 export { type ClassList, joinedWithout, NetworkView } from './netmap-view.js';
 
 /** How views were made in this process: counted so tests can tell a patch from a rebuild. */

@@ -7,8 +7,8 @@ import { sql } from 'kysely';
 import type { PolicyRole, PolicyUser } from '../../policy/index.js';
 import { type Db, isPostgres } from '../../storage/database.js';
 import { type DeviceRow, deviceRows } from '../devices/devices.repository.js';
-import { ONLINE_WINDOW_MS } from '../devices/presence.js';
-import { networkRoutes } from '../routes/routes.repository.js';
+import { onlineWhere } from '../devices/presence.js';
+import { networkRoutes, primaryFlag } from '../routes/routes.repository.js';
 
 export interface NetmapHead {
   epoch: number;
@@ -57,22 +57,14 @@ export interface ServedRouteRow {
   id: string;
   device_id: string;
   prefix: string;
-  approved_at: number | null;
-  disconnected: number;
-  last_seen_at: number | null;
+  /** 1 when the route is primary now (routes.repository.ts primaryFlag), else 0. */
+  is_primary: number;
 }
 
-/** Approved, advertised routes with their device's presence, for choosing primaries. */
-export async function servedRoutes(db: Db, networkId: string): Promise<ServedRouteRow[]> {
+/** Approved, advertised routes, each with whether it is primary now, for choosing primaries. */
+export async function servedRoutes(db: Db, networkId: string, now: number): Promise<ServedRouteRow[]> {
   return networkRoutes(db, networkId)
-    .select([
-      'routes.id',
-      'routes.device_id',
-      'routes.prefix',
-      'routes.approved_at',
-      'devices.disconnected',
-      'devices.last_seen_at',
-    ])
+    .select((eb) => ['routes.id', 'routes.device_id', 'routes.prefix', primaryFlag(eb, now).as('is_primary')])
     .where('routes.state', '=', 'approved')
     .where('routes.advertised', '=', 1)
     .execute();
@@ -90,7 +82,8 @@ export async function selfRow(db: Db, networkId: string, deviceId: string): Prom
 
 // Presence is read as one concatenated string rather than a row per device: materializing
 // thousands of rows costs far more than the index lookups behind them.
-const idList = (db: Db) => (isPostgres(db) ? sql`string_agg(id, ',')` : sql`group_concat(id, ',')`);
+const idList = (db: Db) =>
+  isPostgres(db) ? sql<string | null>`string_agg(id, ',')` : sql<string | null>`group_concat(id, ',')`;
 
 /**
  * Every online device of the network (index devices_network_seen), and the oldest heartbeat
@@ -101,12 +94,14 @@ export async function onlineDevices(
   networkId: string,
   now: number,
 ): Promise<{ ids: string[]; oldestSeen: number | null }> {
-  const cutoff = now - ONLINE_WINDOW_MS;
-  const { rows } = await sql<{ ids: string | null; oldest: number | string | null }>`
-    select ${idList(db)} as ids, min(last_seen_at) as oldest from devices
-    where network_id = ${networkId} and last_seen_at > ${cutoff} and disconnected = 0`.execute(db);
-  const text = rows[0]?.ids;
-  const oldest = rows[0]?.oldest;
+  const row = await db
+    .selectFrom('devices')
+    .select((eb) => [idList(db).as('ids'), eb.fn.min('last_seen_at').as('oldest')])
+    .where('network_id', '=', networkId)
+    .where((eb) => onlineWhere(eb, now, true))
+    .executeTakeFirst();
+  const text = row?.ids;
+  const oldest = row?.oldest;
   return { ids: text ? text.split(',') : [], oldestSeen: oldest == null ? null : Number(oldest) };
 }
 

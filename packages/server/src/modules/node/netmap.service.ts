@@ -20,7 +20,7 @@ import type { AppContext } from '../../context.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { routesOfDevice } from '../devices/devices.repository.js';
 import { isOnline } from '../devices/presence.js';
-import { choosePrimaries, joinedWithout, type NetworkView, networkView, type Primaries } from './netmap.cache.js';
+import { joinedWithout, type NetworkView, networkView, type Primaries, primariesOf } from './netmap.cache.js';
 import { netmapHead, type SelfRow, selfRow, servedRoutes, settleVersion } from './netmap.repository.js';
 import { diffPeers, rememberSent, sentAt, sinceVersion } from './netmap-delta.js';
 import { deviceGone } from './presence.service.js';
@@ -56,7 +56,7 @@ async function viewInputs(ctx: AppContext, networkId: string, deviceId: string):
   const now = ctx.clock.now();
   const [head, served, self] = await Promise.all([
     netmapHead(db, networkId),
-    servedRoutes(db, networkId),
+    servedRoutes(db, networkId, now),
     selfRow(db, networkId, deviceId),
   ]);
   if (!self || !head) throw deviceGone();
@@ -68,7 +68,7 @@ async function viewInputs(ctx: AppContext, networkId: string, deviceId: string):
   // A device always enrolls with an epoch bump, so it is in any view read after it could
   // authenticate; reload once in case it raced a deletion and re-creation.
   if (!view.index.has(deviceId)) view = await networkView(db, networkId, head, true);
-  const primaries = choosePrimaries(served, now);
+  const primaries = primariesOf(served);
   const stamp = `${primaries.key}|${presence.digest}|${isOnline(self, now)}`;
   return { now, networkId, deviceId, self, view, primaries, presence, stamp };
 }

@@ -1,15 +1,13 @@
 /**
- * SQL of routes. `primary` is computed in the query: among the routes of one prefix that
- * are approved, advertised and whose device is online, the earliest approved (approved_at,
- * then id) is primary. The correlated NOT EXISTS runs on routes_network_prefix. Default routes
- * (0.0.0.0/0, ::/0) are not shared by failover: every online exit node is in service, so each
- * of them is primary.
+ * SQL of routes, and the home of the primary-route rule (primaryFlag), which route listings,
+ * device records and netmaps all read from here.
  */
-import { sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
-import { ONLINE_WINDOW_MS } from '../devices/presence.js';
+import type { Database } from '../../storage/schema.js';
+import { onlineWhere } from '../devices/presence.js';
 import { advertisedText } from './prefixes.js';
 import { onRoutesAdvertised } from './route-hooks.js';
 
@@ -21,9 +19,27 @@ export function networkRoutes(db: Db, networkId: string) {
     .where('routes.network_id', '=', networkId);
 }
 
+/**
+ * 1 when the route is primary, else 0. Among the routes of one prefix that are approved,
+ * advertised and whose device is online (presence.ts), the earliest approved (approved_at, then
+ * id) is primary. Default routes (0.0.0.0/0, ::/0) are not shared by failover: every online exit
+ * node is in service, so each of them is primary. The correlated NOT EXISTS runs on
+ * routes_network_prefix; its own `devices` hides the outer one, so the one online rule reads
+ * the competitor's device there and the route's own device outside.
+ */
+export function primaryFlag(eb: ExpressionBuilder<Database, 'routes' | 'devices'>, now: number) {
+  const online = onlineWhere(eb, now, true);
+  return sql<number>`case when routes.state = 'approved' and routes.advertised = 1 and ${online}
+      and (routes.prefix in ('0.0.0.0/0', '::/0') or not exists (
+        select 1 from routes r2 inner join devices on devices.id = r2.device_id
+        where r2.network_id = routes.network_id and r2.prefix = routes.prefix and r2.state = 'approved'
+          and r2.advertised = 1 and ${online}
+          and (r2.approved_at < routes.approved_at or (r2.approved_at = routes.approved_at and r2.id < routes.id))
+      )) then 1 else 0 end`;
+}
+
 export function routesWithPrimary(db: Db, networkId: string, now: number) {
-  const cutoff = now - ONLINE_WINDOW_MS;
-  return networkRoutes(db, networkId).select([
+  return networkRoutes(db, networkId).select((eb) => [
     'routes.id',
     'routes.device_id',
     'devices.name as device_name',
@@ -34,14 +50,7 @@ export function routesWithPrimary(db: Db, networkId: string, now: number) {
     'routes.approved_at',
     'routes.approved_by',
     'routes.created_at',
-    sql<number>`case when routes.state = 'approved' and routes.advertised = 1
-        and devices.disconnected = 0 and devices.last_seen_at > ${cutoff}
-        and (routes.prefix in ('0.0.0.0/0', '::/0') or not exists (
-          select 1 from routes r2 inner join devices d2 on d2.id = r2.device_id
-          where r2.network_id = routes.network_id and r2.prefix = routes.prefix and r2.state = 'approved'
-            and r2.advertised = 1 and d2.disconnected = 0 and d2.last_seen_at > ${cutoff}
-            and (r2.approved_at < routes.approved_at or (r2.approved_at = routes.approved_at and r2.id < routes.id))
-        )) then 1 else 0 end`.as('is_primary'),
+    primaryFlag(eb, now).as('is_primary'),
   ]);
 }
 
