@@ -32,6 +32,21 @@ type PolicyText struct {
 type ValidationResult struct {
 	Valid  bool          `json:"valid"`
 	Errors []PolicyError `json:"errors"`
+	// Tests reports each entry of the policy's "tests" section, in document order; empty
+	// when the text does not parse.
+	Tests []PolicyTestResult `json:"tests"`
+}
+
+// PolicyTestResult is what became of one entry of the policy's "tests".
+type PolicyTestResult struct {
+	// Line is where the entry starts.
+	Line int `json:"line"`
+	// Src is the entry's src as written ("" when missing).
+	Src    string `json:"src"`
+	Passed bool   `json:"passed"`
+	// Failures are the entry's problems (a broken expectation or a malformed part); each is
+	// also in ValidationResult.Errors.
+	Failures []PolicyError `json:"failures"`
 }
 
 // PolicyVersion is one stored version in the policy's history.

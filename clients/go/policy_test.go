@@ -60,6 +60,29 @@ func TestPolicy(t *testing.T) {
 		}
 	})
 
+	t.Run("validate reports each policy test", func(t *testing.T) {
+		withTests := strings.Replace(text.Text, `"acls": [`, `"tests": [
+    { "src": "tag:ci", "accept": ["tag:server:22"] },
+    { "src": "tag:server", "accept": ["tag:ci:22"] },
+  ],
+  "acls": [`, 1)
+		result, err := c.Policy.Validate(ctx, withTests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if result.Valid || len(result.Tests) != 2 {
+			t.Fatalf("result %+v", result)
+		}
+		pass, fail := result.Tests[0], result.Tests[1]
+		if !pass.Passed || pass.Src != "tag:ci" || len(pass.Failures) != 0 {
+			t.Errorf("passing test %+v", pass)
+		}
+		if fail.Passed || fail.Src != "tag:server" || fail.Line != pass.Line+1 || len(fail.Failures) != 1 ||
+			fail.Failures[0] != result.Errors[0] || !strings.Contains(fail.Failures[0].Msg, "expected accept") {
+			t.Errorf("failing test %+v, errors %+v", fail, result.Errors)
+		}
+	})
+
 	t.Run("set refuses an invalid policy with its lines", func(t *testing.T) {
 		_, err := c.Policy.Set(ctx, badPolicy, "")
 		e := wantError(t, err, 400, warren.CodePolicyInvalid)

@@ -70,7 +70,26 @@ def test_validate_reports_each_problem_at_its_line(client: warren.Client) -> Non
     assert result.valid is False
     assert [error.line for error in result.errors] == [5]
     assert "group:nope" in result.errors[0].msg
-    assert client.policy.validate(BASE_POLICY) == warren.ValidationResult(valid=True, errors=())
+    assert client.policy.validate(BASE_POLICY) == warren.ValidationResult(valid=True, errors=(), tests=())
+
+
+def test_validate_reports_each_policy_test(client: warren.Client) -> None:
+    policy = BASE_POLICY.replace(
+        '"acls": [',
+        '''"tests": [
+    { "src": "tag:ci", "accept": ["tag:server:22"] },
+    { "src": "tag:server", "accept": ["tag:ci:22"] },
+  ],
+  "acls": [''',
+        1,
+    )
+    result = client.policy.validate(policy)
+    assert result.valid is False
+    passing, failing = result.tests
+    assert (passing.src, passing.passed, passing.failures) == ("tag:ci", True, ())
+    assert (failing.src, failing.passed, failing.line) == ("tag:server", False, passing.line + 1)
+    assert failing.failures == result.errors
+    assert "expected accept" in failing.failures[0].msg
 
 
 def test_an_invalid_policy_is_refused_with_its_lines_and_changes_nothing(client: warren.Client) -> None:

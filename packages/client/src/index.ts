@@ -9,6 +9,7 @@ export type {
   NetworkBody,
   Page,
   PolicyProblem,
+  PolicyTestResultBody,
   Role,
   RouteBody,
   RouteState,

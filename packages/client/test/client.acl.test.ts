@@ -38,7 +38,7 @@ describe('Warren client: the policy', () => {
   });
 
   it('validates a draft: valid, or every problem with its line and column', async () => {
-    expect(await warren.acl.validate(POLICY)).toEqual({ valid: true, errors: [] });
+    expect(await warren.acl.validate(POLICY)).toEqual({ valid: true, errors: [], tests: [] });
     const result = await warren.acl.validate(BROKEN);
     expect(result.valid).toBe(false);
     expect(result.errors.length).toBeGreaterThanOrEqual(2);

@@ -4,6 +4,7 @@
  * server: a field not declared here is stripped by the serializer.
  */
 import { type Static, Type } from 'typebox';
+import type { PolicyProblem } from './errors.js';
 import { EVENT_COMPONENTS } from './events.js';
 import { KEY_STATES, PLANS, ROLES, ROUTE_STATES, SCOPES } from './formats.js';
 import { Me, SsoConfig } from './people.js';
@@ -185,10 +186,25 @@ export const AuditEntry = Type.Object(
   { $id: 'AuditEntry' },
 );
 
+const PolicyProblemSchema = Type.Object({ line: Type.Integer(), column: Type.Integer(), msg: Type.String() });
+
 export const ValidationResult = Type.Object(
   {
     valid: Type.Boolean(),
-    errors: Type.Array(Type.Object({ line: Type.Integer(), column: Type.Integer(), msg: Type.String() })),
+    errors: Type.Array(PolicyProblemSchema),
+    tests: Type.Array(
+      Type.Object({
+        line: Type.Integer({ description: 'the line the test entry starts on' }),
+        src: Type.String({ description: 'its `src` as written ("" when missing)' }),
+        passed: Type.Boolean(),
+        failures: Type.Array(PolicyProblemSchema, {
+          description: 'what failed: a malformed part, or an expectation the rules break (also in `errors`)',
+        }),
+      }),
+      {
+        description: "each entry of the policy's `tests`, in document order; empty when the text does not parse",
+      },
+    ),
   },
   { $id: 'ValidationResult' },
 );
@@ -342,9 +358,16 @@ export interface AuditEntryBody {
   userId: string | null;
   userLogin: string | null;
 }
+export interface PolicyTestResultBody {
+  line: number;
+  src: string;
+  passed: boolean;
+  failures: PolicyProblem[];
+}
 export interface ValidationResultBody {
   valid: boolean;
-  errors: { line: number; column: number; msg: string }[];
+  errors: PolicyProblem[];
+  tests: PolicyTestResultBody[];
 }
 export interface PeerBody {
   id: string;

@@ -251,9 +251,25 @@ class PolicyVersion:
 
 
 @dataclass(frozen=True)
+class PolicyTestResult:
+    """One entry of the policy's ``tests``: where it starts, its ``src`` and what failed.
+
+    Each of ``failures`` (a broken expectation or a malformed part) is also in the result's
+    ``errors``.
+    """
+
+    line: int
+    src: str
+    passed: bool
+    failures: Tuple[PolicyError, ...]
+
+
+@dataclass(frozen=True)
 class ValidationResult:
     valid: bool
     errors: Tuple[PolicyError, ...]
+    #: Each entry of the policy's ``tests`` in document order; empty when the text does not parse.
+    tests: Tuple[PolicyTestResult, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import type { PortRanges } from './ports.js';
 import { parseProto, protoLabel, TCP } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
 import { candidateRules, type MatchMode, rulePorts, type Subject } from './subjects.js';
-import type { CompiledPolicy, CompiledRule, Selector } from './types.js';
+import type { CompiledPolicy, CompiledRule, PolicyError, Selector } from './types.js';
 import { parseDestination } from './validate-rules.js';
 
 export interface TestTarget {
@@ -29,7 +29,20 @@ export interface TestTarget {
   ports: PortRanges;
 }
 
+/**
+ * What became of one entry of the policy's `tests`: the line it starts on, its `src` as written
+ * ("" when missing or not a string), and every problem found in it — a malformed part, or an
+ * expectation the rules break (the same problems `errors` lists, at the same places).
+ */
+export interface PolicyTestResult {
+  line: number;
+  src: string;
+  passed: boolean;
+  failures: PolicyError[];
+}
+
 export interface PolicyTest {
+  result: PolicyTestResult;
   srcText: string;
   src: Selector;
   /** IANA protocol number; tcp unless the test says otherwise. */
@@ -42,42 +55,53 @@ const TEST_FIELDS = ['src', 'accept', 'deny', 'proto'];
 const TEST_KINDS = new Set<Selector['kind']>(['user', 'group', 'tag', 'prefix']);
 const SRC_KINDS = new Set<Selector['kind']>([...TEST_KINDS, 'member', 'tagged', 'admin']);
 
-export function parseTests(node: Node, c: Checker, defs: Definitions): PolicyTest[] {
+/** Every entry with its result; the entries that parsed are returned to be run. */
+export function parseTests(node: Node, c: Checker, defs: Definitions, results: PolicyTestResult[]): PolicyTest[] {
   if (node.type !== 'array') {
     c.error(node, '"tests" must be an array');
     return [];
   }
   const out: PolicyTest[] = [];
   for (const testNode of node.children ?? []) {
-    const f = c.fields(testNode, 'a test', TEST_FIELDS);
-    if (!f) continue;
-    const srcNode = f.get('src');
-    if (!srcNode) c.error(testNode, 'test is missing "src"');
-    const srcText = srcNode ? c.string(srcNode, 'test "src"') : null;
-    let src: Selector | null = null;
-    if (srcNode && srcText !== null) {
-      const r = parseSelector(srcText, defs);
-      if (!r.ok) {
-        if (r.msg) c.error(srcNode, r.msg);
-      } else if (!SRC_KINDS.has(r.sel.kind)) {
-        c.error(srcNode, `test src "${srcText}" must be a login name, group, tag, autogroup, host or IP`);
-      } else src = r.sel;
-    }
-    let proto = TCP;
-    const protoNode = f.get('proto');
-    const protoText = protoNode ? c.string(protoNode, 'test "proto"') : null;
-    if (protoNode && protoText !== null) {
-      const r = parseProto(protoText);
-      if (r.ok) proto = r.proto;
-      else c.error(protoNode, r.msg);
-    }
-    if (!f.has('accept') && !f.has('deny'))
-      c.error(testNode, 'test has neither "accept" nor "deny": it checks nothing');
-    const accept = parseTargets(f.get('accept'), '"accept"', c, defs);
-    const deny = parseTargets(f.get('deny'), '"deny"', c, defs);
-    if (src && srcText !== null) out.push({ srcText, src, proto, accept, deny });
+    const before = c.errors.length;
+    const result: PolicyTestResult = { line: c.line(testNode), src: '', passed: true, failures: [] };
+    results.push(result);
+    const test = parseTest(testNode, c, defs, result);
+    result.failures.push(...c.errors.slice(before));
+    result.passed = result.failures.length === 0;
+    if (test) out.push(test);
   }
   return out;
+}
+
+function parseTest(testNode: Node, c: Checker, defs: Definitions, result: PolicyTestResult): PolicyTest | null {
+  const f = c.fields(testNode, 'a test', TEST_FIELDS);
+  if (!f) return null;
+  const srcNode = f.get('src');
+  if (!srcNode) c.error(testNode, 'test is missing "src"');
+  const srcText = srcNode ? c.string(srcNode, 'test "src"') : null;
+  result.src = srcText ?? '';
+  let src: Selector | null = null;
+  if (srcNode && srcText !== null) {
+    const r = parseSelector(srcText, defs);
+    if (!r.ok) {
+      if (r.msg) c.error(srcNode, r.msg);
+    } else if (!SRC_KINDS.has(r.sel.kind)) {
+      c.error(srcNode, `test src "${srcText}" must be a login name, group, tag, autogroup, host or IP`);
+    } else src = r.sel;
+  }
+  let proto = TCP;
+  const protoNode = f.get('proto');
+  const protoText = protoNode ? c.string(protoNode, 'test "proto"') : null;
+  if (protoNode && protoText !== null) {
+    const r = parseProto(protoText);
+    if (r.ok) proto = r.proto;
+    else c.error(protoNode, r.msg);
+  }
+  if (!f.has('accept') && !f.has('deny')) c.error(testNode, 'test has neither "accept" nor "deny": it checks nothing');
+  const accept = parseTargets(f.get('accept'), '"accept"', c, defs);
+  const deny = parseTargets(f.get('deny'), '"deny"', c, defs);
+  return src && srcText !== null ? { result, srcText, src, proto, accept, deny } : null;
 }
 
 function parseTargets(node: Node | undefined, what: string, c: Checker, defs: Definitions): TestTarget[] {
@@ -200,30 +224,38 @@ function verdict(
 
 const single = (ports: PortRanges) => ports.length === 1 && ports[0][0] === ports[0][1];
 
+/** Runs each test, adding what it finds to the checker's errors and to the test's result. */
 export function runTests(policy: CompiledPolicy, tests: PolicyTest[], c: Checker): void {
   for (const t of tests) {
-    const srcs = testSubjects(policy, t.src).map((s) => ({ ...s, candidates: candidateRules(policy, s.subject) }));
-    const check = (target: TestTarget, expectAccept: boolean) => {
-      const dsts = testSubjects(policy, target.sel);
-      for (const s of srcs) {
-        for (const d of dsts) {
-          // "accept" must hold for all the traffic the test names, "deny" for any of it.
-          const v = verdict(policy, s.candidates, s.subject, d.subject, target.ports, t.proto, expectAccept);
-          if (v.ok) continue;
-          const who = [s.label !== t.srcText && `from ${s.label}`, dsts.length > 1 && `to ${d.label}`].filter(Boolean);
-          const detail = who.length > 0 ? ` (${who.join(', ')})` : '';
-          const head = `test: ${t.srcText} -> ${target.text}${protoLabel(t.proto)} expected`;
-          c.error(
-            target.node,
-            expectAccept
-              ? `${head} accept, but no rule accepts ${single(target.ports) ? 'it' : 'every port of it'}${detail}`
-              : `${head} deny, but the rule at line ${v.rule?.line} accepts it${detail}`,
-          );
-          return;
-        }
-      }
-    };
-    for (const target of t.accept) check(target, true);
-    for (const target of t.deny) check(target, false);
+    const before = c.errors.length;
+    runTest(policy, t, c);
+    t.result.failures.push(...c.errors.slice(before));
+    t.result.passed = t.result.failures.length === 0;
   }
+}
+
+function runTest(policy: CompiledPolicy, t: PolicyTest, c: Checker): void {
+  const srcs = testSubjects(policy, t.src).map((s) => ({ ...s, candidates: candidateRules(policy, s.subject) }));
+  const check = (target: TestTarget, expectAccept: boolean) => {
+    const dsts = testSubjects(policy, target.sel);
+    for (const s of srcs) {
+      for (const d of dsts) {
+        // "accept" must hold for all the traffic the test names, "deny" for any of it.
+        const v = verdict(policy, s.candidates, s.subject, d.subject, target.ports, t.proto, expectAccept);
+        if (v.ok) continue;
+        const who = [s.label !== t.srcText && `from ${s.label}`, dsts.length > 1 && `to ${d.label}`].filter(Boolean);
+        const detail = who.length > 0 ? ` (${who.join(', ')})` : '';
+        const head = `test: ${t.srcText} -> ${target.text}${protoLabel(t.proto)} expected`;
+        c.error(
+          target.node,
+          expectAccept
+            ? `${head} accept, but no rule accepts ${single(target.ports) ? 'it' : 'every port of it'}${detail}`
+            : `${head} deny, but the rule at line ${v.rule?.line} accepts it${detail}`,
+        );
+        return;
+      }
+    }
+  };
+  for (const target of t.accept) check(target, true);
+  for (const target of t.deny) check(target, false);
 }

@@ -9,12 +9,19 @@ import { parsePrefix } from './cidr.js';
 import { compile } from './compile.js';
 import { parseHujson } from './hujson.js';
 import { type Definitions, GROUP_RE, HOST_RE, LOGIN_RE, parseSelector, TAG_RE, TAG_SYNTAX } from './selectors.js';
-import { parseTests, runTests } from './tests.js';
+import { type PolicyTestResult, parseTests, runTests } from './tests.js';
 import type { CompiledPolicy, ParsedPolicy, PolicyError, Selector } from './types.js';
 import { checkGrants } from './validate-grants.js';
 import { checkAcls, checkAutoApprovers } from './validate-rules.js';
 
-export type ValidateResult = { ok: true; policy: CompiledPolicy; errors: [] } | { ok: false; errors: PolicyError[] };
+/**
+ * `tests`: each entry of the policy's `tests` with whether it passed; empty when the text does
+ * not parse (a tree recovered from broken syntax is not run).
+ */
+export type ValidateResult = (
+  | { ok: true; policy: CompiledPolicy; errors: [] }
+  | { ok: false; errors: PolicyError[] }
+) & { tests: PolicyTestResult[] };
 
 const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'grants', 'autoApprovers', 'tests'];
 
@@ -23,7 +30,7 @@ export function validatePolicy(text: string): ValidateResult {
   // A tree recovered from broken syntax would produce misleading semantic errors (a section cut
   // short looks like undefined groups), so syntax errors are reported on their own.
   if (!root || syntaxErrors.length > 0) {
-    return { ok: false, errors: sortErrors([...syntaxErrors, ...duplicateKeys]) };
+    return { ok: false, errors: sortErrors([...syntaxErrors, ...duplicateKeys]), tests: [] };
   }
   const c = new Checker(lines);
   c.errors.push(...duplicateKeys);
@@ -47,11 +54,13 @@ export function validatePolicy(text: string): ValidateResult {
   for (const node of sections.get('acls') ?? []) checkAcls(node, c, defs, parsed.rules);
   for (const node of sections.get('grants') ?? []) checkGrants(node, c, defs, parsed.rules);
   for (const node of sections.get('autoApprovers') ?? []) checkAutoApprovers(node, c, defs, parsed.autoApprovers);
-  const tests = (sections.get('tests') ?? []).flatMap((node) => parseTests(node, c, defs));
+  const results: PolicyTestResult[] = [];
+  const tests = (sections.get('tests') ?? []).flatMap((node) => parseTests(node, c, defs, results));
   const policy = compile(parsed);
   runTests(policy, tests, c);
-  if (c.errors.length > 0) return { ok: false, errors: sortErrors(c.errors) };
-  return { ok: true, policy, errors: [] };
+  for (const r of results) r.failures = sortErrors(r.failures);
+  if (c.errors.length > 0) return { ok: false, errors: sortErrors(c.errors), tests: results };
+  return { ok: true, policy, errors: [], tests: results };
 }
 
 export function compilePolicy(text: string): CompiledPolicy {

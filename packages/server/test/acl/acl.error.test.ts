@@ -105,14 +105,15 @@ describe('POST /v1/acl/validate', () => {
   it('answers 200 with the same errors PUT gives, for broken syntax too, and never changes anything', async () => {
     const before = await policyText(server);
     const epoch = await netmapEpoch(server);
-    expect(await validate(server, BROKEN)).toEqual({ valid: false, errors: BROKEN_ERRORS });
+    expect(await validate(server, BROKEN)).toEqual({ valid: false, errors: BROKEN_ERRORS, tests: expect.any(Array) });
     expect(await validate(server, '{ "acls": [ }')).toEqual({
       valid: false,
       errors: [{ line: 1, column: 13, msg: 'expected a value' }],
+      tests: [],
     });
-    expect(await validate(server, GOOD(1))).toEqual({ valid: true, errors: [] });
+    expect(await validate(server, GOOD(1))).toEqual({ valid: true, errors: [], tests: expect.any(Array) });
     const asJson = await server.call('POST', '/v1/acl/validate', { body: JSON.parse(GOOD(2)) });
-    expect(await json(asJson)).toEqual({ valid: true, errors: [] });
+    expect(await json(asJson)).toEqual({ valid: true, errors: [], tests: expect.any(Array) });
     const empty = await json(await server.call('POST', '/v1/acl/validate'));
     expect(empty.valid).toBe(false);
     expect(await policyText(server)).toEqual(before);

@@ -34,7 +34,7 @@ describe('the policy endpoints and Tailscale syntax', () => {
   afterAll(() => server.close());
 
   it('stores a policy with grants, protocol numbers, exit-node approvers and port-range tests', async () => {
-    expect(await validate(server, MODERN)).toEqual({ valid: true, errors: [] });
+    expect(await validate(server, MODERN)).toEqual({ valid: true, errors: [], tests: expect.any(Array) });
     await applyPolicy(server, MODERN);
     expect((await policyText(server)).text).toBe(MODERN);
   });
@@ -47,7 +47,7 @@ describe('the policy endpoints and Tailscale syntax', () => {
     ];
     const body = await expectProblem(await putPolicy(server, SPLIT), 400, 'policy_invalid');
     expect(body.errors).toEqual(errors);
-    expect(await validate(server, SPLIT)).toEqual({ valid: false, errors });
+    expect(await validate(server, SPLIT)).toEqual({ valid: false, errors, tests: expect.any(Array) });
     expect(await policyText(server)).toEqual(before);
   });
 });

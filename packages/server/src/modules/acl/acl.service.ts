@@ -34,7 +34,7 @@ export const getPolicy = (ctx: AppContext, networkId: string): Promise<CurrentPo
 
 export function validatePolicyText(text: string): ValidationResultBody {
   const result = validatePolicy(text);
-  return { valid: result.ok, errors: result.errors };
+  return { valid: result.ok, errors: result.errors, tests: result.tests };
 }
 
 /**
