@@ -1,9 +1,12 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	warren "github.com/warrenhq/warren/clients/go"
 )
 
@@ -19,4 +22,18 @@ func clientFrom(data any, diags *diag.Diagnostics) *warren.Client {
 		return nil
 	}
 	return client
+}
+
+// resourceClient is embedded by every resource for the client the provider configured.
+type resourceClient struct{ client *warren.Client }
+
+func (c *resourceClient) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	c.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// dataSourceClient is resourceClient for data sources.
+type dataSourceClient struct{ client *warren.Client }
+
+func (c *dataSourceClient) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	c.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }

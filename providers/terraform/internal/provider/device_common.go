@@ -26,10 +26,10 @@ type deviceResource[M any, P interface {
 	*M
 	deviceSetting
 }] struct {
-	client *warren.Client
-	what   string // "tags", "approved routes"
-	push   func(ctx context.Context, c *warren.Client, m P, diags *diag.Diagnostics) (*warren.Device, error)
-	clear  func(ctx context.Context, c *warren.Client, id string) error
+	resourceClient
+	what  string // "tags", "approved routes"
+	push  func(ctx context.Context, c *warren.Client, m P, diags *diag.Diagnostics) (*warren.Device, error)
+	clear func(ctx context.Context, c *warren.Client, id string) error
 }
 
 // deviceIDAttributes are the id and device_id attributes of a device setting.
@@ -46,10 +46,6 @@ func deviceIDAttributes() map[string]schema.Attribute {
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		},
 	}
-}
-
-func (r *deviceResource[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *deviceResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -83,12 +79,7 @@ func (r *deviceResource[M, P]) Read(ctx context.Context, req resource.ReadReques
 	}
 	id := P(&m).deviceID()
 	device, err := r.client.Devices.Get(ctx, id)
-	if warren.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "read device "+id, err)
+	if !readFound(ctx, resp, "read device "+id, err) {
 		return
 	}
 	P(&m).apply(device)
@@ -103,9 +94,7 @@ func (r *deviceResource[M, P]) Delete(ctx context.Context, req resource.DeleteRe
 		return
 	}
 	id := P(&m).deviceID()
-	if err := r.clear(ctx, r.client, id); err != nil && !warren.IsNotFound(err) {
-		addAPIError(&resp.Diagnostics, "clear the "+r.what+" of device "+id, err)
-	}
+	addDeleteError(&resp.Diagnostics, "clear the "+r.what+" of device "+id, r.clear(ctx, r.client, id))
 }
 
 // ImportState takes the device id, which is the resource's id and its device_id.

@@ -16,7 +16,7 @@ var (
 	_ datasource.DataSourceWithConfigValidators = &deviceDataSource{}
 )
 
-type deviceDataSource struct{ client *warren.Client }
+type deviceDataSource struct{ dataSourceClient }
 
 // NewDeviceDataSource is the factory of the warren_device data source.
 func NewDeviceDataSource() datasource.DataSource { return &deviceDataSource{} }
@@ -39,10 +39,6 @@ func (d *deviceDataSource) ConfigValidators(context.Context) []datasource.Config
 	return []datasource.ConfigValidator{
 		datasourcevalidator.ExactlyOneOf(path.MatchRoot("id"), path.MatchRoot("name")),
 	}
-}
-
-func (d *deviceDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *deviceDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {

@@ -11,7 +11,7 @@ import (
 
 var _ datasource.DataSourceWithConfigure = &devicesDataSource{}
 
-type devicesDataSource struct{ client *warren.Client }
+type devicesDataSource struct{ dataSourceClient }
 
 type devicesModel struct {
 	User    types.String  `tfsdk:"user"`
@@ -43,10 +43,6 @@ func (d *devicesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 			},
 		},
 	}
-}
-
-func (d *devicesDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *devicesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {

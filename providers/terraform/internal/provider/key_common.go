@@ -112,13 +112,9 @@ type keyResource[M any, P interface {
 	*M
 	keyRecord
 }] struct {
-	client *warren.Client
+	resourceClient
 	// what names the key in diagnostics ("auth key", "API key").
 	what string
-}
-
-func (r *keyResource[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *keyResource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -150,12 +146,7 @@ func (r *keyResource[M, P]) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	id := P(&state).keyID()
 	key, err := r.client.Keys.Get(ctx, id)
-	if warren.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "read "+r.what+" "+id, err)
+	if !readFound(ctx, resp, "read "+r.what+" "+id, err) {
 		return
 	}
 	P(&state).apply(key)
@@ -177,9 +168,7 @@ func (r *keyResource[M, P]) Delete(ctx context.Context, req resource.DeleteReque
 		return
 	}
 	id := P(&state).keyID()
-	if err := r.client.Keys.Delete(ctx, id); err != nil && !warren.IsNotFound(err) {
-		addAPIError(&resp.Diagnostics, "delete "+r.what+" "+id, err)
-	}
+	addDeleteError(&resp.Diagnostics, "delete "+r.what+" "+id, r.client.Keys.Delete(ctx, id))
 }
 
 func (r *keyResource[M, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -6,12 +6,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	warren "github.com/warrenhq/warren/clients/go"
 )
 
 var _ datasource.DataSourceWithConfigure = &networkDataSource{}
 
-type networkDataSource struct{ client *warren.Client }
+type networkDataSource struct{ dataSourceClient }
 
 type networkModel struct {
 	ID     types.String  `tfsdk:"id"`
@@ -68,10 +67,6 @@ func (d *networkDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 			},
 		},
 	}
-}
-
-func (d *networkDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *networkDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {

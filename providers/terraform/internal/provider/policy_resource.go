@@ -25,7 +25,7 @@ var (
 	_ resource.ResourceWithModifyPlan  = &policyResource{}
 )
 
-type policyResource struct{ client *warren.Client }
+type policyResource struct{ resourceClient }
 
 type policyModel struct {
 	ID                types.String   `tfsdk:"id"`
@@ -68,10 +68,6 @@ func (r *policyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			},
 		},
 	}
-}
-
-func (r *policyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // ModifyPlan asks the server to validate the planned content, so a plan already fails with every

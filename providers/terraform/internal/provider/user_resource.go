@@ -25,7 +25,7 @@ var roles = []string{
 	warren.RoleOwner, warren.RoleAdmin, warren.RoleNetworkAdmin, warren.RoleITAdmin, warren.RoleAuditor, warren.RoleMember,
 }
 
-type userResource struct{ client *warren.Client }
+type userResource struct{ resourceClient }
 
 type userModel struct {
 	ID          types.String `tfsdk:"id"`
@@ -88,10 +88,6 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 	}
 }
 
-func (r *userResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *userResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan userModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -118,11 +114,10 @@ func (r *userResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		return
 	}
 	user, err := findUser(ctx, r.client, state.ID.ValueString())
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "read user "+state.ID.ValueString(), err)
+	if !readFound(ctx, resp, "read user "+state.ID.ValueString(), err) {
 		return
 	}
-	if user == nil {
+	if user == nil { // not in the list: deleted outside Terraform
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -159,9 +154,7 @@ func (r *userResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.client.Users.Delete(ctx, state.ID.ValueString()); err != nil && !warren.IsNotFound(err) {
-		addAPIError(&resp.Diagnostics, "delete user "+state.ID.ValueString(), err)
-	}
+	addDeleteError(&resp.Diagnostics, "delete user "+state.ID.ValueString(), r.client.Users.Delete(ctx, state.ID.ValueString()))
 }
 
 func (r *userResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -110,6 +110,24 @@ func TestAccUser(t *testing.T) {
 					return nil
 				},
 			},
+			{
+				// Deleted elsewhere: it leaves the state and is created again.
+				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
+					return c.Users.Delete(ctx, id)
+				}),
+				Config: userConfig("ana.lima@example.com", "admin"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionCreate),
+				}},
+				Check: func(s *terraform.State) error {
+					u, err := userOnServer(t, s)
+					if err != nil || u == nil || u.ID == id || u.Role != "admin" {
+						return fmt.Errorf("server has %+v (%v), want a new admin", u, err)
+					}
+					id = u.ID
+					return nil
+				},
+			},
 		},
 	})
 }

@@ -13,7 +13,7 @@ import (
 
 var _ datasource.DataSourceWithConfigure = &usersDataSource{}
 
-type usersDataSource struct{ client *warren.Client }
+type usersDataSource struct{ dataSourceClient }
 
 type userItemModel struct {
 	ID          types.String `tfsdk:"id"`
@@ -64,10 +64,6 @@ func (d *usersDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 			},
 		},
 	}
-}
-
-func (d *usersDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *usersDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {

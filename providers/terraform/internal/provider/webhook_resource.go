@@ -27,7 +27,7 @@ var (
 // eventFilter is the API's pattern of an event filter: a type, a family or "*".
 var eventFilter = regexp.MustCompile(`^(\*|[a-z]+\.\*|[a-z]+\.[a-z]+)$`)
 
-type webhookResource struct{ client *warren.Client }
+type webhookResource struct{ resourceClient }
 
 type webhookModel struct {
 	ID             types.String   `tfsdk:"id"`
@@ -105,10 +105,6 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	}
 }
 
-func (r *webhookResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 // ModifyPlan plans disabled_reason: null for an enabled endpoint, the current reason while it
 // stays disabled, and unknown when it is being disabled (the server writes the reason).
 func (r *webhookResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -174,12 +170,7 @@ func (r *webhookResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	hook, err := r.client.Webhooks.Get(ctx, state.ID.ValueString())
-	if warren.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "read webhook "+state.ID.ValueString(), err)
+	if !readFound(ctx, resp, "read webhook "+state.ID.ValueString(), err) {
 		return
 	}
 	state.apply(hook)
@@ -226,9 +217,7 @@ func (r *webhookResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.client.Webhooks.Delete(ctx, state.ID.ValueString()); err != nil && !warren.IsNotFound(err) {
-		addAPIError(&resp.Diagnostics, "delete webhook "+state.ID.ValueString(), err)
-	}
+	addDeleteError(&resp.Diagnostics, "delete webhook "+state.ID.ValueString(), r.client.Webhooks.Delete(ctx, state.ID.ValueString()))
 }
 
 func (r *webhookResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
