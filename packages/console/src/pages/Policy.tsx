@@ -7,10 +7,12 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { WarrenError } from '@warren/client';
-import { useState } from 'react';
+import type { PolicyProblem, PolicyTestResultBody } from '@warren/contract';
+import { useRef, useState } from 'react';
 import { api, type Can } from '../api.ts';
 import { Failure, Loading, PageHeader, Time } from '../ui.tsx';
-import { Diff, Editor, type Problem } from './PolicyEditor.tsx';
+import { Problems, TestResults } from './PolicyChecks.tsx';
+import { Diff, Editor, type GoTo } from './PolicyEditor.tsx';
 
 type Review = { kind: 'save' } | { kind: 'conflict'; stored: string; etag: string };
 
@@ -18,7 +20,10 @@ export function Policy({ can }: { can: Can }) {
   const queries = useQueryClient();
   const stored = useQuery({ queryKey: ['policy-text'], queryFn: () => api.acl.getText(), staleTime: Infinity });
   const [draft, setDraft] = useState<string | null>(null);
-  const [problems, setProblems] = useState<Problem[]>([]);
+  const [problems, setProblems] = useState<PolicyProblem[]>([]);
+  const [tests, setTests] = useState<PolicyTestResultBody[]>([]);
+  const editorGoTo = useRef<GoTo | null>(null);
+  const goTo: GoTo = (line, column) => editorGoTo.current?.(line, column);
   const [review, setReview] = useState<Review | null>(null);
   const [saved, setSaved] = useState(false);
   const editable = can.write('acls');
@@ -48,8 +53,6 @@ export function Policy({ can }: { can: Can }) {
   if (stored.isError) return <Failure error={stored.error} retry={() => stored.refetch()} />;
   const text = draft ?? stored.data.text;
   const changed = draft !== null && draft !== stored.data.text;
-  const testCount = countTests(text);
-  const failingTests = problems.filter((p) => /\btests?\b/i.test(p.msg));
 
   return (
     <section>
@@ -109,46 +112,26 @@ export function Policy({ can }: { can: Can }) {
       ) : (
         <div className="policy-layout">
           <div>
-            <Editor value={text} readOnly={!editable} onChange={setDraft} onProblems={setProblems} />
+            <Editor
+              value={text}
+              readOnly={!editable}
+              onChange={setDraft}
+              onProblems={setProblems}
+              onTests={setTests}
+              goTo={editorGoTo}
+            />
           </div>
           <aside aria-label="Validation">
             <h2>Problems</h2>
-            {problems.length === 0 ? (
-              <p className="ok">No problems.</p>
-            ) : (
-              <ul className="problems">
-                {problems.map((p) => (
-                  <li key={`${p.line}:${p.column}:${p.msg}`}>
-                    Line {p.line}, column {p.column}: {p.msg}
-                  </li>
-                ))}
-              </ul>
-            )}
+            <Problems problems={problems} goTo={goTo} />
             <h2>Tests</h2>
-            <p>
-              {testCount === 0
-                ? 'This policy has no tests. Add a "tests" list to check who may reach what.'
-                : failingTests.length === 0 && problems.length === 0
-                  ? `All ${testCount} test${testCount === 1 ? '' : 's'} pass.`
-                  : `${failingTests.length} of ${testCount} test${testCount === 1 ? '' : 's'} fail (listed above).`}
-            </p>
+            <TestResults tests={tests} problems={problems} goTo={goTo} />
             <History onRestore={(t) => setDraft(t)} editable={editable} />
           </aside>
         </div>
       )}
     </section>
   );
-}
-
-/** How many entries the draft's `tests` list has, when the draft parses as JSON with comments. */
-function countTests(text: string): number {
-  try {
-    const stripped = text.replace(/("(?:[^"\\]|\\.)*")|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (_, s) => s ?? '');
-    const parsed = JSON.parse(stripped.replace(/,(\s*[}\]])/g, '$1')) as { tests?: unknown[] };
-    return Array.isArray(parsed.tests) ? parsed.tests.length : 0;
-  } catch {
-    return 0;
-  }
 }
 
 function History({ onRestore, editable }: { onRestore: (text: string) => void; editable: boolean }) {

@@ -3,15 +3,13 @@ import { type Diagnostic, linter, lintGutter } from '@codemirror/lint';
 import { MergeView } from '@codemirror/merge';
 import { EditorState } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
-import { useEffect, useRef } from 'react';
+import type { PolicyProblem, PolicyTestResultBody } from '@warren/contract';
+import { type RefObject, useEffect, useRef } from 'react';
 import { api } from '../api.ts';
 import { editorSetup, offsetOf } from '../hujson.ts';
 
-export interface Problem {
-  line: number;
-  column: number;
-  msg: string;
-}
+/** Moves the editor's cursor to a 1-based line and column, scrolls there and focuses it. */
+export type GoTo = (line: number, column: number) => void;
 
 const VALIDATE_DELAY_MS = 400;
 
@@ -19,7 +17,10 @@ export function Editor(props: {
   value: string;
   readOnly: boolean;
   onChange: (text: string) => void;
-  onProblems: (problems: Problem[]) => void;
+  onProblems: (problems: PolicyProblem[]) => void;
+  onTests: (tests: PolicyTestResultBody[]) => void;
+  /** Set to the editor's GoTo once it exists (the problem and test lists jump to lines). */
+  goTo?: RefObject<GoTo | null>;
 }) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
@@ -33,6 +34,7 @@ export function Editor(props: {
         const text = v.state.doc.toString();
         const result = await api.acl.validate(text);
         latest.current.onProblems(result.errors);
+        latest.current.onTests(result.tests ?? []);
         return result.errors.map((p) => {
           const from = offsetOf(v.state.doc, p.line, p.column);
           const to = Math.max(from + 1, v.state.doc.lineAt(from).to);
@@ -58,6 +60,15 @@ export function Editor(props: {
         ],
       }),
     });
+    if (latest.current.goTo) {
+      latest.current.goTo.current = (line, column) => {
+        const v = view.current;
+        if (!v) return;
+        const at = offsetOf(v.state.doc, line, column);
+        v.dispatch({ selection: { anchor: at }, scrollIntoView: true });
+        v.focus();
+      };
+    }
     return () => view.current?.destroy();
   }, []);
 
