@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { WarrenError } from '@warren/client';
-import { lazy, type ReactNode, Suspense } from 'react';
+import { lazy, type ReactNode, Suspense, useEffect, useRef } from 'react';
 import { type Can, loadMe, permissions, signOut } from './api.ts';
 import { DeviceDetail } from './pages/DeviceDetail.tsx';
 import { Devices } from './pages/Devices.tsx';
@@ -42,6 +42,15 @@ export function App() {
   const { path } = useLocation();
   const me = useQuery({ queryKey: ['me'], queryFn: loadMe, retry: false, staleTime: 60_000 });
   const queries = useQueryClient();
+  // A new page takes the focus, as a page load would: the next Tab starts in its content (not
+  // back in the navigation) and a screen reader reads where it landed. Filters in the query
+  // keep the same path, so typing in one keeps its focus.
+  const shown = useRef(path);
+  useEffect(() => {
+    if (shown.current === path) return;
+    shown.current = path;
+    document.getElementById('main')?.focus();
+  }, [path]);
 
   if (path === '/signin' || (me.error instanceof WarrenError && me.error.status === 401)) return <SignIn />;
   if (me.isPending) return <Loading what="your session" />;
@@ -63,13 +72,16 @@ export function App() {
         <span className="brand">Warren · {me.data.network.name}</span>
         <nav aria-label="Sections">
           <ul>
-            {SECTIONS.filter((s) => s.show(can)).map((s) => (
-              <li key={s.path}>
-                <Link to={s.path} className={path.startsWith(s.path) ? 'current' : undefined}>
-                  {s.label}
-                </Link>
-              </li>
-            ))}
+            {SECTIONS.filter((s) => s.show(can)).map((s) => {
+              const here = path.startsWith(s.path) || (path === '/' && s.path === '/devices');
+              return (
+                <li key={s.path}>
+                  <Link to={s.path} className={here ? 'current' : undefined} current={here}>
+                    {s.label}
+                  </Link>
+                </li>
+              );
+            })}
           </ul>
         </nav>
         <span className="who">

@@ -4,14 +4,25 @@ import { useState } from 'react';
 import { messageOf } from './api.ts';
 import { navigate } from './router.ts';
 
-export function Link({ to, children, className }: { to: string; children: ReactNode; className?: string }) {
+export function Link({
+  to,
+  children,
+  className,
+  current,
+}: {
+  to: string;
+  children: ReactNode;
+  className?: string;
+  /** The link of the page shown (aria-current), for the navigation. */
+  current?: boolean;
+}) {
   const onClick = (event: MouseEvent<HTMLAnchorElement>) => {
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
     navigate(to);
   };
   return (
-    <a href={to} onClick={onClick} className={className}>
+    <a href={to} onClick={onClick} className={className} aria-current={current ? 'page' : undefined}>
       {children}
     </a>
   );
