@@ -6,18 +6,24 @@ import type { PolicyProblem, PolicyTestResultBody } from '@warren/contract';
 
 type GoTo = (line: number, column: number) => void;
 
-const at = (p: PolicyProblem) => `Line ${p.line}, column ${p.column}`;
+const key = (p: PolicyProblem) => `${p.line}:${p.column}:${p.msg}`;
+
+function ProblemItem({ problem: p, goTo }: { problem: PolicyProblem; goTo: GoTo }) {
+  return (
+    <li>
+      <button type="button" className="jump" onClick={() => goTo(p.line, p.column)}>
+        Line {p.line}, column {p.column}: {p.msg}
+      </button>
+    </li>
+  );
+}
 
 export function Problems({ problems, goTo }: { problems: PolicyProblem[]; goTo: GoTo }) {
   if (problems.length === 0) return <p className="ok">No problems.</p>;
   return (
     <ul className="problems">
       {problems.map((p) => (
-        <li key={`${p.line}:${p.column}:${p.msg}`}>
-          <button type="button" className="jump" onClick={() => goTo(p.line, p.column)}>
-            {at(p)}: {p.msg}
-          </button>
-        </li>
+        <ProblemItem key={key(p)} problem={p} goTo={goTo} />
       ))}
     </ul>
   );
@@ -57,11 +63,7 @@ export function TestResults({
             {t.failures.length > 0 && (
               <ul className="failures">
                 {t.failures.map((f) => (
-                  <li key={`${f.line}:${f.column}:${f.msg}`}>
-                    <button type="button" className="jump" onClick={() => goTo(f.line, f.column)}>
-                      {at(f)}: {f.msg}
-                    </button>
-                  </li>
+                  <ProblemItem key={key(f)} problem={f} goTo={goTo} />
                 ))}
               </ul>
             )}
