@@ -99,6 +99,24 @@ describe('the console served by warren serve', () => {
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
 
+  it('serves the same files from a second instance on the same database, each page with its own nonce', async () => {
+    const second = await buildApp({ storage: database.storage, console: { dir } });
+    try {
+      const [a, b] = await Promise.all([
+        app.inject({ method: 'GET', url: '/assets/index-AbC123.js' }),
+        second.inject({ method: 'GET', url: '/assets/index-AbC123.js' }),
+      ]);
+      expect(b.body).toBe(a.body);
+      expect(b.headers['cache-control']).toBe(a.headers['cache-control']);
+      const pages = await Promise.all([app, second].map((x) => x.inject({ method: 'GET', url: '/devices' })));
+      const nonces = pages.map((p) => /'nonce-([^']+)'/.exec(String(p.headers['content-security-policy']))?.[1]);
+      expect(nonces[0]).not.toBe(nonces[1]);
+      expect(pages[1].body.replace(nonces[1] ?? '', 'N')).toBe(pages[0].body.replace(nonces[0] ?? '', 'N'));
+    } finally {
+      await second.close();
+    }
+  });
+
   it('writes no audit entry for page loads', async () => {
     await fetch(`${url}/devices`);
     await app.ctx.audit.flush();
