@@ -107,6 +107,8 @@ function served(view: NetworkView, devices: Device[], primaries: Primaries, pres
     id,
     listed: view.listedPeers(primaries, id, presence),
     everyone: view.everyonePeersJson(primaries, id, presence),
+    // The texts a delta is diffed against.
+    everyoneTexts: view.everyonePeers(primaries, id, presence)?.list.peers.texts,
     fingerprint: view.fingerprint(primaries, id, presence),
     listedFingerprint: view.fingerprint(primaries, id, presence, 'list'),
   }));
@@ -171,7 +173,10 @@ describe('patched network views', () => {
             view = view.patched(String(step + 1), rows, changed, USERS);
           }
           primaries = assignment(devices);
-          presence = presenceOf(devices);
+          // A snapshot is kept while the online set stays the same, as presence-snapshot.ts does,
+          // so the lists made for it carry over.
+          const now = presenceOf(devices);
+          if (now.digest !== presence.digest) presence = now;
           const fresh = new NetworkView(
             'fresh',
             POLICY,

@@ -39,6 +39,15 @@ interface Derivation {
   sameSlots: boolean;
 }
 
+/** The peer map of one primary assignment, and what is summed up per class from it. */
+interface MapState {
+  primaries: Primaries;
+  map: PeerMap;
+  classDigests: Map<number, SetDigest>;
+  /** Per class that sees everyone, every device's JSON as it sees it, for one presence. */
+  classLists: Map<number, ClassList>;
+}
+
 export class NetworkView {
   /** Device id → index. Shared with the view it was patched from when no device was added. */
   readonly index: Map<string, number>;
@@ -48,15 +57,7 @@ export class NetworkView {
   private readonly peerFields: Array<string | undefined>;
   /** Per device, its whole peer JSON when offline (2i) and online (2i + 1). */
   private readonly plainPeers: Array<string | undefined>;
-  private peerMap:
-    | {
-        primaries: Primaries;
-        map: PeerMap;
-        classDigests: Map<number, SetDigest>;
-        /** Per class that sees everyone, every device's JSON as it sees it, for one presence. */
-        classLists: Map<number, ClassList>;
-      }
-    | undefined;
+  private peerMap: MapState | undefined;
   /** Per device, the hash of its peer text as every viewer sees it when no route is involved. */
   private readonly plainHashes: Uint32Array;
   private readonly plainHashed: Uint8Array;
@@ -137,13 +138,62 @@ export class NetworkView {
     }
     const held = derived?.view.peerMap;
     if (held && derived) {
-      this.peerMap = {
-        primaries: held.primaries,
-        map: this.derivedMap(held.primaries, { map: held.map, from: derived.from, sameSlots: derived.sameSlots }),
-        classDigests: new Map(),
-        classLists: new Map(),
-      };
+      this.peerMap = this.derivedState(derived.view, held, held.primaries, derived.from, derived.sameSlots);
     }
+  }
+
+  /**
+   * The state of a peer map for `primaries` derived from `held` (a state of `prev`, this view
+   * or the one it was patched from), where `from` names the unchanged slots. With the same
+   * slots, each class's digest and list carry over with only the changed slots redone, so a
+   * device that sees everyone pays for the change, not for the network.
+   */
+  private derivedState(
+    prev: NetworkView,
+    held: MapState,
+    primaries: Primaries,
+    from: Int32Array,
+    sameSlots: boolean,
+  ): MapState {
+    const map = this.derivedMap(primaries, { map: held.map, from, sameSlots });
+    const state: MapState = { primaries, map, classDigests: new Map(), classLists: new Map() };
+    if (!sameSlots) return state;
+    const changed: number[] = [];
+    for (let i = 0; i < from.length; i++) if (from[i] < 0) changed.push(i);
+    const before = prev.rows.length;
+    for (const [c, digest] of held.classDigests) {
+      const next = new SetDigest().merge(digest);
+      for (const i of changed) {
+        if (i < before) next.toggle(...prev.peerHash(i, held.map.classView(c, i)));
+        next.toggle(...this.peerHash(i, map.classView(c, i)));
+      }
+      state.classDigests.set(c, next);
+    }
+    if (this.ids === prev.ids) {
+      for (const [c, list] of held.classLists) state.classLists.set(c, this.patchedList(list, c, map, changed));
+    }
+    return state;
+  }
+
+  /** A class list with the entries of `changed` slots made again and spliced into its text. */
+  private patchedList(list: ClassList, c: number, map: PeerMap, changed: readonly number[]): ClassList {
+    const texts = list.peers.texts.slice();
+    const starts = list.starts.slice();
+    // Concatenated, not joined: V8 keeps the result as a rope of slices of the old text, so the
+    // copy of the whole list is paid once, when (and if) a device that sees everyone is served.
+    let joined = '';
+    let copied = 0;
+    for (const i of changed) {
+      const text = this.peerJson(i, map.classView(c, i), list.presence.online.has(this.ids[i]));
+      // Entry i spans [starts[i], starts[i + 1] - 1) of the old text, then a comma.
+      joined += list.joined.slice(copied, list.starts[i]) + text;
+      copied = list.starts[i + 1] - 1;
+      const delta = text.length - texts[i].length;
+      texts[i] = text;
+      if (delta !== 0) for (let k = i + 1; k < starts.length; k++) starts[k] += delta;
+    }
+    joined += list.joined.slice(copied);
+    return { presence: list.presence, peers: { ids: this.ids, texts }, joined, starts };
   }
 
   /** Copies what `prev` keeps for its device j to slot i. */
@@ -250,15 +300,9 @@ export class NetworkView {
   peersFor(primaries: Primaries): PeerMap {
     const held = this.peerMap;
     if (held?.primaries.key !== primaries.key) {
-      this.peerMap = {
-        primaries,
-        map: this.derivedMap(
-          primaries,
-          held && { map: held.map, from: this.unmoved(held.primaries, primaries), sameSlots: true },
-        ),
-        classDigests: new Map(),
-        classLists: new Map(),
-      };
+      this.peerMap = held
+        ? this.derivedState(this, held, primaries, this.unmoved(held.primaries, primaries), true)
+        : { primaries, map: this.derivedMap(primaries), classDigests: new Map(), classLists: new Map() };
     }
     return this.peerMap!.map;
   }
