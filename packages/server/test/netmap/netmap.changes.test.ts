@@ -14,7 +14,7 @@ import { KEPT_EPOCHS, netmapChanges } from '../../src/modules/node/netmap-change
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { applyPolicy, policyDefining } from '../acl/helpers.js';
 import { expectProblem, netmapEpoch } from '../devices/helpers.js';
-import { startServer, type TestServer } from '../harness.js';
+import { json, startServer, type TestServer } from '../harness.js';
 import { createUser, type Devices, enrollAll } from './helpers.js';
 
 const POLICY = `{
@@ -113,7 +113,7 @@ describe('netmap change log with two instances', () => {
     await applyPolicy(a, POLICY);
     await peersOnB('ana');
 
-    const { users } = await (await a.call('GET', '/v1/users')).json();
+    const { users } = await json(await a.call('GET', '/v1/users'));
     const ana = users.find((u: { loginName: string }) => u.loginName === 'ana@example.com');
     expect((await a.call('PATCH', `/v1/users/${ana.id}`, { body: { role: 'admin' } })).status).toBe(200);
     const work = await viewWork(async () => expect(await peersOnB('web')).toEqual(['ana', 'db']));
