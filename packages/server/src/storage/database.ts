@@ -17,6 +17,7 @@ import * as events from './migrations/007_events.js';
 import * as netmapChanges from './migrations/008_netmap_changes.js';
 import * as networkUsage from './migrations/009_network_usage.js';
 import * as sealedSsoSecrets from './migrations/010_sealed_sso_secrets.js';
+import * as deviceRecordVersion from './migrations/011_device_record_version.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -36,6 +37,7 @@ const MIGRATIONS = {
   '008_netmap_changes': netmapChanges,
   '009_network_usage': networkUsage,
   '010_sealed_sso_secrets': sealedSsoSecrets,
+  '011_device_record_version': deviceRecordVersion,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -90,6 +90,8 @@ export interface DevicesTable {
   name_seq: Generated<number>;
   /** Canonical, sorted, comma-joined prefixes of the last advertised set ('' for none). */
   advertised_routes: Generated<string>;
+  /** Moves when anything a list record shows changes, presence aside (migration 011). */
+  record_version: Generated<number>;
 }
 
 export interface DeviceTagsTable {

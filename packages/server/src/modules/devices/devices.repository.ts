@@ -153,6 +153,43 @@ export async function listDevices(db: Db, networkId: string, now: number, filter
   return listDevicesQuery(db, networkId, now, filter).execute();
 }
 
+/** What a list needs to tell a kept record from a stale one: the version and the presence. */
+export type DeviceStamp = Pick<Selectable<DevicesTable>, 'id' | 'record_version' | 'last_seen_at' | 'disconnected'>;
+
+/** The list, as stamps only: no text column but the id is read (see device-records.ts). */
+export async function listDeviceStamps(
+  db: Db,
+  networkId: string,
+  now: number,
+  filter: DeviceFilter,
+): Promise<DeviceStamp[]> {
+  return filtered(db, networkId, now, filter)
+    .select(['devices.id', 'devices.record_version', 'devices.last_seen_at', 'devices.disconnected'])
+    .orderBy('devices.created_at')
+    .orderBy('devices.id')
+    .execute();
+}
+
+/** Rows of the given devices (in no particular order), with their record versions. */
+export async function devicesByIds(
+  db: Db,
+  networkId: string,
+  ids: readonly string[],
+): Promise<(DeviceRow & { record_version: number })[]> {
+  const rows: (DeviceRow & { record_version: number })[] = [];
+  // Chunks keep the IN list far below both dialects' parameter limits.
+  for (let start = 0; start < ids.length; start += 500) {
+    rows.push(
+      ...(await deviceRows(db.selectFrom('devices'))
+        .select('devices.record_version')
+        .where('devices.network_id', '=', networkId)
+        .where('devices.id', 'in', ids.slice(start, start + 500))
+        .execute()),
+    );
+  }
+  return rows;
+}
+
 /** The routes of every device a filter selects, in one query (for ?fields=all). */
 export async function routesOfFilter(
   db: Db,

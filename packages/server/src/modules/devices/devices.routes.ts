@@ -4,27 +4,31 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../http/actor.js';
 import { apiSchema, ref } from '../../http/openapi.js';
+import { DeviceRecords } from './device-records.js';
 import {
   type DeviceListInput,
   deleteDevice,
   deviceDetail,
-  listDeviceRecords,
+  listDeviceDetails,
+  listDevicesJson,
   setDeviceTags,
 } from './devices.service.js';
 import { startEphemeralSweeper } from './ephemeral-sweeper.js';
 
+/** One device record, as the route's response schema serialises it. */
+const DEVICE_SCHEMA = { $ref: 'Device#' };
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const tags = ['devices'];
 
 export async function devicesRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
   startEphemeralSweeper(app);
+  let records: DeviceRecords | undefined;
 
   app.get<{ Querystring: DeviceListInput }>(
     '/devices',
     {
       config: { scope: 'devices' },
-      serializerCompiler: () => (data) => JSON.stringify(data),
       schema: apiSchema(
         {
           operationId: 'listDevices',
@@ -36,7 +40,14 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
         [400],
       ),
     },
-    async (request) => ({ devices: await listDeviceRecords(ctx, request.principal!.networkId, request.query) }),
+    async (request, reply) => {
+      const networkId = request.principal!.networkId;
+      if (request.query.fields === 'all') return { devices: await listDeviceDetails(ctx, networkId, request.query) };
+      // Records serialised by the Device schema when they change, then reused (device-records.ts).
+      records ??= new DeviceRecords(reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string);
+      const devices = await listDevicesJson(ctx, records, networkId, request.query);
+      return reply.type('application/json; charset=utf-8').send(`{"devices":${devices}}`);
+    },
   );
 
   app.get<{ Params: { id: string } }>(

@@ -12,13 +12,16 @@ import { requireOwnedTags } from '../acl/tag-ownership.js';
 import { checkTags } from '../keys/keys.service.js';
 import { logNetmapChange } from '../node/netmap-changes.js';
 import type { RouteRow } from '../routes/routes.repository.js';
+import type { DeviceRecords } from './device-records.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
-import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
+import { presentDeviceDetail } from './devices.presenter.js';
 import {
   bumpNetmapEpoch,
   type DeviceFilter,
+  devicesByIds,
   drivingTag,
   findDevice,
+  listDeviceStamps,
   listDevices,
   replaceTags,
   routesOfDevice,
@@ -32,20 +35,37 @@ export interface DeviceListInput {
   fields?: 'default' | 'all';
 }
 
-export async function listDeviceRecords(ctx: AppContext, networkId: string, input: DeviceListInput) {
+async function deviceFilter(db: Db, networkId: string, input: DeviceListInput): Promise<DeviceFilter> {
   for (const tag of input.tag ?? []) if (!TAG_RE.test(tag)) throw invalidTag(tag);
   const tags = input.tag ? [...new Set(input.tag)] : [];
-  const filter: DeviceFilter = {
+  return {
     user: input.user,
     tags,
     online: input.online === undefined ? undefined : input.online === 'true',
-    driver: await drivingTag(ctx.db, networkId, tags),
+    driver: await drivingTag(db, networkId, tags),
   };
+}
+
+/**
+ * The list with `fields=default`, as the JSON text of its records: kept records are reused
+ * (device-records.ts), so a list reads full rows only of devices that changed since.
+ */
+export async function listDevicesJson(
+  ctx: AppContext,
+  records: DeviceRecords,
+  networkId: string,
+  input: DeviceListInput,
+): Promise<string> {
+  const filter = await deviceFilter(ctx.db, networkId, input);
   const now = ctx.clock.now();
-  if (input.fields !== 'all') {
-    const rows = await listDevices(ctx.db, networkId, now, filter);
-    return rows.map((row) => presentDevice(row, now));
-  }
+  const stamps = await listDeviceStamps(ctx.db, networkId, now, filter);
+  return records.listJson(stamps, now, (ids) => devicesByIds(ctx.db, networkId, ids));
+}
+
+/** The list with `fields=all`: detail records with their routes, read in two queries. */
+export async function listDeviceDetails(ctx: AppContext, networkId: string, input: DeviceListInput) {
+  const filter = await deviceFilter(ctx.db, networkId, input);
+  const now = ctx.clock.now();
   const [rows, routes] = await Promise.all([
     listDevices(ctx.db, networkId, now, filter),
     routesOfFilter(ctx.db, networkId, now, filter),
