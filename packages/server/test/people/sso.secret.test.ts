@@ -4,8 +4,9 @@
  * problem when the stored value was altered or copied to another network, and sealed in place
  * by the migration for rows written before it.
  */
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStorage } from '../../src/storage/database.js';
+import * as sealedSsoSecrets from '../../src/storage/migrations/010_sealed_sso_secrets.js';
 import { auditEntries, expectProblem } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 import { Browser } from './browser.js';
@@ -113,21 +114,22 @@ describe('migration 010', () => {
   it('seals a client secret stored in the clear, and sign-in works with the result', async () => {
     await setSso();
     await store(idp.clientSecret);
-    // The database as it was before the migration: the plaintext row, the migration not yet run.
-    await db()
-      .deleteFrom('kysely_migration' as never)
-      .where('name' as never, '=', '010_sealed_sso_secrets' as never)
-      .execute();
-    const reopened = await openStorage(
-      server.database.url,
-      server.database.schema ? { schema: server.database.schema } : {},
-    );
-    await reopened.close();
+    // The row as versions before 010 wrote it, sealed by the migration itself (run directly:
+    // the runner will not run it again on a database that has already applied later ones).
+    await sealedSsoSecrets.up(db() as unknown as Kysely<unknown>);
 
     const sealed = await storedSecret();
     expect(sealed).toMatch(/^v1\./);
     expect(sealed).not.toContain(idp.clientSecret);
     expect((await json(await server.call('GET', '/v1/network/sso'))).clientId).toBe(idp.clientId);
     expect((await signIn()).status).toBe(303);
+  });
+
+  it('is one of the migrations every database runs', async () => {
+    const applied = await db()
+      .selectFrom('kysely_migration' as never)
+      .select('name' as never)
+      .execute();
+    expect(applied.map((row) => (row as { name: string }).name)).toContain('010_sealed_sso_secrets');
   });
 });
