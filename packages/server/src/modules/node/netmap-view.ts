@@ -13,30 +13,20 @@ import {
   type PolicyUser,
 } from '../../policy/index.js';
 import { type DeviceIdentityRow, policyDevice } from '../acl/policy-inputs.repository.js';
+import { type ClassList, joinedWithout, makeClassList, patchClassList } from './netmap-class-list.js';
 import type { ServedPeers } from './netmap-delta.js';
 import type { Primaries } from './netmap-primaries.js';
+import { type MergedRows, mergeRows } from './netmap-rows.js';
 import type { PresenceSnapshot } from './presence-snapshot.js';
 import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
-
-/** Every device of a view as the members of one class see it, for one presence snapshot. */
-export interface ClassList {
-  presence: PresenceSnapshot;
-  /** The peers' ids and texts, index-aligned with the view's devices (netmap-delta.ts). */
-  peers: ServedPeers;
-  joined: string;
-  /** starts[i]: where device i's entry begins in `joined`; starts[n]: its length + 1. */
-  starts: Int32Array;
-}
 
 /**
  * How a view comes from an earlier one: `from[i]` is the index there of device i when its row
  * is unchanged, else -1 (changed or new). `sameSlots`: no device left, so every unchanged
  * device kept its index (`from[i]` is i or -1) and new ones were appended.
  */
-interface Derivation {
+interface Derivation extends Omit<MergedRows, 'rows'> {
   view: NetworkView;
-  from: Int32Array;
-  sameSlots: boolean;
 }
 
 /** The peer map of one primary assignment, and what is summed up per class from it. */
@@ -170,30 +160,12 @@ export class NetworkView {
       state.classDigests.set(c, next);
     }
     if (this.ids === prev.ids) {
-      for (const [c, list] of held.classLists) state.classLists.set(c, this.patchedList(list, c, map, changed));
+      for (const [c, list] of held.classLists) {
+        const textOf = (i: number) => this.peerJson(i, map.classView(c, i), list.presence.online.has(this.ids[i]));
+        state.classLists.set(c, patchClassList(list, this.ids, changed, textOf));
+      }
     }
     return state;
-  }
-
-  /** A class list with the entries of `changed` slots made again and spliced into its text. */
-  private patchedList(list: ClassList, c: number, map: PeerMap, changed: readonly number[]): ClassList {
-    const texts = list.peers.texts.slice();
-    const starts = list.starts.slice();
-    // Concatenated, not joined: V8 keeps the result as a rope of slices of the old text, so the
-    // copy of the whole list is paid once, when (and if) a device that sees everyone is served.
-    let joined = '';
-    let copied = 0;
-    for (const i of changed) {
-      const text = this.peerJson(i, map.classView(c, i), list.presence.online.has(this.ids[i]));
-      // Entry i spans [starts[i], starts[i + 1] - 1) of the old text, then a comma.
-      joined += list.joined.slice(copied, list.starts[i]) + text;
-      copied = list.starts[i + 1] - 1;
-      const delta = text.length - texts[i].length;
-      texts[i] = text;
-      if (delta !== 0) for (let k = i + 1; k < starts.length; k++) starts[k] += delta;
-    }
-    joined += list.joined.slice(copied);
-    return { presence: list.presence, peers: { ids: this.ids, texts }, joined, starts };
   }
 
   /** Copies what `prev` keeps for its device j to slot i. */
@@ -227,56 +199,8 @@ export class NetworkView {
     changedIds: Iterable<string>,
     users: PolicyUser[],
   ): NetworkView {
-    const fresh = new Map(rows.map((row) => [row.id, row]));
-    const changedAt: number[] = [];
-    let removed = false;
-    for (const id of new Set(changedIds)) {
-      const j = this.index.get(id);
-      if (j === undefined) continue;
-      changedAt.push(j);
-      if (!fresh.has(id)) removed = true;
-    }
-    if (!removed) {
-      // Nothing left: every device keeps its slot, the new ones come after.
-      const next = this.rows.slice();
-      const from = new Int32Array(next.length + fresh.size - changedAt.length);
-      for (let i = 0; i < next.length; i++) from[i] = i;
-      for (const j of changedAt) {
-        const id = this.rows[j].id;
-        next[j] = fresh.get(id)!;
-        fresh.delete(id);
-        from[j] = -1;
-      }
-      for (const row of fresh.values()) {
-        from[next.length] = -1;
-        next.push(row);
-      }
-      return new NetworkView(key, this.policy, next, users, { view: this, from, sameSlots: true });
-    }
-    const gone = new Set(changedAt);
-    const next: DeviceIdentityRow[] = [];
-    const from: number[] = [];
-    for (let j = 0; j < this.rows.length; j++) {
-      if (!gone.has(j)) {
-        next.push(this.rows[j]);
-        from.push(j);
-        continue;
-      }
-      const row = fresh.get(this.rows[j].id);
-      fresh.delete(this.rows[j].id);
-      if (!row) continue;
-      next.push(row);
-      from.push(-1);
-    }
-    for (const row of fresh.values()) {
-      next.push(row);
-      from.push(-1);
-    }
-    return new NetworkView(key, this.policy, next, users, {
-      view: this,
-      from: Int32Array.from(from),
-      sameSlots: false,
-    });
+    const merged = mergeRows(this.rows, this.index, rows, changedIds);
+    return new NetworkView(key, this.policy, merged.rows, users, { view: this, ...merged });
   }
 
   /** The view's devices with the routes they serve under `primaries` (what the peer map reads). */
@@ -403,16 +327,9 @@ export class NetworkView {
     const holder = this.peerMap!;
     let list = holder.classLists.get(c);
     if (list?.presence !== presence) {
-      const n = this.devices.length;
-      const parts: string[] = new Array(n);
-      const starts = new Int32Array(n + 1);
-      for (let i = 0, at = 0; i < n; i++) {
-        parts[i] = this.peerJson(i, map.classView(c, i), presence.online.has(this.devices[i].id));
-        starts[i] = at;
-        at += parts[i].length + 1;
-        starts[i + 1] = at;
-      }
-      list = { presence, peers: { ids: this.ids, texts: parts }, joined: parts.join(','), starts };
+      list = makeClassList(this.ids, presence, (i) =>
+        this.peerJson(i, map.classView(c, i), presence.online.has(this.ids[i])),
+      );
       holder.classLists.set(c, list);
     }
     return { list, skip: d };
@@ -494,13 +411,4 @@ export class NetworkView {
     }
     return text;
   }
-}
-
-/** A class list's JSON array less entry `d`: two slices of the joined text, not one string per peer. */
-export function joinedWithout({ joined, starts }: ClassList, d: number): string {
-  const last = starts.length - 2;
-  if (last === 0) return '[]';
-  // Drop the entry with the comma after it, or before it for the last one.
-  if (d === last) return `[${joined.slice(0, starts[d] - 1)}]`;
-  return `[${joined.slice(0, starts[d])}${joined.slice(starts[d + 1])}]`;
 }

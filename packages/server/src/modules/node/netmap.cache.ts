@@ -18,8 +18,9 @@ import { type NetmapHead, usersNamed } from './netmap.repository.js';
 import { changedSince } from './netmap-changes.js';
 import { NetworkView } from './netmap-view.js';
 
+export { type ClassList, joinedWithout } from './netmap-class-list.js';
 export { type Primaries, primariesOf } from './netmap-primaries.js';
-export { type ClassList, joinedWithout, NetworkView } from './netmap-view.js';
+export { NetworkView } from './netmap-view.js';
 
 /** How views were made in this process: counted so tests can tell a patch from a rebuild. */
 export const viewStats = { loads: 0, patches: 0 };
