@@ -5,6 +5,7 @@
  * it serves on) goes to `out` (stdout); request logs are pino JSON lines on stderr, so
  * `warren serve > banner.txt` keeps the key apart from the log.
  */
+import pino from 'pino';
 import { buildApp } from './app.js';
 import { DEFAULT_DB, logLevel, type ServeConfig } from './config.js';
 import { bootstrapIfEmpty, FIRST_NETWORK } from './modules/network/network.service.js';
@@ -16,9 +17,12 @@ export async function serve(
 ): Promise<() => Promise<void>> {
   const storage = await openStorage(config.db);
   const created = await bootstrapIfEmpty(storage.db, Date.now());
+  // Request logs go to stderr asynchronously: a synchronous write per request was a tenth of a
+  // call's time under load; lines logged while a write is in flight are written together.
+  const logStream = pino.destination({ fd: 2, sync: false });
   const app = await buildApp({
     storage,
-    logger: { level: logLevel(), stream: process.stderr },
+    logger: { level: logLevel(), stream: logStream },
     settings: {
       webhooksAllowPrivate: config.webhooksAllowPrivate,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
@@ -54,6 +58,7 @@ export async function serve(
   const stop = () => {
     stopping ??= (async () => {
       await app.close(); // waits for in-flight requests, then flushes the audit log
+      logStream.flushSync();
       await storage.close();
     })();
     return stopping;
