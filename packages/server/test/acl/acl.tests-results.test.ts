@@ -52,7 +52,7 @@ describe('POST /v1/acl/validate: the results of the policy tests', () => {
   it('says which tests failed, at which line and why, with the same problems errors lists', async () => {
     const result = await validate(server, policy(MIXED));
     expect(result.valid).toBe(false);
-    const tests = result.tests as { line: number; src: string; passed: boolean; failures: any[] }[];
+    const tests: { line: number; src: string; passed: boolean; failures: any[] }[] = result.tests;
     expect(tests.map((t) => [t.line, t.src, t.passed])).toEqual([
       [9, 'ana@example.com', true],
       [10, 'ana@example.com', false],

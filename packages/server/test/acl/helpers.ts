@@ -27,7 +27,10 @@ export async function policyText(server: TestServer): Promise<{ text: string; et
   return { text: await res.text(), etag: res.headers.get('etag') ?? '' };
 }
 
-export async function validate(server: TestServer, text: string): Promise<{ valid: boolean; errors: any[] }> {
+export async function validate(
+  server: TestServer,
+  text: string,
+): Promise<{ valid: boolean; errors: any[]; tests: any[] }> {
   const res = await server.call('POST', '/v1/acl/validate', { raw: text, headers: { 'content-type': HUJSON } });
   expect(res.status).toBe(200);
   return json(res);
