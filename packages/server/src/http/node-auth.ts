@@ -6,9 +6,19 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashSecret, isWellFormedSecret, sameHash } from '../lib/secrets.js';
+import { compiledQuery } from '../storage/compiled-query.js';
 import { bearerToken } from './authenticate.js';
 import { rateLimited, setRateLimitHeaders } from './pipeline.js';
 import { unauthenticated } from './problem.js';
+
+/** Run on every node call (heartbeats of the whole fleet), so built once (storage/compiled-query.ts). */
+const deviceByTokenHash = compiledQuery((db, p: { hash: string }) =>
+  db
+    .selectFrom('devices')
+    .leftJoin('users', 'users.id', 'devices.user_id')
+    .select(['devices.id', 'devices.network_id', 'devices.node_token_hash', 'users.status as user_status'])
+    .where('devices.node_token_hash', '=', p.hash),
+);
 
 export async function authenticateDevice(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { ctx } = request.server;
@@ -20,12 +30,7 @@ export async function authenticateDevice(request: FastifyRequest, reply: Fastify
     throw unauthenticated('send the node credential as "Authorization: Bearer wrn_node_…"');
   }
   const hash = hashSecret(token);
-  const device = await ctx.db
-    .selectFrom('devices')
-    .leftJoin('users', 'users.id', 'devices.user_id')
-    .select(['devices.id', 'devices.network_id', 'devices.node_token_hash', 'users.status as user_status'])
-    .where('devices.node_token_hash', '=', hash)
-    .executeTakeFirst();
+  const [device] = await deviceByTokenHash(ctx.db, { hash });
   if (!device || !sameHash(device.node_token_hash, hash)) {
     throw unauthenticated('the node credential is not valid (the device was deleted or re-enrolled)');
   }

@@ -15,7 +15,11 @@ export function isOnline(row: { disconnected: number; last_seen_at: number | nul
 
 /** The SQL twin of isOnline, for filters (`online` true or false) on the `devices` table. */
 export function onlineWhere(eb: ExpressionBuilder<Database, 'devices'>, now: number, online: boolean) {
-  const cutoff = now - ONLINE_WINDOW_MS;
+  return onlineSinceWhere(eb, now - ONLINE_WINDOW_MS, online);
+}
+
+/** onlineWhere with the cutoff (`now - ONLINE_WINDOW_MS`) given, for queries built once. */
+export function onlineSinceWhere(eb: ExpressionBuilder<Database, 'devices'>, cutoff: number, online: boolean) {
   if (online) return eb.and([eb('devices.disconnected', '=', 0), eb('devices.last_seen_at', '>', cutoff)]);
   return eb.or([
     eb('devices.disconnected', '<>', 0),

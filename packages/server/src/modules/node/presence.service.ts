@@ -10,7 +10,8 @@ import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
 import { unauthenticated } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
-import { onlineWhere } from '../devices/presence.js';
+import { compiledQuery } from '../../storage/compiled-query.js';
+import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../devices/presence.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
 import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
@@ -21,6 +22,22 @@ import { logNetmapChange } from './netmap-changes.js';
 /** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
 export const deviceGone = () =>
   unauthenticated('the node credential is not valid (the device was deleted or re-enrolled)');
+
+/**
+ * The common case of every heartbeat (and disconnect): the device keeps its presence. Built
+ * once per direction (storage/compiled-query.ts): the fleet's heartbeats are the busiest call.
+ */
+const staysAs = (online: boolean) =>
+  compiledQuery((db, p: { id: string; now: number; cutoff: number }) =>
+    db
+      .updateTable('devices')
+      .set({ last_seen_at: p.now, disconnected: online ? 0 : 1 })
+      .where('id', '=', p.id)
+      .where((eb) => onlineSinceWhere(eb, p.cutoff, online))
+      .returning('advertised_routes'),
+  );
+const staysOnline = staysAs(true);
+const staysOffline = staysAs(false);
 
 /**
  * Sets a device's presence at `now`, returning its advertised set, or undefined when it is
@@ -36,13 +53,8 @@ async function setPresence(
   now: number,
 ): Promise<{ advertised_routes: string } | undefined> {
   const values = { last_seen_at: now, disconnected: online ? 0 : 1 };
-  const unchanged = await ctx.db
-    .updateTable('devices')
-    .set(values)
-    .where('id', '=', deviceId)
-    .where((eb) => onlineWhere(eb, now, online))
-    .returning('advertised_routes')
-    .executeTakeFirst();
+  const stays = online ? staysOnline : staysOffline;
+  const [unchanged] = await stays(ctx.db, { id: deviceId, now, cutoff: now - ONLINE_WINDOW_MS });
   if (unchanged) return unchanged;
   const crossed = await ctx.db
     .updateTable('devices')
