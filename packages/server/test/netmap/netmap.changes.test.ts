@@ -159,4 +159,25 @@ describe('netmap change log with two instances', () => {
     );
     expect(await netmapChanges(a.database.storage.db, a.networkId)).toEqual(before);
   });
+
+  it('does not reuse the class of a user removed and created again with another role', async () => {
+    await applyPolicy(
+      a,
+      `{
+      "tagOwners": { "tag:web": ["autogroup:admin"], "tag:db": ["autogroup:admin"] },
+      "acls": [{ "action": "accept", "src": ["autogroup:admin"], "dst": ["*:*"] }],
+    }`,
+    );
+    const admin = await createUser(a, 'cy@example.com', 'admin');
+    Object.assign(d, await enrollAll(a, { 'cy-1': { user: 'cy@example.com' } }));
+    expect(await peersOnB('cy-1')).toEqual(['ana', 'db', 'spare', 'web']);
+    expect((await a.call('DELETE', `/v1/users/${admin}`)).status).toBe(204);
+    delete d['cy-1'];
+    await peersOnB('ana');
+    await createUser(a, 'cy@example.com', 'member');
+    Object.assign(d, await enrollAll(a, { 'cy-2': { user: 'cy@example.com' } }));
+    // A member: only ana, an admin since the role change above, reaches it.
+    const work = await viewWork(async () => expect(await peersOnB('cy-2')).toEqual(['ana']));
+    expect(work).toEqual({ loads: 1, patches: 0 });
+  });
 });

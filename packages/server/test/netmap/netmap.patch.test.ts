@@ -165,12 +165,15 @@ describe('patched network views', () => {
         );
         // Fill every cache the patch carries over.
         served(view, devices, primaries, presence);
+        // Patched alike but served only at the end: what it carries piles up across patches.
+        let quiet = view;
         for (const [step, o] of ops.entries()) {
           const changed = apply(devices, o);
           if (changed) {
             const ids = new Set(changed);
             const rows = devices.filter((d) => ids.has(d.row.id)).map((d) => d.row);
             view = view.patched(String(step + 1), rows, changed, USERS);
+            quiet = quiet.patched(String(step + 1), rows, changed, USERS);
           }
           primaries = assignment(devices);
           // A snapshot is kept while the online set stays the same, as presence-snapshot.ts does,
@@ -187,6 +190,15 @@ describe('patched network views', () => {
             served(fresh, devices, primaries, presence),
           );
         }
+        const fresh = new NetworkView(
+          'fresh',
+          POLICY,
+          devices.map((d) => d.row),
+          USERS,
+        );
+        expect(served(quiet, devices, primaries, presence), 'served once, at the end').toEqual(
+          served(fresh, devices, primaries, presence),
+        );
       }),
       { numRuns: 300 },
     );

@@ -36,6 +36,11 @@ interface MapState {
   classDigests: Map<number, SetDigest>;
   /** Per class that sees everyone, every device's JSON as it sees it, for one presence. */
   classLists: Map<number, ClassList>;
+  /**
+   * Per class, a list of an earlier state and the slots changed since, made current on first
+   * use (patchClassList): a patch costs nothing per class list until a device is served one.
+   */
+  staleLists: Map<number, { list: ClassList; changed: Set<number> }>;
 }
 
 export class NetworkView {
@@ -146,7 +151,7 @@ export class NetworkView {
     sameSlots: boolean,
   ): MapState {
     const map = this.derivedMap(primaries, { map: held.map, from, sameSlots });
-    const state: MapState = { primaries, map, classDigests: new Map(), classLists: new Map() };
+    const state: MapState = { primaries, map, classDigests: new Map(), classLists: new Map(), staleLists: new Map() };
     if (!sameSlots) return state;
     const changed: number[] = [];
     for (let i = 0; i < from.length; i++) if (from[i] < 0) changed.push(i);
@@ -159,11 +164,12 @@ export class NetworkView {
       }
       state.classDigests.set(c, next);
     }
+    // Lists carry over while the devices are the same ids in the same order.
     if (this.ids === prev.ids) {
-      for (const [c, list] of held.classLists) {
-        const textOf = (i: number) => this.peerJson(i, map.classView(c, i), list.presence.online.has(this.ids[i]));
-        state.classLists.set(c, patchClassList(list, this.ids, changed, textOf));
+      for (const [c, stale] of held.staleLists) {
+        state.staleLists.set(c, { list: stale.list, changed: new Set([...stale.changed, ...changed]) });
       }
+      for (const [c, list] of held.classLists) state.staleLists.set(c, { list, changed: new Set(changed) });
     }
     return state;
   }
@@ -226,7 +232,13 @@ export class NetworkView {
     if (held?.primaries.key !== primaries.key) {
       this.peerMap = held
         ? this.derivedState(this, held, primaries, this.unmoved(held.primaries, primaries), true)
-        : { primaries, map: this.derivedMap(primaries), classDigests: new Map(), classLists: new Map() };
+        : {
+            primaries,
+            map: this.derivedMap(primaries),
+            classDigests: new Map(),
+            classLists: new Map(),
+            staleLists: new Map(),
+          };
     }
     return this.peerMap!.map;
   }
@@ -327,10 +339,19 @@ export class NetworkView {
     const holder = this.peerMap!;
     let list = holder.classLists.get(c);
     if (list?.presence !== presence) {
-      list = makeClassList(this.ids, presence, (i) =>
-        this.peerJson(i, map.classView(c, i), presence.online.has(this.ids[i])),
-      );
+      const textOf = (i: number) => this.peerJson(i, map.classView(c, i), presence.online.has(this.ids[i]));
+      const stale = holder.staleLists.get(c);
+      list =
+        stale?.list.presence === presence
+          ? patchClassList(
+              stale.list,
+              this.ids,
+              [...stale.changed].sort((a, b) => a - b),
+              textOf,
+            )
+          : makeClassList(this.ids, presence, textOf);
       holder.classLists.set(c, list);
+      holder.staleLists.delete(c);
     }
     return { list, skip: d };
   }

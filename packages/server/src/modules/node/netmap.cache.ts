@@ -103,19 +103,27 @@ async function patchView(db: Db, networkId: string, held: Entry, head: NetmapHea
   if (!prev || !changed) return loadView(db, networkId, key);
   const rows = await deviceIdentities(db, networkId, changed);
   const users = await withOwners(db, networkId, prev.users, rows);
+  if (!users) return loadView(db, networkId, key);
   viewStats.patches++;
   return prev.patched(key, rows, changed, users);
 }
 
-/** `users` and the owners of `rows` it does not know yet (a device enrolled for a new user). */
+/**
+ * `users` and the owners of `rows` it does not know yet (a device enrolled for a new user), or
+ * undefined when an owner it knows has another role now: a user removed and created again
+ * under the same login, whose identity class the view would otherwise reuse.
+ */
 async function withOwners(
   db: Db,
   networkId: string,
   users: PolicyUser[],
   rows: readonly { user_login: string | null }[],
-): Promise<PolicyUser[]> {
+): Promise<PolicyUser[] | undefined> {
+  const logins = [...new Set(rows.map((r) => r.user_login))].filter((l): l is string => l !== null);
+  if (logins.length === 0) return users;
   const known = roleMap(users);
-  const missing = [...new Set(rows.map((r) => r.user_login))].filter((l): l is string => l !== null && !known.has(l));
-  if (missing.length === 0) return users;
-  return [...users, ...(await usersNamed(db, networkId, missing))];
+  const owners = await usersNamed(db, networkId, logins);
+  if (owners.some((u) => known.has(u.login) && known.get(u.login) !== u.role)) return undefined;
+  const added = owners.filter((u) => !known.has(u.login));
+  return added.length === 0 ? users : [...users, ...added];
 }
