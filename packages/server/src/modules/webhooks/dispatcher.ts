@@ -163,7 +163,7 @@ export class WebhookDispatcher {
       if (batch.retries.length === 0 && batch.fresh.length === 0) return;
       const result = await this.attemptBatch(webhook, batch);
       if (!(await recordBatch(this.db, webhook, this.owner, result))) {
-        this.log.warn({ webhookId: id }, 'webhook lease lost during a batch; its attempts will be made again');
+        this.log.warn({ webhookId: id }, 'webhook batch not recorded: the endpoint was deleted or its lease lost');
         return;
       }
       if (result.disabledReason !== null) return;
