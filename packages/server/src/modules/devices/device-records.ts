@@ -23,9 +23,14 @@ interface Kept {
   version: number;
   online: boolean;
   seen: number | null;
-  json: string;
+  /** The record's JSON, UTF-8 encoded once: a list is then one copy of these bytes. */
+  json: Buffer;
   record: DeviceBody;
 }
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
 
 export class DeviceRecords {
   private readonly kept = new Map<string, Kept>();
@@ -36,24 +41,27 @@ export class DeviceRecords {
   ) {}
 
   /**
-   * The JSON array of the list records of `stamps`, in their order. `readRows` reads the rows
+   * The JSON array of the list records of `stamps`, in their order, as UTF-8 bytes. `readRows` reads the rows
    * of the devices not kept at their stamp's version; one deleted in between is left out.
    */
   async listJson(
     stamps: readonly DeviceStamp[],
     now: number,
     readRows: (ids: string[]) => Promise<(DeviceRow & { record_version: number })[]>,
-  ): Promise<string> {
+  ): Promise<Buffer> {
     const stale = stamps.filter((stamp) => this.kept.get(stamp.id)?.version !== Number(stamp.record_version));
     if (stale.length > 0) {
       for (const row of await readRows(stale.map((stamp) => stamp.id))) this.keep(row, now);
     }
-    const parts: string[] = [];
+    const parts: Buffer[] = [OPEN];
     for (const stamp of stamps) {
       const kept = this.kept.get(stamp.id);
-      if (kept) parts.push(this.withPresence(kept, stamp, now));
+      if (!kept) continue;
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(this.withPresence(kept, stamp, now));
     }
-    return `[${parts.join(',')}]`;
+    parts.push(CLOSE);
+    return Buffer.concat(parts);
   }
 
   /** How many records are kept (for tests and the benchmark). */
@@ -69,7 +77,7 @@ export class DeviceRecords {
       online: record.online,
       seen: row.last_seen_at == null ? null : Number(row.last_seen_at),
       record,
-      json: this.serialize(record),
+      json: Buffer.from(this.serialize(record)),
     });
     if (this.kept.size > this.capacity) {
       // Map iteration is insertion order: the first keys are the records kept longest ago.
@@ -80,14 +88,14 @@ export class DeviceRecords {
     }
   }
 
-  private withPresence(kept: Kept, stamp: DeviceStamp, now: number): string {
+  private withPresence(kept: Kept, stamp: DeviceStamp, now: number): Buffer {
     const online = isOnline(stamp, now);
     const seen = stamp.last_seen_at == null ? null : Number(stamp.last_seen_at);
     if (kept.online !== online || kept.seen !== seen) {
       kept.record = { ...kept.record, online, lastSeen: isoOrNull(seen) };
       kept.online = online;
       kept.seen = seen;
-      kept.json = this.serialize(kept.record);
+      kept.json = Buffer.from(this.serialize(kept.record));
     }
     return kept.json;
   }

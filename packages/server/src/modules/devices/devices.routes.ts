@@ -17,6 +17,8 @@ import { startEphemeralSweeper } from './ephemeral-sweeper.js';
 
 /** One device record, as the route's response schema serialises it. */
 const DEVICE_SCHEMA = { $ref: 'Device#' };
+const DEVICES_OPEN = Buffer.from('{"devices":');
+const DEVICES_CLOSE = Buffer.from('}');
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const tags = ['devices'];
 
@@ -46,7 +48,7 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
       // Records serialised by the Device schema when they change, then reused (device-records.ts).
       records ??= new DeviceRecords(reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string);
       const devices = await listDevicesJson(ctx, records, networkId, request.query);
-      return reply.type('application/json; charset=utf-8').send(`{"devices":${devices}}`);
+      return reply.type('application/json; charset=utf-8').send(Buffer.concat([DEVICES_OPEN, devices, DEVICES_CLOSE]));
     },
   );
 

@@ -47,7 +47,7 @@ async function deviceFilter(db: Db, networkId: string, input: DeviceListInput): 
 }
 
 /**
- * The list with `fields=default`, as the JSON text of its records: kept records are reused
+ * The list with `fields=default`, as the JSON of its records (UTF-8): kept records are reused
  * (device-records.ts), so a list reads full rows only of devices that changed since.
  */
 export async function listDevicesJson(
@@ -55,7 +55,7 @@ export async function listDevicesJson(
   records: DeviceRecords,
   networkId: string,
   input: DeviceListInput,
-): Promise<string> {
+): Promise<Buffer> {
   const filter = await deviceFilter(ctx.db, networkId, input);
   const now = ctx.clock.now();
   const stamps = await listDeviceStamps(ctx.db, networkId, now, filter);
