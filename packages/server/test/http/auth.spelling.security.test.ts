@@ -3,7 +3,10 @@
  * spelled. Every route of the app (read from the app itself) is called under spellings that
  * the router decodes or normalises differently from a prefix check on the raw URL.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_DIR, CONSOLE_PAGES } from '../../src/http/console.js';
 import { json, startServer, type TestServer } from '../harness.js';
 import { type RawResponse, rawRequest } from './raw-http.js';
 
@@ -39,19 +42,29 @@ function spellings(path: string): [string, string][] {
       ['double encoding', `/%25761${tail}`],
       ['encoded letter, absolute form', `http://x/%761${tail}`],
     );
-  } else {
+  } else if (rest) {
     variants.push(['encoded first letter', `/%${rest.charCodeAt(0).toString(16)}${rest.slice(1)}`]);
   }
   return variants;
 }
 
-/** What a public route answers without a key or query: sign-in routes refuse an empty call. */
+/**
+ * What a public route answers without a key or query: sign-in routes refuse an empty call; the
+ * console's pages answer index.html (503 when the console is not built) and `/assets/*`, taken
+ * literally, names no asset.
+ */
 const PUBLIC_ANSWER: Record<string, number> = {
   '/auth/login': 400,
   '/auth/callback': 401,
   '/auth/link': 400,
   '/auth/logout': 204,
+  '/assets/*': 404,
+  ...Object.fromEntries(CONSOLE_PAGES.map((page) => [page, existsSync(join(CONSOLE_DIR, 'index.html')) ? 200 : 503])),
 };
+
+/** The console's routes: its pages, its hashed assets and the files at the top of its build. */
+const isConsoleRoute = (url: string) =>
+  CONSOLE_PAGES.includes(url) || url === '/assets/*' || /^\/[\w-]+\.\w+$/.test(url);
 
 // SCIM answers its refusals in its own error schema (application/scim+json), not as problems.
 const isProblem = (res: RawResponse) => /^application\/(problem|scim)\+json/.test(String(res.headers['content-type']));
@@ -81,12 +94,13 @@ describe('authentication whatever the spelling of the path', () => {
     expect(names).toEqual(
       expect.arrayContaining(['POST /v1/node/register', 'DELETE /v1/keys/:id', 'HEAD /v1/devices']),
     );
-    expect(
-      routes
-        .filter((r) => r.auth === 'none')
-        .map((r) => r.url)
-        .sort(),
-    ).toEqual([
+    const open = routes.filter((r) => r.auth === 'none').map((r) => r.url);
+    // The console's pages are public (the app signs in from them), under GET and HEAD only.
+    expect(open.filter((url) => CONSOLE_PAGES.includes(url)).sort()).toEqual(
+      CONSOLE_PAGES.flatMap((page) => [page, page]).sort(),
+    );
+    for (const route of routes.filter((r) => isConsoleRoute(r.url))) expect(['GET', 'HEAD']).toContain(route.method);
+    expect(open.filter((url) => !isConsoleRoute(url)).sort()).toEqual([
       '/auth/callback',
       '/auth/callback',
       '/auth/link',
@@ -112,7 +126,11 @@ describe('authentication whatever the spelling of the path', () => {
     }
   });
 
-  it('never lets a spelling reach a handler without a key, nor answer differently with one', async () => {
+  // Thousands of calls (every route, the console's pages included, under every spelling, with
+  // and without a key): on a busy machine they need more than the default time.
+  it('never lets a spelling reach a handler without a key, nor answer differently with one', {
+    timeout: 60_000,
+  }, async () => {
     const failures: string[] = [];
     const bearer = { authorization: `Bearer ${server.apiKey}` };
     // One route after another would take long: the routes are walked side by side.
