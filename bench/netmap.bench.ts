@@ -8,13 +8,18 @@
 //      sizes (the cost should not grow with the network), and of a "broad" device, whose
 //      peers grow with the network (the cost follows its answer): p50 and p95, warm cache.
 //      Target: p50 < 10 ms for the broad device at --count devices.
-//   2. The same right after the netmap epoch moved (every instance rebuilds its peer map).
+//   2. The same right after the netmap epoch moved: after a policy PUT (every instance rebuilds
+//      its view), and after one device's tag change (the view is patched from the netmap change
+//      log: only that device is read again).
 //   3. POST /v1/node/heartbeat of the broad device (it answers the view's version too); of a
 //      device that sees everyone right after another device went offline or came back (its
 //      view changed), first and second after the change; and a conditional GET
 //      /v1/node/netmap (If-None-Match: the version held) that answers 304.
 //   4. After such a presence change, the netmap of a device that sees everyone, whole and as a
 //      delta since the version it held (?delta=true): time and bytes received.
+//   5. In the server's process, without HTTP: the time to bring the network's view up to date
+//      after one device's tag change — patched, and rebuilt from scratch for the same change —
+//      which is the server time until every netmap the change affects can be served from it.
 // Presence is frozen with a fixed clock, so every device stays online while it runs.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,6 +31,8 @@ import { buildApp } from '../packages/server/src/app.js';
 import { newId } from '../packages/server/src/lib/ids.js';
 import { generateSecret, hashSecret } from '../packages/server/src/lib/secrets.js';
 import { createNetwork } from '../packages/server/src/modules/network/network.service.js';
+import { networkView } from '../packages/server/src/modules/node/netmap.cache.js';
+import { netmapHead } from '../packages/server/src/modules/node/netmap.repository.js';
 import { openStorage } from '../packages/server/src/storage/database.js';
 
 const USERS = 500;
@@ -81,6 +88,8 @@ interface Fleet {
   everyoneToo: string;
   /** A device whose presence the benchmark toggles. */
   flipper: string;
+  /** A tag:t5 service the broad device reaches, re-tagged between tag:t5 and tag:t6 (both in its view). */
+  retagged: string;
 }
 
 /**
@@ -199,6 +208,7 @@ async function populate(db: any, count: number, now: number): Promise<Fleet> {
     everyone: tokens.get('admin-0-0')!,
     everyoneToo: tokens.get('admin-0-1')!,
     flipper: tokens.get('solo-1')!,
+    retagged: devices.find((d) => d.name === 'svc-10')!.id,
   };
 }
 
@@ -229,6 +239,40 @@ async function measure(run: () => Promise<number>, times: number, before?: () =>
   }
   samples.sort((a, b) => a - b);
   return { p50: samples[Math.floor(samples.length / 2)]!, p95: samples[Math.floor(samples.length * 0.95)]!, peers };
+}
+
+/** Re-tags the fleet's `retagged` device between tag:t5 and tag:t6 on each call, through the API. */
+function retag(url: string, fleet: Fleet): () => Promise<void> {
+  let turn = 0;
+  return async () => {
+    const tags = [turn++ % 2 === 0 ? 'tag:t6' : 'tag:t5'];
+    const res = await fetch(`${url}/v1/devices/${fleet.retagged}/tags`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fleet.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tags }),
+    });
+    if (res.status !== 200) throw new Error(`POST tags: ${res.status} ${await res.text()}`);
+  };
+}
+
+/**
+ * In the server's process: after each tag change, the time to bring the network's view to the
+ * new epoch — the head read, the change log, the changed device's row and the patch — or, with
+ * `rebuild`, to load it from scratch for the same change. p50 and p95 over `times` changes.
+ */
+async function viewUpdate(db: any, url: string, fleet: Fleet, rebuild: boolean, times: number): Promise<Timing> {
+  const change = retag(url, fleet);
+  const samples: number[] = [];
+  for (let i = 0; i < times + 5; i++) {
+    await change();
+    const started = performance.now();
+    const view = await networkView(db, fleet.networkId, (await netmapHead(db, fleet.networkId))!, rebuild);
+    const took = performance.now() - started;
+    if (!view.index.has(fleet.retagged)) throw new Error('the view lost the re-tagged device');
+    if (i >= 5) samples.push(took);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: samples[Math.floor(samples.length / 2)]!, p95: samples[Math.floor(samples.length * 0.95)]!, peers: 0 };
 }
 
 /** The devices' side, in a worker thread so that client and server do not share an event loop. */
@@ -285,6 +329,17 @@ async function client({ url, fleets, policy }: Job): Promise<Row[]> {
     ),
     full: await withPeers(
       await measure(() => getNetmap(fleets.full.broad), 30, reapply(fleets.full)),
+      fleets.full.broad,
+    ),
+  });
+  rows.push({
+    label: 'netmap, broad, after a tag change',
+    base: await withPeers(
+      await measure(() => getNetmap(fleets.base.broad), 30, retag(url, fleets.base)),
+      fleets.base.broad,
+    ),
+    full: await withPeers(
+      await measure(() => getNetmap(fleets.full.broad), 30, retag(url, fleets.full)),
       fleets.full.broad,
     ),
   });
@@ -451,6 +506,33 @@ if (!isMainThread) {
     `\nafter a presence change at ${fmt(count)} devices, a device that sees all receives ${fmt(delta!.peers)} bytes ` +
       `as a delta instead of ${fmt(whole!.peers)} (ratio ${fmt(delta!.peers / whole!.peers, 4)}), ` +
       `in p50 ${fmt(delta!.p50, 2)} ms instead of ${fmt(whole!.p50, 2)} ms (ratio ${fmt(delta!.p50 / whole!.p50, 2)})`,
+  );
+  // Warm each view once, then patch it, then rebuild it, for the same kind of change.
+  for (const fleet of Object.values(fleets))
+    await networkView(storage.db, fleet.networkId, (await netmapHead(storage.db, fleet.networkId))!);
+  const update = {
+    patched: {
+      base: await viewUpdate(storage.db, url, fleets.base, false, 50),
+      full: await viewUpdate(storage.db, url, fleets.full, false, 50),
+    },
+    rebuilt: {
+      base: await viewUpdate(storage.db, url, fleets.base, true, 20),
+      full: await viewUpdate(storage.db, url, fleets.full, true, 20),
+    },
+  };
+  console.log('');
+  for (const [label, { base, full }] of Object.entries(update)) {
+    console.log(
+      `${`view after a tag change, ${label}`.padEnd(34)} ${fmt(baseline).padStart(6)}: p50 ${fmt(base.p50, 2).padStart(6)} ms, p95 ${fmt(base.p95, 2).padStart(6)} ms | ` +
+        `${fmt(count).padStart(6)}: p50 ${fmt(full.p50, 2).padStart(6)} ms, p95 ${fmt(full.p95, 2).padStart(6)} ms | ` +
+        `ratio ${fmt(full.p50 / base.p50, 2)}`,
+    );
+  }
+  const patchedP50 = update.patched.full.p50;
+  console.log(
+    `\none device's tag change at ${fmt(count)} devices: the view is patched in p50 ${fmt(patchedP50, 2)} ms of server time ` +
+      `instead of rebuilt in p50 ${fmt(update.rebuilt.full.p50, 2)} ms (ratio ${fmt(patchedP50 / update.rebuilt.full.p50, 3)}); ` +
+      `target p50 < 5 ms: ${patchedP50 < 5 ? 'met' : 'MISSED'}`,
   );
   const [selective, broad] = [rows[0]!.full, rows[1]!.full];
   console.log('');
