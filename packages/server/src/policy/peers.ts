@@ -36,6 +36,13 @@ interface Viewer {
   internet: boolean;
 }
 
+/**
+ * Routes a derived map may carry before it should be built anew: route numbers are never
+ * reused across derivations (so per-route caches stay valid), so a router that keeps going
+ * offline and coming back adds a few each time.
+ */
+const MAX_CARRIED_ROUTES = 8_192;
+
 /** An earlier map of the same policy a new one is derived from (see DerivedFrom). */
 export interface PeerMapDerivation extends Omit<DerivedFrom, 'index'> {
   map: PeerMap;
@@ -116,6 +123,11 @@ export class PeerMap {
       }
       this.reach[c] = joined.length ? { ...r, classes: [...r.classes, ...joined] } : r;
     }
+  }
+
+  /** Whether a new map may be derived from this one (else build one anew). */
+  get derivable(): boolean {
+    return this.index.routes.length <= MAX_CARRIED_ROUTES;
   }
 
   /** The peers of a device, in the order of the devices array; [] for an unknown id. */

@@ -203,4 +203,32 @@ describe('patched network views', () => {
       { numRuns: 300 },
     );
   });
+
+  it('builds the peer map anew once a flapping router has piled up routes', () => {
+    const devices = [device('ana@example.com', [], []), device(null, ['tag:gw'], ['10.1.0.0/24'])];
+    const view = new NetworkView(
+      '0',
+      POLICY,
+      devices.map((d) => d.row),
+      USERS,
+    );
+    let presence = presenceOf(devices);
+    for (let flip = 0; flip < 20_000; flip++) {
+      devices[1].online = !devices[1].online;
+      presence = presenceOf(devices);
+      view.listedPeers(assignment(devices), devices[0].row.id, presence);
+    }
+    // Each return of the router adds its route to the derived index: past the bound the map
+    // is built anew, so it can still be derived from.
+    expect(view.peersFor(assignment(devices)).derivable).toBe(true);
+    const fresh = new NetworkView(
+      'fresh',
+      POLICY,
+      devices.map((d) => d.row),
+      USERS,
+    );
+    expect(served(view, devices, assignment(devices), presence)).toEqual(
+      served(fresh, devices, assignment(devices), presence),
+    );
+  });
 });

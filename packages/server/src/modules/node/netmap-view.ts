@@ -43,6 +43,14 @@ interface MapState {
   staleLists: Map<number, { list: ClassList; changed: Set<number> }>;
 }
 
+const newState = (primaries: Primaries, map: PeerMap): MapState => ({
+  primaries,
+  map,
+  classDigests: new Map(),
+  classLists: new Map(),
+  staleLists: new Map(),
+});
+
 export class NetworkView {
   /** Device id → index. Shared with the view it was patched from when no device was added. */
   readonly index: Map<string, number>;
@@ -150,8 +158,11 @@ export class NetworkView {
     from: Int32Array,
     sameSlots: boolean,
   ): MapState {
+    if (!held.map.derivable) {
+      return newState(primaries, this.derivedMap(primaries));
+    }
     const map = this.derivedMap(primaries, { map: held.map, from, sameSlots });
-    const state: MapState = { primaries, map, classDigests: new Map(), classLists: new Map(), staleLists: new Map() };
+    const state = newState(primaries, map);
     if (!sameSlots) return state;
     const changed: number[] = [];
     for (let i = 0; i < from.length; i++) if (from[i] < 0) changed.push(i);
@@ -232,13 +243,7 @@ export class NetworkView {
     if (held?.primaries.key !== primaries.key) {
       this.peerMap = held
         ? this.derivedState(this, held, primaries, this.unmoved(held.primaries, primaries), true)
-        : {
-            primaries,
-            map: this.derivedMap(primaries),
-            classDigests: new Map(),
-            classLists: new Map(),
-            staleLists: new Map(),
-          };
+        : newState(primaries, this.derivedMap(primaries));
     }
     return this.peerMap!.map;
   }
