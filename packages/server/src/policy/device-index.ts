@@ -169,7 +169,8 @@ export class DeviceIndex {
         this.userClasses = new Map(this.userClasses);
         this.tagClasses = new Map(this.tagClasses);
         this.ownLookups = true;
-        return this.place(i);
+        this.place(i);
+        return;
       }
       c = this.classes.length;
       if (classKey === null) this.noneClass = c;
