@@ -81,27 +81,47 @@ function filterConditions(eb: DeviceEb, networkId: string, now: number, filter: 
   return eb.and(conditions);
 }
 
-/** The tag with the fewest devices (counted up to RARITY_CAP), or the only one. */
+/**
+ * The tag with the fewest devices, or the only one. Every tag is first counted up to a small
+ * cap, so a tag that every device carries costs a few index steps, not a thousand; only when
+ * several tags reach it are those counted again up to RARITY_CAP.
+ */
 export async function drivingTag(db: Db, networkId: string, tags: readonly string[]): Promise<string | undefined> {
   if (tags.length <= 1) return tags[0];
-  const counts = await Promise.all(
-    tags.map(async (tag) => {
-      const row = await db
-        .selectFrom((eb) =>
-          eb
-            .selectFrom('device_tags')
-            .select('device_id')
-            .where('network_id', '=', networkId)
-            .where('tag', '=', tag)
-            .limit(RARITY_CAP)
-            .as('capped'),
-        )
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      return { tag, n: Number(row.n) };
-    }),
-  );
-  return counts.reduce((best, next) => (next.n < best.n ? next : best)).tag;
+  const rarest = async (candidates: readonly string[], cap: number) => {
+    const counts = await Promise.all(
+      candidates.map(async (tag) => ({ tag, n: await countTag(db, networkId, tag, cap) })),
+    );
+    const fewest = Math.min(...counts.map((c) => c.n));
+    return counts.filter((c) => c.n === fewest).map((c) => ({ ...c, capped: fewest === cap }));
+  };
+  const first = await rarest(tags, FIRST_CAP);
+  if (first.length === 1 || !first[0]!.capped) return first[0]!.tag;
+  return (
+    await rarest(
+      first.map((c) => c.tag),
+      RARITY_CAP,
+    )
+  )[0]!.tag;
+}
+
+const FIRST_CAP = 64;
+
+/** Devices carrying `tag`, counted up to `cap` index steps. */
+async function countTag(db: Db, networkId: string, tag: string, cap: number): Promise<number> {
+  const row = await db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('device_tags')
+        .select('device_id')
+        .where('network_id', '=', networkId)
+        .where('tag', '=', tag)
+        .limit(cap)
+        .as('capped'),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** `devices`, driven from the driving tag's rows when there is one, with every filter applied. */
