@@ -3,8 +3,9 @@
  * announced once each, also when several passes (instances) look at the same moment.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectPresence } from '../../src/modules/events/detector.js';
 import { detectTransitions } from '../../src/modules/events/events.worker.js';
-import { createAuthKey, enroll, heartbeat } from '../devices/helpers.js';
+import { createAuthKey, deviceRow, enroll, heartbeat } from '../devices/helpers.js';
 import { startServer, type TestServer } from '../harness.js';
 import { eventPage } from './helpers.js';
 
@@ -57,5 +58,42 @@ describe('event detector', () => {
     await detectTransitions(ctx());
     const expired = await typesSince(start, 'key.expired');
     expect(expired.filter((e) => e.data.key.id === key.id).map((e) => e.data.key.state)).toEqual(['expired']);
+  });
+
+  it('announces a whole fleet coming online once each, in a bounded number of statements', async () => {
+    const start = (await eventPage(server)).nextCursor;
+    const now = server.clock.now();
+    const count = 620; // more than one chunk of 500 claims
+    const ids = Array.from({ length: count }, (_, i) => `dev_fleet${String(i).padStart(4, '0')}`);
+    await server.database.storage.db
+      .insertInto('devices')
+      .values(
+        ids.map((id, i) =>
+          deviceRow({ id, networkId: server.networkId, name: id, addrIndex: 50_000 + i, nodeTokenHash: id, now }),
+        ),
+      )
+      .execute();
+    let statements = 0;
+    const counting = server.database.storage.db.withPlugin({
+      transformQuery: (args) => {
+        statements++;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    await detectPresence({ db: counting, clock: server.clock });
+    await detectPresence({ db: counting, clock: server.clock });
+    await Promise.all([detectTransitions(ctx()), detectTransitions(ctx())]);
+    const online = new Map<string, number>();
+    let cursor = start;
+    for (;;) {
+      const page = await eventPage(server, `?cursor=${cursor}&type=device.online&limit=1000`);
+      for (const e of page.entries) online.set(e.data.device.id, (online.get(e.data.device.id) ?? 0) + 1);
+      if (page.entries.length === 0) break;
+      cursor = page.nextCursor;
+    }
+    expect(ids.every((id) => online.get(id) === 1)).toBe(true);
+    // Two passes of up to 500 devices each: a handful of statements per pass, none per device.
+    expect(statements).toBeLessThan(60);
   });
 });

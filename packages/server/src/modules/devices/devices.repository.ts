@@ -231,6 +231,26 @@ export async function findDevice(db: Db, networkId: string, id: string): Promise
     .executeTakeFirst();
 }
 
+/** The routes of the given devices, in one query per 500 devices. */
+export async function routesOfDevices(
+  db: Db,
+  networkId: string,
+  now: number,
+  deviceIds: readonly string[],
+): Promise<RouteRow[]> {
+  const rows: RouteRow[] = [];
+  for (let start = 0; start < deviceIds.length; start += 500) {
+    rows.push(
+      ...(await routesWithPrimary(db, networkId, now)
+        .where('routes.device_id', 'in', deviceIds.slice(start, start + 500))
+        .orderBy('routes.created_at')
+        .orderBy('routes.prefix')
+        .execute()),
+    );
+  }
+  return rows;
+}
+
 export async function routesOfDevice(db: Db, networkId: string, now: number, deviceId: string): Promise<RouteRow[]> {
   return routesWithPrimary(db, networkId, now)
     .where('routes.device_id', '=', deviceId)

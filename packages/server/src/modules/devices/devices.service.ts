@@ -25,6 +25,7 @@ import {
   listDevices,
   replaceTags,
   routesOfDevice,
+  routesOfDevices,
   routesOfFilter,
 } from './devices.repository.js';
 
@@ -70,13 +71,34 @@ export async function listDeviceDetails(ctx: AppContext, networkId: string, inpu
     listDevices(ctx.db, networkId, now, filter),
     routesOfFilter(ctx.db, networkId, now, filter),
   ]);
+  const byDevice = groupByDevice(routes);
+  return rows.map((row) => presentDeviceDetail(row, now, byDevice.get(row.id) ?? []));
+}
+
+/** Detail records of the given devices by id, in three queries whatever their number. */
+export async function deviceDetails(
+  db: Db,
+  networkId: string,
+  ids: readonly string[],
+  now: number,
+): Promise<Map<string, DeviceBody>> {
+  if (ids.length === 0) return new Map();
+  const [rows, routes] = await Promise.all([
+    devicesByIds(db, networkId, ids),
+    routesOfDevices(db, networkId, now, ids),
+  ]);
+  const byDevice = groupByDevice(routes);
+  return new Map(rows.map((row) => [row.id, presentDeviceDetail(row, now, byDevice.get(row.id) ?? [])]));
+}
+
+function groupByDevice(routes: readonly RouteRow[]): Map<string, RouteRow[]> {
   const byDevice = new Map<string, RouteRow[]>();
   for (const route of routes) {
     const list = byDevice.get(route.device_id);
     if (list) list.push(route);
     else byDevice.set(route.device_id, [route]);
   }
-  return rows.map((row) => presentDeviceDetail(row, now, byDevice.get(row.id) ?? []));
+  return byDevice;
 }
 
 export async function deviceDetail(db: Db, networkId: string, id: string, now: number): Promise<DeviceBody> {

@@ -11,7 +11,7 @@ import { systemActor } from '../../core/actor.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
-import { deviceDetail } from '../devices/devices.service.js';
+import { deviceDetails } from '../devices/devices.service.js';
 import { onlineWhere } from '../devices/presence.js';
 import { presentKey } from '../keys/keys.presenter.js';
 
@@ -22,56 +22,87 @@ const BATCH = 500;
 type Transition = { subject: string; state: string; type: EventDraft['type'] };
 
 /**
- * Claims `subject`'s move to `state` from one of `from` ('' : nothing announced yet): true
- * when this call changed the row, so this caller announces it. On PostgreSQL a concurrent
- * claim waits for this one's row lock (or its unique key) and then finds nothing to change.
+ * Claims the moves of `subjects` to `state` from one of `from` ('' : nothing announced yet),
+ * returning those this call moved, so this caller announces them. Set-based, a statement per
+ * 500 subjects, so a fleet coming online costs a few statements, not a few per device. On
+ * PostgreSQL a concurrent claim waits for this one's row locks (or its unique keys) and then
+ * finds nothing to change.
  */
-async function claim(
+async function claimAll(
   trx: Db,
   networkId: string,
-  subject: string,
+  subjects: readonly string[],
   state: string,
   from: readonly string[],
-): Promise<boolean> {
+): Promise<Set<string>> {
+  const claimed = new Set<string>();
   const moveFrom = from.filter((s) => s !== '');
-  if (moveFrom.length > 0) {
-    const moved = await trx
-      .updateTable('announcements')
-      .set({ state })
-      .where('subject', '=', subject)
-      .where('state', 'in', moveFrom)
-      .executeTakeFirst();
-    if (Number(moved.numUpdatedRows) > 0) return true;
+  for (let start = 0; start < subjects.length; start += 500) {
+    const chunk = subjects.slice(start, start + 500);
+    if (moveFrom.length > 0) {
+      const moved = await trx
+        .updateTable('announcements')
+        .set({ state })
+        .where('subject', 'in', chunk)
+        .where('state', 'in', moveFrom)
+        .returning('subject')
+        .execute();
+      for (const row of moved) claimed.add(row.subject);
+    }
+    if (!from.includes('')) continue;
+    const fresh = chunk.filter((subject) => !claimed.has(subject));
+    if (fresh.length === 0) continue;
+    const inserted = await trx
+      .insertInto('announcements')
+      .values(fresh.map((subject) => ({ subject, network_id: networkId, state })))
+      .onConflict((oc) => oc.column('subject').doNothing())
+      .returning('subject')
+      .execute();
+    for (const row of inserted) claimed.add(row.subject);
   }
-  if (!from.includes('')) return false;
-  const inserted = await trx
-    .insertInto('announcements')
-    .values({ subject, network_id: networkId, state })
-    .onConflict((oc) => oc.column('subject').doNothing())
-    .executeTakeFirst();
-  return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
+  return claimed;
 }
 
-/** Announces each network's transitions in one unit of work per network. */
+/**
+ * Announces each network's transitions in one unit of work per network: claims per target
+ * state, then the records of what was claimed in one read (`dataOf`), events in found order.
+ */
 async function announce(
   ctx: Pick<AppContext, 'db' | 'clock'>,
   found: { network_id: string; transition: Transition }[],
-  dataOf: (trx: Db, networkId: string, subject: string, now: number) => Promise<Record<string, unknown>>,
+  dataOf: (
+    trx: Db,
+    networkId: string,
+    subjects: string[],
+    now: number,
+  ) => Promise<Map<string, Record<string, unknown>>>,
 ): Promise<number> {
   const byNetwork = new Map<string, Transition[]>();
   for (const { network_id, transition } of found) {
-    byNetwork.set(network_id, [...(byNetwork.get(network_id) ?? []), transition]);
+    const list = byNetwork.get(network_id);
+    if (list) list.push(transition);
+    else byNetwork.set(network_id, [transition]);
   }
   let announced = 0;
   for (const [networkId, transitions] of byNetwork) {
     announced += await unitOfWork(ctx, systemActor(networkId, 'detector'), null, async (trx, now) => {
-      const events: EventDraft[] = [];
-      for (const t of transitions) {
-        const from = FROM[t.state] ?? [];
-        if (await claim(trx, networkId, t.subject, t.state, from)) {
-          events.push({ type: t.type, data: await dataOf(trx, networkId, t.subject, now) });
-        }
+      const claimed = new Set<string>();
+      for (const state of new Set(transitions.map((t) => t.state))) {
+        const subjects = transitions.filter((t) => t.state === state).map((t) => t.subject);
+        for (const subject of await claimAll(trx, networkId, subjects, state, FROM[state] ?? [])) claimed.add(subject);
       }
+      const chosen = transitions.filter((t) => claimed.has(t.subject));
+      const data = await dataOf(
+        trx,
+        networkId,
+        chosen.map((t) => t.subject),
+        now,
+      );
+      // A subject deleted since it was found has no record left to announce.
+      const events: EventDraft[] = chosen.flatMap((t) => {
+        const record = data.get(t.subject);
+        return record ? [{ type: t.type, data: record }] : [];
+      });
       return { value: events.length, target: null, events, unchanged: events.length === 0 };
     });
   }
@@ -115,9 +146,10 @@ export async function detectPresence(ctx: Pick<AppContext, 'db' | 'clock'>): Pro
       transition: { subject: d.id, state: 'offline', type: 'device.offline' as const },
     })),
   ];
-  return announce(ctx, found, async (trx, networkId, id, at) => ({
-    device: await deviceDetail(trx, networkId, id, at),
-  }));
+  return announce(ctx, found, async (trx, networkId, ids, at) => {
+    const details = await deviceDetails(trx, networkId, ids, at);
+    return new Map([...details].map(([id, device]) => [id, { device }]));
+  });
 }
 
 /** Keys within a day of expiry (key.expiring) or past it (key.expired), once each. */
@@ -145,14 +177,11 @@ export async function detectKeyExpiry(ctx: Pick<AppContext, 'db' | 'clock'>): Pr
         },
       };
     });
-  return announce(ctx, found, async (trx, networkId, id, at) => {
-    const key = await trx
-      .selectFrom('keys')
-      .selectAll()
-      .where('network_id', '=', networkId)
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
-    return { key: presentKey(key, at) };
+  return announce(ctx, found, async (trx, networkId, ids, at) => {
+    const keys = ids.length
+      ? await trx.selectFrom('keys').selectAll().where('network_id', '=', networkId).where('id', 'in', ids).execute()
+      : [];
+    return new Map(keys.map((key) => [key.id, { key: presentKey(key, at) }]));
   });
 }
 
