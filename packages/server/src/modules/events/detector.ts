@@ -84,29 +84,46 @@ async function announce(
     else byNetwork.set(network_id, [transition]);
   }
   let announced = 0;
-  for (const [networkId, transitions] of byNetwork) {
-    announced += await unitOfWork(ctx, systemActor(networkId, 'detector'), null, async (trx, now) => {
-      const claimed = new Set<string>();
-      for (const state of new Set(transitions.map((t) => t.state))) {
-        const subjects = transitions.filter((t) => t.state === state).map((t) => t.subject);
-        for (const subject of await claimAll(trx, networkId, subjects, state, FROM[state] ?? [])) claimed.add(subject);
-      }
-      const chosen = transitions.filter((t) => claimed.has(t.subject));
-      const data = await dataOf(
-        trx,
-        networkId,
-        chosen.map((t) => t.subject),
-        now,
-      );
-      // A subject deleted since it was found has no record left to announce.
-      const events: EventDraft[] = chosen.flatMap((t) => {
-        const record = data.get(t.subject);
-        return record ? [{ type: t.type, data: record }] : [];
-      });
-      return { value: events.length, target: null, events, unchanged: events.length === 0 };
-    });
+  for (const [networkId, all] of byNetwork) {
+    for (let start = 0; start < all.length; start += UNIT) {
+      // Small units with a turn of the event loop between them: on SQLite each statement
+      // holds the loop, and a fleet's catch-up must not stall the API for its whole batch.
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      announced += await announceUnit(ctx, networkId, all.slice(start, start + UNIT), dataOf);
+    }
   }
   return announced;
+}
+
+/** Transitions announced per unit of work. */
+const UNIT = 100;
+
+async function announceUnit(
+  ctx: Pick<AppContext, 'db' | 'clock'>,
+  networkId: string,
+  transitions: Transition[],
+  dataOf: Parameters<typeof announce>[2],
+): Promise<number> {
+  return await unitOfWork(ctx, systemActor(networkId, 'detector'), null, async (trx, now) => {
+    const claimed = new Set<string>();
+    for (const state of new Set(transitions.map((t) => t.state))) {
+      const subjects = transitions.filter((t) => t.state === state).map((t) => t.subject);
+      for (const subject of await claimAll(trx, networkId, subjects, state, FROM[state] ?? [])) claimed.add(subject);
+    }
+    const chosen = transitions.filter((t) => claimed.has(t.subject));
+    const data = await dataOf(
+      trx,
+      networkId,
+      chosen.map((t) => t.subject),
+      now,
+    );
+    // A subject deleted since it was found has no record left to announce.
+    const events: EventDraft[] = chosen.flatMap((t) => {
+      const record = data.get(t.subject);
+      return record ? [{ type: t.type, data: record }] : [];
+    });
+    return { value: events.length, target: null, events, unchanged: events.length === 0 };
+  });
 }
 
 /** The states each announced state may follow ('' : nothing announced yet). */
