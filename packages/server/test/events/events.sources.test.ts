@@ -59,4 +59,18 @@ describe('events of keys, routes, the policy and enrollment', () => {
     expect((await json(refused)).code).toBe('policy_invalid');
     expect((await eventPage(server, '?since=1d')).entries).toHaveLength(before);
   });
+
+  it("announces each of a removed user's devices as deleted, with its record as it last was", async () => {
+    const ana = await json(await server.call('POST', '/v1/users', { body: { loginName: 'ana@example.com' } }));
+    const authKey = (await createAuthKey(server, { reusable: true, user: ana.id })).key;
+    const router = await enroll(server, authKey, { hostname: 'ana-gw', advertiseRoutes: ['10.7.0.0/24'] });
+    const laptop = await enroll(server, authKey, { hostname: 'ana-laptop' });
+    const start = (await eventPage(server)).nextCursor;
+    expect((await server.call('DELETE', `/v1/users/${ana.id}`)).status).toBe(204);
+    const deleted = (await eventPage(server, `?cursor=${start}&type=device.deleted`)).entries;
+    expect(deleted.map((e) => e.data.device.id).sort()).toEqual([router.device.id, laptop.device.id].sort());
+    const gw = deleted.find((e) => e.data.device.id === router.device.id).data.device;
+    expect(gw).toMatchObject({ hostname: 'ana-gw', user: { id: ana.id } });
+    expect(gw.routes.map((r: { prefix: string }) => r.prefix)).toEqual(['10.7.0.0/24']);
+  });
 });

@@ -28,9 +28,10 @@ interface Kept {
   record: DeviceBody;
 }
 
-const OPEN = Buffer.from('[');
+/** The list's response body is `{"devices":[…]}`, written around the kept bytes in one copy. */
+const OPEN = Buffer.from('{"devices":[');
 const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']');
+const CLOSE = Buffer.from(']}');
 
 export class DeviceRecords {
   private readonly kept = new Map<string, Kept>();
@@ -41,10 +42,11 @@ export class DeviceRecords {
   ) {}
 
   /**
-   * The JSON array of the list records of `stamps`, in their order, as UTF-8 bytes. `readRows` reads the rows
+   * The list's response body, `{"devices":[…]}` with the records of `stamps` in their order,
+   * as UTF-8 bytes. `readRows` reads the rows
    * of the devices not kept at their stamp's version; one deleted in between is left out.
    */
-  async listJson(
+  async listBody(
     stamps: readonly DeviceStamp[],
     now: number,
     readRows: (ids: string[]) => Promise<(DeviceRow & { record_version: number })[]>,

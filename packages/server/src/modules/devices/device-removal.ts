@@ -7,8 +7,7 @@ import type { EventDraft } from '../../core/events.js';
 import type { Db } from '../../storage/database.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
 import { logNetmapChange } from '../node/netmap-changes.js';
-import { presentDeviceDetail } from './devices.presenter.js';
-import { findDevice, routesOfDevice } from './devices.repository.js';
+import { deviceDetails } from './device-details.js';
 
 /** Returns how many devices were deleted (ids of other networks or already gone count for nothing). */
 export async function removeDevices(trx: Db, networkId: string, deviceIds: readonly string[]): Promise<number> {
@@ -42,12 +41,11 @@ export async function deletionEvents(
   deviceIds: readonly string[],
   now: number,
 ): Promise<EventDraft[]> {
+  const details = await deviceDetails(trx, networkId, deviceIds, now);
   const events: EventDraft[] = [];
   for (const id of deviceIds) {
-    const row = await findDevice(trx, networkId, id);
-    if (!row) continue;
-    const device = presentDeviceDetail(row, now, await routesOfDevice(trx, networkId, now, id));
-    events.push({ type: 'device.deleted', data: { device } });
+    const device = details.get(id);
+    if (device) events.push({ type: 'device.deleted', data: { device } });
   }
   return events;
 }

@@ -224,13 +224,6 @@ export async function routesOfFilter(
     .execute();
 }
 
-export async function findDevice(db: Db, networkId: string, id: string): Promise<DeviceRow | undefined> {
-  return deviceRows(db.selectFrom('devices'))
-    .where('devices.network_id', '=', networkId)
-    .where('devices.id', '=', id)
-    .executeTakeFirst();
-}
-
 /** The routes of the given devices, in one query per 500 devices. */
 export async function routesOfDevices(
   db: Db,

@@ -4,21 +4,19 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../http/actor.js';
 import { apiSchema, ref } from '../../http/openapi.js';
+import { deviceDetail } from './device-details.js';
 import { DeviceRecords } from './device-records.js';
 import {
   type DeviceListInput,
   deleteDevice,
-  deviceDetail,
   listDeviceDetails,
-  listDevicesJson,
+  listDevicesBody,
   setDeviceTags,
 } from './devices.service.js';
 import { startEphemeralSweeper } from './ephemeral-sweeper.js';
 
 /** One device record, as the route's response schema serialises it. */
 const DEVICE_SCHEMA = { $ref: 'Device#' };
-const DEVICES_OPEN = Buffer.from('{"devices":');
-const DEVICES_CLOSE = Buffer.from('}');
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const tags = ['devices'];
 
@@ -47,8 +45,8 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
       if (request.query.fields === 'all') return { devices: await listDeviceDetails(ctx, networkId, request.query) };
       // Records serialised by the Device schema when they change, then reused (device-records.ts).
       records ??= new DeviceRecords(reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string);
-      const devices = await listDevicesJson(ctx, records, networkId, request.query);
-      return reply.type('application/json; charset=utf-8').send(Buffer.concat([DEVICES_OPEN, devices, DEVICES_CLOSE]));
+      const body = await listDevicesBody(ctx, records, networkId, request.query);
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
 

@@ -11,7 +11,7 @@ import type { Db } from '../../storage/database.js';
 import { requireOwnedTags } from '../acl/tag-ownership.js';
 import { checkTags } from '../keys/keys.service.js';
 import { logNetmapChange } from '../node/netmap-changes.js';
-import type { RouteRow } from '../routes/routes.repository.js';
+import { deviceDetail, groupByDevice } from './device-details.js';
 import type { DeviceRecords } from './device-records.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
 import { presentDeviceDetail } from './devices.presenter.js';
@@ -20,12 +20,9 @@ import {
   type DeviceFilter,
   devicesByIds,
   drivingTag,
-  findDevice,
   listDeviceStamps,
   listDevices,
   replaceTags,
-  routesOfDevice,
-  routesOfDevices,
   routesOfFilter,
 } from './devices.repository.js';
 
@@ -48,10 +45,10 @@ async function deviceFilter(db: Db, networkId: string, input: DeviceListInput): 
 }
 
 /**
- * The list with `fields=default`, as the JSON of its records (UTF-8): kept records are reused
+ * The list with `fields=default`, as its response body (UTF-8 JSON): kept records are reused
  * (device-records.ts), so a list reads full rows only of devices that changed since.
  */
-export async function listDevicesJson(
+export async function listDevicesBody(
   ctx: AppContext,
   records: DeviceRecords,
   networkId: string,
@@ -60,7 +57,7 @@ export async function listDevicesJson(
   const filter = await deviceFilter(ctx.db, networkId, input);
   const now = ctx.clock.now();
   const stamps = await listDeviceStamps(ctx.db, networkId, now, filter);
-  return records.listJson(stamps, now, (ids) => devicesByIds(ctx.db, networkId, ids));
+  return records.listBody(stamps, now, (ids) => devicesByIds(ctx.db, networkId, ids));
 }
 
 /** The list with `fields=all`: detail records with their routes, read in two queries. */
@@ -73,38 +70,6 @@ export async function listDeviceDetails(ctx: AppContext, networkId: string, inpu
   ]);
   const byDevice = groupByDevice(routes);
   return rows.map((row) => presentDeviceDetail(row, now, byDevice.get(row.id) ?? []));
-}
-
-/** Detail records of the given devices by id, in three queries whatever their number. */
-export async function deviceDetails(
-  db: Db,
-  networkId: string,
-  ids: readonly string[],
-  now: number,
-): Promise<Map<string, DeviceBody>> {
-  if (ids.length === 0) return new Map();
-  const [rows, routes] = await Promise.all([
-    devicesByIds(db, networkId, ids),
-    routesOfDevices(db, networkId, now, ids),
-  ]);
-  const byDevice = groupByDevice(routes);
-  return new Map(rows.map((row) => [row.id, presentDeviceDetail(row, now, byDevice.get(row.id) ?? [])]));
-}
-
-function groupByDevice(routes: readonly RouteRow[]): Map<string, RouteRow[]> {
-  const byDevice = new Map<string, RouteRow[]>();
-  for (const route of routes) {
-    const list = byDevice.get(route.device_id);
-    if (list) list.push(route);
-    else byDevice.set(route.device_id, [route]);
-  }
-  return byDevice;
-}
-
-export async function deviceDetail(db: Db, networkId: string, id: string, now: number): Promise<DeviceBody> {
-  const row = await findDevice(db, networkId, id);
-  if (!row) throw notFound(`device ${id} does not exist`);
-  return presentDeviceDetail(row, now, await routesOfDevice(db, networkId, now, id));
 }
 
 export async function deleteDevice(ctx: AppContext, actor: Actor, id: string): Promise<void> {

@@ -11,7 +11,7 @@ import { systemActor } from '../../core/actor.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
-import { deviceDetails } from '../devices/devices.service.js';
+import { deviceDetails } from '../devices/device-details.js';
 import { onlineWhere } from '../devices/presence.js';
 import { presentKey } from '../keys/keys.presenter.js';
 

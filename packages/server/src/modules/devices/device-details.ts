@@ -1,0 +1,44 @@
+/**
+ * Detail records (`GET /v1/devices/{id}`, `?fields=all`, enrollment, events): a device row
+ * with its routes. Read by set, so records for many devices (a user's removal, the event
+ * detector) cost the same few queries as one.
+ */
+import type { DeviceBody } from '@warren/contract';
+import { notFound } from '../../core/errors.js';
+import type { Db } from '../../storage/database.js';
+import type { RouteRow } from '../routes/routes.repository.js';
+import { presentDeviceDetail } from './devices.presenter.js';
+import { devicesByIds, routesOfDevices } from './devices.repository.js';
+
+/** Detail records of the given devices by id; ids of other networks or gone devices are absent. */
+export async function deviceDetails(
+  db: Db,
+  networkId: string,
+  ids: readonly string[],
+  now: number,
+): Promise<Map<string, DeviceBody>> {
+  if (ids.length === 0) return new Map();
+  const [rows, routes] = await Promise.all([
+    devicesByIds(db, networkId, ids),
+    routesOfDevices(db, networkId, now, ids),
+  ]);
+  const byDevice = groupByDevice(routes);
+  return new Map(rows.map((row) => [row.id, presentDeviceDetail(row, now, byDevice.get(row.id) ?? [])]));
+}
+
+/** One device's detail record; 404 when the network has no such device. */
+export async function deviceDetail(db: Db, networkId: string, id: string, now: number): Promise<DeviceBody> {
+  const device = (await deviceDetails(db, networkId, [id], now)).get(id);
+  if (!device) throw notFound(`device ${id} does not exist`);
+  return device;
+}
+
+export function groupByDevice(routes: readonly RouteRow[]): Map<string, RouteRow[]> {
+  const byDevice = new Map<string, RouteRow[]>();
+  for (const route of routes) {
+    const list = byDevice.get(route.device_id);
+    if (list) list.push(route);
+    else byDevice.set(route.device_id, [route]);
+  }
+  return byDevice;
+}
