@@ -18,6 +18,7 @@ import * as netmapChanges from './migrations/008_netmap_changes.js';
 import * as networkUsage from './migrations/009_network_usage.js';
 import * as sealedSsoSecrets from './migrations/010_sealed_sso_secrets.js';
 import * as deviceRecordVersion from './migrations/011_device_record_version.js';
+import * as deviceChangeSeq from './migrations/012_device_change_seq.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -38,6 +39,7 @@ const MIGRATIONS = {
   '009_network_usage': networkUsage,
   '010_sealed_sso_secrets': sealedSsoSecrets,
   '011_device_record_version': deviceRecordVersion,
+  '012_device_change_seq': deviceChangeSeq,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

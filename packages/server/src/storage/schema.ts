@@ -19,6 +19,9 @@ export interface NetworksTable {
   /** Rows in `devices` and `users` of the network, kept by triggers (see migration 009). */
   device_count: Generated<number>;
   user_count: Generated<number>;
+  /** The device change cursor and the count of removed devices (SQLite only; migration 012). */
+  device_change_seq: Generated<number>;
+  device_removals: Generated<number>;
 }
 
 export interface UsersTable {
@@ -92,6 +95,8 @@ export interface DevicesTable {
   advertised_routes: Generated<string>;
   /** Moves when anything a list record shows changes, presence aside (migration 011). */
   record_version: Generated<number>;
+  /** The network's device_change_seq at this device's last listed change (SQLite; migration 012). */
+  change_seq: Generated<number>;
 }
 
 export interface DeviceTagsTable {

@@ -9,7 +9,15 @@ import { buildApp } from '../../src/app.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { defineTags } from '../acl/helpers.js';
 import { json } from '../harness.js';
-import { type EnrolledDevice, enroll, heartbeat, newNodeKey, register, startWithAuthKey } from './helpers.js';
+import {
+  type EnrolledDevice,
+  enroll,
+  heartbeat,
+  listFields,
+  newNodeKey,
+  register,
+  startWithAuthKey,
+} from './helpers.js';
 
 describe('device list records kept between calls', () => {
   let server: Awaited<ReturnType<typeof startWithAuthKey>>['server'];
@@ -46,17 +54,6 @@ describe('device list records kept between calls', () => {
     const listed = (await json(res)).devices;
     const details = (await json(await server.call('GET', `/v1/devices?fields=all${query ? `&${query.slice(1)}` : ''}`)))
       .devices;
-    const listFields = ({ id, name, hostname, os, online, user, tags, created, lastSeen }: any) => ({
-      id,
-      name,
-      hostname,
-      os,
-      online,
-      user,
-      tags,
-      created,
-      lastSeen,
-    });
     return { listed, expected: details.map(listFields) };
   }
 

@@ -79,6 +79,19 @@ export function deviceRow(device: {
   };
 }
 
+/** A detail record (`fields=all`) cut to the fields of a default list record. */
+export const listFields = ({ id, name, hostname, os, online, user, tags, created, lastSeen }: any) => ({
+  id,
+  name,
+  hostname,
+  os,
+  online,
+  user,
+  tags,
+  created,
+  lastSeen,
+});
+
 export function register(server: TestServer, authKey: string | null, body: Record<string, unknown> = {}) {
   return server.call('POST', '/v1/node/register', {
     key: authKey,

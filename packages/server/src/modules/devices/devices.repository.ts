@@ -11,6 +11,7 @@
  */
 import type { ExpressionBuilder, Selectable, SelectQueryBuilder } from 'kysely';
 import { listText } from '../../lib/json.js';
+import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { Database, DevicesTable } from '../../storage/schema.js';
 import { type RouteRow, routesWithPrimary } from '../routes/routes.repository.js';
@@ -189,6 +190,35 @@ export async function listDeviceStamps(
     .orderBy('devices.id')
     .execute();
 }
+
+/**
+ * The network's device cursor (`head_seq`, `head_removals`) with every device changed after
+ * `since`, in one statement so both come from the same snapshot; the network's row comes back
+ * alone (device columns null) when nothing changed, and nothing at all when the network is
+ * gone. SQLite only: the cursor is kept by migration 012's triggers (device-index.ts).
+ */
+export const deviceChangesSince = compiledQuery((db, p: { networkId: string; since: number }) =>
+  db
+    .selectFrom('networks')
+    .leftJoin('devices', (join) =>
+      join.onRef('devices.network_id', '=', 'networks.id').on('devices.change_seq', '>', p.since),
+    )
+    .leftJoin('users', 'users.id', 'devices.user_id')
+    .select([
+      'networks.device_change_seq as head_seq',
+      'networks.device_removals as head_removals',
+      'devices.id',
+      'devices.created_at',
+      'devices.user_id',
+      'users.login_name as user_login',
+      'devices.tags',
+      'devices.record_version',
+      'devices.last_seen_at',
+      'devices.disconnected',
+      'devices.change_seq',
+    ])
+    .where('networks.id', '=', p.networkId),
+);
 
 /** Rows of the given devices (in no particular order), with their record versions. */
 export async function devicesByIds(

@@ -4,11 +4,14 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../http/actor.js';
 import { apiSchema, ref } from '../../http/openapi.js';
+import { isPostgres } from '../../storage/database.js';
 import { deviceDetail } from './device-details.js';
+import { DeviceIndex } from './device-index.js';
 import { DeviceRecords } from './device-records.js';
 import {
   type DeviceListInput,
   deleteDevice,
+  type KeptLists,
   listDeviceDetails,
   listDevicesBody,
   setDeviceTags,
@@ -23,7 +26,7 @@ const tags = ['devices'];
 export async function devicesRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
   startEphemeralSweeper(app);
-  let records: DeviceRecords | undefined;
+  let kept: KeptLists | undefined;
 
   app.get<{ Querystring: DeviceListInput }>(
     '/devices',
@@ -44,8 +47,11 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
       const networkId = request.principal!.networkId;
       if (request.query.fields === 'all') return { devices: await listDeviceDetails(ctx, networkId, request.query) };
       // Records serialised by the Device schema when they change, then reused (device-records.ts).
-      records ??= new DeviceRecords(reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string);
-      const body = await listDevicesBody(ctx, records, networkId, request.query);
+      kept ??= {
+        records: new DeviceRecords(reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string),
+        index: isPostgres(ctx.db) ? undefined : new DeviceIndex(),
+      };
+      const body = await listDevicesBody(ctx, kept, networkId, request.query);
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );

@@ -12,6 +12,7 @@ import { requireOwnedTags } from '../acl/tag-ownership.js';
 import { checkTags } from '../keys/keys.service.js';
 import { logNetmapChange } from '../node/netmap-changes.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
+import type { DeviceIndex, IndexFilter } from './device-index.js';
 import type { DeviceRecords } from './device-records.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
 import { presentDeviceDetail } from './devices.presenter.js';
@@ -33,31 +34,46 @@ export interface DeviceListInput {
   fields?: 'default' | 'all';
 }
 
-async function deviceFilter(db: Db, networkId: string, input: DeviceListInput): Promise<DeviceFilter> {
+/** The requested tags, each checked, without repeats. */
+function checkedTags(input: DeviceListInput): string[] {
   for (const tag of input.tag ?? []) if (!TAG_RE.test(tag)) throw invalidTag(tag);
-  const tags = input.tag ? [...new Set(input.tag)] : [];
-  return {
-    user: input.user,
-    tags,
-    online: input.online === undefined ? undefined : input.online === 'true',
-    driver: await drivingTag(db, networkId, tags),
-  };
+  return input.tag ? [...new Set(input.tag)] : [];
+}
+
+const onlineOf = (input: DeviceListInput) => (input.online === undefined ? undefined : input.online === 'true');
+
+async function deviceFilter(db: Db, networkId: string, input: DeviceListInput): Promise<DeviceFilter> {
+  const tags = checkedTags(input);
+  return { user: input.user, tags, online: onlineOf(input), driver: await drivingTag(db, networkId, tags) };
+}
+
+/** What a server keeps between list calls: records (every dialect) and the index (SQLite). */
+export interface KeptLists {
+  records: DeviceRecords;
+  index?: DeviceIndex;
 }
 
 /**
  * The list with `fields=default`, as its response body (UTF-8 JSON): kept records are reused
- * (device-records.ts), so a list reads full rows only of devices that changed since.
+ * (device-records.ts), so a list reads full rows only of devices that changed since. Which
+ * devices it shows comes from the kept index on SQLite (device-index.ts), from a query per call
+ * on PostgreSQL.
  */
 export async function listDevicesBody(
   ctx: AppContext,
-  records: DeviceRecords,
+  kept: KeptLists,
   networkId: string,
   input: DeviceListInput,
 ): Promise<Buffer> {
-  const filter = await deviceFilter(ctx.db, networkId, input);
   const now = ctx.clock.now();
-  const stamps = await listDeviceStamps(ctx.db, networkId, now, filter);
-  return records.listBody(stamps, now, (ids) => devicesByIds(ctx.db, networkId, ids));
+  const stamps = kept.index
+    ? await kept.index.list(ctx.db, networkId, indexFilter(input), now)
+    : await listDeviceStamps(ctx.db, networkId, now, await deviceFilter(ctx.db, networkId, input));
+  return kept.records.listBody(stamps, now, (ids) => devicesByIds(ctx.db, networkId, ids));
+}
+
+function indexFilter(input: DeviceListInput): IndexFilter {
+  return { user: input.user, tags: checkedTags(input), online: onlineOf(input) };
 }
 
 /** The list with `fields=all`: detail records with their routes, read in two queries. */
