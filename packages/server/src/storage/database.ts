@@ -22,7 +22,7 @@ import * as deviceChangeSeq from './migrations/012_device_change_seq.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
-import { withStatementCache } from './sqlite-statements.js';
+import { registerConnection, withStatementCache } from './sqlite-statements.js';
 
 export type Db = Kysely<Database>;
 
@@ -86,7 +86,9 @@ function openSqlite(url: string): Storage {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const statements = withStatementCache(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  registerConnection(db, statements);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

@@ -9,9 +9,31 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { SqliteDatabase as KyselySqliteDatabase, SqliteStatement } from 'kysely';
 
-export function withStatementCache(database: SqliteDatabase.Database, capacity = 500): KyselySqliteDatabase {
+export interface StatementCache extends KyselySqliteDatabase {
+  /** True while a transaction is open on the connection (its writes not yet committed). */
+  readonly inTransaction: boolean;
+}
+
+/**
+ * The statement cache behind each SQLite Kysely instance, for queries that run synchronously
+ * (compiled-query.ts). A transaction's Kysely instance is never registered.
+ */
+const connections = new WeakMap<object, StatementCache>();
+
+export function registerConnection(db: object, statements: StatementCache): void {
+  connections.set(db, statements);
+}
+
+export function sqliteConnection(db: object): StatementCache | undefined {
+  return connections.get(db);
+}
+
+export function withStatementCache(database: SqliteDatabase.Database, capacity = 500): StatementCache {
   const statements = new Map<string, SqliteStatement>();
   return {
+    get inTransaction() {
+      return database.inTransaction;
+    },
     prepare(sql: string): SqliteStatement {
       let statement = statements.get(sql);
       if (statement) {

@@ -31,6 +31,25 @@ describe('compiledQuery', () => {
     expect(await byNameAndPlan(database.storage.db, { name: 'a', plan: 'premium' })).toEqual([]);
   });
 
+  it('never reads what an open transaction has not committed, on any dialect', async () => {
+    // On SQLite a compiled query outside a transaction runs at once on the one connection; while
+    // a transaction is open there it must wait its turn instead, or it would read rows that are
+    // about to be rolled back.
+    let seen: unknown[] | undefined;
+    await expect(
+      database.storage.db.transaction().execute(async (trx) => {
+        await trx.updateTable('networks').set({ plan: 'free' }).where('id', '=', 'net_b').execute();
+        void byNameAndPlan(database.storage.db, { name: 'b', plan: 'free' }).then((rows) => {
+          seen = rows;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen).toEqual([]);
+  });
+
   it('runs inside a transaction on its connection', async () => {
     await database.storage.db.transaction().execute(async (trx) => {
       await trx.updateTable('networks').set({ plan: 'free' }).where('id', '=', 'net_b').execute();
