@@ -4,7 +4,8 @@
  * never differ from the list read per call: random changes are made to a network's devices,
  * some through the server's own connection and some through a second connection to the same
  * file (another process, or an operator's fix), and after each one every filter is listed both
- * ways: `GET /v1/devices` (the index) and `GET /v1/devices?fields=all` (SQL per call).
+ * ways: `GET /v1/devices` (the index, and the bodies it keeps while nothing changed) and
+ * `GET /v1/devices?fields=all` (SQL per call).
  */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
@@ -173,10 +174,31 @@ describe('device list index', () => {
             const { indexed, perCall } = await listings(query);
             expect(indexed, `${query} after ${JSON.stringify(operation)}`).toEqual(perCall);
           }
+          // Nothing changed since: the same bodies again, kept or not (list-bodies.ts).
+          for (const query of FILTERS.slice(0, 3)) {
+            const { indexed, perCall } = await listings(query);
+            expect(indexed, `${query} again`).toEqual(perCall);
+          }
         }
       }),
       { numRuns: 25 },
     );
+  });
+
+  it('does not serve a kept body past the moment a device it shows times out', async () => {
+    await server.database.storage.db.deleteFrom('devices').where('network_id', '=', server.networkId).execute();
+    await apply({ kind: 'add', createdOffset: 0, tags: ['tag:a'], owned: false, seenAgo: 10_000 }, false);
+    for (const query of ['', '?online=true', '?tag=tag:a']) {
+      expect((await listings(query)).indexed[0].online).toBe(true);
+    }
+    server.clock.advance(49_999);
+    expect((await listings('')).indexed[0].online).toBe(true);
+    server.clock.advance(1);
+    for (const query of ['', '?online=true', '?tag=tag:a']) {
+      const { indexed, perCall } = await listings(query);
+      expect(indexed).toEqual(perCall);
+    }
+    expect((await listings('?online=false')).indexed).toHaveLength(1);
   });
 
   it('lists an empty network, and another network apart', async () => {

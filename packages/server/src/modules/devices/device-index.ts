@@ -19,7 +19,7 @@
 import { parseList } from '../../lib/json.js';
 import type { Db } from '../../storage/database.js';
 import { type DeviceStamp, deviceChangesSince } from './devices.repository.js';
-import { isOnline } from './presence.js';
+import { isOnline, ONLINE_WINDOW_MS } from './presence.js';
 
 /** What a list filters and orders by, for one device; also the stamp its record is kept by. */
 export interface IndexedDevice extends DeviceStamp {
@@ -46,10 +46,12 @@ const byCreation = (a: IndexedDevice, b: IndexedDevice) =>
   a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** One network's devices, in creation order, with a list per tag made when first needed. */
-class NetworkDevices {
+export class NetworkDevices {
   /** The cursor: the network's device_change_seq this index has read up to. */
   seq = -1;
   removals = -1;
+  /** Moves whenever a read changed anything: a list made at one generation is that list at it. */
+  generation = 0;
   private readonly byId = new Map<string, IndexedDevice>();
   private ordered: IndexedDevice[] = [];
   private orderStale = false;
@@ -77,11 +79,15 @@ class NetworkDevices {
       };
       if (kept) this.update(kept, device);
       else this.add(device);
+      this.generation++;
     }
   }
 
-  /** The devices the filter selects, in creation order. */
-  select(filter: IndexFilter, now: number): IndexedDevice[] {
+  /**
+   * The devices the filter selects, in creation order, and until when that answer holds with
+   * nothing else changing: the first moment a device the filter looks at times out.
+   */
+  select(filter: IndexFilter, now: number): { devices: IndexedDevice[]; validUntil: number } {
     if (this.orderStale) {
       this.ordered.sort(byCreation);
       this.orderStale = false;
@@ -94,14 +100,18 @@ class NetworkDevices {
       if (tagged.length < from.length || from === this.ordered) from = tagged;
     }
     const { user, online, tags } = filter;
-    const selected: IndexedDevice[] = [];
+    const devices: IndexedDevice[] = [];
+    let validUntil = Number.POSITIVE_INFINITY;
     for (const device of from) {
-      if (online !== undefined && isOnline(device, now) !== online) continue;
       if (user !== undefined && device.user_id !== user && device.user_login !== user) continue;
       if (tags.length > 1 && !tags.every((tag) => device.tags.includes(tag))) continue;
-      selected.push(device);
+      const isUp = isOnline(device, now);
+      // Shown online now, offline once its heartbeat is too old: the answer changes then.
+      if (isUp) validUntil = Math.min(validUntil, (device.last_seen_at as number) + ONLINE_WINDOW_MS);
+      if (online !== undefined && isUp !== online) continue;
+      devices.push(device);
     }
-    return selected;
+    return { devices, validUntil };
   }
 
   private add(device: IndexedDevice): void {
@@ -151,14 +161,12 @@ export class DeviceIndex {
 
   constructor(private readonly maxNetworks = MAX_NETWORKS) {}
 
-  /** The network's devices the filter selects, in creation order ([] for an unknown network). */
-  async list(db: Db, networkId: string, filter: IndexFilter, now: number): Promise<IndexedDevice[]> {
-    const devices = await this.current(db, networkId);
-    return devices ? devices.select(filter, now) : [];
-  }
-
-  /** Each call's read follows the previous call's for the network, so reads apply in order. */
-  private current(db: Db, networkId: string): Promise<NetworkDevices | undefined> {
+  /**
+   * The network's index, brought up to date with every change committed before the call
+   * (undefined for an unknown network). Each call's read follows the previous call's for the
+   * network, so reads apply in order.
+   */
+  view(db: Db, networkId: string): Promise<NetworkDevices | undefined> {
     const previous = this.networks.get(networkId);
     const next = (previous ?? Promise.resolve(undefined))
       .catch(() => undefined)

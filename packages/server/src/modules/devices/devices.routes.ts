@@ -17,6 +17,7 @@ import {
   setDeviceTags,
 } from './devices.service.js';
 import { startEphemeralSweeper } from './ephemeral-sweeper.js';
+import { ListBodies } from './list-bodies.js';
 
 /** One device record, as the route's response schema serialises it. */
 const DEVICE_SCHEMA = { $ref: 'Device#' };
@@ -49,7 +50,7 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
       // Records serialised by the Device schema when they change, then reused (device-records.ts).
       kept ??= {
         records: new DeviceRecords(reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string),
-        index: isPostgres(ctx.db) ? undefined : new DeviceIndex(),
+        index: isPostgres(ctx.db) ? undefined : { devices: new DeviceIndex(), bodies: new ListBodies() },
       };
       const body = await listDevicesBody(ctx, kept, networkId, request.query);
       return reply.type('application/json; charset=utf-8').send(body);

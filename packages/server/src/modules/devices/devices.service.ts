@@ -26,6 +26,7 @@ import {
   replaceTags,
   routesOfFilter,
 } from './devices.repository.js';
+import type { ListBodies } from './list-bodies.js';
 
 export interface DeviceListInput {
   user?: string;
@@ -47,10 +48,13 @@ async function deviceFilter(db: Db, networkId: string, input: DeviceListInput): 
   return { user: input.user, tags, online: onlineOf(input), driver: await drivingTag(db, networkId, tags) };
 }
 
-/** What a server keeps between list calls: records (every dialect) and the index (SQLite). */
+/**
+ * What a server keeps between list calls: records on every dialect; on SQLite also the index
+ * of what lists filter by and the bodies it answered with.
+ */
 export interface KeptLists {
   records: DeviceRecords;
-  index?: DeviceIndex;
+  index?: { devices: DeviceIndex; bodies: ListBodies };
 }
 
 /**
@@ -66,10 +70,26 @@ export async function listDevicesBody(
   input: DeviceListInput,
 ): Promise<Buffer> {
   const now = ctx.clock.now();
-  const stamps = kept.index
-    ? await kept.index.list(ctx.db, networkId, indexFilter(input), now)
-    : await listDeviceStamps(ctx.db, networkId, now, await deviceFilter(ctx.db, networkId, input));
-  return kept.records.listBody(stamps, now, (ids) => devicesByIds(ctx.db, networkId, ids));
+  const readRows = (ids: string[]) => devicesByIds(ctx.db, networkId, ids);
+  if (!kept.index) {
+    const filter = await deviceFilter(ctx.db, networkId, input);
+    return kept.records.listBody(await listDeviceStamps(ctx.db, networkId, now, filter), now, readRows);
+  }
+  const filter = indexFilter(input);
+  const devices = await kept.index.devices.view(ctx.db, networkId);
+  if (!devices) return kept.records.listBody([], now, readRows);
+  const cached = kept.index.bodies.get(networkId, filter, devices, now);
+  if (cached) return cached;
+  const generation = devices.generation;
+  const selection = devices.select(filter, now);
+  const body = await kept.records.listBody(selection.devices, now, readRows);
+  kept.index.bodies.keep(
+    networkId,
+    filter,
+    { devices, generation, madeAt: now, validUntil: selection.validUntil },
+    body,
+  );
+  return body;
 }
 
 function indexFilter(input: DeviceListInput): IndexFilter {

@@ -1,0 +1,69 @@
+/**
+ * Device list response bodies, kept per network and filter while nothing they show can have
+ * changed: the network's index is at the generation the body was made from (no device added,
+ * removed, re-tagged, renamed, or seen since), and no device the filter looks at has timed out
+ * (the index says when the first one will). A dashboard polling the 1,000-device list then
+ * costs one cursor read instead of a thousand records joined again.
+ *
+ * The kept bytes are bounded; the least recently made bodies are dropped first.
+ */
+import type { IndexFilter, NetworkDevices } from './device-index.js';
+
+interface KeptBody {
+  devices: NetworkDevices;
+  generation: number;
+  madeAt: number;
+  validUntil: number;
+  body: Buffer;
+}
+
+export class ListBodies {
+  private readonly kept = new Map<string, KeptBody>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes = 32 * 2 ** 20) {}
+
+  /** The body kept for this filter of the network, if it is still the answer at `now`. */
+  get(networkId: string, filter: IndexFilter, devices: NetworkDevices, now: number): Buffer | undefined {
+    const key = keyOf(networkId, filter);
+    const hit = this.kept.get(key);
+    if (!hit) return undefined;
+    if (hit.devices === devices && hit.generation === devices.generation && now >= hit.madeAt && now < hit.validUntil) {
+      return hit.body;
+    }
+    this.drop(key, hit);
+    return undefined;
+  }
+
+  /**
+   * Keeps a body made from `devices` at `generation`, valid from `madeAt` until `validUntil`;
+   * one whose index moved while it was being made is not kept.
+   */
+  keep(
+    networkId: string,
+    filter: IndexFilter,
+    made: { devices: NetworkDevices; generation: number; madeAt: number; validUntil: number },
+    body: Buffer,
+  ): void {
+    if (made.devices.generation !== made.generation || body.length > this.maxBytes) return;
+    const key = keyOf(networkId, filter);
+    const old = this.kept.get(key);
+    if (old) this.drop(key, old);
+    this.kept.set(key, { ...made, body });
+    this.bytes += body.length;
+    for (const [oldest, entry] of this.kept) {
+      if (this.bytes <= this.maxBytes) break;
+      this.drop(oldest, entry);
+    }
+  }
+
+  private drop(key: string, entry: KeptBody): void {
+    this.kept.delete(key);
+    this.bytes -= entry.body.length;
+  }
+}
+
+/** Tags are ANDed, so their order does not change the answer. */
+function keyOf(networkId: string, filter: IndexFilter): string {
+  return JSON.stringify([networkId, filter.user ?? null, [...filter.tags].sort(), filter.online ?? null]);
+}
