@@ -14,7 +14,7 @@
  */
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './database.js';
-import { sqliteConnection } from './sqlite-statements.js';
+import { runCommitted } from './sqlite-statements.js';
 
 type Params = Record<string, string | number | null>;
 
@@ -39,14 +39,10 @@ export function compiledQuery<P extends Params, R>(
       templates.set(adapter, template);
     }
     const values = template.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
-    // On SQLite's one connection, outside a transaction, the statement runs at once: it can
-    // only see committed rows, and nothing else runs until it returns. Kysely's queue and its
-    // promise hops cost more than SQLite takes to answer these queries.
-    const connection = sqliteConnection(db);
-    if (connection && !connection.inTransaction) {
-      const statement = connection.prepare(template.sql);
-      return statement.reader ? (statement.all(values) as R[]) : (statement.run(values), []);
-    }
+    // On SQLite a statement that can only see committed rows runs at once (sqlite-statements.ts):
+    // Kysely's queue and its promise hops cost more than SQLite takes to answer these queries.
+    const rows = runCommitted(db, template.sql, values);
+    if (rows) return rows as R[];
     const result = await db.executeQuery<R>(CompiledQuery.raw(template.sql, values));
     return result.rows;
   };

@@ -22,7 +22,7 @@ import * as deviceChangeSeq from './migrations/012_device_change_seq.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
-import { registerConnection, withStatementCache } from './sqlite-statements.js';
+import { registerConnections, withStatementCache } from './sqlite-statements.js';
 
 export type Db = Kysely<Database>;
 
@@ -86,10 +86,26 @@ function openSqlite(url: string): Storage {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const statements = withStatementCache(sqlite);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
-  registerConnection(db, statements);
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const writer = withStatementCache(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) });
+  // A second connection reads what is committed while the first is inside a transaction
+  // (sqlite-statements.ts); an in-memory database is private to its one connection.
+  const reader = path === ':memory:' ? undefined : withStatementCache(readOnly(path));
+  registerConnections(db, { writer, reader });
+  return {
+    db,
+    dialect: 'sqlite',
+    close: async () => {
+      await db.destroy();
+      reader?.close();
+    },
+  };
+}
+
+function readOnly(path: string): SqliteDatabase.Database {
+  const connection = new SqliteDatabase(path, { readonly: true });
+  connection.pragma('busy_timeout = 5000');
+  return connection;
 }
 
 async function openPostgres(url: string, options: OpenOptions): Promise<Storage> {

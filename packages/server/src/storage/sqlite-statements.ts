@@ -10,31 +10,58 @@ import type SqliteDatabase from 'better-sqlite3';
 import type { SqliteDatabase as KyselySqliteDatabase, SqliteStatement } from 'kysely';
 
 export interface StatementCache extends KyselySqliteDatabase {
+  prepare(sql: string): SqliteStatement & Pick<SqliteDatabase.Statement, 'readonly'>;
   /** True while a transaction is open on the connection (its writes not yet committed). */
   readonly inTransaction: boolean;
 }
 
-/**
- * The statement cache behind each SQLite Kysely instance, for queries that run synchronously
- * (compiled-query.ts). A transaction's Kysely instance is never registered.
- */
-const connections = new WeakMap<object, StatementCache>();
-
-export function registerConnection(db: object, statements: StatementCache): void {
-  connections.set(db, statements);
+/** A SQLite database's writing connection (Kysely's) and, for a file, a read-only one beside it. */
+export interface SqliteConnections {
+  writer: StatementCache;
+  reader?: StatementCache;
 }
 
-export function sqliteConnection(db: object): StatementCache | undefined {
-  return connections.get(db);
+/**
+ * The connections behind each SQLite Kysely instance, for queries that run synchronously
+ * (compiled-query.ts). A transaction's Kysely instance is never registered.
+ */
+const registered = new WeakMap<object, SqliteConnections>();
+
+export function registerConnections(db: object, connections: SqliteConnections): void {
+  registered.set(db, connections);
+}
+
+/**
+ * Runs a statement at once when it can only see committed rows, or returns undefined when it
+ * must wait its turn on Kysely's queue. Outside a transaction the writing connection answers
+ * directly: nothing interleaves with a synchronous statement. While a transaction is open there
+ * (a unit of work, an audit batch), a read goes to the read-only connection, which WAL lets see
+ * every commit and nothing uncommitted, so API reads do not queue behind writers.
+ */
+export function runCommitted(db: object, sql: string, values: readonly unknown[]): unknown[] | undefined {
+  const connections = registered.get(db);
+  if (!connections) return undefined;
+  const { writer, reader } = connections;
+  if (!writer.inTransaction) {
+    const statement = writer.prepare(sql);
+    if (statement.reader) return statement.all(values);
+    statement.run(values);
+    return [];
+  }
+  if (reader) {
+    const statement = reader.prepare(sql);
+    if (statement.readonly) return statement.all(values);
+  }
+  return undefined;
 }
 
 export function withStatementCache(database: SqliteDatabase.Database, capacity = 500): StatementCache {
-  const statements = new Map<string, SqliteStatement>();
+  const statements = new Map<string, SqliteDatabase.Statement>();
   return {
     get inTransaction() {
       return database.inTransaction;
     },
-    prepare(sql: string): SqliteStatement {
+    prepare(sql: string): SqliteDatabase.Statement {
       let statement = statements.get(sql);
       if (statement) {
         statements.delete(sql);
