@@ -82,27 +82,52 @@ export async function selfRow(db: Db, networkId: string, deviceId: string): Prom
 
 // Presence is read as one concatenated string rather than a row per device: materializing
 // thousands of rows costs far more than the index lookups behind them.
-const idList = (db: Db) =>
-  isPostgres(db) ? sql<string | null>`string_agg(id, ',')` : sql<string | null>`group_concat(id, ',')`;
+const seenList = (db: Db) =>
+  isPostgres(db)
+    ? sql<string | null>`string_agg(id || ':' || last_seen_at::text, ',')`
+    : sql<string | null>`group_concat(id || ':' || last_seen_at, ',')`;
 
-/**
- * Every online device of the network (index devices_network_seen), and the oldest heartbeat
- * among them: the set stays exact until that device times out, unless a call changes it.
- */
-export async function onlineDevices(
-  db: Db,
-  networkId: string,
-  now: number,
-): Promise<{ ids: string[]; oldestSeen: number | null }> {
+/** Device ids are server-made (`[a-z0-9_]`), so `id:lastSeen,…` splits back unambiguously. */
+function parseSeen(text: string | null | undefined): Map<string, number> {
+  const seen = new Map<string, number>();
+  if (!text) return seen;
+  for (const item of text.split(',')) {
+    const colon = item.lastIndexOf(':');
+    seen.set(item.slice(0, colon), Number(item.slice(colon + 1)));
+  }
+  return seen;
+}
+
+/** Every online device of the network with its last heartbeat (index devices_network_seen). */
+export async function onlineDevices(db: Db, networkId: string, now: number): Promise<Map<string, number>> {
   const row = await db
     .selectFrom('devices')
-    .select((eb) => [idList(db).as('ids'), eb.fn.min('last_seen_at').as('oldest')])
+    .select(seenList(db).as('seen'))
     .where('network_id', '=', networkId)
     .where((eb) => onlineWhere(eb, now, true))
     .executeTakeFirst();
-  const text = row?.ids;
-  const oldest = row?.oldest;
-  return { ids: text ? text.split(',') : [], oldestSeen: oldest == null ? null : Number(oldest) };
+  return parseSeen(row?.seen);
+}
+
+/** Which of `ids` are online now, with their last heartbeat; a deleted one is simply absent. */
+export async function onlineAmong(
+  db: Db,
+  networkId: string,
+  ids: readonly string[],
+  now: number,
+): Promise<Map<string, number>> {
+  const seen = new Map<string, number>();
+  for (let start = 0; start < ids.length; start += 500) {
+    const row = await db
+      .selectFrom('devices')
+      .select(seenList(db).as('seen'))
+      .where('network_id', '=', networkId)
+      .where('id', 'in', ids.slice(start, start + 500))
+      .where((eb) => onlineWhere(eb, now, true))
+      .executeTakeFirst();
+    for (const [id, at] of parseSeen(row?.seen)) seen.set(id, at);
+  }
+  return seen;
 }
 
 /**

@@ -7,17 +7,23 @@
  * full mesh of 10,000 devices heartbeating every 15–20 s it would be most of the server's work.
  * With a shared snapshot a heartbeat compares digests instead (see netmap.service.ts).
  *
- * The snapshot is exact, not merely recent. Presence changes in two ways, and each one retires
- * it: a call that takes a device online (an enrollment, a heartbeat after silence) or offline (a
- * disconnect) moves the network's presence epoch, on any instance; and a device timing out needs
- * no call, so the snapshot expires when the first of its devices would time out. A deleted
- * device may linger in the set until then, which is harmless: it is in no view any more.
- * Other changes (policy, tags, routes) leave presence alone and keep the snapshot.
+ * The snapshot is exact, not merely recent. Presence changes in two ways: a call that takes a
+ * device online (an enrollment, a heartbeat after silence) or offline (a disconnect) moves the
+ * network's presence epoch, on any instance, and the set is read again; a device timing out
+ * needs no call, so the snapshot holds until the first of its devices would time out by the
+ * heartbeats it was read with. Then only those devices are read again (most have heartbeated
+ * since): a fleet whose devices time out one by one costs a few rows per snapshot, not the
+ * whole network each time. A deleted device may linger in the set until then, which is
+ * harmless: it is in no view any more. Other changes (policy, tags, routes) leave presence
+ * alone and keep the snapshot.
+ *
+ * The digest is the XOR of a hash per member (set-digest.ts), so it follows the set by the
+ * members that came or went.
  */
-import { createHash } from 'node:crypto';
 import type { Db } from '../../storage/database.js';
 import { ONLINE_WINDOW_MS } from '../devices/presence.js';
-import { type NetmapHead, onlineDevices } from './netmap.repository.js';
+import { type NetmapHead, onlineAmong, onlineDevices } from './netmap.repository.js';
+import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
 
 export interface PresenceSnapshot {
   online: ReadonlySet<string>;
@@ -25,12 +31,23 @@ export interface PresenceSnapshot {
   digest: string;
 }
 
+/** What a snapshot was made from, kept so the next one can be made by difference. */
+interface Taken {
+  snapshot: PresenceSnapshot;
+  /** Each online device's last heartbeat, as read. */
+  seen: Map<string, number>;
+  /** Each member's hash, and their XOR. */
+  hashes: Map<string, Uint32Array>;
+  digest: SetDigest;
+  /** The first moment a device in the set would time out, by the heartbeats read. */
+  validUntil: number;
+}
+
 interface Entry {
   presenceEpoch: number;
   takenAt: number;
-  /** The first moment a device in the set would time out. */
   validUntil: number;
-  snapshot: Promise<PresenceSnapshot>;
+  taken: Promise<Taken>;
 }
 
 /** Networks whose snapshot is kept; the least recently used is dropped past this. */
@@ -40,26 +57,86 @@ const snapshots = new Map<string, Entry>();
 export function presenceSnapshot(db: Db, networkId: string, head: NetmapHead, now: number): Promise<PresenceSnapshot> {
   const hit = snapshots.get(networkId);
   snapshots.delete(networkId);
-  if (hit && hit.presenceEpoch === head.presenceEpoch && now >= hit.takenAt && now < hit.validUntil) {
+  const sameEpoch = hit !== undefined && hit.presenceEpoch === head.presenceEpoch && now >= hit.takenAt;
+  if (sameEpoch && now < hit.validUntil) {
     snapshots.set(networkId, hit);
-    return hit.snapshot;
+    return hit.taken.then((taken) => taken.snapshot);
   }
-  // Until the query answers, nothing is known to time out: concurrent callers share the read.
+  // Until the read answers, nothing is known to time out: concurrent callers share it.
   const entry: Entry = {
     presenceEpoch: head.presenceEpoch,
     takenAt: now,
     validUntil: Number.POSITIVE_INFINITY,
-    snapshot: Promise.resolve({ online: new Set(), digest: '' }),
+    taken: (async () => {
+      const before = await hit?.taken.catch(() => undefined);
+      if (before && sameEpoch) return expire(db, networkId, before, now);
+      return take(db, networkId, now, before?.hashes);
+    })(),
   };
-  entry.snapshot = onlineDevices(db, networkId, now).then(({ ids, oldestSeen }) => {
-    entry.validUntil = oldestSeen === null ? Number.POSITIVE_INFINITY : oldestSeen + ONLINE_WINDOW_MS;
-    const digest = createHash('sha256').update(ids.sort().join(',')).digest('hex').slice(0, 32);
-    return { online: new Set(ids), digest };
-  });
-  entry.snapshot.catch(() => {
-    if (snapshots.get(networkId) === entry) snapshots.delete(networkId);
-  });
+  entry.taken.then(
+    (taken) => {
+      entry.validUntil = taken.validUntil;
+    },
+    () => {
+      if (snapshots.get(networkId) === entry) snapshots.delete(networkId);
+    },
+  );
   snapshots.set(networkId, entry);
   if (snapshots.size > MAX_NETWORKS) snapshots.delete(snapshots.keys().next().value as string);
-  return entry.snapshot;
+  return entry.taken.then((taken) => taken.snapshot);
+}
+
+/** The whole online set, read again; members already hashed keep their hash. */
+async function take(db: Db, networkId: string, now: number, known?: Map<string, Uint32Array>): Promise<Taken> {
+  const seen = await onlineDevices(db, networkId, now);
+  const hashes = new Map<string, Uint32Array>();
+  const digest = new SetDigest();
+  for (const id of seen.keys()) {
+    const hash = known?.get(id) ?? hashOf(id);
+    hashes.set(id, hash);
+    digest.toggle(hash, 0);
+  }
+  return made(seen, hashes, digest);
+}
+
+/**
+ * The set once its first devices would have timed out: only those are read again; the ones
+ * that heartbeated since stay with their new heartbeat, the others leave. The replaced
+ * snapshot's maps are taken over (nothing reads them after this), its set is not.
+ */
+async function expire(db: Db, networkId: string, before: Taken, now: number): Promise<Taken> {
+  const cutoff = now - ONLINE_WINDOW_MS;
+  const stale: string[] = [];
+  for (const [id, at] of before.seen) if (at <= cutoff) stale.push(id);
+  const still = await onlineAmong(db, networkId, stale, now);
+  const { seen, hashes, digest } = before;
+  for (const id of stale) {
+    const at = still.get(id);
+    if (at !== undefined) {
+      seen.set(id, at);
+      continue;
+    }
+    seen.delete(id);
+    digest.toggle(hashes.get(id)!, 0);
+    hashes.delete(id);
+  }
+  return made(seen, hashes, digest);
+}
+
+function made(seen: Map<string, number>, hashes: Map<string, Uint32Array>, digest: SetDigest): Taken {
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const at of seen.values()) if (at < oldest) oldest = at;
+  return {
+    snapshot: { online: new Set(seen.keys()), digest: `${digest.hex()}.${seen.size}` },
+    seen,
+    hashes,
+    digest,
+    validUntil: oldest + ONLINE_WINDOW_MS,
+  };
+}
+
+function hashOf(id: string): Uint32Array {
+  const hash = new Uint32Array(DIGEST_WORDS);
+  hashInto(id, hash, 0);
+  return hash;
 }
