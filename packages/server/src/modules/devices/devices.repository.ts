@@ -14,8 +14,8 @@ import { listText } from '../../lib/json.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { Database, DevicesTable } from '../../storage/schema.js';
-import { type RouteRow, routesWithPrimary } from '../routes/routes.repository.js';
-import { onlineWhere } from './presence.js';
+import { type RouteRow, routesWithPrimary, routesWithPrimarySince } from '../routes/routes.repository.js';
+import { ONLINE_WINDOW_MS, onlineWhere } from './presence.js';
 
 export interface DeviceFilter {
   /** User id or login name. */
@@ -274,12 +274,16 @@ export async function routesOfDevices(
   return rows;
 }
 
-export async function routesOfDevice(db: Db, networkId: string, now: number, deviceId: string): Promise<RouteRow[]> {
-  return routesWithPrimary(db, networkId, now)
-    .where('routes.device_id', '=', deviceId)
+/** A device's routes; run on every heartbeat that settles a netmap version, so built once. */
+const routesOf = compiledQuery((db, p: { networkId: string; deviceId: string; cutoff: number }) =>
+  routesWithPrimarySince(db, p.networkId, p.cutoff)
+    .where('routes.device_id', '=', p.deviceId)
     .orderBy('routes.created_at')
-    .orderBy('routes.prefix')
-    .execute();
+    .orderBy('routes.prefix'),
+);
+
+export async function routesOfDevice(db: Db, networkId: string, now: number, deviceId: string): Promise<RouteRow[]> {
+  return routesOf(db, { networkId, deviceId, cutoff: now - ONLINE_WINDOW_MS });
 }
 
 /**

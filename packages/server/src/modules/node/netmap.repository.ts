@@ -5,9 +5,10 @@
  */
 import { sql } from 'kysely';
 import type { PolicyRole, PolicyUser } from '../../policy/index.js';
+import { compiledQuery } from '../../storage/compiled-query.js';
 import { type Db, isPostgres } from '../../storage/database.js';
 import { type DeviceRow, deviceRows } from '../devices/devices.repository.js';
-import { onlineWhere } from '../devices/presence.js';
+import { ONLINE_WINDOW_MS, onlineWhere } from '../devices/presence.js';
 import { networkRoutes, primaryFlag } from '../routes/routes.repository.js';
 
 export interface NetmapHead {
@@ -21,15 +22,19 @@ export interface NetmapHead {
  * The netmap epoch and the current policy's version and ETag, which key the cached peer map,
  * and the presence epoch, which keys the presence snapshot.
  */
-export async function netmapHead(db: Db, networkId: string): Promise<NetmapHead | undefined> {
-  const row = await db
+/** Read on every heartbeat and netmap, so built once (storage/compiled-query.ts). */
+const headOf = compiledQuery((db, p: { networkId: string }) =>
+  db
     .selectFrom('networks')
     .innerJoin('policies', 'policies.network_id', 'networks.id')
     .select(['networks.netmap_epoch', 'networks.presence_epoch', 'policies.version', 'policies.etag'])
-    .where('networks.id', '=', networkId)
+    .where('networks.id', '=', p.networkId)
     .orderBy('policies.version', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1),
+);
+
+export async function netmapHead(db: Db, networkId: string): Promise<NetmapHead | undefined> {
+  const [row] = await headOf(db, { networkId });
   return (
     row && {
       epoch: Number(row.netmap_epoch),
@@ -62,22 +67,28 @@ export interface ServedRouteRow {
 }
 
 /** Approved, advertised routes, each with whether it is primary now, for choosing primaries. */
-export async function servedRoutes(db: Db, networkId: string, now: number): Promise<ServedRouteRow[]> {
-  return networkRoutes(db, networkId)
-    .select((eb) => ['routes.id', 'routes.device_id', 'routes.prefix', primaryFlag(eb, now).as('is_primary')])
+const servedOf = compiledQuery((db, p: { networkId: string; cutoff: number }) =>
+  networkRoutes(db, p.networkId)
+    .select((eb) => ['routes.id', 'routes.device_id', 'routes.prefix', primaryFlag(eb, p.cutoff).as('is_primary')])
     .where('routes.state', '=', 'approved')
-    .where('routes.advertised', '=', 1)
-    .execute();
+    .where('routes.advertised', '=', 1),
+);
+
+export async function servedRoutes(db: Db, networkId: string, now: number): Promise<ServedRouteRow[]> {
+  return servedOf(db, { networkId, cutoff: now - ONLINE_WINDOW_MS });
 }
 
 export type SelfRow = DeviceRow & { netmap_version: number; netmap_hash: string | null };
 
-export async function selfRow(db: Db, networkId: string, deviceId: string): Promise<SelfRow | undefined> {
-  return deviceRows(db.selectFrom('devices'))
+const selfOf = compiledQuery((db, p: { networkId: string; deviceId: string }) =>
+  deviceRows(db.selectFrom('devices'))
     .select(['devices.netmap_version', 'devices.netmap_hash'])
-    .where('devices.network_id', '=', networkId)
-    .where('devices.id', '=', deviceId)
-    .executeTakeFirst();
+    .where('devices.network_id', '=', p.networkId)
+    .where('devices.id', '=', p.deviceId),
+);
+
+export async function selfRow(db: Db, networkId: string, deviceId: string): Promise<SelfRow | undefined> {
+  return (await selfOf(db, { networkId, deviceId }))[0];
 }
 
 // Presence is read as one concatenated string rather than a row per device: materializing

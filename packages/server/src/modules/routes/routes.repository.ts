@@ -7,7 +7,7 @@ import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import type { Database } from '../../storage/schema.js';
-import { onlineWhere } from '../devices/presence.js';
+import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../devices/presence.js';
 import { advertisedText } from './prefixes.js';
 import { onRoutesAdvertised } from './route-hooks.js';
 
@@ -25,10 +25,11 @@ export function networkRoutes(db: Db, networkId: string) {
  * id) is primary. Default routes (0.0.0.0/0, ::/0) are not shared by failover: every online exit
  * node is in service, so each of them is primary. The correlated NOT EXISTS runs on
  * routes_network_prefix; its own `devices` hides the outer one, so the one online rule reads
- * the competitor's device there and the route's own device outside.
+ * the competitor's device there and the route's own device outside. The online cutoff
+ * (`now - ONLINE_WINDOW_MS`) is taken as a value, so queries built once can bind it.
  */
-export function primaryFlag(eb: ExpressionBuilder<Database, 'routes' | 'devices'>, now: number) {
-  const online = onlineWhere(eb, now, true);
+export function primaryFlag(eb: ExpressionBuilder<Database, 'routes' | 'devices'>, cutoff: number) {
+  const online = onlineSinceWhere(eb, cutoff, true);
   return sql<number>`case when routes.state = 'approved' and routes.advertised = 1 and ${online}
       and (routes.prefix in ('0.0.0.0/0', '::/0') or not exists (
         select 1 from routes r2 inner join devices on devices.id = r2.device_id
@@ -39,6 +40,11 @@ export function primaryFlag(eb: ExpressionBuilder<Database, 'routes' | 'devices'
 }
 
 export function routesWithPrimary(db: Db, networkId: string, now: number) {
+  return routesWithPrimarySince(db, networkId, now - ONLINE_WINDOW_MS);
+}
+
+/** routesWithPrimary with the online cutoff given, for queries built once. */
+export function routesWithPrimarySince(db: Db, networkId: string, cutoff: number) {
   return networkRoutes(db, networkId).select((eb) => [
     'routes.id',
     'routes.device_id',
@@ -50,7 +56,7 @@ export function routesWithPrimary(db: Db, networkId: string, now: number) {
     'routes.approved_at',
     'routes.approved_by',
     'routes.created_at',
-    primaryFlag(eb, now).as('is_primary'),
+    primaryFlag(eb, cutoff).as('is_primary'),
   ]);
 }
 
