@@ -123,6 +123,24 @@ describe('netmap change log with two instances', () => {
     expect(await viewWork(() => peersOnB('ana'))).toEqual({ loads: 1, patches: 0 });
   });
 
+  it("carries B's view over a policy of the same meaning, and rebuilds for one that changes it", async () => {
+    const peersBefore = await peersOnB('web');
+    expect(peersBefore).toContain('db');
+    const versionBefore = (await netmapOnB('web')).version;
+    // Comments and layout only: no netmap changes, so B keeps its view and each device's version.
+    await applyPolicy(a, `// reviewed\n${POLICY.replaceAll('  ', '    ')}`);
+    const kept = await viewWork(async () => expect(await peersOnB('web')).toEqual(peersBefore));
+    expect(kept).toEqual({ loads: 0, patches: 1 });
+    expect((await netmapOnB('web')).version).toBe(versionBefore);
+    // The rule from tag:web to tag:db removed: rebuilt, and the netmap shows it.
+    await applyPolicy(a, POLICY.replace(/\{ "action": "accept", "src": \["tag:web"\][^}]*\},/, ''));
+    const rebuilt = await viewWork(async () => expect(await peersOnB('web')).not.toContain('db'));
+    expect(rebuilt).toEqual({ loads: 1, patches: 0 });
+    expect((await netmapOnB('web')).version).toBeGreaterThan(versionBefore);
+    await applyPolicy(a, POLICY);
+    expect(await peersOnB('web')).toEqual(peersBefore);
+  });
+
   it('writes the log with the change that commits, and nothing for one refused', async () => {
     const before = await netmapChanges(a.database.storage.db, a.networkId);
     const res = await a.call('POST', '/v1/devices/device_doesnotexist0000000000/tags', { body: { tags: ['tag:db'] } });

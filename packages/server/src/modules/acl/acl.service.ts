@@ -17,10 +17,18 @@ import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
 import { policyEtag, validatePolicy } from '../../policy/index.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { logNoNetmapChange } from '../node/netmap-changes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { insertPolicyVersion, policyHead, policyVersion, policyVersions } from './acl.repository.js';
 import { autoApprovePending } from './auto-approve.js';
-import { type CurrentPolicy, currentPolicy, preparePolicy, rememberPolicy } from './policy-cache.js';
+import {
+  type CurrentPolicy,
+  currentPolicy,
+  policyInTransaction,
+  preparePolicy,
+  rememberPolicy,
+  sameDocument,
+} from './policy-cache.js';
 
 export interface PolicyVersionBody {
   version: number;
@@ -77,14 +85,18 @@ export async function replacePolicy(
         `the policy changed since ETag ${ifMatch} was read (it is now ${head?.etag ?? 'absent'}); read it again and reapply your edit`,
       );
     }
+    const before = head ? await policyInTransaction(trx, networkId) : undefined;
     const version = (head?.version ?? 0) + 1;
     await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: actor.name ?? '' });
     const approved = (await autoApprovePending(trx, networkId, result.policy, now)).map((a) => a.routeId);
+    const value = preparePolicy({ version, etag }, text, result.policy);
+    // A new text of the same meaning (comments, layout) changes no netmap: every instance then
+    // carries its view over instead of rebuilding it (netmap.cache.ts).
+    if (before && approved.length === 0 && sameDocument(before, value)) await logNoNetmapChange(trx, networkId);
     const events: EventDraft[] = [
       { type: 'policy.updated', data: { etag, version } },
       ...(await routeEvents(trx, networkId, now, { approved })),
     ];
-    const value = preparePolicy({ version, etag }, text, result.policy);
     return { value, target: 'acl', events, also: approvalEntries(approved) };
   });
   rememberPolicy(networkId, stored);

@@ -41,6 +41,14 @@ export function preparePolicy(head: PolicyHead, text: string, compiled?: Compile
   return { ...head, text, compiled: compiled ?? compilePolicy(text), document: policyDocument(text) };
 }
 
+/**
+ * The policy's meaning as text: its document as plain JSON, without comments or layout. Two
+ * texts with the same key compile to the same rules.
+ */
+export const meaningKey = (policy: CurrentPolicy): string => JSON.stringify(policy.document);
+
+export const sameDocument = (a: CurrentPolicy, b: CurrentPolicy): boolean => meaningKey(a) === meaningKey(b);
+
 /** Records a policy compiled elsewhere (a successful PUT) so the next reader need not compile it. */
 export function rememberPolicy(networkId: string, policy: CurrentPolicy): void {
   store(networkId, { head: { version: policy.version, etag: policy.etag }, value: policy });

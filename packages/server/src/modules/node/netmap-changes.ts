@@ -6,9 +6,10 @@
  *
  * Written by the changes that concern devices (enrollment, deletion, tags, routes), after the
  * epoch bump and in the same transaction, so a head that shows the new epoch comes with its rows.
- * An epoch with no row at all — a policy PUT, a user's role, anything that does not log — is not
- * covered, and an instance whose view is older than it rebuilds the view: forgetting to log is
- * slower, never wrong.
+ * An epoch with no row at all — a policy that changed meaning, a user's role, anything that does
+ * not log — is not covered, and an instance whose view is older than it rebuilds the view:
+ * forgetting to log is slower, never wrong. A policy replaced by a text of the same meaning logs
+ * its epoch as about no device.
  */
 import type { Db } from '../../storage/database.js';
 
@@ -20,19 +21,33 @@ export const KEPT_EPOCHS = 1_000;
 /** Pruning runs on one write in this many, so a change pays for it rarely. */
 const PRUNE_EVERY = 64;
 
+/** The row that marks an epoch as about no device at all (logNoNetmapChange). */
+const NO_DEVICE = '';
+
 /**
  * Records that the netmap epoch the transaction `trx` just moved to concerns these devices.
  * Call after bumpNetmapEpoch, inside the same transaction.
  */
 export async function logNetmapChange(trx: Db, networkId: string, deviceIds: readonly string[]): Promise<void> {
   if (deviceIds.length === 0) return;
+  await logEpoch(trx, networkId, [...new Set(deviceIds)]);
+}
+
+/**
+ * Records that the epoch the transaction just moved to changed no device's netmap (a policy
+ * replaced by a text of the same meaning), so views are carried to it instead of rebuilt.
+ */
+export async function logNoNetmapChange(trx: Db, networkId: string): Promise<void> {
+  await logEpoch(trx, networkId, [NO_DEVICE]);
+}
+
+async function logEpoch(trx: Db, networkId: string, ids: readonly string[]): Promise<void> {
   const { netmap_epoch } = await trx
     .selectFrom('networks')
     .select('netmap_epoch')
     .where('id', '=', networkId)
     .executeTakeFirstOrThrow();
   const epoch = Number(netmap_epoch);
-  const ids = [...new Set(deviceIds)];
   for (let i = 0; i < ids.length; i += 500) {
     await trx
       .insertInto('netmap_changes')
@@ -65,7 +80,7 @@ export async function changedSince(db: Db, networkId: string, from: number, to: 
     .execute();
   const epochs = new Set(rows.map((r) => Number(r.epoch)));
   if (epochs.size !== to - from) return undefined;
-  return [...new Set(rows.map((r) => r.device_id))];
+  return [...new Set(rows.map((r) => r.device_id))].filter((id) => id !== NO_DEVICE);
 }
 
 /** For tests: the log of a network, oldest first. */

@@ -12,7 +12,7 @@
  */
 import { type PolicyUser, roleMap } from '../../policy/index.js';
 import type { Db } from '../../storage/database.js';
-import { currentPolicy } from '../acl/policy-cache.js';
+import { currentPolicy, meaningKey } from '../acl/policy-cache.js';
 import { deviceIdentities, policyUsers } from '../acl/policy-inputs.repository.js';
 import { type NetmapHead, usersNamed } from './netmap.repository.js';
 import { changedSince } from './netmap-changes.js';
@@ -63,13 +63,11 @@ export function networkView(db: Db, networkId: string, head: NetmapHead, reload 
     views.set(networkId, hit);
     return hit.view;
   }
-  const patchable =
-    hit &&
-    !reload &&
-    hit.head.epoch < head.epoch &&
-    hit.head.policyVersion === head.policyVersion &&
-    hit.head.policyEtag === head.policyEtag;
-  const view = patchable ? patchView(db, networkId, hit, head, key) : loadView(db, networkId, key);
+  // A held view is patched to a later epoch by the change log; one of another policy only when
+  // the log says the new policy changed no netmap, and its meaning is the view's (patchView).
+  const patchable = hit && !reload && hit.head.epoch < head.epoch;
+  const samePolicy = hit?.head.policyVersion === head.policyVersion && hit?.head.policyEtag === head.policyEtag;
+  const view = patchable ? patchView(db, networkId, hit, head, key, samePolicy) : loadView(db, networkId, key);
   const entry = { key, head, view };
   views.set(networkId, entry);
   if (views.size > MAX_NETWORKS) views.delete(views.keys().next().value as string);
@@ -78,6 +76,9 @@ export function networkView(db: Db, networkId: string, head: NetmapHead, reload 
   });
   return view;
 }
+
+/** The policy meaning (policy-cache.ts meaningKey) each view was built with. */
+const meanings = new WeakMap<NetworkView, string>();
 
 async function loadView(db: Db, networkId: string, key: string): Promise<NetworkView> {
   // Read after the head that names this view: a change committed in between makes the view
@@ -88,24 +89,45 @@ async function loadView(db: Db, networkId: string, key: string): Promise<Network
     policyUsers(db, networkId),
   ]);
   viewStats.loads++;
-  return new NetworkView(key, policy.compiled, rows, users);
+  const view = new NetworkView(key, policy.compiled, rows, users);
+  meanings.set(view, meaningKey(policy));
+  return view;
 }
 
 /**
  * The held view brought to `head` by the change log: the devices changed since its epoch are
- * read again (as of now, which may be newer than `head`, as with loadView) and patched in.
+ * read again (as of now, which may be newer than `head`, as with loadView) and patched in. A
+ * new policy is carried over only when the log covers its epoch (the policy PUT logs one that
+ * changed no netmap) and it means what the view's does; a view nothing changed for is kept as
+ * it is, with the versions it remembers.
  */
-async function patchView(db: Db, networkId: string, held: Entry, head: NetmapHead, key: string): Promise<NetworkView> {
-  const [prev, changed] = await Promise.all([
+async function patchView(
+  db: Db,
+  networkId: string,
+  held: Entry,
+  head: NetmapHead,
+  key: string,
+  samePolicy: boolean,
+): Promise<NetworkView> {
+  const [prev, changed, policy] = await Promise.all([
     held.view.catch(() => undefined),
     changedSince(db, networkId, held.head.epoch, head.epoch),
+    samePolicy ? undefined : currentPolicy(db, networkId),
   ]);
   if (!prev || !changed) return loadView(db, networkId, key);
+  const meaning = meanings.get(prev);
+  if (policy && (meaning === undefined || meaningKey(policy) !== meaning)) return loadView(db, networkId, key);
+  if (changed.length === 0) {
+    viewStats.patches++;
+    return prev;
+  }
   const rows = await deviceIdentities(db, networkId, changed);
   const users = await withOwners(db, networkId, prev.users, rows);
   if (!users) return loadView(db, networkId, key);
   viewStats.patches++;
-  return prev.patched(key, rows, changed, users);
+  const view = prev.patched(key, rows, changed, users);
+  if (meaning !== undefined) meanings.set(view, meaning);
+  return view;
 }
 
 /**
