@@ -11,6 +11,9 @@ import { DEFAULT_DB, logLevel, type ServeConfig } from './config.js';
 import { bootstrapIfEmpty, FIRST_NETWORK } from './modules/network/network.service.js';
 import { openStorage } from './storage/database.js';
 
+/** Connections the kernel may queue before the server accepts them (see listen below). */
+const LISTEN_BACKLOG = 4096;
+
 export async function serve(
   config: ServeConfig,
   out: NodeJS.WritableStream = process.stdout,
@@ -28,7 +31,11 @@ export async function serve(
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     },
   });
-  await app.listen({ host: config.host, port: config.port });
+  // A fleet reconnecting at once (a restart, a network blip) must queue, not be dropped: with
+  // Node's default backlog of 511, SYNs past it were refused and retried by the kernel after 1,
+  // 3, 7, 15 s, enough for agents' calls to time out. 4,096 is Linux's default cap (somaxconn),
+  // which Go servers such as Headscale's and NetBird's get by default; the kernel caps it anyway.
+  await app.listen({ host: config.host, port: config.port, backlog: LISTEN_BACKLOG });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
