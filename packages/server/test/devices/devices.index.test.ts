@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listText } from '../../src/lib/json.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
-import { json, startServer, type TestServer } from '../harness.js';
+import { backend, json, startServer, type TestServer } from '../harness.js';
 import { deviceRow, listFields } from './helpers.js';
 
 const TAGS = ['tag:a', 'tag:b', 'tag:c'];
@@ -181,9 +181,10 @@ describe('device list index', () => {
           }
         }
       }),
-      { numRuns: 25 },
+      // PostgreSQL answers each listing over the network: fewer sequences keep it within bounds.
+      { numRuns: backend === 'postgres' ? 10 : 25 },
     );
-  });
+  }, 120_000);
 
   it('does not serve a kept body past the moment a device it shows times out', async () => {
     await server.database.storage.db.deleteFrom('devices').where('network_id', '=', server.networkId).execute();
