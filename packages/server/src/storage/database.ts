@@ -23,6 +23,7 @@ import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
 import { registerConnections, withStatementCache } from './sqlite-statements.js';
+import { startWalCheckpointer } from './wal-checkpointer.js';
 
 export type Db = Kysely<Database>;
 
@@ -89,13 +90,17 @@ function openSqlite(url: string): Storage {
   const writer = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) });
   // A second connection reads what is committed while the first is inside a transaction
-  // (sqlite-statements.ts); an in-memory database is private to its one connection.
-  const reader = path === ':memory:' ? undefined : withStatementCache(readOnly(path));
+  // (sqlite-statements.ts), and a thread of its own checkpoints the log (wal-checkpointer.ts);
+  // an in-memory database is private to its one connection and has no log.
+  const file = path !== ':memory:';
+  const reader = file ? withStatementCache(readOnly(path)) : undefined;
+  const checkpointer = file ? startWalCheckpointer(sqlite, path) : undefined;
   registerConnections(db, { writer, reader });
   return {
     db,
     dialect: 'sqlite',
     close: async () => {
+      await checkpointer?.stop();
       await db.destroy();
       reader?.close();
     },

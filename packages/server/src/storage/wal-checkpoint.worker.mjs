@@ -1,0 +1,15 @@
+// The WAL checkpointer's thread (wal-checkpointer.ts): its own connection to the database file,
+// checkpointing in PASSIVE mode on an interval, which never waits for, nor blocks, the server's
+// readers and writer. Plain JavaScript: a worker does not go through the TypeScript loader.
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+
+const { path, intervalMs } = workerData;
+const db = new Database(path, { fileMustExist: true });
+const timer = setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), intervalMs);
+
+parentPort.once('message', () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
