@@ -5,6 +5,7 @@
 import { parseList } from '../../lib/json.js';
 import type { PolicyDevice, PolicyRole, PolicyUser } from '../../policy/index.js';
 import type { Db } from '../../storage/database.js';
+import { notForIndex } from '../../storage/planner.js';
 import { addressesOf } from '../devices/addresses.js';
 
 export async function policyUsers(db: Db, networkId: string): Promise<PolicyUser[]> {
@@ -46,7 +47,7 @@ export async function deviceIdentities(
     .selectFrom('devices')
     .leftJoin('users', 'users.id', 'devices.user_id')
     .select(['devices.id', 'devices.name', 'devices.tags', 'devices.addr_index', 'users.login_name as user_login'])
-    .where('devices.network_id', '=', networkId);
+    .where(ids ? notForIndex(db, 'devices.network_id') : 'devices.network_id', '=', networkId);
   if (ids) {
     if (ids.length === 0) return [];
     query = query.where('devices.id', 'in', ids);

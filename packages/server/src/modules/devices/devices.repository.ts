@@ -13,6 +13,7 @@ import type { ExpressionBuilder, Selectable, SelectQueryBuilder } from 'kysely';
 import { listText } from '../../lib/json.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
+import { notForIndex } from '../../storage/planner.js';
 import type { Database, DevicesTable } from '../../storage/schema.js';
 import { type RouteRow, routesWithPrimary, routesWithPrimarySince } from '../routes/routes.repository.js';
 import { ONLINE_WINDOW_MS, onlineWhere } from './presence.js';
@@ -232,7 +233,7 @@ export async function devicesByIds(
     rows.push(
       ...(await deviceRows(db.selectFrom('devices'))
         .select('devices.record_version')
-        .where('devices.network_id', '=', networkId)
+        .where(notForIndex(db, 'devices.network_id'), '=', networkId)
         .where('devices.id', 'in', ids.slice(start, start + 500))
         .execute()),
     );
