@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeviceIdentityRow } from '../../src/modules/acl/policy-inputs.repository.js';
 import { NetworkView, type Primaries, primariesOf } from '../../src/modules/node/netmap.cache.js';
 import type { ServedRouteRow } from '../../src/modules/node/netmap.repository.js';
+import { OnlineSet } from '../../src/modules/node/online-set.js';
 import type { PresenceSnapshot } from '../../src/modules/node/presence-snapshot.js';
 import { compilePolicy, type PolicyUser } from '../../src/policy/index.js';
 
@@ -98,7 +99,17 @@ function assignment(devices: Device[]): Primaries {
 
 function presenceOf(devices: Device[]): PresenceSnapshot {
   const online = devices.filter((d) => d.online).map((d) => d.row.id);
-  return { online: new Set(online), digest: online.join(',') };
+  return { online: OnlineSet.of(online), digest: online.join(',') };
+}
+
+/**
+ * The snapshot that follows `before` once the set is `after`: made by difference when devices
+ * only left, as presence-snapshot.ts makes it when devices time out, else read whole.
+ */
+function following(before: PresenceSnapshot, after: PresenceSnapshot): PresenceSnapshot {
+  if ([...after.online].some((id) => !before.online.has(id))) return after;
+  const left = [...before.online].filter((id) => !after.online.has(id));
+  return { online: before.online.without(left), digest: after.digest, madeFrom: { snapshot: before, left } };
 }
 
 /** Everything a view serves, for every device. */
@@ -179,7 +190,7 @@ describe('patched network views', () => {
           // A snapshot is kept while the online set stays the same, as presence-snapshot.ts does,
           // so the lists made for it carry over.
           const now = presenceOf(devices);
-          if (now.digest !== presence.digest) presence = now;
+          if (now.digest !== presence.digest) presence = following(presence, now);
           const fresh = new NetworkView(
             'fresh',
             POLICY,

@@ -392,11 +392,21 @@ export class NetworkView {
     return digest;
   }
 
-  /** Every online device of this view, for one presence snapshot. */
+  /**
+   * Every online device of this view, for one presence snapshot. A snapshot made from the one
+   * this digest was made for, by devices timing out, is followed by toggling those devices
+   * (a handful) rather than hashing every online device again (10,000: about a millisecond).
+   */
   private onlineDigest(presence: PresenceSnapshot): SetDigest {
     if (this.online?.snapshot !== presence) {
+      const from = presence.madeFrom;
       const digest = new SetDigest();
-      for (const id of presence.online) {
+      let changed: Iterable<string> = presence.online;
+      if (from && this.online?.snapshot === from.snapshot) {
+        digest.merge(this.online.digest);
+        changed = from.left;
+      }
+      for (const id of changed) {
         const i = this.index.get(id);
         if (i !== undefined) digest.toggle(...this.idHash(i));
       }

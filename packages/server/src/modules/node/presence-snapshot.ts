@@ -20,22 +20,32 @@
  * The digest is the XOR of a hash per member (set-digest.ts), so it follows the set by the
  * members that came or went.
  */
+
+import { MinHeap } from '../../lib/min-heap.js';
 import type { Db } from '../../storage/database.js';
 import { ONLINE_WINDOW_MS } from '../devices/presence.js';
 import { type NetmapHead, onlineAmong, onlineDevices } from './netmap.repository.js';
+import { OnlineSet } from './online-set.js';
 import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
 
 export interface PresenceSnapshot {
-  online: ReadonlySet<string>;
+  readonly online: OnlineSet;
   /** Names the set: equal digests, equal sets. */
-  digest: string;
+  readonly digest: string;
+  /**
+   * When the snapshot was made from the previous one by removing the devices that timed out:
+   * that snapshot and those devices, so whatever was derived from it can follow by difference
+   * (NetworkView's online digest). Only one step is kept: it is cleared when the next is made,
+   * so snapshots do not chain back through the whole run.
+   */
+  madeFrom?: { snapshot: PresenceSnapshot; left: readonly string[] };
 }
 
 /** What a snapshot was made from, kept so the next one can be made by difference. */
 interface Taken {
   snapshot: PresenceSnapshot;
-  /** Each online device's last heartbeat, as read. */
-  seen: Map<string, number>;
+  /** Each online device's last heartbeat as read, the oldest first: who may time out next. */
+  due: MinHeap<Seen>;
   /** Each member's hash, and their XOR. */
   hashes: Map<string, Uint32Array>;
   digest: SetDigest;
@@ -86,6 +96,12 @@ export function presenceSnapshot(db: Db, networkId: string, head: NetmapHead, no
   return entry.taken.then((taken) => taken.snapshot);
 }
 
+interface Seen {
+  id: string;
+  at: number;
+}
+const atOf = (seen: Seen) => seen.at;
+
 /** The whole online set, read again; members already hashed keep their hash. */
 async function take(db: Db, networkId: string, now: number, known?: Map<string, Uint32Array>): Promise<Taken> {
   const seen = await onlineDevices(db, networkId, now);
@@ -96,42 +112,56 @@ async function take(db: Db, networkId: string, now: number, known?: Map<string, 
     hashes.set(id, hash);
     digest.toggle(hash, 0);
   }
-  return made(seen, hashes, digest);
+  const due = new MinHeap(
+    atOf,
+    Array.from(seen, ([id, at]) => ({ id, at })),
+  );
+  return made(due, hashes, digest, { online: OnlineSet.of(seen.keys()) });
 }
 
 /**
- * The set once its first devices would have timed out: only those are read again; the ones
- * that heartbeated since stay with their new heartbeat, the others leave. The replaced
- * snapshot's maps are taken over (nothing reads them after this), its set is not.
+ * The set once its first devices would have timed out: only those are read again (taken off
+ * the top of the heap, so the cost follows them, not the network); the ones that heartbeated
+ * since go back with their new heartbeat, the others leave. The replaced snapshot's heap and
+ * maps are taken over (nothing reads them after this), its set is not.
  */
 async function expire(db: Db, networkId: string, before: Taken, now: number): Promise<Taken> {
   const cutoff = now - ONLINE_WINDOW_MS;
+  const { due, hashes, digest } = before;
   const stale: string[] = [];
-  for (const [id, at] of before.seen) if (at <= cutoff) stale.push(id);
+  while ((due.peek()?.at ?? Number.POSITIVE_INFINITY) <= cutoff) stale.push(due.pop()!.id);
   const still = await onlineAmong(db, networkId, stale, now);
-  const { seen, hashes, digest } = before;
+  const left: string[] = [];
   for (const id of stale) {
     const at = still.get(id);
     if (at !== undefined) {
-      seen.set(id, at);
+      due.push({ id, at });
       continue;
     }
-    seen.delete(id);
+    left.push(id);
     digest.toggle(hashes.get(id)!, 0);
     hashes.delete(id);
   }
-  return made(seen, hashes, digest);
+  const previous = before.snapshot;
+  previous.madeFrom = undefined;
+  return made(due, hashes, digest, {
+    online: previous.online.without(left),
+    madeFrom: { snapshot: previous, left },
+  });
 }
 
-function made(seen: Map<string, number>, hashes: Map<string, Uint32Array>, digest: SetDigest): Taken {
-  let oldest = Number.POSITIVE_INFINITY;
-  for (const at of seen.values()) if (at < oldest) oldest = at;
+function made(
+  due: MinHeap<Seen>,
+  hashes: Map<string, Uint32Array>,
+  digest: SetDigest,
+  set: Pick<PresenceSnapshot, 'online' | 'madeFrom'>,
+): Taken {
   return {
-    snapshot: { online: new Set(seen.keys()), digest: `${digest.hex()}.${seen.size}` },
-    seen,
+    snapshot: { ...set, digest: `${digest.hex()}.${hashes.size}` },
+    due,
     hashes,
     digest,
-    validUntil: oldest + ONLINE_WINDOW_MS,
+    validUntil: (due.peek()?.at ?? Number.POSITIVE_INFINITY) + ONLINE_WINDOW_MS,
   };
 }
 
