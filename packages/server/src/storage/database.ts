@@ -19,6 +19,7 @@ import * as networkUsage from './migrations/009_network_usage.js';
 import * as sealedSsoSecrets from './migrations/010_sealed_sso_secrets.js';
 import * as deviceRecordVersion from './migrations/011_device_record_version.js';
 import * as deviceChangeSeq from './migrations/012_device_change_seq.js';
+import * as ephemeralSeenPartial from './migrations/013_ephemeral_seen_partial.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -41,6 +42,7 @@ const MIGRATIONS = {
   '010_sealed_sso_secrets': sealedSsoSecrets,
   '011_device_record_version': deviceRecordVersion,
   '012_device_change_seq': deviceChangeSeq,
+  '013_ephemeral_seen_partial': ephemeralSeenPartial,
 };
 export type Dialect = 'sqlite' | 'postgres';
 
