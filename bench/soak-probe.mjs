@@ -2,13 +2,30 @@
 // memory, as JSON lines, to the file in WARREN_SOAK_PROBE every second, so the benchmark can read
 // heap figures that only the process itself can see. Preloads run in worker threads too (the
 // server's WAL checkpointer is one); only the main thread reports, its heap being the server's.
+//
+// `heapUsed` is the heap at that second: live objects plus garbage not yet collected, which
+// swings by a hundred megabytes between full collections under load. `liveHeap` is the heap
+// just after the last full (mark-compact) collection, what the process actually holds on to:
+// the figure that grows when something leaks.
 import { appendFileSync } from 'node:fs';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
 
 const file = process.env.WARREN_SOAK_PROBE;
 if (file && isMainThread) {
+  let liveHeap;
+  let fullCollections = 0;
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if (entry.detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+      liveHeap = getHeapStatistics().used_heap_size;
+      fullCollections++;
+    }
+  }).observe({ entryTypes: ['gc'] });
   setInterval(() => {
     const { rss, heapUsed, heapTotal } = process.memoryUsage();
-    appendFileSync(file, `${JSON.stringify({ at: Date.now(), rss, heapUsed, heapTotal })}\n`);
+    const sample = { at: Date.now(), rss, heapUsed, heapTotal, liveHeap, fullCollections };
+    appendFileSync(file, `${JSON.stringify(sample)}\n`);
   }, 1000).unref();
 }
