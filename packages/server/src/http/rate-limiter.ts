@@ -46,43 +46,66 @@ function decide(
   };
 }
 
-/** One bucket's live hits: per-millisecond slots in arrival order, from `head` on. */
+/**
+ * One bucket's live hits: per-millisecond slots in arrival order, in a ring of typed arrays
+ * that doubles when full. Expiring advances the head; nothing is copied per hit or per expiry
+ * (the arrays it replaced were sliced every time half of them had expired, a copy of the whole
+ * window that made a busy key's hits cost twice an idle one's).
+ */
 class SlidingWindow {
-  private ats: number[] = [];
-  private counts: number[] = [];
+  private ats = new Float64Array(16);
+  private counts = new Uint32Array(16);
+  /** Index of the oldest live slot, and how many slots are live. */
   private head = 0;
+  private size = 0;
   total = 0;
 
   /** Drops the slots at or before `cutoff`. */
   expire(cutoff: number): void {
-    while (this.head < this.ats.length && (this.ats[this.head] as number) <= cutoff) {
-      this.total -= this.counts[this.head] as number;
-      this.head++;
-    }
-    // Compact once half the arrays are dead slots: amortised O(1) per slot.
-    if (this.head > 64 && this.head * 2 > this.ats.length) {
-      this.ats = this.ats.slice(this.head);
-      this.counts = this.counts.slice(this.head);
-      this.head = 0;
+    while (this.size > 0 && this.ats[this.head]! <= cutoff) {
+      this.total -= this.counts[this.head]!;
+      this.head = (this.head + 1) % this.ats.length;
+      this.size--;
     }
   }
 
   add(at: number): void {
-    const last = this.ats.length - 1;
-    if (last >= this.head && this.ats[last] === at) this.counts[last] = (this.counts[last] as number) + 1;
-    else {
-      this.ats.push(at);
-      this.counts.push(1);
+    if (this.size > 0) {
+      const last = (this.head + this.size - 1) % this.ats.length;
+      if (this.ats[last] === at) {
+        this.counts[last]!++;
+        this.total++;
+        return;
+      }
     }
+    if (this.size === this.ats.length) this.grow();
+    const slot = (this.head + this.size) % this.ats.length;
+    this.ats[slot] = at;
+    this.counts[slot] = 1;
+    this.size++;
     this.total++;
   }
 
   get oldest(): number | undefined {
-    return this.head < this.ats.length ? this.ats[this.head] : undefined;
+    return this.size > 0 ? this.ats[this.head] : undefined;
   }
 
   get newest(): number | undefined {
-    return this.head < this.ats.length ? this.ats[this.ats.length - 1] : undefined;
+    return this.size > 0 ? this.ats[(this.head + this.size - 1) % this.ats.length] : undefined;
+  }
+
+  /** Twice the room, the live slots moved to the front in order. */
+  private grow(): void {
+    const ats = new Float64Array(this.ats.length * 2);
+    const counts = new Uint32Array(this.counts.length * 2);
+    for (let i = 0; i < this.size; i++) {
+      const from = (this.head + i) % this.ats.length;
+      ats[i] = this.ats[from]!;
+      counts[i] = this.counts[from]!;
+    }
+    this.ats = ats;
+    this.counts = counts;
+    this.head = 0;
   }
 }
 
