@@ -2,8 +2,9 @@
  * The limiter itself, on the backend under test, with a clock the test moves: exact at the
  * window's edge, counts hits within one millisecond, and reports what the headers need.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../../src/http/rate-limiter.js';
+import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter, WINDOW_MS } from '../../src/http/rate-limiter.js';
 import { freshDatabase, TestClock, type TestDatabase } from '../harness.js';
 
 describe('sliding-window rate limiter', () => {
@@ -67,5 +68,43 @@ describe('sliding-window rate limiter', () => {
     expect((await limiter.hit('large', 1_000_000)).remaining).toBe(1_000_000 - 301);
     clock.ms = start + 60_000 + 14_950;
     expect((await limiter.hit('large', 1_000_000)).remaining).toBe(1_000_000 - (301 - 150 + 1));
+  });
+});
+
+describe('in-memory sliding window', () => {
+  it('decides as a plain list of the last minute’s hits would, through growth and wrap-around', async () => {
+    // Sequences long enough to grow the ring past its first 16 slots and wrap it many times.
+    const step = fc.record({ advance: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3_000 })), hits: fc.nat(3) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 60 }),
+        fc.array(step, { minLength: 50, maxLength: 300 }),
+        async (limit, steps) => {
+          const clock = new TestClock(1_800_000_000_000);
+          const limiter = new MemoryRateLimiter(clock);
+          const taken: number[] = [];
+          try {
+            for (const { advance, hits } of steps) {
+              clock.advance(advance);
+              for (let i = 0; i < hits; i++) {
+                const now = clock.now();
+                const live = taken.filter((at) => at > now - WINDOW_MS);
+                const allowed = live.length < limit;
+                if (allowed) taken.push(now);
+                const oldest = live[0] ?? (allowed ? now : undefined);
+                const decision = await limiter.hit('key', limit);
+                expect(decision.allowed).toBe(allowed);
+                expect(decision.remaining).toBe(Math.max(0, limit - live.length - (allowed ? 1 : 0)));
+                const reset = oldest === undefined ? 0 : Math.ceil((oldest + WINDOW_MS - now) / 1000);
+                expect(decision.resetSeconds).toBe(allowed ? reset : Math.max(1, reset));
+              }
+            }
+          } finally {
+            limiter.close();
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });
