@@ -20,6 +20,7 @@ import * as sealedSsoSecrets from './migrations/010_sealed_sso_secrets.js';
 import * as deviceRecordVersion from './migrations/011_device_record_version.js';
 import * as deviceChangeSeq from './migrations/012_device_change_seq.js';
 import * as ephemeralSeenPartial from './migrations/013_ephemeral_seen_partial.js';
+import * as presenceChanges from './migrations/014_presence_changes.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -43,6 +44,7 @@ const MIGRATIONS = {
   '011_device_record_version': deviceRecordVersion,
   '012_device_change_seq': deviceChangeSeq,
   '013_ephemeral_seen_partial': ephemeralSeenPartial,
+  '014_presence_changes': presenceChanges,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

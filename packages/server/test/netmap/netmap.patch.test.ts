@@ -103,13 +103,17 @@ function presenceOf(devices: Device[]): PresenceSnapshot {
 }
 
 /**
- * The snapshot that follows `before` once the set is `after`: made by difference when devices
- * only left, as presence-snapshot.ts makes it when devices time out, else read whole.
+ * The snapshot that follows `before` once the set is `after`, made by difference as
+ * presence-snapshot.ts makes it when devices time out or their presence is logged.
  */
 function following(before: PresenceSnapshot, after: PresenceSnapshot): PresenceSnapshot {
-  if ([...after.online].some((id) => !before.online.has(id))) return after;
   const left = [...before.online].filter((id) => !after.online.has(id));
-  return { online: before.online.without(left), digest: after.digest, madeFrom: { snapshot: before, left } };
+  const joined = [...after.online].filter((id) => !before.online.has(id));
+  return {
+    online: before.online.changed(left, joined),
+    digest: after.digest,
+    madeFrom: { snapshot: before, left, joined },
+  };
 }
 
 /** Everything a view serves, for every device. */

@@ -1,19 +1,21 @@
 /**
- * The presence snapshot follows devices timing out by reading only those that looked timed
- * out (modules/node/presence-snapshot.ts); it must always equal the online set read whole.
+ * The presence snapshot follows devices timing out, and devices whose presence a call moved,
+ * by reading only those again (modules/node/presence-snapshot.ts); it must always equal the
+ * online set read whole.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { netmapHead } from '../../src/modules/node/netmap.repository.js';
 import { presenceSnapshot } from '../../src/modules/node/presence-snapshot.js';
-import { type EnrolledDevice, enroll, heartbeat, startWithAuthKey } from '../devices/helpers.js';
+import { type EnrolledDevice, enroll, heartbeat, nodeCall, startWithAuthKey } from '../devices/helpers.js';
 import type { TestServer } from '../harness.js';
 
 describe('presence snapshot', () => {
   let server: TestServer;
   const devices: EnrolledDevice[] = [];
 
+  let authKey: string;
+
   beforeAll(async () => {
-    let authKey: string;
     ({ server, authKey } = await startWithAuthKey());
     for (let i = 0; i < 4; i++) {
       devices.push(await enroll(server, authKey, { hostname: `pulse-${i}` }));
@@ -64,5 +66,35 @@ describe('presence snapshot', () => {
     const none = await snapshot();
     expect(none.online.size).toBe(0);
     expect(none.digest).toBe((await readWhole()).digest);
+  });
+
+  it('follows devices that come back and leave by the presence log, equal to a whole read', async () => {
+    const all = devices.map((d) => d.device.id);
+    // Everyone back online: four crossings, four epochs, each logged.
+    for (const d of devices) expect((await heartbeat(server, d.nodeToken)).status).toBe(200);
+    const back = await snapshot();
+    expect(ids(back.online)).toEqual([...all].sort());
+    expect(back.digest).toBe((await readWhole()).digest);
+
+    // One disconnects and, a moment later, a device enrolls: each snapshot is made by difference
+    // from the one before it (a whole read in between would be a snapshot of another epoch).
+    const before = await snapshot();
+    expect((await nodeCall(server, devices[1]!.nodeToken, 'disconnect')).status).toBe(204);
+    server.clock.advance(1);
+    const after = await snapshot();
+    expect(after.madeFrom).toMatchObject({ left: [all[1]], joined: [] });
+    expect(after.madeFrom?.snapshot).toBe(before);
+    expect(ids(after.online)).toEqual([all[0], all[2], all[3]].sort());
+
+    const fifth = await enroll(server, authKey, { hostname: 'pulse-new' });
+    const joined = await snapshot();
+    // Only one step is kept: the snapshot before no longer names its own predecessor.
+    expect(after.madeFrom).toBeUndefined();
+    expect(joined.madeFrom).toMatchObject({ left: [], joined: [fifth.device.id] });
+    expect(joined.madeFrom?.snapshot).toBe(after);
+    expect(ids(joined.online)).toEqual([all[0], all[2], all[3], fifth.device.id].sort());
+    const whole = await readWhole();
+    expect(joined.digest).toBe(whole.digest);
+    expect(ids(joined.online)).toEqual(ids(whole.online));
   });
 });

@@ -37,6 +37,7 @@ import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { syncAdvertised } from '../routes/routes.repository.js';
 import { type AuthKeyRow, refusalNow } from './auth-key.js';
 import { logNetmapChange } from './netmap-changes.js';
+import { logPresenceChange } from './presence-changes.js';
 
 const NODE_KEY_RE = new RegExp(NODE_KEY_PATTERN);
 
@@ -168,6 +169,7 @@ export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, bod
       }
       deviceId = existing.id;
       await logNetmapChange(trx, networkId, [deviceId]);
+      await logPresenceChange(trx, networkId, [deviceId]);
       await trx.updateTable('devices').set(common).where('id', '=', deviceId).execute();
       await replaceTags(trx, networkId, deviceId, tags);
     } else {
@@ -182,6 +184,7 @@ export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, bod
       const { name, seq } = await allocateName(trx, networkId, base);
       deviceId = newId('device');
       await logNetmapChange(trx, networkId, [deviceId]);
+      await logPresenceChange(trx, networkId, [deviceId]);
       const row = {
         ...common,
         id: deviceId,

@@ -12,14 +12,11 @@
  * its epoch as about no device.
  */
 import type { Db } from '../../storage/database.js';
+import { epochLog } from './epoch-log.js';
 
-/**
- * Epochs kept per network. An instance whose view is older than this many changes rebuilds it,
- * which is what it would pay for that many changes anyway.
- */
-export const KEPT_EPOCHS = 1_000;
-/** Pruning runs on one write in this many, so a change pays for it rarely. */
-const PRUNE_EVERY = 64;
+export { KEPT_EPOCHS } from './epoch-log.js';
+
+const netmapLog = epochLog('netmap_changes', 'netmap_epoch');
 
 /** The row that marks an epoch as about no device at all (logNoNetmapChange). */
 const NO_DEVICE = '';
@@ -29,8 +26,7 @@ const NO_DEVICE = '';
  * Call after bumpNetmapEpoch, inside the same transaction.
  */
 export async function logNetmapChange(trx: Db, networkId: string, deviceIds: readonly string[]): Promise<void> {
-  if (deviceIds.length === 0) return;
-  await logEpoch(trx, networkId, [...new Set(deviceIds)]);
+  await netmapLog.log(trx, networkId, deviceIds);
 }
 
 /**
@@ -38,30 +34,7 @@ export async function logNetmapChange(trx: Db, networkId: string, deviceIds: rea
  * replaced by a text of the same meaning), so views are carried to it instead of rebuilt.
  */
 export async function logNoNetmapChange(trx: Db, networkId: string): Promise<void> {
-  await logEpoch(trx, networkId, [NO_DEVICE]);
-}
-
-async function logEpoch(trx: Db, networkId: string, ids: readonly string[]): Promise<void> {
-  const { netmap_epoch } = await trx
-    .selectFrom('networks')
-    .select('netmap_epoch')
-    .where('id', '=', networkId)
-    .executeTakeFirstOrThrow();
-  const epoch = Number(netmap_epoch);
-  for (let i = 0; i < ids.length; i += 500) {
-    await trx
-      .insertInto('netmap_changes')
-      .values(ids.slice(i, i + 500).map((device_id) => ({ network_id: networkId, epoch, device_id })))
-      .onConflict((oc) => oc.doNothing())
-      .execute();
-  }
-  if (epoch % PRUNE_EVERY === 0) {
-    await trx
-      .deleteFrom('netmap_changes')
-      .where('network_id', '=', networkId)
-      .where('epoch', '<=', epoch - KEPT_EPOCHS)
-      .execute();
-  }
+  await netmapLog.log(trx, networkId, [NO_DEVICE]);
 }
 
 /**
@@ -69,18 +42,8 @@ async function logEpoch(trx: Db, networkId: string, ids: readonly string[]): Pro
  * every epoch in between (pruned, or an epoch that was not about devices).
  */
 export async function changedSince(db: Db, networkId: string, from: number, to: number): Promise<string[] | undefined> {
-  if (to <= from) return [];
-  if (to - from > KEPT_EPOCHS) return undefined;
-  const rows = await db
-    .selectFrom('netmap_changes')
-    .select(['epoch', 'device_id'])
-    .where('network_id', '=', networkId)
-    .where('epoch', '>', from)
-    .where('epoch', '<=', to)
-    .execute();
-  const epochs = new Set(rows.map((r) => Number(r.epoch)));
-  if (epochs.size !== to - from) return undefined;
-  return [...new Set(rows.map((r) => r.device_id))].filter((id) => id !== NO_DEVICE);
+  const ids = await netmapLog.changedSince(db, networkId, from, to);
+  return ids?.filter((id) => id !== NO_DEVICE);
 }
 
 /** For tests: the log of a network, oldest first. */

@@ -394,8 +394,9 @@ export class NetworkView {
 
   /**
    * Every online device of this view, for one presence snapshot. A snapshot made from the one
-   * this digest was made for, by devices timing out, is followed by toggling those devices
-   * (a handful) rather than hashing every online device again (10,000: about a millisecond).
+   * this digest was made for, by devices that left or joined, is followed by toggling those
+   * devices (a handful) rather than hashing every online device again (10,000: about a
+   * millisecond).
    */
   private onlineDigest(presence: PresenceSnapshot): SetDigest {
     if (this.online?.snapshot !== presence) {
@@ -404,7 +405,7 @@ export class NetworkView {
       let changed: Iterable<string> = presence.online;
       if (from && this.online?.snapshot === from.snapshot) {
         digest.merge(this.online.digest);
-        changed = from.left;
+        changed = [...from.left, ...from.joined];
       }
       for (const id of changed) {
         const i = this.index.get(id);

@@ -7,25 +7,29 @@
  * full mesh of 10,000 devices heartbeating every 15–20 s it would be most of the server's work.
  * With a shared snapshot a heartbeat compares digests instead (see netmap.service.ts).
  *
- * The snapshot is exact, not merely recent. Presence changes in two ways: a call that takes a
- * device online (an enrollment, a heartbeat after silence) or offline (a disconnect) moves the
- * network's presence epoch, on any instance, and the set is read again; a device timing out
- * needs no call, so the snapshot holds until the first of its devices would time out by the
- * heartbeats it was read with. Then only those devices are read again (most have heartbeated
- * since): a fleet whose devices time out one by one costs a few rows per snapshot, not the
- * whole network each time. A deleted device may linger in the set until then, which is
- * harmless: it is in no view any more. Other changes (policy, tags, routes) leave presence
- * alone and keep the snapshot.
+ * The snapshot is exact, not merely recent. Presence changes in two ways, and a snapshot
+ * follows each by reading again only the devices concerned, not the whole network:
+ * - A call takes a device online (an enrollment, a heartbeat after silence) or offline (a
+ *   disconnect), on any instance: the network's presence epoch moves, and the device is logged
+ *   against the new epoch (presence-changes.ts). A snapshot of an older epoch reads the logged
+ *   devices again; when the log does not cover every epoch in between (pruned, or a move that
+ *   does not log, such as a user's suspension), it reads the whole set.
+ * - A device times out, which needs no call: the snapshot holds until the first of its devices
+ *   would time out by the heartbeats it was read with. Those devices come off the top of a
+ *   min-heap and are read again (most have heartbeated since).
+ * A deleted device may linger in the set until it would time out, which is harmless: it is in
+ * no view any more. Other changes (policy, tags, routes) leave presence alone.
  *
- * The digest is the XOR of a hash per member (set-digest.ts), so it follows the set by the
- * members that came or went.
+ * The digest is the XOR of a hash per member (set-digest.ts), and the online set an immutable
+ * set derived by difference (online-set.ts), so both follow the set by the members that came
+ * or went.
  */
-
 import { MinHeap } from '../../lib/min-heap.js';
 import type { Db } from '../../storage/database.js';
 import { ONLINE_WINDOW_MS } from '../devices/presence.js';
 import { type NetmapHead, onlineAmong, onlineDevices } from './netmap.repository.js';
 import { OnlineSet } from './online-set.js';
+import { presenceChangedSince } from './presence-changes.js';
 import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
 
 export interface PresenceSnapshot {
@@ -33,18 +37,28 @@ export interface PresenceSnapshot {
   /** Names the set: equal digests, equal sets. */
   readonly digest: string;
   /**
-   * When the snapshot was made from the previous one by removing the devices that timed out:
-   * that snapshot and those devices, so whatever was derived from it can follow by difference
+   * When the snapshot was made from the previous one by difference: that snapshot and the
+   * devices that left and joined, so whatever was derived from it can follow by difference
    * (NetworkView's online digest). Only one step is kept: it is cleared when the next is made,
    * so snapshots do not chain back through the whole run.
    */
-  madeFrom?: { snapshot: PresenceSnapshot; left: readonly string[] };
+  madeFrom?: { snapshot: PresenceSnapshot; left: readonly string[]; joined: readonly string[] };
+}
+
+interface Seen {
+  id: string;
+  at: number;
 }
 
 /** What a snapshot was made from, kept so the next one can be made by difference. */
 interface Taken {
   snapshot: PresenceSnapshot;
-  /** Each online device's last heartbeat as read, the oldest first: who may time out next. */
+  /** Each online device's last heartbeat, as read. */
+  seen: Map<string, number>;
+  /**
+   * The same heartbeats, the oldest first: who may time out next. An entry whose time is no
+   * longer its device's in `seen` (read again since, or gone) is stale and skipped.
+   */
   due: MinHeap<Seen>;
   /** Each member's hash, and their XOR. */
   hashes: Map<string, Uint32Array>;
@@ -67,8 +81,9 @@ const snapshots = new Map<string, Entry>();
 export function presenceSnapshot(db: Db, networkId: string, head: NetmapHead, now: number): Promise<PresenceSnapshot> {
   const hit = snapshots.get(networkId);
   snapshots.delete(networkId);
-  const sameEpoch = hit !== undefined && hit.presenceEpoch === head.presenceEpoch && now >= hit.takenAt;
-  if (sameEpoch && now < hit.validUntil) {
+  // A snapshot can be carried forward to this head: same instant or later, same epoch or later.
+  const follows = hit !== undefined && now >= hit.takenAt && head.presenceEpoch >= hit.presenceEpoch;
+  if (follows && hit.presenceEpoch === head.presenceEpoch && now < hit.validUntil) {
     snapshots.set(networkId, hit);
     return hit.taken.then((taken) => taken.snapshot);
   }
@@ -79,7 +94,10 @@ export function presenceSnapshot(db: Db, networkId: string, head: NetmapHead, no
     validUntil: Number.POSITIVE_INFINITY,
     taken: (async () => {
       const before = await hit?.taken.catch(() => undefined);
-      if (before && sameEpoch) return expire(db, networkId, before, now);
+      if (before && follows) {
+        const moved = await presenceChangedSince(db, networkId, hit.presenceEpoch, head.presenceEpoch);
+        if (moved) return advance(db, networkId, before, moved, now);
+      }
       return take(db, networkId, now, before?.hashes);
     })(),
   };
@@ -96,10 +114,6 @@ export function presenceSnapshot(db: Db, networkId: string, head: NetmapHead, no
   return entry.taken.then((taken) => taken.snapshot);
 }
 
-interface Seen {
-  id: string;
-  at: number;
-}
 const atOf = (seen: Seen) => seen.at;
 
 /** The whole online set, read again; members already hashed keep their hash. */
@@ -116,48 +130,75 @@ async function take(db: Db, networkId: string, now: number, known?: Map<string, 
     atOf,
     Array.from(seen, ([id, at]) => ({ id, at })),
   );
-  return made(due, hashes, digest, { online: OnlineSet.of(seen.keys()) });
+  return made(seen, due, hashes, digest, { online: OnlineSet.of(seen.keys()) });
 }
 
 /**
- * The set once its first devices would have timed out: only those are read again (taken off
- * the top of the heap, so the cost follows them, not the network); the ones that heartbeated
- * since go back with their new heartbeat, the others leave. The replaced snapshot's heap and
- * maps are taken over (nothing reads them after this), its set is not.
+ * The set after the logged devices `moved` changed presence, and at `now`, when some of its
+ * devices may have timed out: those devices only are read again. The ones found online stay or
+ * join with their heartbeat, the others leave. The replaced snapshot's maps and heap are taken
+ * over (nothing reads them after this), its set is not.
  */
-async function expire(db: Db, networkId: string, before: Taken, now: number): Promise<Taken> {
+async function advance(
+  db: Db,
+  networkId: string,
+  before: Taken,
+  moved: readonly string[],
+  now: number,
+): Promise<Taken> {
   const cutoff = now - ONLINE_WINDOW_MS;
-  const { due, hashes, digest } = before;
-  const stale: string[] = [];
-  while ((due.peek()?.at ?? Number.POSITIVE_INFINITY) <= cutoff) stale.push(due.pop()!.id);
-  const still = await onlineAmong(db, networkId, stale, now);
+  const { seen, due, hashes, digest } = before;
+  const check = new Set(moved);
+  for (let top = due.peek(); top !== undefined && top.at <= cutoff; top = due.peek()) {
+    due.pop();
+    if (seen.get(top.id) === top.at) check.add(top.id);
+  }
+  const ids = [...check];
+  const still = await onlineAmong(db, networkId, ids, now);
   const left: string[] = [];
-  for (const id of stale) {
+  const joined: string[] = [];
+  for (const id of ids) {
     const at = still.get(id);
-    if (at !== undefined) {
-      due.push({ id, at });
+    const member = seen.has(id);
+    if (at === undefined) {
+      if (!member) continue;
+      left.push(id);
+      seen.delete(id);
+      digest.toggle(hashes.get(id)!, 0);
+      hashes.delete(id);
       continue;
     }
-    left.push(id);
-    digest.toggle(hashes.get(id)!, 0);
-    hashes.delete(id);
+    if (seen.get(id) !== at) {
+      seen.set(id, at);
+      due.push({ id, at });
+    }
+    if (!member) {
+      joined.push(id);
+      const hash = hashOf(id);
+      hashes.set(id, hash);
+      digest.toggle(hash, 0);
+    }
   }
   const previous = before.snapshot;
   previous.madeFrom = undefined;
-  return made(due, hashes, digest, {
-    online: previous.online.without(left),
-    madeFrom: { snapshot: previous, left },
+  return made(seen, due, hashes, digest, {
+    online: previous.online.changed(left, joined),
+    madeFrom: { snapshot: previous, left, joined },
   });
 }
 
 function made(
+  seen: Map<string, number>,
   due: MinHeap<Seen>,
   hashes: Map<string, Uint32Array>,
   digest: SetDigest,
   set: Pick<PresenceSnapshot, 'online' | 'madeFrom'>,
 ): Taken {
+  // Stale entries off the top, so the first is the oldest heartbeat of a member.
+  for (let top = due.peek(); top !== undefined && seen.get(top.id) !== top.at; top = due.peek()) due.pop();
   return {
-    snapshot: { ...set, digest: `${digest.hex()}.${hashes.size}` },
+    snapshot: { ...set, digest: `${digest.hex()}.${seen.size}` },
+    seen,
     due,
     hashes,
     digest,

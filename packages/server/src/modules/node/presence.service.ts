@@ -18,6 +18,7 @@ import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { syncAdvertised } from '../routes/routes.repository.js';
 import { bumpPresenceEpoch } from './netmap.repository.js';
 import { logNetmapChange } from './netmap-changes.js';
+import { logPresenceChange } from './presence-changes.js';
 
 /** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
 export const deviceGone = () =>
@@ -43,7 +44,8 @@ const staysOffline = staysAs(false);
  * Sets a device's presence at `now`, returning its advertised set, or undefined when it is
  * gone. The first statement matches only while the device is online as it should end up (the
  * common case: an online device's heartbeat); when it matches nothing, the device is crossing
- * over, and the presence epoch moves so that every instance's presence snapshot is retired.
+ * over: the presence epoch moves, with the device logged against it (presence-changes.ts), so
+ * every instance's presence snapshot follows it.
  */
 async function setPresence(
   ctx: AppContext,
@@ -56,14 +58,19 @@ async function setPresence(
   const stays = online ? staysOnline : staysOffline;
   const [unchanged] = await stays(ctx.db, { id: deviceId, now, cutoff: now - ONLINE_WINDOW_MS });
   if (unchanged) return unchanged;
-  const crossed = await ctx.db
-    .updateTable('devices')
-    .set(values)
-    .where('id', '=', deviceId)
-    .returning('advertised_routes')
-    .executeTakeFirst();
-  if (crossed) await bumpPresenceEpoch(ctx.db, networkId);
-  return crossed;
+  return ctx.db.transaction().execute(async (trx) => {
+    const crossed = await trx
+      .updateTable('devices')
+      .set(values)
+      .where('id', '=', deviceId)
+      .returning('advertised_routes')
+      .executeTakeFirst();
+    if (crossed) {
+      await bumpPresenceEpoch(trx, networkId);
+      await logPresenceChange(trx, networkId, [deviceId]);
+    }
+    return crossed;
+  });
 }
 
 /**
