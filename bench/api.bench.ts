@@ -248,7 +248,7 @@ async function measureLimiter(db: string, label: string): Promise<void> {
   const small = median(rounds.small);
   const large = median(rounds.large);
   console.log(
-    `${label} rate limiter: ${fmt(small, 1)} µs/hit at 100/min (window full) · ${fmt(large, 1)} µs/hit at ` +
+    `${label} rate limiter: ${fmt(small, 2)} µs/hit at 100/min (window full) · ${fmt(large, 2)} µs/hit at ` +
       `1,000,000/min with ${fmt(big)} hits in the window · ratio ${fmt(large / small, 2)} (1.0 = same cost)`,
   );
   limiter.close();
