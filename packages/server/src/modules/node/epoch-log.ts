@@ -28,11 +28,21 @@ export interface EpochLog {
    * every epoch in between (pruned, or an epoch that did not log).
    */
   changedSince(db: Db, networkId: string, from: number, to: number): Promise<string[] | undefined>;
+  /** Drops rows older than KEPT_EPOCHS before `epoch`, on one write in PRUNE_EVERY. */
+  prune(db: Db, networkId: string, epoch: number): Promise<void>;
 }
 
 export function epochLog(table: LogTable, epochColumn: EpochColumn): EpochLog {
   // One shape for both tables; Kysely's types follow one of them.
   const t = table as 'netmap_changes';
+  const prune = async (db: Db, networkId: string, epoch: number) => {
+    if (epoch % PRUNE_EVERY !== 0) return;
+    await db
+      .deleteFrom(t)
+      .where('network_id', '=', networkId)
+      .where('epoch', '<=', epoch - KEPT_EPOCHS)
+      .execute();
+  };
   return {
     async log(trx, networkId, ids) {
       if (ids.length === 0) return;
@@ -50,14 +60,10 @@ export function epochLog(table: LogTable, epochColumn: EpochColumn): EpochLog {
           .onConflict((oc) => oc.doNothing())
           .execute();
       }
-      if (epoch % PRUNE_EVERY === 0) {
-        await trx
-          .deleteFrom(t)
-          .where('network_id', '=', networkId)
-          .where('epoch', '<=', epoch - KEPT_EPOCHS)
-          .execute();
-      }
+      await prune(trx, networkId, epoch);
     },
+
+    prune,
 
     async changedSince(db, networkId, from, to) {
       if (to <= from) return [];

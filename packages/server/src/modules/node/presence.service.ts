@@ -11,6 +11,7 @@ import type { Actor } from '../../core/actor.js';
 import { unauthenticated } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
+import { isPostgres } from '../../storage/database.js';
 import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../devices/presence.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
 import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
@@ -18,7 +19,7 @@ import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { syncAdvertised } from '../routes/routes.repository.js';
 import { bumpPresenceEpoch } from './netmap.repository.js';
 import { logNetmapChange } from './netmap-changes.js';
-import { logPresenceChange } from './presence-changes.js';
+import { crossPresencePostgres, logPresenceChange } from './presence-changes.js';
 
 /** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
 export const deviceGone = () =>
@@ -58,6 +59,8 @@ async function setPresence(
   const stays = online ? staysOnline : staysOffline;
   const [unchanged] = await stays(ctx.db, { id: deviceId, now, cutoff: now - ONLINE_WINDOW_MS });
   if (unchanged) return unchanged;
+  if (isPostgres(ctx.db)) return crossPresencePostgres(ctx.db, networkId, deviceId, values);
+  // SQLite: one writer, so the transaction holds nothing another connection waits on for long.
   return ctx.db.transaction().execute(async (trx) => {
     const crossed = await trx
       .updateTable('devices')
