@@ -4,6 +4,7 @@
  * online set read whole.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEPT_EPOCHS } from '../../src/modules/node/epoch-log.js';
 import { netmapHead } from '../../src/modules/node/netmap.repository.js';
 import { presenceSnapshot } from '../../src/modules/node/presence-snapshot.js';
 import { type EnrolledDevice, enroll, heartbeat, nodeCall, startWithAuthKey } from '../devices/helpers.js';
@@ -96,5 +97,26 @@ describe('presence snapshot', () => {
     const whole = await readWhole();
     expect(joined.digest).toBe(whole.digest);
     expect(ids(joined.online)).toEqual(ids(whole.online));
+  });
+
+  it('prunes the presence log as a crossing lands on a pruning epoch, on either backend', async () => {
+    const db = server.database.storage.db;
+    const logged = () =>
+      db
+        .selectFrom('presence_changes')
+        .select(['epoch', 'device_id'])
+        .where('network_id', '=', server.networkId)
+        .execute();
+    expect((await logged()).length).toBeGreaterThan(0);
+    // The next crossing moves the epoch to a multiple of 64 past everything logged.
+    const head = (await netmapHead(db, server.networkId))!;
+    const next = Math.ceil((head.presenceEpoch + KEPT_EPOCHS + 1) / 64) * 64;
+    await db
+      .updateTable('networks')
+      .set({ presence_epoch: next - 1 })
+      .where('id', '=', server.networkId)
+      .execute();
+    expect((await nodeCall(server, devices[0]!.nodeToken, 'disconnect')).status).toBe(204);
+    expect((await logged()).map((row) => [Number(row.epoch), row.device_id])).toEqual([[next, devices[0]!.device.id]]);
   });
 });
