@@ -1,13 +1,15 @@
 /**
  * Bearer API key → principal. The secret's shape and checksum are checked before any
  * lookup; the lookup is by SHA-256 and the digest is compared again in constant time.
- * Expiry and revocation are checked on every call, so a deleted key stops at once.
+ * Expiry and revocation are checked on every call, so a deleted key stops at once: the row
+ * may come from a cache, but one that any commit empties.
  */
 import type { Scope } from '@warren/contract';
 import type { FastifyRequest } from 'fastify';
 import type { ApiPrincipal } from '../context.js';
 import { parseList } from '../lib/json.js';
 import { hashSecret, isWellFormedSecret, sameHash } from '../lib/secrets.js';
+import { CommittedCache } from '../storage/committed-cache.js';
 import { compiledQuery } from '../storage/compiled-query.js';
 import type { Db } from '../storage/database.js';
 import { insufficientScope, unauthenticated } from './problem.js';
@@ -29,6 +31,11 @@ const apiKeyByHash = compiledQuery((db, p: { hash: string }) =>
     .where('type', '=', 'api'),
 );
 
+type KeyRow = Awaited<ReturnType<typeof apiKeyByHash>>[number];
+
+/** Rows by secret hash, kept until the next commit (storage/committed-cache.ts). */
+const keysByHash = new CommittedCache<KeyRow>();
+
 export async function authenticateApiKey(
   db: Db,
   token: string | undefined,
@@ -37,7 +44,7 @@ export async function authenticateApiKey(
   if (!token) throw unauthenticated('send an API key as "Authorization: Bearer wrn_api_…"');
   if (!isWellFormedSecret('api', token)) throw unauthenticated('the bearer token is not a valid Warren API key');
   const hash = hashSecret(token);
-  const [key] = await apiKeyByHash(db, { hash });
+  const key = await keysByHash.get(db, hash, async () => (await apiKeyByHash(db, { hash }))[0]);
   if (!key || !sameHash(key.secret_hash, hash)) throw unauthenticated('the API key is not known');
   if (key.revoked_at != null) throw unauthenticated(`API key ${key.id} was revoked`, 'key_revoked');
   if (key.expires_at <= now) throw unauthenticated(`API key ${key.id} expired`, 'key_expired');

@@ -24,7 +24,7 @@ import * as presenceChanges from './migrations/014_presence_changes.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
-import { registerConnections, withStatementCache } from './sqlite-statements.js';
+import { commitCounter, registerConnections, withStatementCache } from './sqlite-statements.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
 
 export type Db = Kysely<Database>;
@@ -97,9 +97,10 @@ function openSqlite(url: string): Storage {
   // (sqlite-statements.ts), and a thread of its own checkpoints the log (wal-checkpointer.ts);
   // an in-memory database is private to its one connection and has no log.
   const file = path !== ':memory:';
-  const reader = file ? withStatementCache(readOnly(path)) : undefined;
+  const readConnection = file ? readOnly(path) : undefined;
+  const reader = readConnection && withStatementCache(readConnection);
   const checkpointer = file ? startWalCheckpointer(sqlite, path) : undefined;
-  registerConnections(db, { writer, reader });
+  registerConnections(db, { writer, reader, version: readConnection && commitCounter(readConnection) });
   return {
     db,
     dialect: 'sqlite',

@@ -19,6 +19,8 @@ export interface StatementCache extends KyselySqliteDatabase {
 export interface SqliteConnections {
   writer: StatementCache;
   reader?: StatementCache;
+  /** See committedVersion; absent for an in-memory database, which has no second connection. */
+  version?: () => number;
 }
 
 /**
@@ -53,6 +55,24 @@ export function runCommitted(db: object, sql: string, values: readonly unknown[]
     if (statement.readonly) return statement.all(values);
   }
   return undefined;
+}
+
+/**
+ * A number that moves whenever anything commits to the database: this process's writer or
+ * another process on the same file (`warren keys set-limit`). SQLite's `PRAGMA data_version`
+ * changes on a connection each time *another* connection commits; the read-only connection
+ * commits nothing, so on it every commit counts. Reading it costs a third of the cheapest
+ * indexed lookup, which makes it the check of caches that must never answer with what a
+ * commit has changed (committed-cache.ts, the device index).
+ */
+export function commitCounter(readOnly: SqliteDatabase.Database): () => number {
+  const statement = readOnly.prepare('pragma data_version').pluck();
+  return () => statement.get() as number;
+}
+
+/** The database's commit counter (commitCounter), or undefined where there is none (PostgreSQL, memory). */
+export function committedVersion(db: object): number | undefined {
+  return registered.get(db)?.version?.();
 }
 
 export function withStatementCache(database: SqliteDatabase.Database, capacity = 500): StatementCache {

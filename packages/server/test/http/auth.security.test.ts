@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecret } from '../../src/lib/secrets.js';
+import { setKeyRateLimit } from '../../src/modules/keys/keys.service.js';
+import { openStorage } from '../../src/storage/database.js';
 import { json, startServer, type TestServer } from '../harness.js';
 
 async function makeKey(server: TestServer, scopes: string[], expiresIn = '1d') {
@@ -49,6 +51,24 @@ describe('authentication', () => {
     const res = await server.call('GET', '/v1/network', { key: key.key });
     expect(res.status).toBe(401);
     expect((await json(res)).code).toBe('key_revoked');
+  });
+
+  it('sees a key changed by another process on the same database on the very next call', async () => {
+    // What `warren keys set-limit` and an operator's fix do: write the file (or the schema)
+    // through a connection of their own, which this server's caches must not outlive.
+    const key = await makeKey(server, ['read']);
+    const other = await openStorage(server.database.url, { schema: server.database.schema });
+    try {
+      expect((await server.call('GET', '/v1/network', { key: key.key })).headers.get('ratelimit-limit')).toBe('100000');
+      expect(await setKeyRateLimit(other.db, key.id, 7, server.clock.now())).toBe(true);
+      expect((await server.call('GET', '/v1/network', { key: key.key })).headers.get('ratelimit-limit')).toBe('7');
+      await other.db.updateTable('keys').set({ revoked_at: server.clock.now() }).where('id', '=', key.id).execute();
+      const res = await server.call('GET', '/v1/network', { key: key.key });
+      expect(res.status).toBe(401);
+      expect((await json(res)).code).toBe('key_revoked');
+    } finally {
+      await other.close();
+    }
   });
 
   it('echoes a sane X-Request-Id and replaces an insane one', async () => {

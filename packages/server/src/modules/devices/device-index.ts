@@ -18,6 +18,7 @@
  */
 import { parseList } from '../../lib/json.js';
 import type { Db } from '../../storage/database.js';
+import { committedVersion } from '../../storage/sqlite-statements.js';
 import { type DeviceStamp, deviceChangesSince } from './devices.repository.js';
 import { isOnline, ONLINE_WINDOW_MS } from './presence.js';
 
@@ -52,6 +53,8 @@ export class NetworkDevices {
   removals = -1;
   /** Moves whenever a read changed anything: a list made at one generation is that list at it. */
   generation = 0;
+  /** The database's commit counter read just before this index's last read (committedVersion). */
+  readAt: number | undefined;
   private readonly byId = new Map<string, IndexedDevice>();
   private ordered: IndexedDevice[] = [];
   private orderStale = false;
@@ -168,16 +171,21 @@ export class DeviceIndex {
    */
   view(db: Db, networkId: string): Promise<NetworkDevices | undefined> {
     const previous = this.networks.get(networkId);
+    // Read before the chained read below runs: nothing committed since the index's last read
+    // began means nothing it would read has changed (storage/sqlite-statements.ts).
+    const version = committedVersion(db);
     const next = (previous ?? Promise.resolve(undefined))
       .catch(() => undefined)
-      .then((known) => this.read(db, networkId, known));
+      .then((known) =>
+        known && version !== undefined && known.readAt === version ? known : this.read(db, networkId, known, version),
+      );
     this.networks.delete(networkId);
     this.networks.set(networkId, next);
     if (this.networks.size > this.maxNetworks) this.networks.delete(this.networks.keys().next().value as string);
     return next;
   }
 
-  private async read(db: Db, networkId: string, known: NetworkDevices | undefined) {
+  private async read(db: Db, networkId: string, known: NetworkDevices | undefined, version: number | undefined) {
     let devices = known ?? new NetworkDevices();
     let rows = await deviceChangesSince(db, { networkId, since: devices.seq });
     if (rows.length === 0) return undefined;
@@ -187,6 +195,7 @@ export class DeviceIndex {
       if (rows.length === 0) return undefined;
     }
     devices.apply(rows);
+    devices.readAt = version;
     return devices;
   }
 }
