@@ -51,8 +51,18 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Storage {
   db: Db;
   dialect: Dialect;
+  /** PostgreSQL only (see PostgresScript). */
+  script?: PostgresScript;
   close(): Promise<void>;
 }
+
+/**
+ * Statements sent as one message, PostgreSQL's simple query protocol: one round trip for all
+ * of them, run as one transaction (an error rolls back every one), each statement with a
+ * snapshot of its own. There are no parameters, so every value goes in as a literal
+ * (`pg.escapeLiteral`, or an integer checked as one). Resolves to each statement's rows.
+ */
+export type PostgresScript = (text: string) => Promise<Record<string, unknown>[][]>;
 
 // int8 (bigint, count(*)) arrives from pg as a string; every value we keep there (epoch
 // milliseconds, counters) fits a double, so read them as numbers like SQLite does.
@@ -139,7 +149,11 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Storage>
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  const script: PostgresScript = async (text) => {
+    const results = (await pool.query(text)) as pg.QueryResult | pg.QueryResult[];
+    return (Array.isArray(results) ? results : [results]).map((result) => result.rows);
+  };
+  return { db, dialect: 'postgres', script, close: () => db.destroy() };
 }
 
 async function migrate(

@@ -13,10 +13,8 @@ describe('sliding-window rate limiter', () => {
   let limiter: RateLimiter;
   beforeAll(async () => {
     database = await freshDatabase();
-    limiter =
-      database.storage.dialect === 'postgres'
-        ? new PostgresRateLimiter(database.storage.db, clock)
-        : new MemoryRateLimiter(clock);
+    const { db, script } = database.storage;
+    limiter = script ? new PostgresRateLimiter(db, script, clock) : new MemoryRateLimiter(clock);
   });
   afterAll(async () => {
     limiter.close();
@@ -55,6 +53,17 @@ describe('sliding-window rate limiter', () => {
     await hits('a', 1, 1);
     expect((await limiter.hit('a', 1)).allowed).toBe(false);
     expect((await limiter.hit('b', 1)).allowed).toBe(true);
+  });
+
+  it('takes any text as a bucket name, quotes and backslashes included', async () => {
+    // Bucket names carry client input (an address); on PostgreSQL they are written into the
+    // statement as literals, so one that looks like SQL must stay a name.
+    const odd = "addr:'); delete from rate_limit_buckets; --\\'";
+    const similar = "addr:'); delete from rate_limit_buckets; --";
+    await hits(odd, 2, 2);
+    expect((await limiter.hit(odd, 2)).allowed).toBe(false);
+    expect((await limiter.hit(similar, 2)).remaining).toBe(1);
+    expect((await limiter.hit('a', 1)).allowed).toBe(false);
   });
 
   it('counts a large limit exactly across many slots', async () => {
