@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { bumpNetmapEpoch } from '../../src/modules/network/network.repository.js';
-import { forgetViews, viewStats } from '../../src/modules/node/netmap.cache.js';
+import { forgetViews, networkView, viewStats } from '../../src/modules/node/netmap.cache.js';
+import { netmapHead } from '../../src/modules/node/netmap.repository.js';
 import { KEPT_EPOCHS, netmapChanges } from '../../src/modules/node/netmap-changes.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { applyPolicy, policyDefining } from '../acl/helpers.js';
@@ -90,6 +91,23 @@ describe('netmap change log with two instances', () => {
     forgetViews(bStorage.db);
     const rebuilt = await Promise.all(Object.keys(d).map(netmapOnB));
     expect(rebuilt).toEqual(patched);
+  });
+
+  it('serves a call whose head predates the held view from that view, loading nothing', async () => {
+    // Concurrent calls finish in any order: one that read the head before another moved the
+    // view on must not take the view back to its own head (a whole load, then one forward).
+    const db = bStorage.db;
+    const stale = (await netmapHead(db, a.networkId))!;
+    await retag('spare', ['tag:db']);
+    await retag('spare', ['tag:web']);
+    const current = (await netmapHead(db, a.networkId))!;
+    expect(current.epoch).toBeGreaterThan(stale.epoch);
+    const held = await networkView(db, a.networkId, current);
+    const work = await viewWork(async () => {
+      expect(await networkView(db, a.networkId, stale)).toBe(held);
+      expect(await networkView(db, a.networkId, current)).toBe(held);
+    });
+    expect(work).toEqual({ loads: 0, patches: 0 });
   });
 
   it('patches enrollment and deletion made through A', async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEPT_EPOCHS } from '../../src/modules/node/epoch-log.js';
 import { netmapHead } from '../../src/modules/node/netmap.repository.js';
-import { presenceSnapshot } from '../../src/modules/node/presence-snapshot.js';
+import { presenceSnapshot, wholePresence } from '../../src/modules/node/presence-snapshot.js';
 import { type EnrolledDevice, enroll, heartbeat, nodeCall, startWithAuthKey } from '../devices/helpers.js';
 import type { TestServer } from '../harness.js';
 
@@ -25,19 +25,12 @@ describe('presence snapshot', () => {
   });
   afterAll(() => server.close());
 
-  const snapshot = async (epochOffset = 0) => {
+  const snapshot = async () => {
     const db = server.database.storage.db;
-    const head = (await netmapHead(db, server.networkId))!;
-    return presenceSnapshot(
-      db,
-      server.networkId,
-      { ...head, presenceEpoch: head.presenceEpoch + epochOffset },
-      server.clock.now(),
-    );
+    return presenceSnapshot(db, server.networkId, (await netmapHead(db, server.networkId))!, server.clock.now());
   };
-  /** The same set read whole: a presence epoch no snapshot was taken at. */
-  let fresh = 1_000;
-  const readWhole = () => snapshot(fresh++);
+  /** The same set read whole. */
+  const readWhole = () => wholePresence(server.database.storage.db, server.networkId, server.clock.now());
   const ids = (set: Iterable<string>) => [...set].sort();
 
   it('drops devices as they time out and keeps those that heartbeated, equal to a whole read', async () => {
@@ -97,6 +90,21 @@ describe('presence snapshot', () => {
     const whole = await readWhole();
     expect(joined.digest).toBe(whole.digest);
     expect(ids(joined.online)).toEqual(ids(whole.online));
+  });
+
+  it('answers a call that read its head before the held snapshot was made from that snapshot', async () => {
+    // Concurrent calls finish in any order: one that read the head and the clock before another
+    // moved the snapshot on must not take it back (a whole read, and a step backwards).
+    const db = server.database.storage.db;
+    const staleHead = (await netmapHead(db, server.networkId))!;
+    const staleNow = server.clock.now();
+    await snapshot();
+    expect((await heartbeat(server, devices[1]!.nodeToken)).status).toBe(200);
+    server.clock.advance(5);
+    const current = await snapshot();
+    expect(current.online.has(devices[1]!.device.id)).toBe(true);
+    expect(await presenceSnapshot(db, server.networkId, staleHead, staleNow)).toBe(current);
+    expect(await snapshot()).toBe(current);
   });
 
   it('prunes the presence log as a crossing lands on a pruning epoch, on either backend', async () => {

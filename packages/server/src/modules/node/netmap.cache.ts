@@ -59,7 +59,10 @@ export function networkView(db: Db, networkId: string, head: NetmapHead, reload 
   const key = viewKey(head);
   const hit = views.get(networkId);
   views.delete(networkId);
-  if (hit && hit.key === key && !reload) {
+  // A call whose head is older than the held view's (concurrent calls finish in any order) is
+  // served that view: a state after the call began, never one before. Rebuilt back to the
+  // call's own head, it cost a whole load, and the next call's patch or load forward again.
+  if (hit && !reload && (hit.key === key || hit.head.epoch > head.epoch)) {
     views.set(networkId, hit);
     return hit.view;
   }

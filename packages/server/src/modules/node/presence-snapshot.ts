@@ -81,24 +81,28 @@ const snapshots = new Map<string, Entry>();
 export function presenceSnapshot(db: Db, networkId: string, head: NetmapHead, now: number): Promise<PresenceSnapshot> {
   const hit = snapshots.get(networkId);
   snapshots.delete(networkId);
-  // A snapshot can be carried forward to this head: same instant or later, same epoch or later.
-  const follows = hit !== undefined && now >= hit.takenAt && head.presenceEpoch >= hit.presenceEpoch;
-  if (follows && hit.presenceEpoch === head.presenceEpoch && now < hit.validUntil) {
+  // A call that read its head or its clock before the held snapshot was made (concurrent calls
+  // finish in any order) is answered from that snapshot or a later one: a state after the call
+  // began, never one before. Taken back to the call's own head instead, the snapshot had to be
+  // read whole, and under load most calls arrived so.
+  const epoch = Math.max(head.presenceEpoch, hit?.presenceEpoch ?? 0);
+  const at = Math.max(now, hit?.takenAt ?? 0);
+  if (hit && hit.presenceEpoch === epoch && at < hit.validUntil) {
     snapshots.set(networkId, hit);
     return hit.taken.then((taken) => taken.snapshot);
   }
   // Until the read answers, nothing is known to time out: concurrent callers share it.
   const entry: Entry = {
-    presenceEpoch: head.presenceEpoch,
-    takenAt: now,
+    presenceEpoch: epoch,
+    takenAt: at,
     validUntil: Number.POSITIVE_INFINITY,
     taken: (async () => {
       const before = await hit?.taken.catch(() => undefined);
-      if (before && follows) {
-        const moved = await presenceChangedSince(db, networkId, hit.presenceEpoch, head.presenceEpoch);
-        if (moved) return advance(db, networkId, before, moved, now);
+      if (before && hit) {
+        const moved = await presenceChangedSince(db, networkId, hit.presenceEpoch, epoch);
+        if (moved) return advance(db, networkId, before, moved, at);
       }
-      return take(db, networkId, now, before?.hashes);
+      return take(db, networkId, at, before?.hashes);
     })(),
   };
   entry.taken.then(
@@ -115,6 +119,11 @@ export function presenceSnapshot(db: Db, networkId: string, head: NetmapHead, no
 }
 
 const atOf = (seen: Seen) => seen.at;
+
+/** The online set read whole, past every snapshot held: what a snapshot must always equal. */
+export async function wholePresence(db: Db, networkId: string, now: number): Promise<PresenceSnapshot> {
+  return (await take(db, networkId, now)).snapshot;
+}
 
 /** The whole online set, read again; members already hashed keep their hash. */
 async function take(db: Db, networkId: string, now: number, known?: Map<string, Uint32Array>): Promise<Taken> {
