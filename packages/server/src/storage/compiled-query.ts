@@ -14,17 +14,23 @@
  */
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './database.js';
+import { runPrepared } from './pg-statements.js';
 import { runCommitted } from './sqlite-statements.js';
 
 type Params = Record<string, string | number | null>;
 
 interface Template {
+  /** Unique among templates: the name of its prepared statement on PostgreSQL (pg-statements.ts). */
+  name: string;
   sql: string;
   /** For each parameter position of the SQL, the name of the value that fills it, or a fixed value. */
   slots: ({ name: string } | { value: unknown })[];
 }
 
 const PLACEHOLDER = '\u0000warren-param:';
+
+/** Templates made so far, to name each one's prepared statement. */
+let templatesMade = 0;
 
 export function compiledQuery<P extends Params, R>(
   build: (db: Db, params: P) => Compilable<R>,
@@ -43,6 +49,9 @@ export function compiledQuery<P extends Params, R>(
     // Kysely's queue and its promise hops cost more than SQLite takes to answer these queries.
     const rows = runCommitted(db, template.sql, values);
     if (rows) return rows as R[];
+    // On PostgreSQL, outside a transaction: a named statement, parsed and planned once per connection.
+    const prepared = runPrepared(db, template.name, template.sql, values);
+    if (prepared) return (await prepared) as R[];
     const result = await db.executeQuery<R>(CompiledQuery.raw(template.sql, values));
     return result.rows;
   };
@@ -67,5 +76,5 @@ function compileTemplate<P extends Params, R>(
     const uses = slots.filter((slot) => 'name' in slot && slot.name === name).length;
     if (uses === 0) throw new Error(`compiled query: parameter "${name}" is not used as a value`);
   }
-  return { sql: compiled.sql, slots };
+  return { name: `warren_${++templatesMade}`, sql: compiled.sql, slots };
 }

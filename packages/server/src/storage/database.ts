@@ -24,6 +24,7 @@ import * as presenceChanges from './migrations/014_presence_changes.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
+import { registerPool } from './pg-statements.js';
 import { commitCounter, registerConnections, withStatementCache } from './sqlite-statements.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -149,6 +150,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Storage>
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  registerPool(db, pool);
   const script: PostgresScript = async (text) => {
     const results = (await pool.query(text)) as pg.QueryResult | pg.QueryResult[];
     return (Array.isArray(results) ? results : [results]).map((result) => result.rows);

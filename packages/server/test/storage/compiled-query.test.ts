@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compiledQuery } from '../../src/storage/compiled-query.js';
+import { openStorage } from '../../src/storage/database.js';
 import { backend, freshDatabase, type TestDatabase } from '../harness.js';
 
 describe('compiledQuery', () => {
@@ -59,6 +61,27 @@ describe('compiledQuery', () => {
       await trx.updateTable('networks').set({ plan: 'premium' }).where('id', '=', 'net_b').execute();
     });
   });
+
+  it.runIf(backend === 'postgres')(
+    'runs as a named statement on PostgreSQL, prepared once per connection',
+    async () => {
+      // One connection, so the session whose prepared statements are listed is the one that ran them.
+      const single = await openStorage(database.url, { schema: database.schema, poolSize: 1 });
+      try {
+        const byName = compiledQuery((db, p: { name: string }) =>
+          db.selectFrom('networks').select('id').where('name', '=', p.name),
+        );
+        expect(await byName(single.db, { name: 'a' })).toEqual([{ id: 'net_a' }]);
+        expect(await byName(single.db, { name: 'b' })).toEqual([{ id: 'net_b' }]);
+        const { rows } = await sql<{ name: string; statement: string }>`
+        select name, statement from pg_prepared_statements where statement like '%"networks"%'`.execute(single.db);
+        expect(rows).toHaveLength(1);
+        expect(rows[0]!.name).toMatch(/^warren_\d+$/);
+      } finally {
+        await single.close();
+      }
+    },
+  );
 
   it('refuses a parameter that does not become a value of the SQL', async () => {
     const unused = compiledQuery((db, _p: { id: string }) => db.selectFrom('networks').select('id'));
