@@ -7,6 +7,11 @@
 // swings by a hundred megabytes between full collections under load. `liveHeap` is the heap
 // just after the last full (mark-compact) collection, what the process actually holds on to:
 // the figure that grows when something leaks.
+//
+// On SIGUSR2 (node runs with --expose-gc) it collects the whole heap at once and writes a sample
+// marked `collected`: RSS and heap right after a full collection, what the process holds and
+// nothing it has yet to collect. The benchmark asks for one at the end of the warm-up and one
+// at the end, and judges growth on those two.
 import { appendFileSync } from 'node:fs';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
@@ -23,9 +28,14 @@ if (file && isMainThread) {
       fullCollections++;
     }
   }).observe({ entryTypes: ['gc'] });
-  setInterval(() => {
+  const write = (collected) => {
     const { rss, heapUsed, heapTotal } = process.memoryUsage();
-    const sample = { at: Date.now(), rss, heapUsed, heapTotal, liveHeap, fullCollections };
+    const sample = { at: Date.now(), rss, heapUsed, heapTotal, liveHeap, fullCollections, collected };
     appendFileSync(file, `${JSON.stringify(sample)}\n`);
-  }, 1000).unref();
+  };
+  setInterval(() => write(false), 1000).unref();
+  process.on('SIGUSR2', () => {
+    globalThis.gc?.();
+    write(true);
+  });
 }

@@ -14,10 +14,10 @@
 // 0), and the growth of RSS and of the live heap from the end of the warm-up (at least --warmup
 // seconds after the fleet is enrolled, and until 95% of the devices hold their first netmap, at
 // most --max-warmup seconds) to the end (target < 10%). The baseline of the growth ratio is
-// the first sample after warm-up, in the same run. The live heap is the heap just after the last
-// full collection (the heap at any given second also holds garbage, which swings by a hundred
-// megabytes between collections); with no full collection during the measured time, the growth
-// falls back to the heap as sampled.
+// taken at the end of the warm-up, in the same run. Both ends are read right after a full
+// collection that the benchmark asks each server for (bench/soak-probe.mjs): the heap at any
+// given second also holds garbage, which swings by a hundred megabytes between collections,
+// and V8 may let a minute pass without one, so only collected figures compare.
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -139,6 +139,24 @@ interface MemorySample {
   /** Heap just after the last full collection, and how many there have been. */
   liveHeap?: number;
   fullCollections: number;
+  /** Taken right after a full collection the benchmark asked for (collectedSample). */
+  collected: boolean;
+}
+
+/** Asks the server for a full collection and returns the sample it writes right after. */
+async function collectedSample(server: (typeof servers)[number]): Promise<MemorySample | undefined> {
+  const asked = Date.now();
+  server.child.kill('SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const found = readFileSync(server.probe, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as MemorySample)
+      .findLast((sample) => sample.collected && sample.at >= asked);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 function lastSample(file: string): MemorySample | undefined {
@@ -158,7 +176,7 @@ try {
     const probe = join(dir, `memory-${i}.jsonl`);
     writeFileSync(probe, '');
     const server = await serveWarren(db, {
-      nodeArgs: ['--import', join(import.meta.dirname, 'soak-probe.mjs')],
+      nodeArgs: ['--expose-gc', '--import', join(import.meta.dirname, 'soak-probe.mjs')],
       env: { WARREN_SOAK_PROBE: probe },
     });
     servers.push({ ...server, probe });
@@ -264,14 +282,14 @@ try {
     console.log(`${String(t).padStart(4)} s ${phase}${memory.join(' · ')} | ${rate}`);
     if (warm && t >= WARMUP && (held >= warmWhenHeld || t >= MAX_WARMUP)) {
       if (held < warmWhenHeld) console.log(`warm-up cut at ${MAX_WARMUP} s with ${fmt(held)} netmaps held`);
-      for (const server of servers) baseline.push(lastSample(server.probe));
+      for (const server of servers) baseline.push(await collectedSample(server));
       calls.measuring = true;
       measuredFrom = t;
     }
   }
   stop.done = true;
   await Promise.all(clients);
-  const end = servers.map((server) => lastSample(server.probe));
+  const end = await Promise.all(servers.map(collectedSample));
 
   console.log(`\n${'call'.padEnd(36)} ${'calls/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} errors`);
   let errors = 0;
@@ -288,15 +306,12 @@ try {
     const to = end[i];
     if (!from || !to) return;
     const rss = to.rss / from.rss - 1;
-    const collections = to.fullCollections - from.fullCollections;
-    const live = collections > 0 && from.liveHeap && to.liveHeap;
-    const [heapFrom, heapTo] = live ? [from.liveHeap!, to.liveHeap!] : [from.heapUsed, to.heapUsed];
-    const heap = heapTo / heapFrom - 1;
+    const heap = to.heapUsed / from.heapUsed - 1;
     console.log(
-      `instance #${i}: RSS ${mb(from.rss)} → ${mb(to.rss)} (growth ${fmt(rss * 100, 1)}%, peak ${mb(peak[i]!.rss)}), ` +
-        `${live ? `live heap (after ${collections} full collections)` : 'heap (no full collection: as sampled)'} ` +
-        `${mb(heapFrom)} → ${mb(heapTo)} (growth ${fmt(heap * 100, 1)}%); heap as sampled ${mb(from.heapUsed)} → ` +
-        `${mb(to.heapUsed)}, peak ${mb(peak[i]!.heapUsed)}; target < 10%: ${rss < 0.1 && heap < 0.1 ? 'met' : 'MISSED'}`,
+      `instance #${i}, right after a full collection at each end: RSS ${mb(from.rss)} → ${mb(to.rss)} ` +
+        `(growth ${fmt(rss * 100, 1)}%), heap ${mb(from.heapUsed)} → ${mb(to.heapUsed)} (growth ${fmt(heap * 100, 1)}%); ` +
+        `peaks as sampled: RSS ${mb(peak[i]!.rss)}, heap ${mb(peak[i]!.heapUsed)}; ` +
+        `target < 10%: ${rss < 0.1 && heap < 0.1 ? 'met' : 'MISSED'}`,
     );
   });
 } finally {
