@@ -35,9 +35,10 @@ export class CommittedCache<V> {
     const cached = kept.entries.get(key);
     if (cached !== undefined) return cached;
     const value = await load();
-    // Loaded after the version was read, so at least that new; kept only if nothing
-    // committed meanwhile (a newer version has replaced `kept` then).
-    if (value !== undefined && this.byDatabase.get(db) === kept) {
+    // Loaded after the version was read, so at least that new. Kept under that version: if
+    // something committed during the load, the version has moved, and no later call reads
+    // this entry (versions only grow).
+    if (value !== undefined) {
       if (kept.entries.size >= this.capacity) kept.entries.clear();
       kept.entries.set(key, value);
     }
