@@ -63,9 +63,13 @@ describe('CommittedCache', () => {
   it('never keeps "not found"', async () => {
     const cache = new CommittedCache<string>();
     let loads = 0;
+    const notFound = async () => {
+      loads++;
+      return undefined;
+    };
     const db = database.storage.db;
-    expect(await cache.get(db, 'missing', async () => (loads++, undefined))).toBeUndefined();
-    expect(await cache.get(db, 'missing', async () => (loads++, undefined))).toBeUndefined();
+    expect(await cache.get(db, 'missing', notFound)).toBeUndefined();
+    expect(await cache.get(db, 'missing', notFound)).toBeUndefined();
     expect(loads).toBe(2);
   });
 
