@@ -3,9 +3,11 @@
  * window's edge, counts hits within one millisecond, and reports what the headers need.
  */
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter, WINDOW_MS } from '../../src/http/rate-limiter.js';
-import { freshDatabase, TestClock, type TestDatabase } from '../harness.js';
+import { openStorage } from '../../src/storage/database.js';
+import { backend, freshDatabase, TestClock, type TestDatabase } from '../harness.js';
 
 describe('sliding-window rate limiter', () => {
   let database: TestDatabase;
@@ -53,6 +55,21 @@ describe('sliding-window rate limiter', () => {
     await hits('a', 1, 1);
     expect((await limiter.hit('a', 1)).allowed).toBe(false);
     expect((await limiter.hit('b', 1)).allowed).toBe(true);
+  });
+
+  it.runIf(backend === 'postgres')('leaves the connection committing synchronously after a hit', async () => {
+    // The limiter's own commit is asynchronous; that must end with its transaction, or every
+    // later commit on the pooled connection (netmap versions, keys) would lose its durability.
+    const single = await openStorage(database.url, { schema: database.schema, poolSize: 1 });
+    const own = new PostgresRateLimiter(single.db, single.script!, clock);
+    try {
+      expect((await own.hit('durability', 5)).allowed).toBe(true);
+      const { rows } = await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(single.db);
+      expect(rows[0]!.synchronous_commit).toBe('on');
+    } finally {
+      own.close();
+      await single.close();
+    }
   });
 
   it('takes any text as a bucket name, quotes and backslashes included', async () => {
