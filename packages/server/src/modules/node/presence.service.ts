@@ -11,15 +11,13 @@ import type { Actor } from '../../core/actor.js';
 import { unauthenticated } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
-import { isPostgres } from '../../storage/database.js';
 import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../devices/presence.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
 import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { syncAdvertised } from '../routes/routes.repository.js';
-import { bumpPresenceEpoch } from './netmap.repository.js';
 import { logNetmapChange } from './netmap-changes.js';
-import { crossPresencePostgres, logPresenceChange } from './presence-changes.js';
+import { crossPresence } from './presence-crossings.js';
 
 /** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
 export const deviceGone = () =>
@@ -46,7 +44,8 @@ const staysOffline = staysAs(false);
  * gone. The first statement matches only while the device is online as it should end up (the
  * common case: an online device's heartbeat); when it matches nothing, the device is crossing
  * over: the presence epoch moves, with the device logged against it (presence-changes.ts), so
- * every instance's presence snapshot follows it.
+ * every instance's presence snapshot follows it. Crossings are batched per network
+ * (presence-crossings.ts).
  */
 async function setPresence(
   ctx: AppContext,
@@ -55,25 +54,10 @@ async function setPresence(
   online: boolean,
   now: number,
 ): Promise<{ advertised_routes: string } | undefined> {
-  const values = { last_seen_at: now, disconnected: online ? 0 : 1 };
   const stays = online ? staysOnline : staysOffline;
   const [unchanged] = await stays(ctx.db, { id: deviceId, now, cutoff: now - ONLINE_WINDOW_MS });
   if (unchanged) return unchanged;
-  if (isPostgres(ctx.db)) return crossPresencePostgres(ctx.db, networkId, deviceId, values);
-  // SQLite: one writer, so the transaction holds nothing another connection waits on for long.
-  return ctx.db.transaction().execute(async (trx) => {
-    const crossed = await trx
-      .updateTable('devices')
-      .set(values)
-      .where('id', '=', deviceId)
-      .returning('advertised_routes')
-      .executeTakeFirst();
-    if (crossed) {
-      await bumpPresenceEpoch(trx, networkId);
-      await logPresenceChange(trx, networkId, [deviceId]);
-    }
-    return crossed;
-  });
+  return crossPresence(ctx.db, networkId, deviceId, { last_seen_at: now, disconnected: online ? 0 : 1 });
 }
 
 /**
