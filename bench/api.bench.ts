@@ -214,9 +214,8 @@ async function measureLimiter(db: string, label: string): Promise<void> {
   const storage = await openStorage(db.startsWith('postgres') ? db : `sqlite:${join(dir, 'limiter.db')}`);
   let now = Date.now();
   const clock = { now: () => now };
-  const limiter: RateLimiter = storage.script
-    ? new PostgresRateLimiter(storage.db, storage.script, clock)
-    : new MemoryRateLimiter(clock);
+  const limiter: RateLimiter =
+    storage.dialect === 'postgres' ? new PostgresRateLimiter(storage.db, clock) : new MemoryRateLimiter(clock);
   const fill = async (bucket: string, limit: number, hits: number, spanMs: number) => {
     const start = now;
     for (let i = 0; i < hits; i++) {

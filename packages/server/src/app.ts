@@ -57,9 +57,8 @@ export const BODY_LIMIT = 1024 * 1024;
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { storage } = options;
   const clock = options.clock ?? systemClock;
-  const limiter: RateLimiter = storage.script
-    ? new PostgresRateLimiter(storage.db, storage.script, clock)
-    : new MemoryRateLimiter(clock);
+  const limiter: RateLimiter =
+    storage.dialect === 'postgres' ? new PostgresRateLimiter(storage.db, clock) : new MemoryRateLimiter(clock);
   const audit = new AuditLog(storage.db);
   const logIds = await LogIds.load(storage.db);
   const ctx: AppContext = {

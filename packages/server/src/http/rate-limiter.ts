@@ -12,9 +12,9 @@
  * an advisory lock.
  */
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { Clock } from '../lib/time.js';
-import type { Db, PostgresScript } from '../storage/database.js';
+import type { Db } from '../storage/database.js';
+import { runPrepared } from '../storage/pg-statements.js';
 
 export const WINDOW_MS = 60_000;
 
@@ -144,63 +144,51 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
+/** A hit on PostgreSQL (migration 015); its OUT names shadow no column of the function's statements. */
+const HIT = 'select * from rate_limit_hit($1, $2, $3, $4)';
+interface HitRow {
+  out_live: number;
+  out_oldest: number | null;
+  out_allowed: boolean;
+}
+
 export class PostgresRateLimiter implements RateLimiter {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly db: Db,
-    private readonly script: PostgresScript,
     private readonly clock: Clock,
   ) {
     this.sweeper = setInterval(() => void this.sweep().catch(() => {}), WINDOW_MS).unref();
   }
 
   /**
-   * One round trip: three statements sent together (storage/database.ts, PostgresScript) and
-   * run as one transaction. The second takes the bucket's lock; the third drops the bucket's
-   * expired slots (subtracting their hits from its total), decides, and records the hit when it
-   * is allowed. The third must follow the lock rather than share a statement with it: a
-   * statement's snapshot is taken when it starts, so only one issued after the lock is held
+   * One round trip: the function `rate_limit_hit` (migration 015) as a prepared statement, in
+   * a transaction of its own. It takes the bucket's lock, then, in its next statement, drops the
+   * bucket's expired slots (subtracting their hits from its total), decides, and records the hit
+   * when it is allowed. The counting must follow the lock rather than share a statement with it:
+   * a statement's snapshot is taken when it starts, so only one issued after the lock is held
    * sees the writes of the instance that held it before. The lock lasts until the commit.
    *
-   * The first statement lets the commit return before its log reaches the disk (asynchronous
-   * commit): the lock is then held for the statements alone, not for a flush, and a crash of
-   * the database loses at most the last fraction of a second of hits, a budget briefly too
-   * generous, never a wrong answer about anything else. Four round trips and a flush per call
-   * (BEGIN, lock, statement, COMMIT) were most of a heartbeat's time under a fleet's load.
+   * The commit returns before its log reaches the disk (asynchronous commit, for this
+   * transaction only): the lock is then held for the statements alone, not for a flush, and a
+   * crash of the database loses at most the last fraction of a second of hits, a budget briefly
+   * too generous, never a wrong answer about anything else. Four round trips and a flush per
+   * call (BEGIN, lock, statement, COMMIT) were most of a heartbeat's time under a fleet's load.
    */
   async hit(bucket: string, limit: number): Promise<RateLimitDecision> {
     const now = this.clock.now();
     const cutoff = now - WINDOW_MS;
-    const name = pg.escapeLiteral(bucket);
-    const [at, before, max] = [now, cutoff, limit].map(integerLiteral);
-    const results = await this.script(`
-      select set_config('synchronous_commit', 'off', true);
-      select pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(`rl:${bucket}`)}, 0));
-      with expired as (
-        delete from rate_limit_slots where bucket = ${name} and at <= ${before} returning hits
-      ), decided as (
-        select live, oldest, live < ${max} as allowed from (
-          select coalesce((select total from rate_limit_buckets where bucket = ${name}), 0)
-                 - coalesce((select sum(hits) from expired), 0) as live,
-                 (select min(at) from rate_limit_slots where bucket = ${name} and at > ${before}) as oldest
-        ) as state
-      ), slot as (
-        insert into rate_limit_slots (bucket, at, hits) select ${name}, ${at}, 1 from decided where allowed
-        on conflict (bucket, at) do update set hits = rate_limit_slots.hits + 1
-      ), total as (
-        insert into rate_limit_buckets (bucket, total, last_at)
-        select ${name}, live + case when allowed then 1 else 0 end, ${at} from decided
-        on conflict (bucket) do update
-          set total = excluded.total, last_at = greatest(rate_limit_buckets.last_at, excluded.last_at)
-      )
-      select live, oldest, allowed from decided`);
-    const row = results[2]?.[0] as
-      | { live: string | number; oldest: string | number | null; allowed: boolean }
-      | undefined;
-    const live = Number(row?.live ?? 0);
-    const allowed = row?.allowed ?? true;
-    const oldest = row?.oldest == null ? (allowed ? now : undefined) : Number(row.oldest);
+    const prepared = runPrepared(this.db, 'warren_rate_limit_hit', HIT, [bucket, now, cutoff, limit]);
+    const rows = (
+      prepared
+        ? await prepared
+        : (await sql`select * from rate_limit_hit(${bucket}, ${now}, ${cutoff}, ${limit})`.execute(this.db)).rows
+    ) as HitRow[];
+    const row = rows[0];
+    const live = Number(row?.out_live ?? 0);
+    const allowed = row?.out_allowed ?? true;
+    const oldest = row?.out_oldest == null ? (allowed ? now : undefined) : Number(row.out_oldest);
     return decide(allowed ? live + 1 : live, oldest, limit, now, allowed);
   }
 
@@ -229,10 +217,4 @@ export class PostgresRateLimiter implements RateLimiter {
   close(): void {
     clearInterval(this.sweeper);
   }
-}
-
-/** A whole number as SQL text; anything else is refused rather than written into a statement. */
-function integerLiteral(value: number): string {
-  if (!Number.isSafeInteger(value)) throw new Error(`rate limiter: ${value} is not a whole number`);
-  return String(value);
 }

@@ -21,6 +21,7 @@ import * as deviceRecordVersion from './migrations/011_device_record_version.js'
 import * as deviceChangeSeq from './migrations/012_device_change_seq.js';
 import * as ephemeralSeenPartial from './migrations/013_ephemeral_seen_partial.js';
 import * as presenceChanges from './migrations/014_presence_changes.js';
+import * as rateLimitHit from './migrations/015_rate_limit_hit.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -46,24 +47,15 @@ const MIGRATIONS = {
   '012_device_change_seq': deviceChangeSeq,
   '013_ephemeral_seen_partial': ephemeralSeenPartial,
   '014_presence_changes': presenceChanges,
+  '015_rate_limit_hit': rateLimitHit,
 };
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Storage {
   db: Db;
   dialect: Dialect;
-  /** PostgreSQL only (see PostgresScript). */
-  script?: PostgresScript;
   close(): Promise<void>;
 }
-
-/**
- * Statements sent as one message, PostgreSQL's simple query protocol: one round trip for all
- * of them, run as one transaction (an error rolls back every one), each statement with a
- * snapshot of its own. There are no parameters, so every value goes in as a literal
- * (`pg.escapeLiteral`, or an integer checked as one). Resolves to each statement's rows.
- */
-export type PostgresScript = (text: string) => Promise<Record<string, unknown>[][]>;
 
 // int8 (bigint, count(*)) arrives from pg as a string; every value we keep there (epoch
 // milliseconds, counters) fits a double, so read them as numbers like SQLite does.
@@ -151,11 +143,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Storage>
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   registerPool(db, pool);
-  const script: PostgresScript = async (text) => {
-    const results = (await pool.query(text)) as pg.QueryResult | pg.QueryResult[];
-    return (Array.isArray(results) ? results : [results]).map((result) => result.rows);
-  };
-  return { db, dialect: 'postgres', script, close: () => db.destroy() };
+  return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 
 async function migrate(

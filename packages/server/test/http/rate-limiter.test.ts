@@ -15,8 +15,8 @@ describe('sliding-window rate limiter', () => {
   let limiter: RateLimiter;
   beforeAll(async () => {
     database = await freshDatabase();
-    const { db, script } = database.storage;
-    limiter = script ? new PostgresRateLimiter(db, script, clock) : new MemoryRateLimiter(clock);
+    const { db, dialect } = database.storage;
+    limiter = dialect === 'postgres' ? new PostgresRateLimiter(db, clock) : new MemoryRateLimiter(clock);
   });
   afterAll(async () => {
     limiter.close();
@@ -61,7 +61,7 @@ describe('sliding-window rate limiter', () => {
     // The limiter's own commit is asynchronous; that must end with its transaction, or every
     // later commit on the pooled connection (netmap versions, keys) would lose its durability.
     const single = await openStorage(database.url, { schema: database.schema, poolSize: 1 });
-    const own = new PostgresRateLimiter(single.db, single.script!, clock);
+    const own = new PostgresRateLimiter(single.db, clock);
     try {
       expect((await own.hit('durability', 5)).allowed).toBe(true);
       const { rows } = await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(single.db);
@@ -69,6 +69,31 @@ describe('sliding-window rate limiter', () => {
     } finally {
       own.close();
       await single.close();
+    }
+  });
+
+  it.runIf(backend === 'postgres')('counts hits racing on many connections of two instances exactly', async () => {
+    // Without the bucket's lock, hits whose statements overlap each decide from the same total.
+    const pools = await Promise.all(
+      [0, 1].map(() => openStorage(database.url, { schema: database.schema, poolSize: 8 })),
+    );
+    const limiters = pools.map((storage) => new PostgresRateLimiter(storage.db, clock));
+    try {
+      for (const round of [1, 2, 3]) {
+        const decisions = await Promise.all(
+          Array.from({ length: 64 }, (_, i) => limiters[i % 2]!.hit(`race-${round}`, 10)),
+        );
+        expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
+        expect(
+          decisions
+            .filter((d) => d.allowed)
+            .map((d) => d.remaining)
+            .sort((a, b) => a - b),
+        ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      }
+    } finally {
+      for (const limiter of limiters) limiter.close();
+      await Promise.all(pools.map((storage) => storage.close()));
     }
   });
 
