@@ -275,13 +275,14 @@ export async function routesOfDevices(
   return rows;
 }
 
-/** A device's routes; run on every heartbeat that settles a netmap version, so built once. */
-const routesOf = compiledQuery((db, p: { networkId: string; deviceId: string; cutoff: number }) =>
+/** A device's routes, with the online cutoff given (for queries built once). */
+export const deviceRoutesQuery = (db: Db, p: { networkId: string; deviceId: string; cutoff: number }) =>
   routesWithPrimarySince(db, p.networkId, p.cutoff)
     .where('routes.device_id', '=', p.deviceId)
     .orderBy('routes.created_at')
-    .orderBy('routes.prefix'),
-);
+    .orderBy('routes.prefix');
+/** Run on every heartbeat that settles a netmap version, so built once. */
+const routesOf = compiledQuery(deviceRoutesQuery);
 
 export async function routesOfDevice(db: Db, networkId: string, now: number, deviceId: string): Promise<RouteRow[]> {
   return routesOf(db, { networkId, deviceId, cutoff: now - ONLINE_WINDOW_MS });

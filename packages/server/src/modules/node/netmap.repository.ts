@@ -4,13 +4,14 @@
  * requesting device, and the presence of its peers.
  */
 import { sql } from 'kysely';
+import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import type { PolicyRole, PolicyUser } from '../../policy/index.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
 import { type Db, isPostgres } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
-import { type DeviceRow, deviceRows } from '../devices/devices.repository.js';
+import { type DeviceRow, deviceRoutesQuery, deviceRows } from '../devices/devices.repository.js';
 import { ONLINE_WINDOW_MS, onlineWhere } from '../devices/presence.js';
-import { networkRoutes, primaryFlag } from '../routes/routes.repository.js';
+import { networkRoutes, primaryFlag, type RouteRow } from '../routes/routes.repository.js';
 
 export interface NetmapHead {
   epoch: number;
@@ -24,26 +25,27 @@ export interface NetmapHead {
  * and the presence epoch, which keys the presence snapshot.
  */
 /** Read on every heartbeat and netmap, so built once (storage/compiled-query.ts). */
-const headOf = compiledQuery((db, p: { networkId: string }) =>
+const headQuery = (db: Db, p: { networkId: string }) =>
   db
     .selectFrom('networks')
     .innerJoin('policies', 'policies.network_id', 'networks.id')
     .select(['networks.netmap_epoch', 'networks.presence_epoch', 'policies.version', 'policies.etag'])
     .where('networks.id', '=', p.networkId)
     .orderBy('policies.version', 'desc')
-    .limit(1),
-);
+    .limit(1);
+const headOf = compiledQuery(headQuery);
+
+type HeadRow = { netmap_epoch: number; presence_epoch: number; version: number; etag: string };
+const headFrom = (row: HeadRow): NetmapHead => ({
+  epoch: Number(row.netmap_epoch),
+  policyVersion: Number(row.version),
+  policyEtag: row.etag,
+  presenceEpoch: Number(row.presence_epoch),
+});
 
 export async function netmapHead(db: Db, networkId: string): Promise<NetmapHead | undefined> {
   const [row] = await headOf(db, { networkId });
-  return (
-    row && {
-      epoch: Number(row.netmap_epoch),
-      policyVersion: Number(row.version),
-      policyEtag: row.etag,
-      presenceEpoch: Number(row.presence_epoch),
-    }
-  );
+  return row && headFrom(row);
 }
 
 export { bumpPresenceEpoch } from '../network/network.repository.js';
@@ -68,12 +70,12 @@ export interface ServedRouteRow {
 }
 
 /** Approved, advertised routes, each with whether it is primary now, for choosing primaries. */
-const servedOf = compiledQuery((db, p: { networkId: string; cutoff: number }) =>
+const servedQuery = (db: Db, p: { networkId: string; cutoff: number }) =>
   networkRoutes(db, p.networkId)
     .select((eb) => ['routes.id', 'routes.device_id', 'routes.prefix', primaryFlag(eb, p.cutoff).as('is_primary')])
     .where('routes.state', '=', 'approved')
-    .where('routes.advertised', '=', 1),
-);
+    .where('routes.advertised', '=', 1);
+const servedOf = compiledQuery(servedQuery);
 
 export async function servedRoutes(db: Db, networkId: string, now: number): Promise<ServedRouteRow[]> {
   return servedOf(db, { networkId, cutoff: now - ONLINE_WINDOW_MS });
@@ -81,15 +83,60 @@ export async function servedRoutes(db: Db, networkId: string, now: number): Prom
 
 export type SelfRow = DeviceRow & { netmap_version: number; netmap_hash: string | null };
 
-const selfOf = compiledQuery((db, p: { networkId: string; deviceId: string }) =>
+const selfQuery = (db: Db, p: { networkId: string; deviceId: string }) =>
   deviceRows(db.selectFrom('devices'))
     .select(['devices.netmap_version', 'devices.netmap_hash'])
     .where('devices.network_id', '=', p.networkId)
-    .where('devices.id', '=', p.deviceId),
-);
+    .where('devices.id', '=', p.deviceId);
+const selfOf = compiledQuery(selfQuery);
 
 export async function selfRow(db: Db, networkId: string, deviceId: string): Promise<SelfRow | undefined> {
   return (await selfOf(db, { networkId, deviceId }))[0];
+}
+
+/** What a heartbeat or a netmap reads of the database before any cache (netmap.service.ts). */
+export interface ViewRows {
+  head: NetmapHead;
+  served: ServedRouteRow[];
+  self: SelfRow;
+  /** The device's own routes, when read with the rest (PostgreSQL); else read when needed. */
+  ownRoutes?: RouteRow[];
+}
+
+/**
+ * PostgreSQL: the head, the served routes, the device and its routes in one statement, the
+ * lists as JSON. Separately they were four round trips on every heartbeat, three of them on
+ * connections of their own, each queued for one under a fleet's load. JSON carries these
+ * columns' values as they are (text, and numbers that bigint already arrives as).
+ */
+const viewRowsOf = compiledQuery((db, p: { networkId: string; deviceId: string; cutoff: number }) =>
+  headQuery(db, p).select([
+    jsonArrayFrom(servedQuery(db, p)).as('served'),
+    jsonObjectFrom(selfQuery(db, p)).as('self'),
+    jsonArrayFrom(deviceRoutesQuery(db, p)).as('own_routes'),
+  ]),
+);
+
+/** Everything ViewRows holds, or undefined when the network or the device is gone. */
+export async function viewRows(
+  db: Db,
+  networkId: string,
+  deviceId: string,
+  now: number,
+): Promise<ViewRows | undefined> {
+  const cutoff = now - ONLINE_WINDOW_MS;
+  if (isPostgres(db)) {
+    const [row] = await viewRowsOf(db, { networkId, deviceId, cutoff });
+    if (!row?.self) return undefined;
+    return { head: headFrom(row), served: row.served, self: row.self as SelfRow, ownRoutes: row.own_routes };
+  }
+  // SQLite answers each in microseconds, in this process.
+  const [head, served, self] = await Promise.all([
+    netmapHead(db, networkId),
+    servedOf(db, { networkId, cutoff }),
+    selfRow(db, networkId, deviceId),
+  ]);
+  return head && self && { head, served, self };
 }
 
 // Presence is read as one concatenated string rather than a row per device: materializing

@@ -20,8 +20,9 @@ import type { AppContext } from '../../context.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { routesOfDevice } from '../devices/devices.repository.js';
 import { isOnline } from '../devices/presence.js';
+import type { RouteRow } from '../routes/routes.repository.js';
 import { joinedWithout, type NetworkView, networkView, type Primaries, primariesOf } from './netmap.cache.js';
-import { netmapHead, type SelfRow, selfRow, servedRoutes, settleVersion } from './netmap.repository.js';
+import { type SelfRow, settleVersion, viewRows } from './netmap.repository.js';
 import { diffPeers, rememberSent, sentAt, sinceVersion } from './netmap-delta.js';
 import { deviceGone } from './presence.service.js';
 import { type PresenceSnapshot, presenceSnapshot } from './presence-snapshot.js';
@@ -41,6 +42,8 @@ interface ViewInputs {
   networkId: string;
   deviceId: string;
   self: SelfRow;
+  /** The device's routes when they were read with the rest (netmap.repository.ts viewRows). */
+  ownRoutes?: RouteRow[];
   view: NetworkView;
   primaries: Primaries;
   presence: PresenceSnapshot;
@@ -54,12 +57,9 @@ interface ViewInputs {
 async function viewInputs(ctx: AppContext, networkId: string, deviceId: string): Promise<ViewInputs> {
   const db = ctx.db;
   const now = ctx.clock.now();
-  const [head, served, self] = await Promise.all([
-    netmapHead(db, networkId),
-    servedRoutes(db, networkId, now),
-    selfRow(db, networkId, deviceId),
-  ]);
-  if (!self || !head) throw deviceGone();
+  const rows = await viewRows(db, networkId, deviceId, now);
+  if (!rows) throw deviceGone();
+  const { head, self } = rows;
   const [presence, loaded] = await Promise.all([
     presenceSnapshot(db, networkId, head, now),
     networkView(db, networkId, head),
@@ -68,9 +68,9 @@ async function viewInputs(ctx: AppContext, networkId: string, deviceId: string):
   // A device always enrolls with an epoch bump, so it is in any view read after it could
   // authenticate; reload once in case it raced a deletion and re-creation.
   if (!view.index.has(deviceId)) view = await networkView(db, networkId, head, true);
-  const primaries = primariesOf(served);
+  const primaries = primariesOf(rows.served);
   const stamp = `${primaries.key}|${presence.digest}|${isOnline(self, now)}`;
-  return { now, networkId, deviceId, self, view, primaries, presence, stamp };
+  return { now, networkId, deviceId, self, ownRoutes: rows.ownRoutes, view, primaries, presence, stamp };
 }
 
 /**
@@ -118,7 +118,7 @@ function rememberedVersion({ view, deviceId, self, stamp }: ViewInputs): number 
  */
 async function settle(ctx: AppContext, inputs: ViewInputs): Promise<{ version: number; selfBody: DeviceBody }> {
   const { now, networkId, deviceId, self, view, primaries, presence } = inputs;
-  const selfRoutes = await routesOfDevice(ctx.db, networkId, now, deviceId);
+  const selfRoutes = inputs.ownRoutes ?? (await routesOfDevice(ctx.db, networkId, now, deviceId));
   const selfBody = presentDeviceDetail(self, now, selfRoutes);
   const hash = createHash('sha256')
     .update(JSON.stringify({ ...selfBody, lastSeen: null }))
