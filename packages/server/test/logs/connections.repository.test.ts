@@ -5,6 +5,7 @@ import {
   insertConnections,
   type NewConnectionRow,
 } from '../../src/modules/logs/connections.repository.js';
+import { appendConnections } from '../../src/modules/logs/connections.service.js';
 import { freshDatabase, type TestDatabase } from '../harness.js';
 
 const row = (i: number, overrides: Partial<NewConnectionRow> = {}): NewConnectionRow => ({
@@ -65,5 +66,27 @@ describe('connection log repository', () => {
     );
     await database.storage.db.transaction().execute((trx) => insertConnections(trx, rows));
     expect(await readBack(before)).toEqual(rows);
+  });
+
+  it('appends reports arriving together in order, each whole, logged times never going back', async () => {
+    const before = await end();
+    const t = 1_795_000_100_000;
+    // Four reports at once: the first is written alone, the others together after it. The
+    // third comes from a clock a second behind: it is logged at the time before it.
+    const reports = [
+      { device: 'dev_r1', now: t, size: 3 },
+      { device: 'dev_r2', now: t + 5, size: INSERT_CHUNK + 2 },
+      { device: 'dev_r3', now: t - 1_000, size: 2 },
+      { device: 'dev_r4', now: t + 9, size: 1 },
+    ].map(({ device, now, size }) => ({
+      now,
+      rows: Array.from({ length: size }, (_, i) => row(i, { reported_by: device, src_device_id: device })),
+    }));
+    await Promise.all(reports.map(({ rows, now }) => appendConnections(database.storage.db, 'net_repo', rows, now)));
+    const stored = await readBack(before);
+    expect(stored.map((r) => r.reported_by)).toEqual(reports.flatMap(({ rows }) => rows.map((r) => r.reported_by)));
+    expect(stored.map((r) => r.start_at)).toEqual(reports.flatMap(({ rows }) => rows.map((r) => r.start_at)));
+    const logged = [t, t + 5, t + 5, t + 9];
+    expect(stored.map((r) => r.logged_at)).toEqual(reports.flatMap(({ rows }, i) => rows.map(() => logged[i])));
   });
 });

@@ -10,6 +10,7 @@
 import type { ConnectionLogRequest, ReportedConnectionRequest } from '@warren/contract';
 import type { AppContext, DevicePrincipal } from '../../context.js';
 import { invalidRequest } from '../../core/errors.js';
+import { batchedWrites } from '../../lib/write-batches.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { presentConnection } from './connections.presenter.js';
@@ -71,22 +72,39 @@ export async function toRows(
  * Appends rows of one network in one transaction. `logged` is the time Warren recorded the
  * batch, kept from going backwards in log order (clock steps, or instances whose clocks
  * differ), so that `since` can be turned into a position in the log.
+ *
+ * Appends of a network hold its `conn:` lock from the insert to the commit, so they commit one
+ * after another; reports arriving while one is written go together in the next transaction
+ * (lib/write-batches.ts), each report's rows together and in the order the reports came. A
+ * fleet reporting at once otherwise queued on the lock, each report holding a pooled
+ * connection while it waited, until heartbeats waited for one too.
  */
-export async function appendConnections(
-  db: Db,
-  networkId: string,
-  rows: NewConnectionRow[],
-  now: number,
-): Promise<void> {
-  if (rows.length === 0) return;
-  await db.transaction().execute(async (trx) => {
-    await advisoryLock(trx, `conn:${networkId}`);
-    const last = await lastLoggedAt(trx, networkId);
-    const logged = last !== undefined && last > now ? last : now;
-    for (const row of rows) row.logged_at = logged;
-    await insertConnections(trx, rows);
-  });
+export function appendConnections(db: Db, networkId: string, rows: NewConnectionRow[], now: number): Promise<void> {
+  if (rows.length === 0) return Promise.resolve();
+  return queueAppend(db, networkId, { rows, now });
 }
+
+/** Reports per transaction: each holds at most 1,000 entries. */
+const MAX_REPORTS = 64;
+
+const queueAppend = batchedWrites(
+  async (db: Db, networkId: string, reports: readonly { rows: NewConnectionRow[]; now: number }[]) => {
+    await db.transaction().execute(async (trx) => {
+      await advisoryLock(trx, `conn:${networkId}`);
+      let logged = (await lastLoggedAt(trx, networkId)) ?? 0;
+      for (const { rows, now } of reports) {
+        logged = Math.max(logged, now);
+        for (const row of rows) row.logged_at = logged;
+      }
+      await insertConnections(
+        trx,
+        reports.flatMap((report) => report.rows),
+      );
+    });
+    return reports.map(() => undefined);
+  },
+  MAX_REPORTS,
+);
 
 /** POST /v1/node/connections: check, resolve, store; returns how many entries were stored. */
 export async function reportConnections(

@@ -8,13 +8,13 @@
  * queued on that lock at one commit per crossing, about 70 a second on PostgreSQL, each holding
  * a pooled connection while it waited, until heartbeats that crossed nothing waited for one too.
  *
- * So crossings of a network on this instance are queued: the first is written at once, and
- * those that arrive while a write is in flight go together in the next one, as one update of
- * their devices, one epoch move and one log entry per device. An uncontended crossing costs
- * what it did; under a burst, a network's crossings cost one write per round trip rather than
- * one per device. A device named twice in one batch is written once, with its latest presence.
+ * So crossings of a network on this instance are batched (lib/write-batches.ts): the first is
+ * written at once, and those that arrive while a write is in flight go together in the next
+ * one, as one update of their devices, one epoch move and one log entry per device. A device
+ * named twice in one batch is written once, with its latest presence.
  */
 import { sql } from 'kysely';
+import { batchedWrites } from '../../lib/write-batches.js';
 import type { Db } from '../../storage/database.js';
 import { isPostgres } from '../../storage/database.js';
 import { bumpPresenceEpoch } from '../network/network.repository.js';
@@ -28,59 +28,8 @@ export interface Presence {
 /** What a crossing returns: the device's advertised routes, or undefined when it is gone. */
 export type Crossed = { advertised_routes: string } | undefined;
 
-interface Waiting {
-  presence: Presence;
-  callers: { resolve(crossed: Crossed): void; reject(error: unknown): void }[];
-}
-
 /** Devices per statement: PostgreSQL takes them as arrays, SQLite one update each. */
 const MAX_BATCH = 1_000;
-
-class NetworkCrossings {
-  private waiting = new Map<string, Waiting>();
-  private writing = false;
-
-  constructor(
-    private readonly db: Db,
-    private readonly networkId: string,
-    private readonly done: () => void,
-  ) {}
-
-  cross(deviceId: string, presence: Presence): Promise<Crossed> {
-    return new Promise((resolve, reject) => {
-      const entry = this.waiting.get(deviceId);
-      if (entry) {
-        entry.presence = presence;
-        entry.callers.push({ resolve, reject });
-      } else this.waiting.set(deviceId, { presence, callers: [{ resolve, reject }] });
-      if (!this.writing) void this.drain();
-    });
-  }
-
-  private async drain(): Promise<void> {
-    this.writing = true;
-    while (this.waiting.size > 0) {
-      const batch = [...this.waiting].slice(0, MAX_BATCH);
-      for (const [deviceId] of batch) this.waiting.delete(deviceId);
-      try {
-        const crossed = await writeCrossings(
-          this.db,
-          this.networkId,
-          batch.map(([deviceId, { presence }]) => ({ deviceId, ...presence })),
-        );
-        for (const [deviceId, { callers }] of batch)
-          for (const caller of callers) caller.resolve(crossed.get(deviceId));
-      } catch (error) {
-        for (const [, { callers }] of batch) for (const caller of callers) caller.reject(error);
-      }
-    }
-    this.writing = false;
-    this.done();
-  }
-}
-
-/** Per database (two instances in one process keep their own queues) and network. */
-const queues = new WeakMap<Db, Map<string, NetworkCrossings>>();
 
 /**
  * Sets the device's presence, moves the network's presence epoch and logs the device against
@@ -88,19 +37,15 @@ const queues = new WeakMap<Db, Map<string, NetworkCrossings>>();
  * device's advertised routes, or undefined when it is gone (in a batch of its own, nothing moves).
  */
 export function crossPresence(db: Db, networkId: string, deviceId: string, presence: Presence): Promise<Crossed> {
-  let networks = queues.get(db);
-  if (!networks) {
-    networks = new Map();
-    queues.set(db, networks);
-  }
-  let crossings = networks.get(networkId);
-  if (!crossings) {
-    const idle = () => networks.delete(networkId);
-    crossings = new NetworkCrossings(db, networkId, idle);
-    networks.set(networkId, crossings);
-  }
-  return crossings.cross(deviceId, presence);
+  return queueCrossing(db, networkId, { deviceId, ...presence });
 }
+
+const queueCrossing = batchedWrites(async (db: Db, networkId: string, batch: readonly Crossing[]) => {
+  // A device named twice is written once, with the presence queued last.
+  const latest = new Map(batch.map((crossing) => [crossing.deviceId, crossing]));
+  const crossed = await writeCrossings(db, networkId, [...latest.values()]);
+  return batch.map((crossing) => crossed.get(crossing.deviceId));
+}, MAX_BATCH);
 
 interface Crossing extends Presence {
   deviceId: string;
