@@ -146,10 +146,18 @@ export class MemoryRateLimiter implements RateLimiter {
 
 /** A hit on PostgreSQL (migration 015); its OUT names shadow no column of the function's statements. */
 const HIT = 'select * from rate_limit_hit($1, $2, $3, $4)';
-interface HitRow {
+export interface HitRow {
   out_live: number;
   out_oldest: number | null;
   out_allowed: boolean;
+}
+
+/** The decision of a hit that `rate_limit_hit` counted at `now` (its row as returned). */
+export function decisionOfHit(row: HitRow | undefined, limit: number, now: number): RateLimitDecision {
+  const live = Number(row?.out_live ?? 0);
+  const allowed = row?.out_allowed ?? true;
+  const oldest = row?.out_oldest == null ? (allowed ? now : undefined) : Number(row.out_oldest);
+  return decide(allowed ? live + 1 : live, oldest, limit, now, allowed);
 }
 
 export class PostgresRateLimiter implements RateLimiter {
@@ -185,11 +193,7 @@ export class PostgresRateLimiter implements RateLimiter {
         ? await prepared
         : (await sql`select * from rate_limit_hit(${bucket}, ${now}, ${cutoff}, ${limit})`.execute(this.db)).rows
     ) as HitRow[];
-    const row = rows[0];
-    const live = Number(row?.out_live ?? 0);
-    const allowed = row?.out_allowed ?? true;
-    const oldest = row?.out_oldest == null ? (allowed ? now : undefined) : Number(row.out_oldest);
-    return decide(allowed ? live + 1 : live, oldest, limit, now, allowed);
+    return decisionOfHit(rows[0], limit, now);
   }
 
   /** Forgets buckets idle for a whole window, each under its own lock so no hit races it. */
