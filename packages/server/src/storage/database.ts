@@ -22,6 +22,7 @@ import * as deviceChangeSeq from './migrations/012_device_change_seq.js';
 import * as ephemeralSeenPartial from './migrations/013_ephemeral_seen_partial.js';
 import * as presenceChanges from './migrations/014_presence_changes.js';
 import * as rateLimitHit from './migrations/015_rate_limit_hit.js';
+import * as unloggedRateLimits from './migrations/016_unlogged_rate_limits.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -48,6 +49,7 @@ const MIGRATIONS = {
   '013_ephemeral_seen_partial': ephemeralSeenPartial,
   '014_presence_changes': presenceChanges,
   '015_rate_limit_hit': rateLimitHit,
+  '016_unlogged_rate_limits': unloggedRateLimits,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { bootstrapIfEmpty } from '../../src/modules/network/network.service.js';
 import { openStorage } from '../../src/storage/database.js';
-import { backend } from '../harness.js';
+import { backend, freshDatabase } from '../harness.js';
 
 async function twoAtOnce() {
   if (backend === 'postgres') {
@@ -56,4 +57,20 @@ describe('migrations and first start', () => {
       await cleanup();
     }
   });
+
+  it.runIf(backend === 'postgres')(
+    'keep the rate-limit counters out of the write-ahead log, and only them',
+    async () => {
+      const database = await freshDatabase();
+      try {
+        const { rows } = await sql<{ relname: string }>`
+        select relname from pg_class
+        where relnamespace = current_schema()::regnamespace and relkind = 'r' and relpersistence = 'u'
+        order by relname`.execute(database.storage.db);
+        expect(rows.map((r) => r.relname)).toEqual(['rate_limit_buckets', 'rate_limit_slots']);
+      } finally {
+        await database.drop();
+      }
+    },
+  );
 });
