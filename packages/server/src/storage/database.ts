@@ -23,6 +23,7 @@ import * as ephemeralSeenPartial from './migrations/013_ephemeral_seen_partial.j
 import * as presenceChanges from './migrations/014_presence_changes.js';
 import * as rateLimitHit from './migrations/015_rate_limit_hit.js';
 import * as unloggedRateLimits from './migrations/016_unlogged_rate_limits.js';
+import * as heartbeatHotUpdates from './migrations/017_heartbeat_hot_updates.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -50,6 +51,7 @@ const MIGRATIONS = {
   '014_presence_changes': presenceChanges,
   '015_rate_limit_hit': rateLimitHit,
   '016_unlogged_rate_limits': unloggedRateLimits,
+  '017_heartbeat_hot_updates': heartbeatHotUpdates,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -7,7 +7,8 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { bootstrapIfEmpty } from '../../src/modules/network/network.service.js';
 import { openStorage } from '../../src/storage/database.js';
-import { backend, freshDatabase } from '../harness.js';
+import { createAuthKey, enroll } from '../devices/helpers.js';
+import { backend, freshDatabase, startServer } from '../harness.js';
 
 async function twoAtOnce() {
   if (backend === 'postgres') {
@@ -73,4 +74,33 @@ describe('migrations and first start', () => {
       }
     },
   );
+
+  it.runIf(backend === 'postgres')('let a heartbeat update its device row in place, touching no index', async () => {
+    const server = await startServer();
+    try {
+      const { device } = await enroll(server, (await createAuthKey(server)).key);
+      const db = server.database.storage.db;
+      // Counted for this transaction alone (pg_stat_xact_*), which then rolls back.
+      let counts: unknown;
+      const rollback = new Error('rollback');
+      const done = db.transaction().execute(async (trx) => {
+        for (let i = 1; i <= 3; i++) {
+          await trx
+            .updateTable('devices')
+            .set({ last_seen_at: server.clock.now() + i, disconnected: 0 })
+            .where('id', '=', device.id)
+            .execute();
+        }
+        const { rows } = await sql<{ n_tup_upd: number; n_tup_hot_upd: number }>`
+          select n_tup_upd, n_tup_hot_upd from pg_stat_xact_user_tables
+          where relname = 'devices' and schemaname = current_schema()`.execute(trx);
+        counts = rows[0];
+        throw rollback;
+      });
+      await expect(done).rejects.toBe(rollback);
+      expect(counts).toEqual({ n_tup_upd: 3, n_tup_hot_upd: 3 });
+    } finally {
+      await server.close();
+    }
+  });
 });

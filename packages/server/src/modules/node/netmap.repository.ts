@@ -157,7 +157,10 @@ function parseSeen(text: string | null | undefined): Map<string, number> {
   return seen;
 }
 
-/** Every online device of the network with its last heartbeat (index devices_network_seen). */
+/**
+ * Every online device of the network with its last heartbeat (on SQLite by the index
+ * devices_network_seen; PostgreSQL reads the network's devices, migration 017).
+ */
 export async function onlineDevices(db: Db, networkId: string, now: number): Promise<Map<string, number>> {
   const row = await db
     .selectFrom('devices')
