@@ -5,6 +5,7 @@
  */
 import { CompiledQuery, type Insertable, type Selectable, sql } from 'kysely';
 import { insertValuesText } from '../../storage/bulk-insert.js';
+import { compiledQuery } from '../../storage/compiled-query.js';
 import { type Db, isPostgres } from '../../storage/database.js';
 import type { ConnectionsTable } from '../../storage/schema.js';
 
@@ -149,12 +150,9 @@ export async function devicesByAddrIndex(
  * What a reporter may name as a source: its address index and the prefixes of its approved,
  * advertised routes (one statement); undefined when the device is gone.
  */
-export async function reporterSources(
-  db: Db,
-  networkId: string,
-  deviceId: string,
-): Promise<{ addrIndex: number; routes: string[] } | undefined> {
-  const rows = await db
+/** Run on every connection report, so built once (storage/compiled-query.ts). */
+const sourcesOf = compiledQuery((db, p: { networkId: string; deviceId: string }) =>
+  db
     .selectFrom('devices')
     .leftJoin('routes', (join) =>
       join
@@ -163,9 +161,16 @@ export async function reporterSources(
         .on('routes.advertised', '=', 1),
     )
     .select(['devices.addr_index', 'routes.prefix'])
-    .where('devices.network_id', '=', networkId)
-    .where('devices.id', '=', deviceId)
-    .execute();
+    .where('devices.network_id', '=', p.networkId)
+    .where('devices.id', '=', p.deviceId),
+);
+
+export async function reporterSources(
+  db: Db,
+  networkId: string,
+  deviceId: string,
+): Promise<{ addrIndex: number; routes: string[] } | undefined> {
+  const rows = await sourcesOf(db, { networkId, deviceId });
   if (rows.length === 0) return undefined;
   const routes = rows.flatMap((row) => (row.prefix == null ? [] : [row.prefix]));
   return { addrIndex: Number(rows[0]!.addr_index), routes };
