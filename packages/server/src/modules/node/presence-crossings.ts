@@ -55,12 +55,16 @@ async function writeCrossings(db: Db, networkId: string, batch: readonly Crossin
   const crossed = new Map<string, Crossed>();
   if (isPostgres(db)) {
     // One statement: the epoch's row lock is held from the bump to the commit, not across
-    // round trips to a process that may be busy elsewhere.
+    // round trips to a process that may be busy elsewhere. Devices go in id order: joined by
+    // their key one after another, two instances' batches sharing devices lock them in one
+    // order (a device crossing on two instances at once is rare; PostgreSQL would break a
+    // deadlock by failing one batch, whose devices cross again on their next call).
+    const sorted = [...batch].sort((a, b) => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : 0));
     const { rows } = await sql<{ id: string; advertised_routes: string; epoch: string | number | null }>`
       with crossed as (
         update devices set last_seen_at = v.last_seen_at, disconnected = v.disconnected
-        from unnest(${batch.map((c) => c.deviceId)}::text[], ${batch.map((c) => c.last_seen_at)}::bigint[],
-                    ${batch.map((c) => c.disconnected)}::integer[]) as v(id, last_seen_at, disconnected)
+        from unnest(${sorted.map((c) => c.deviceId)}::text[], ${sorted.map((c) => c.last_seen_at)}::bigint[],
+                    ${sorted.map((c) => c.disconnected)}::integer[]) as v(id, last_seen_at, disconnected)
         where devices.id = v.id and devices.network_id = ${networkId}
         returning devices.id, devices.advertised_routes
       ), bumped as (
