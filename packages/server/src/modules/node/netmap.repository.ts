@@ -24,7 +24,6 @@ export interface NetmapHead {
  * The netmap epoch and the current policy's version and ETag, which key the cached peer map,
  * and the presence epoch, which keys the presence snapshot.
  */
-/** Read on every heartbeat and netmap, so built once (storage/compiled-query.ts). */
 const headQuery = (db: Db, p: { networkId: string }) =>
   db
     .selectFrom('networks')
@@ -33,6 +32,7 @@ const headQuery = (db: Db, p: { networkId: string }) =>
     .where('networks.id', '=', p.networkId)
     .orderBy('policies.version', 'desc')
     .limit(1);
+/** Read on every heartbeat and netmap on SQLite, so built once (storage/compiled-query.ts). */
 const headOf = compiledQuery(headQuery);
 
 type HeadRow = { netmap_epoch: number; presence_epoch: number; version: number; etag: string };
