@@ -13,6 +13,11 @@ export interface StatementCache extends KyselySqliteDatabase {
   prepare(sql: string): SqliteStatement & Pick<SqliteDatabase.Statement, 'readonly'>;
   /** True while a transaction is open on the connection (its writes not yet committed). */
   readonly inTransaction: boolean;
+  /**
+   * Write statements prepared so far (BEGIN and COMMIT included). Every statement, Kysely's
+   * and ours, is prepared here right before it runs, so this moves before any write does.
+   */
+  readonly writes: number;
 }
 
 /** A SQLite database's writing connection (Kysely's) and, for a file, a read-only one beside it. */
@@ -21,6 +26,8 @@ export interface SqliteConnections {
   reader?: StatementCache;
   /** See committedVersion; absent for an in-memory database, which has no second connection. */
   version?: () => number;
+  /** The counter as last read, with the turn and the writer's write count it was read at. */
+  read?: { value: number; turn: number; writes: number };
 }
 
 /**
@@ -70,16 +77,46 @@ export function commitCounter(readOnly: SqliteDatabase.Database): () => number {
   return () => statement.get() as number;
 }
 
-/** The database's commit counter (commitCounter), or undefined where there is none (PostgreSQL, memory). */
+/**
+ * The database's commit counter (commitCounter), or undefined where there is none (PostgreSQL,
+ * memory). Read once per turn of the event loop while this process writes nothing: every call
+ * of a busy turn checked it again (twice per API call, a tenth of a list call's time), and a
+ * value read earlier in the same turn says as much. This process's own writes are seen at once
+ * (preparing any write statement drops the value read); another process's commit is seen from
+ * the next turn, which any call that process's commit could have caused starts in.
+ */
 export function committedVersion(db: object): number | undefined {
-  return registered.get(db)?.version?.();
+  const connections = registered.get(db);
+  if (!connections?.version) return undefined;
+  const writes = connections.writer.writes;
+  const read = connections.read;
+  if (read && read.turn === turn && read.writes === writes) return read.value;
+  const value = connections.version();
+  connections.read = { value, writes, turn };
+  if (!turnEnding) {
+    turnEnding = true;
+    setImmediate(endTurn);
+  }
+  return value;
+}
+
+/** Turns of the event loop in which a commit counter was read; see committedVersion. */
+let turn = 0;
+let turnEnding = false;
+function endTurn(): void {
+  turn++;
+  turnEnding = false;
 }
 
 export function withStatementCache(database: SqliteDatabase.Database, capacity = 500): StatementCache {
   const statements = new Map<string, SqliteDatabase.Statement>();
+  let writes = 0;
   return {
     get inTransaction() {
       return database.inTransaction;
+    },
+    get writes() {
+      return writes;
     },
     prepare(sql: string): SqliteDatabase.Statement {
       let statement = statements.get(sql);
@@ -90,6 +127,7 @@ export function withStatementCache(database: SqliteDatabase.Database, capacity =
         if (statements.size >= capacity) statements.delete(statements.keys().next().value as string);
       }
       statements.set(sql, statement);
+      if (!statement.reader) writes++;
       return statement;
     },
     close(): void {
