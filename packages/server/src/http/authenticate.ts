@@ -31,10 +31,16 @@ const apiKeyByHash = compiledQuery((db, p: { hash: string }) =>
     .where('type', '=', 'api'),
 );
 
-type KeyRow = Awaited<ReturnType<typeof apiKeyByHash>>[number];
+/** A key's row with its scopes parsed once, for as long as the row is kept. */
+type KeyRow = Awaited<ReturnType<typeof apiKeyByHash>>[number] & { scopeList: Scope[] };
 
 /** Rows by secret hash, kept until the next commit (storage/committed-cache.ts). */
 const keysByHash = new CommittedCache<KeyRow>();
+
+async function loadKey(db: Db, hash: string): Promise<KeyRow | undefined> {
+  const [row] = await apiKeyByHash(db, { hash });
+  return row && { ...row, scopeList: parseList(row.scopes) as Scope[] };
+}
 
 export async function authenticateApiKey(
   db: Db,
@@ -44,7 +50,7 @@ export async function authenticateApiKey(
   if (!token) throw unauthenticated('send an API key as "Authorization: Bearer wrn_api_…"');
   if (!isWellFormedSecret('api', token)) throw unauthenticated('the bearer token is not a valid Warren API key');
   const hash = hashSecret(token);
-  const key = await keysByHash.get(db, hash, async () => (await apiKeyByHash(db, { hash }))[0]);
+  const key = await keysByHash.get(db, hash, () => loadKey(db, hash));
   if (!key || !sameHash(key.secret_hash, hash)) throw unauthenticated('the API key is not known');
   if (key.revoked_at != null) throw unauthenticated(`API key ${key.id} was revoked`, 'key_revoked');
   if (key.expires_at <= now) throw unauthenticated(`API key ${key.id} expired`, 'key_expired');
@@ -52,7 +58,7 @@ export async function authenticateApiKey(
     networkId: key.network_id,
     keyId: key.id,
     keyName: key.name ?? key.id,
-    scopes: parseList(key.scopes) as Scope[],
+    scopes: key.scopeList,
     expiresAt: key.expires_at,
     rateLimit: key.rate_limit,
   };

@@ -63,7 +63,14 @@ export class ListBodies {
   }
 }
 
-/** Tags are ANDed, so their order does not change the answer. */
+/**
+ * Tags are ANDed, so their order does not change the answer. Parts are joined by a NUL, which
+ * none can hold: the network id is server-made, tags are checked against the tag pattern, and
+ * the user, text from the query, goes in as JSON. Built on every list call, this costs a
+ * fraction of the JSON text of the whole filter it replaced.
+ */
 function keyOf(networkId: string, filter: IndexFilter): string {
-  return JSON.stringify([networkId, filter.user ?? null, [...filter.tags].sort(), filter.online ?? null]);
+  const tags = filter.tags.length < 2 ? filter.tags : [...filter.tags].sort();
+  const user = filter.user === undefined ? '' : JSON.stringify(filter.user);
+  return `${networkId}\u0000${filter.online ?? ''}\u0000${user}\u0000${tags.join('\u0000')}`;
 }
