@@ -1,5 +1,5 @@
 // Soak benchmark: `npm run bench -- soak [--seconds 60] [--devices 10000] [--group 100]
-// [--db postgres://…] [--instances 2] [--warmup 30] [--max-warmup 300]`.
+// [--db postgres://…] [--instances 2] [--warmup 60] [--max-warmup 300]`.
 //
 // `warren serve` runs in --instances child processes on one database (a temporary SQLite file
 // by default, or the PostgreSQL URL in --db; several instances need PostgreSQL). A fleet of
@@ -34,7 +34,7 @@ const { values: flags } = parseArgs({
     group: { type: 'string', default: '100' },
     db: { type: 'string' },
     instances: { type: 'string', default: '1' },
-    warmup: { type: 'string', default: '30' },
+    warmup: { type: 'string', default: '60' },
     'max-warmup': { type: 'string', default: '300' },
   },
 });
@@ -254,7 +254,11 @@ try {
   // and the peers last sent to it, for deltas; about 4 kB a device at groups of 100) is still
   // filling, which is growth by design. The last few percent take as long again to fetch theirs
   // (an agent that finds its group's netmap slot taken waits for its next heartbeat) and fill
-  // well under 1% of the heap.
+  // well under 1% of the heap. At least a minute, because the process's memory grows into the
+  // load for about that long after the fleet starts: V8 sizes the heap it reserves to the
+  // rate of allocation, and keeps what it reserved after a collection. Once every netmap was
+  // fetched within 40 s (SQLite), a baseline taken then read that settling as growth: RSS went
+  // from 270 to 540 MB in the first 35 s and swung between 450 and 585 MB for the next 30.
   const agents = fleet.flatMap((sim) => sim.agents);
   const warmWhenHeld = Math.ceil(agents.length * 0.95);
   const holding = () => agents.reduce((n, agent) => n + (agent.netmap ? 1 : 0), 0);
