@@ -41,7 +41,7 @@ export function batchedWrites<D extends object, T, R>(
           key,
           batch.map((waiting) => waiting.item),
         );
-        batch.forEach((waiting, i) => waiting.resolve(results[i] as R));
+        for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i] as R);
       } catch (error) {
         for (const waiting of batch) waiting.reject(error);
       }
