@@ -47,9 +47,9 @@ export function canReach(
 }
 
 /**
- * Whether `prefix`, advertised by `device`, is approved by the policy's autoApprovers: it lies
+ * Whether `prefix`, advertised by `device`, is approved by the policy's autoApprovers: a subnet
  * within a `routes` prefix whose approvers match the device (its tags, or its user, groups and
- * autogroups), or it is an exit route (0.0.0.0/0, ::/0) and `exitNode` matches the device.
+ * autogroups), or an exit route (0.0.0.0/0, ::/0) when `exitNode` matches the device.
  */
 export function autoApproves(
   policy: CompiledPolicy,
@@ -62,6 +62,8 @@ export function autoApproves(
   const subject = deviceSubject(policy, device, roleMap(users));
   const approved = (sels: CompiledPolicy['autoApprovers']['exitNode']) =>
     sels.some((s) => matchesSelector(s, subject, 'overlap'));
-  if (p.prefix.bits === 0 && approved(policy.autoApprovers.exitNode)) return true;
+  // As in Tailscale, only `exitNode` approves a default route: a `routes` prefix of 0.0.0.0/0 or
+  // ::/0 approves every subnet inside it, never the exit route itself.
+  if (p.prefix.bits === 0) return approved(policy.autoApprovers.exitNode);
   return policy.autoApprovers.routes.some((r) => containsPrefix(r.prefix, p.prefix) && approved(r.approvers));
 }

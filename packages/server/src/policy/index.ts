@@ -13,8 +13,9 @@
 //                               the owner, admin or network-admin role any defined tag (as in
 //                               Tailscale); a device may apply tags owned by one of its tags
 //                               (actor.deviceTags). Undefined tags are always refused.
-//   autoApproves(policy, prefix, device, users)  autoApprovers.routes (prefix within an approved
-//                               prefix) and autoApprovers.exitNode (for 0.0.0.0/0 and ::/0).
+//   autoApproves(policy, prefix, device, users)  autoApprovers.routes (a subnet within an approved
+//                               prefix) and autoApprovers.exitNode (0.0.0.0/0 and ::/0, which
+//                               no routes prefix approves, as in Tailscale).
 //   canReach(policy, src, dst, port, proto, users, devices?)  may src send to dst on that port;
 //                               ICMP ignores ports. dst may be a device or an address/prefix as
 //                               text (matched by address; with `devices`, a device owning that

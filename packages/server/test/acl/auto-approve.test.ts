@@ -106,3 +106,31 @@ describe('autoApprovers', () => {
     expect(approved).toMatchObject({ state: 'approved', autoApproved: false, approvedBy: 'initial' });
   });
 });
+
+describe('autoApprovers and default routes', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+    // As in Tailscale: a routes prefix of 0.0.0.0/0 or ::/0 approves the subnets inside it, and
+    // only exitNode approves the default routes themselves.
+    await applyPolicy(server, policy(`{ "routes": { "0.0.0.0/0": ["tag:router"], "::/0": ["tag:router"] } }`));
+  });
+  afterAll(() => server.close());
+
+  it('leaves an exit node pending that only the routes map names', async () => {
+    const key = (await createAuthKey(server, { tags: ['tag:router'] })).key;
+    const { device } = await enroll(server, key, {
+      hostname: 'edge',
+      advertiseRoutes: ['10.5.0.0/24', 'fd00:5::/64', '0.0.0.0/0', '::/0'],
+    });
+    const res = await server.call('GET', `/v1/routes?device=${device.id}`);
+    const states = Object.fromEntries(((await json(res)).routes as any[]).map((r) => [r.prefix, r.state]));
+    expect(states).toEqual({
+      '10.5.0.0/24': 'approved',
+      'fd00:5::/64': 'approved',
+      '0.0.0.0/0': 'pending',
+      '::/0': 'pending',
+    });
+    expect((await json(await server.call('GET', `/v1/devices/${device.id}`))).exitNode).toBe(false);
+  });
+});

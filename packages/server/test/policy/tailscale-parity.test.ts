@@ -1,0 +1,109 @@
+// Where Warren's engine once gave more than Tailscale's control plane: each block pins one
+// behaviour recorded from Tailscale (see captures/ for whole networks showing the same).
+
+import { describe, expect, it } from 'vitest';
+import { autoApproves, compilePolicy, PeerMap, type PolicyDevice, type PolicyUser } from '../../src/policy/index.js';
+
+const EXIT = ['0.0.0.0/0', '::/0'];
+const users: PolicyUser[] = [
+  { login: 'ana@example.com', role: 'member' },
+  { login: 'bo@example.com', role: 'owner' },
+];
+
+const device = (id: string, n: number, owner: string | null, tags: string[], advertised: string[] = []) => ({
+  id,
+  user: owner,
+  tags,
+  addresses: [`100.64.0.${n}`, `fd7a:115c:a1e0::${n}`],
+  advertised,
+});
+
+/**
+ * The devices as the server holds them once the policy's autoApprovers have approved what their
+ * devices advertise (nothing is approved by hand here).
+ */
+function approved(policyText: string, list: ReturnType<typeof device>[]): PeerMap {
+  const policy = compilePolicy(policyText);
+  const devices: PolicyDevice[] = list.map(({ advertised, ...d }) => ({
+    ...d,
+    routes: advertised.filter((prefix) => autoApproves(policy, prefix, { ...d, routes: [] }, users)),
+  }));
+  return new PeerMap(policy, devices, users);
+}
+
+const view = (map: PeerMap, id: string) => Object.fromEntries(map.peers(id).map((p) => [p.id, p.allowedIPs]));
+
+describe('exit routes in allowedIPs', () => {
+  const text = `{
+    "tagOwners": { "tag:exit": ["autogroup:admin"], "tag:gw": ["autogroup:admin"] },
+    "acls": [
+      { "action": "accept", "src": ["autogroup:member"], "dst": ["tag:exit:22", "tag:gw:22"] },
+      { "action": "accept", "src": ["ana@example.com"], "dst": ["autogroup:internet:*"] },
+    ],
+    "autoApprovers": {
+      "routes": { "0.0.0.0/0": ["tag:exit"], "::/0": ["tag:exit"] },
+      "exitNode": ["tag:gw"],
+    },
+  }`;
+  const policy = compilePolicy(text);
+  const exit = device('exit', 3, null, ['tag:exit'], [...EXIT, '192.168.7.0/24']);
+  const gw = device('gw', 4, null, ['tag:gw'], EXIT);
+
+  it('approves a default route through exitNode only: a routes prefix of 0.0.0.0/0 approves the subnets inside it', () => {
+    const asDevice = ({ advertised: _, ...d }: ReturnType<typeof device>) => ({ ...d, routes: [] });
+    expect(EXIT.map((p) => autoApproves(policy, p, asDevice(exit), users))).toEqual([false, false]);
+    expect(autoApproves(policy, '192.168.7.0/24', asDevice(exit), users)).toBe(true);
+    expect(EXIT.map((p) => autoApproves(policy, p, asDevice(gw), users))).toEqual([true, true]);
+  });
+
+  it('gives a device the default routes of an exit node approved by exitNode, never of one the routes map names', () => {
+    const map = approved(text, [
+      device('laptop', 1, 'ana@example.com', []),
+      device('phone', 2, 'bo@example.com', []),
+      exit,
+      gw,
+    ]);
+    // ana may use exit nodes: gw carries both default routes; exit is no exit node, so its
+    // addresses alone (its subnet is not hers to reach).
+    expect(view(map, 'laptop')).toEqual({
+      exit: ['100.64.0.3/32', 'fd7a:115c:a1e0::3/128'],
+      gw: ['100.64.0.4/32', 'fd7a:115c:a1e0::4/128', ...EXIT],
+    });
+    // bo reaches both on port 22 but has no rule to autogroup:internet.
+    expect(view(map, 'phone')).toEqual({
+      exit: ['100.64.0.3/32', 'fd7a:115c:a1e0::3/128'],
+      gw: ['100.64.0.4/32', 'fd7a:115c:a1e0::4/128'],
+    });
+  });
+});
+
+describe('exit nodes as peers', () => {
+  const text = `{
+    "tagOwners": { "tag:exit": ["autogroup:admin"], "tag:gw": ["autogroup:admin"], "tag:web": ["autogroup:admin"] },
+    "acls": [
+      { "action": "accept", "src": ["*"], "dst": ["autogroup:internet:*"] },
+      { "action": "accept", "src": ["tag:web"], "dst": ["8.8.8.8:53"] },
+    ],
+    "autoApprovers": { "routes": { "0.0.0.0/0": ["tag:exit"], "::/0": ["tag:exit"] } },
+  }`;
+
+  it('makes no peer of a device whose default routes only the routes map names', () => {
+    const map = approved(text, [
+      device('laptop', 1, 'ana@example.com', []),
+      device('web', 2, null, ['tag:web']),
+      device('exit', 3, null, ['tag:exit'], EXIT),
+    ]);
+    for (const id of ['laptop', 'web', 'exit']) expect(map.peers(id), id).toEqual([]);
+  });
+
+  it('makes an exit node a peer of those allowed autogroup:internet once both default routes are approved', () => {
+    const withGw = text.replace('"autoApprovers": {', '"autoApprovers": { "exitNode": ["tag:exit"],');
+    const map = approved(withGw, [
+      device('laptop', 1, 'ana@example.com', []),
+      device('web', 2, null, ['tag:web']),
+      device('exit', 3, null, ['tag:exit'], EXIT),
+    ]);
+    expect(Object.keys(view(map, 'laptop'))).toEqual(['exit']);
+    expect(Object.keys(view(map, 'exit'))).toEqual(['laptop', 'web']);
+  });
+});
