@@ -1,15 +1,24 @@
 // Golden tests: every scenario of captures/ (a policy, the nodes with their users, tags,
 // addresses, advertised and approved routes and presence, and each node's peers as Tailscale's
 // control plane computes them) replayed through Warren's engine — the policy validated, the
-// primaries chosen as the netmap does, the peer map built — and compared exactly: the peer set,
-// each peer's allowedIPs, and its primary routes. See captures/README.md for the format.
+// routes its autoApprovers allow approved as the route hook does, the primaries chosen as the
+// netmap does, the peer map built — and compared exactly: the peer set, each peer's allowedIPs,
+// and its primary routes. See captures/README.md for the format.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { primariesOf } from '../../src/modules/node/netmap.cache.js';
 import type { ServedRouteRow } from '../../src/modules/node/netmap.repository.js';
-import { PeerMap, type PolicyDevice, type PolicyRole, validatePolicy } from '../../src/policy/index.js';
+import {
+  autoApproves,
+  type CompiledPolicy,
+  PeerMap,
+  type PolicyDevice,
+  type PolicyRole,
+  type PolicyUser,
+  validatePolicy,
+} from '../../src/policy/index.js';
 
 interface CaptureNode {
   Name: string;
@@ -38,14 +47,20 @@ interface Scenario {
 const DIR = join(import.meta.dirname, 'captures');
 
 /**
- * Approved and advertised routes as the routes table holds them; file order is approval order,
- * so per prefix the first online router is primary (every online exit node for default routes).
+ * Approved and advertised routes as the routes table holds them: those approved by hand, and
+ * those the policy's autoApprovers approve when the device advertises them. File order is
+ * approval order, so per prefix the first online router is primary (every online exit node for
+ * default routes).
  */
-function servedRows(nodes: CaptureNode[]): ServedRouteRow[] {
+function servedRows(nodes: CaptureNode[], policy: CompiledPolicy, users: PolicyUser[]): ServedRouteRow[] {
   const taken = new Set<string>();
   return nodes.flatMap((n, i) =>
-    (n.ApprovedRoutes ?? [])
-      .filter((prefix) => n.Hostinfo?.RoutableIPs?.includes(prefix))
+    (n.Hostinfo?.RoutableIPs ?? [])
+      .filter(
+        (prefix) =>
+          n.ApprovedRoutes?.includes(prefix) ||
+          autoApproves(policy, prefix, { id: n.Name, user: n.User, tags: n.Tags, addresses: [], routes: [] }, users),
+      )
       .map((prefix, j) => {
         const exit = prefix === '0.0.0.0/0' || prefix === '::/0';
         const primary = n.Online && (exit || !taken.has(prefix));
@@ -58,7 +73,8 @@ function servedRows(nodes: CaptureNode[]): ServedRouteRow[] {
 function replay(s: Scenario): Map<string, CapturePeer[]> {
   const result = validatePolicy(JSON.stringify(s.policy));
   if (!result.ok) throw new Error(`policy is invalid: ${JSON.stringify(result.errors)}`);
-  const primaries = primariesOf(servedRows(s.nodes));
+  const users = s.users.map((u) => ({ login: u.LoginName, role: u.Role }));
+  const primaries = primariesOf(servedRows(s.nodes, result.policy, users));
   const devices: PolicyDevice[] = s.nodes.map((n) => ({
     id: n.Name,
     user: n.User,
@@ -67,7 +83,6 @@ function replay(s: Scenario): Map<string, CapturePeer[]> {
     routes: primaries.served.get(n.Name) ?? [],
     primaryRoutes: primaries.byDevice.get(n.Name) ?? [],
   }));
-  const users = s.users.map((u) => ({ login: u.LoginName, role: u.Role }));
   const map = new PeerMap(result.policy, devices, users);
   return new Map(
     s.nodes.map((n) => [
