@@ -5,6 +5,8 @@
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { type AppContext, DEFAULT_SETTINGS, type Settings } from './context.js';
+import { type EmbeddedRelayOptions, startEmbeddedRelay } from './control/derp/embedded-relay.js';
+import { routeUpgrades, type UpgradeHandler } from './control/upgrades.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
 import { clientErrorHandler } from './http/client-error.js';
@@ -50,6 +52,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** The web console at `/` (default: packages/console/dist); `false` serves the API alone. */
   console?: ConsoleOptions | false;
+  /** The embedded DERP relay and its STUN responder (`warren serve --derp`); off by default. */
+  relay?: EmbeddedRelayOptions | false;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -125,6 +129,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   );
+  const upgrades = new Map<string, UpgradeHandler>();
+  const relay = options.relay ? await startEmbeddedRelay(app, options.relay) : null;
+  if (relay) upgrades.set('/derp', relay.upgrade);
+  app.decorate('embeddedRelay', relay);
+  routeUpgrades(app.server, upgrades, (request, response) => app.routing(request, response));
   if (options.console !== false) registerConsole(app, options.console);
   startConnectionRetention(app);
   startEventWork(app);

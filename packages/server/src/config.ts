@@ -10,26 +10,47 @@ export interface ServeConfig {
   webhooksAllowPrivate: boolean;
   /** The address browsers reach Warren at (single sign-on redirect URI, sign-in links); WARREN_PUBLIC_URL. */
   publicUrl?: string;
+  /** The embedded DERP relay (--derp, WARREN_DERP=1) and its STUN port (null: no STUN). */
+  derp?: { stunPort: number | null };
 }
 
 export const DEFAULT_DB = 'sqlite:./data/warren.db';
 
 export function serveConfig(
-  flags: { host?: string; port?: string; db?: string; webhooksAllowPrivate?: boolean },
+  flags: {
+    host?: string;
+    port?: string;
+    db?: string;
+    webhooksAllowPrivate?: boolean;
+    derp?: boolean;
+    derpStunPort?: string;
+  },
   env: NodeJS.ProcessEnv = process.env,
 ): ServeConfig {
-  const portText = flags.port ?? env.WARREN_PORT ?? '8080';
-  const port = /^[0-9]{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
-  if (!(port >= 0 && port <= 65535)) {
-    throw new Error(`invalid port "${portText}" (--port or WARREN_PORT: a whole number from 0 to 65535)`);
-  }
+  const port = portNumber(flags.port ?? env.WARREN_PORT ?? '8080', '--port or WARREN_PORT');
+  const derp = flags.derp ?? ['1', 'true'].includes(env.WARREN_DERP ?? '');
+  const stunText = flags.derpStunPort ?? env.WARREN_DERP_STUN_PORT ?? '3478';
   return {
+    ...(derp
+      ? {
+          derp: {
+            stunPort: stunText === 'off' ? null : portNumber(stunText, '--derp-stun-port or WARREN_DERP_STUN_PORT'),
+          },
+        }
+      : {}),
     host: flags.host ?? env.WARREN_HOST ?? '127.0.0.1',
     port,
     db: databaseUrl(flags.db, env),
     webhooksAllowPrivate: flags.webhooksAllowPrivate ?? env.WARREN_WEBHOOKS_ALLOW_PRIVATE === 'true',
     ...(env.WARREN_PUBLIC_URL ? { publicUrl: publicUrl(env.WARREN_PUBLIC_URL) } : {}),
   };
+}
+
+function portNumber(text: string, source: string): number {
+  const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port >= 0 && port <= 65535))
+    throw new Error(`invalid port "${text}" (${source}: a whole number from 0 to 65535)`);
+  return port;
 }
 
 /** The database URL of a flag, else WARREN_DB, else the default; an unknown kind is refused here. */

@@ -106,5 +106,7 @@ declare module 'fastify' {
     scope?: Scope | 'any';
     /** Who may call: API keys (default), anyone, or devices (node protocol; its plugin authenticates). */
     auth?: AuthMode;
+    /** `false`: calls are not audited (probes that devices make every few seconds). */
+    audit?: false;
   }
 }

@@ -30,12 +30,14 @@ export async function serve(
       webhooksAllowPrivate: config.webhooksAllowPrivate,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     },
+    relay: config.derp ?? false,
   });
   // A fleet reconnecting at once (a restart, a network blip) must queue, not be dropped: with
   // Node's default backlog of 511, SYNs past it were refused and retried by the kernel after 1,
   // 3, 7, 15 s, enough for agents' calls to time out. 4,096 is Linux's default cap (somaxconn),
   // which Go servers such as Headscale's and NetBird's get by default; the kernel caps it anyway.
   await app.listen({ host: config.host, port: config.port, backlog: LISTEN_BACKLOG });
+  await app.embeddedRelay?.listenStun(config.host);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -60,6 +62,11 @@ export async function serve(
   }
   out.write(`Warren is serving on ${url} (database ${redact(config.db)})\n`);
   out.write(`The console: ${url}/ (sign in with a one-time link or single sign-on)\n`);
+  if (config.derp) {
+    const stun =
+      config.derp.stunPort === null ? 'no STUN' : `STUN on UDP port ${app.embeddedRelay?.region().Nodes[0]?.STUNPort}`;
+    out.write(`The embedded DERP relay: ${url}/derp (${stun})\n`);
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

@@ -86,7 +86,7 @@ export interface TestServer {
 }
 
 export async function startServer(
-  options: { plan?: 'free' | 'premium'; settings?: AppOptions['settings'] } = {},
+  options: { plan?: 'free' | 'premium'; settings?: AppOptions['settings']; relay?: AppOptions['relay'] } = {},
 ): Promise<TestServer> {
   const database = await freshDatabase();
   const clock = new TestClock();
@@ -100,6 +100,7 @@ export async function startServer(
     storage: database.storage,
     clock,
     settings: { apiRateLimit: 100_000, ...options.settings },
+    ...(options.relay ? { relay: options.relay } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

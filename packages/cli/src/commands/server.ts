@@ -45,7 +45,12 @@ export function registerServerCommands(program: Command): void {
       '--webhooks-allow-private',
       'let webhooks reach loopback and private addresses, and plain http (development and tests; env WARREN_WEBHOOKS_ALLOW_PRIVATE=true)',
     )
-    .action(async (flags: { host?: string; port?: string; db?: string; webhooksAllowPrivate?: boolean }) => {
+    .option('--derp', 'serve an embedded DERP relay at /derp, with STUN (env WARREN_DERP=1)')
+    .option(
+      '--derp-stun-port <port>',
+      'UDP port of the relay\'s STUN responder, or "off" (env WARREN_DERP_STUN_PORT; default 3478)',
+    )
+    .action(async (flags: Parameters<typeof serveConfig>[0]) => {
       const stop = await serve(asUsage(() => serveConfig(flags)));
       stopOnSignals(stop);
     });

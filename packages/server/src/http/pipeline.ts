@@ -15,6 +15,10 @@ import { authenticateSession, wantsSession } from './session-auth.js';
 /** Routes that are not API calls: probes would otherwise flood the audit log. */
 const UNAUDITED = new Set(['/healthz', '/readyz']);
 
+function unaudited(request: FastifyRequest): boolean {
+  return request.routeOptions.config?.audit === false || UNAUDITED.has(request.routeOptions.url ?? '');
+}
+
 export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
   reply.header('RateLimit-Limit', decision.limit);
   reply.header('RateLimit-Remaining', decision.remaining);
@@ -102,7 +106,7 @@ export function registerPipeline(app: FastifyInstance): void {
   });
 
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.audited || (!request.is404 && UNAUDITED.has(request.routeOptions.url ?? ''))) return;
+    if (request.audited || (!request.is404 && unaudited(request))) return;
     ctx.audit.enqueue(auditRow(request, reply.statusCode, ctx.clock.now()));
   });
 }

@@ -320,3 +320,12 @@ export async function insertTags(trx: Db, networkId: string, deviceId: string, t
 
 // The network row has one owner; callers not yet moved to it import the bump from here.
 export { bumpNetmapEpoch } from '../network/network.repository.js';
+
+/**
+ * Whether a node key (`nodekey:` + hex) belongs to an enrolled device of any network: the relay
+ * serves every network of the instance and admits only their devices.
+ */
+export async function isEnrolledNodeKey(db: Db, nodeKey: string): Promise<boolean> {
+  const row = await db.selectFrom('devices').select('id').where('node_key', '=', nodeKey).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
