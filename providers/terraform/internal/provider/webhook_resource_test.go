@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,12 +210,29 @@ func TestAccWebhook(t *testing.T) {
 // and changes made while it stays disabled keep the server's reason.
 func TestAccWebhookGone(t *testing.T) {
 	const address = "warren_webhook.ops"
-	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusGone)
+	// The receiver answers 410 only while a step disables the endpoint on purpose. Answering it
+	// always would let the events of the apply itself disable the endpoint again before the
+	// refresh after it, and the plan would not be empty by a race.
+	var goneNow atomic.Bool
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if goneNow.Load() {
+			w.WriteHeader(http.StatusGone)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 	}))
-	defer gone.Close()
-	url := gone.URL + "/hooks/warren"
+	defer receiver.Close()
+	url := receiver.URL + "/hooks/warren"
 	var id string
+	// disable makes the receiver gone until the server has disabled the endpoint, then brings
+	// it back so nothing that follows disables it again.
+	disable := func() {
+		goneNow.Store(true)
+		defer goneNow.Store(false)
+		if err := waitDisabled(t, id); err != nil {
+			t.Fatal(err)
+		}
+	}
 	remember := func(s *terraform.State) error {
 		id = s.RootModule().Resources[address].Primary.ID
 		return nil
@@ -227,11 +245,7 @@ func TestAccWebhookGone(t *testing.T) {
 				Check:  remember,
 			},
 			{
-				PreConfig: func() {
-					if err := waitDisabled(t, id); err != nil {
-						t.Fatal(err)
-					}
-				},
+				PreConfig: disable,
 				Config: webhookConfig(url, `["*"]`, "true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
@@ -249,11 +263,7 @@ func TestAccWebhookGone(t *testing.T) {
 				),
 			},
 			{
-				PreConfig: func() {
-					if err := waitDisabled(t, id); err != nil {
-						t.Fatal(err)
-					}
-				},
+				PreConfig: disable,
 				Config: webhookConfig(url, `["device.*"]`, "false"),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(address, "enabled", "false"),
