@@ -7,12 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# schemathesis and its dependencies at the exact versions in .ci/fuzz-constraints.txt; a reused
+# virtualenv is brought back to them too.
 venv="${XDG_CACHE_HOME:-$HOME/.cache}/warren/schemathesis-venv"
-if ! "$venv/bin/schemathesis" --version >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c 'import sys' >/dev/null 2>&1; then
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'schemathesis>=4,<5'
 fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -c .ci/fuzz-constraints.txt schemathesis
 
 work=$(mktemp -d)
 server_pid=""
