@@ -6,6 +6,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { type AppContext, DEFAULT_SETTINGS, type Settings } from './context.js';
 import { type EmbeddedRelayOptions, startEmbeddedRelay } from './control/derp/embedded-relay.js';
+import { tailscaleRoutes, ts2021Upgrade } from './control/tailscale/ts2021.js';
 import { routeUpgrades, type UpgradeHandler } from './control/upgrades.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
@@ -109,6 +110,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(ssoLoginRoutes);
   await app.register(sessionRoutes);
   await app.register(scimRoutes);
+  // Tailscale's control protocol (GET /key, POST /ts2021): its clients use Warren as their login server.
+  await app.register(tailscaleRoutes);
   await app.register(
     async (v1) => {
       v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
@@ -133,6 +136,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const relay = options.relay ? await startEmbeddedRelay(app, options.relay) : null;
   if (relay) upgrades.set('/derp', relay.upgrade);
   app.decorate('embeddedRelay', relay);
+  upgrades.set('/ts2021', ts2021Upgrade(app));
   routeUpgrades(app.server, upgrades, (request, response) => app.routing(request, response));
   if (options.console !== false) registerConsole(app, options.console);
   startConnectionRetention(app);

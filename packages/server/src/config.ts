@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 /**
  * Flags and environment → typed config. Nothing else reads process.env.
  * Precedence: flag, then environment variable, then default.
@@ -12,6 +14,8 @@ export interface ServeConfig {
   publicUrl?: string;
   /** The embedded DERP relay (--derp, WARREN_DERP=1) and its STUN port (null: no STUN). */
   derp?: { stunPort: number | null };
+  /** The DERP map Tailscale clients get (tailcfg.DERPMap), read from the file WARREN_DERP_MAP names. */
+  derpMap?: unknown;
 }
 
 export const DEFAULT_DB = 'sqlite:./data/warren.db';
@@ -43,6 +47,7 @@ export function serveConfig(
     db: databaseUrl(flags.db, env),
     webhooksAllowPrivate: flags.webhooksAllowPrivate ?? env.WARREN_WEBHOOKS_ALLOW_PRIVATE === 'true',
     ...(env.WARREN_PUBLIC_URL ? { publicUrl: publicUrl(env.WARREN_PUBLIC_URL) } : {}),
+    ...(env.WARREN_DERP_MAP ? { derpMap: derpMapFile(env.WARREN_DERP_MAP) } : {}),
   };
 }
 
@@ -64,6 +69,20 @@ export function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv = p
 
 export function logLevel(env: NodeJS.ProcessEnv = process.env): string {
   return env.WARREN_LOG_LEVEL ?? 'info';
+}
+
+/** WARREN_DERP_MAP: a file holding a DERP map as JSON (`{ "Regions": { "1": { … } } }`). */
+function derpMapFile(path: string): unknown {
+  let map: unknown;
+  try {
+    map = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`WARREN_DERP_MAP "${path}" is not a readable JSON file: ${(error as Error).message}`);
+  }
+  if (typeof map !== 'object' || map === null || typeof (map as { Regions?: unknown }).Regions !== 'object') {
+    throw new Error(`WARREN_DERP_MAP "${path}" must hold a DERP map: { "Regions": { … } }`);
+  }
+  return map;
 }
 
 /** WARREN_PUBLIC_URL: an http(s) origin, optionally with a path, without a query. */

@@ -37,6 +37,8 @@ export interface Settings {
   publicUrl?: string;
   /** Accept `http://` OpenID issuers (development and tests only; never in production). */
   ssoAllowHttp?: boolean;
+  /** The DERP map Tailscale clients get (tailcfg.DERPMap); none when absent. */
+  derpMap?: unknown;
 }
 
 export const DEFAULT_SETTINGS: Settings = {

@@ -29,6 +29,7 @@ export async function serve(
     settings: {
       webhooksAllowPrivate: config.webhooksAllowPrivate,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+      ...(config.derpMap ? { derpMap: config.derpMap } : {}),
     },
     relay: config.derp ?? false,
   });

@@ -69,6 +69,7 @@ export { parsePrefix } from './cidr.js';
 export { DEFAULT_POLICY } from './default-policy.js';
 export { policyEtag } from './etag.js';
 export { autoApproves, canReach } from './evaluate.js';
+export { type FilterRule, packetFilter } from './packet-filter.js';
 export { computePeerMaps, PeerMap, type PeerMapDerivation } from './peers.js';
 export { roleMap } from './subjects.js';
 export { canApplyTags, type TagActor, type TagCheck, tagOwners } from './tag-owners.js';

@@ -97,6 +97,15 @@ export interface DevicesTable {
   record_version: Generated<number>;
   /** The network's device_change_seq at this device's last listed change (SQLite; migration 012). */
   change_seq: Generated<number>;
+  /** `native` or `tailscale`, and the Tailscale protocol's own fields (migration 019). */
+  protocol: Generated<string>;
+  machine_key: string | null;
+  disco_key: string | null;
+  /** Comma-joined `ip:port` UDP endpoints ('' for none). */
+  endpoints: Generated<string>;
+  home_derp: Generated<number>;
+  /** The client's last Hostinfo, as JSON. */
+  hostinfo: string | null;
 }
 
 export interface DeviceTagsTable {

@@ -67,6 +67,29 @@ export async function refusalNow(trx: Db, keyId: string, now: number): Promise<A
   return (key && keyRefusal(key, now)) || unauthenticated('the auth key is not valid');
 }
 
+/** The auth key with this secret hash (compared in constant time once found). */
+async function authKeyByHash(db: Db, hash: string): Promise<AuthKeyRow | undefined> {
+  const key = await db
+    .selectFrom('keys')
+    .select(COLUMNS)
+    .where('secret_hash', '=', hash)
+    .where('type', '=', 'auth')
+    .executeTakeFirst();
+  return key && sameHash(key.secret_hash, hash) ? key : undefined;
+}
+
+/**
+ * The auth key of a secret and whether it may enroll now, for callers outside the HTTP
+ * pipeline (Tailscale's register, which carries the key in its body): the key, or the refusal.
+ */
+export async function usableAuthKey(db: Db, secret: string, now: number): Promise<AuthKeyRow | ApiError> {
+  if (!isWellFormedSecret('auth', secret)) return unauthenticated('this is not a valid Warren auth key (wrn_auth_…)');
+  const hash = hashSecret(secret);
+  const key = await authKeyByHash(db, hash);
+  if (!key) return unauthenticated('the auth key is not known');
+  return keyRefusal(key, now) ?? key;
+}
+
 export async function authenticateAuthKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { ctx } = request.server;
   const refuse = async (detail: string): Promise<never> => {
@@ -85,13 +108,8 @@ export async function authenticateAuthKey(request: FastifyRequest, reply: Fastif
     );
   }
   const hash = hashSecret(token);
-  const key = await ctx.db
-    .selectFrom('keys')
-    .select(COLUMNS)
-    .where('secret_hash', '=', hash)
-    .where('type', '=', 'auth')
-    .executeTakeFirst();
-  if (!key || !sameHash(key.secret_hash, hash)) return refuse('the auth key is not known');
+  const key = await authKeyByHash(ctx.db, hash);
+  if (!key) return refuse('the auth key is not known');
   request.networkId = key.network_id;
   const decision = await ctx.limiter.hit(`enroll:${key.id}`, ctx.settings.enrollRateLimit);
   setRateLimitHeaders(reply, decision);

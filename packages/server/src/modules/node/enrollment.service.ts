@@ -104,13 +104,27 @@ function ownerChange(
   return undefined;
 }
 
-export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, body: RegisterRequest): Promise<Enrolled> {
+/** How a device that speaks Tailscale's protocol enrolls (control/tailscale/register.ts). */
+export interface TailscaleEnrollment {
+  /** The machine key its Noise session proved. */
+  machineKey: string;
+  /** Tags it asked for, already checked against tagOwners; absent: the auth key's. */
+  tags?: readonly string[];
+}
+
+export async function enroll(
+  ctx: AppContext,
+  actor: Actor,
+  key: AuthKeyRow,
+  body: RegisterRequest,
+  tailscale?: TailscaleEnrollment,
+): Promise<Enrolled> {
   if (!NODE_KEY_RE.test(body.nodeKey)) {
     throw invalidRequest('nodeKey must be "nodekey:" followed by 64 lowercase hex digits');
   }
   const prefixes = canonicalPrefixes(body.advertiseRoutes ?? []);
   const networkId = key.network_id;
-  const tags = parseList(key.tags);
+  const tags = tailscale?.tags ? [...tailscale.tags] : parseList(key.tags);
   const nodeToken = generateSecret('node');
   const nodeTokenHash = hashSecret(nodeToken);
   const base = nameBase(body.hostname);
@@ -155,6 +169,7 @@ export async function enroll(ctx: AppContext, actor: Actor, key: AuthKeyRow, bod
       last_seen_at: now,
       disconnected: 0,
       node_token_hash: nodeTokenHash,
+      ...(tailscale && { protocol: 'tailscale', machine_key: tailscale.machineKey }),
     };
     let deviceId: string;
     // Re-enrolling an existing device changes it; a new one is created.

@@ -1,0 +1,40 @@
+/**
+ * tailcfg.MapResponse bodies: the first of a session is full; each later one carries only what
+ * changed since the state last sent — the node itself, peers changed or added (PeersChanged,
+ * whole nodes, online flips included), peers gone (PeersRemoved), the packet filter, user
+ * profiles, DNS and the DERP map — or nothing at all when nothing changed.
+ */
+import type { MapState } from './map-state.js';
+
+export function fullResponse(state: MapState, seq: number, now: Date): string {
+  return (
+    `{"Seq":${seq},"Node":${state.node},"DERPMap":${state.derp},"Peers":[${[...state.peers.values()].join(',')}],` +
+    `"DNSConfig":${state.dns},"Domain":${JSON.stringify(state.domain)},"CollectServices":false,` +
+    `"PacketFilter":${state.packetFilter},"UserProfiles":${JSON.stringify([...state.userProfiles.values()])},` +
+    `"ControlTime":${JSON.stringify(now.toISOString())}}`
+  );
+}
+
+/** The delta from `before` to `after`, or undefined when they are the same. */
+export function deltaResponse(before: MapState, after: MapState, seq: number): string | undefined {
+  const parts: string[] = [];
+  if (after.node !== before.node) parts.push(`"Node":${after.node}`);
+  const changed: string[] = [];
+  for (const [id, text] of after.peers) if (before.peers.get(id) !== text) changed.push(text);
+  const removed: number[] = [];
+  for (const id of before.peers.keys()) if (!after.peers.has(id)) removed.push(id);
+  if (changed.length > 0) parts.push(`"PeersChanged":[${changed.join(',')}]`);
+  if (removed.length > 0) parts.push(`"PeersRemoved":${JSON.stringify(removed)}`);
+  if (after.packetFilter !== before.packetFilter) parts.push(`"PacketFilter":${after.packetFilter}`);
+  const newProfiles = [...after.userProfiles.values()].filter(
+    (p) => JSON.stringify(before.userProfiles.get(p.ID)) !== JSON.stringify(p),
+  );
+  if (newProfiles.length > 0) parts.push(`"UserProfiles":${JSON.stringify(newProfiles)}`);
+  if (after.dns !== before.dns) parts.push(`"DNSConfig":${after.dns}`);
+  if (after.derp !== before.derp) parts.push(`"DERPMap":${after.derp}`);
+  if (after.domain !== before.domain) parts.push(`"Domain":${JSON.stringify(after.domain)}`);
+  if (parts.length === 0) return undefined;
+  return `{"Seq":${seq},${parts.join(',')}}`;
+}
+
+export const KEEP_ALIVE = '{"KeepAlive":true}';

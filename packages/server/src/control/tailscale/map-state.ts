@@ -1,0 +1,101 @@
+/**
+ * What a Tailscale client's map holds, built from the same netmap as a native device's (the
+ * peers the policy lets it reach or be reached by, their allowedIPs, presence) plus the rows
+ * of those peers, the packet filter compiled from the current policy, DNS and the DERP map.
+ * Each peer is kept as its JSON text, so the next state is compared with this one peer by peer
+ * (map-delta.ts) and only what changed is sent.
+ */
+import type { DeviceBody, PeerBody } from '@warren/contract';
+import type { AppContext } from '../../context.js';
+import { currentPolicy } from '../../modules/acl/policy-cache.js';
+import { deviceIdentities, policyDevice, policyUsers } from '../../modules/acl/policy-inputs.repository.js';
+import { deviceNetmap } from '../../modules/node/netmap.service.js';
+import { type FilterRule, packetFilter } from '../../policy/index.js';
+import { dnsConfig, dnsDomain } from './dns.js';
+import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
+import { type NodeRow, networkName, nodesByIds } from './tailscale.repository.js';
+
+/** What the protocol's handlers share: the app's context and where the DERP map comes from. */
+export interface Control {
+  ctx: AppContext;
+  derpMap: () => unknown;
+}
+
+export interface MapState {
+  node: string;
+  /** Peer numeric id → its tailcfg.Node as JSON text. */
+  peers: Map<number, string>;
+  packetFilter: string;
+  userProfiles: Map<number, UserProfile>;
+  dns: string;
+  derp: string;
+  domain: string;
+}
+
+interface NativeNetmap {
+  self: DeviceBody;
+  peers: PeerBody[];
+}
+
+export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promise<MapState> {
+  const { networkId, id } = { networkId: self.network_id, id: self.id };
+  const netmap = await deviceNetmap(ctx, networkId, id);
+  const native = JSON.parse(netmap.body ?? '{}') as NativeNetmap;
+  const peerIds = native.peers.map((p) => p.id);
+  const [rows, name, policy, users, identities] = await Promise.all([
+    nodesByIds(ctx.db, networkId, [id, ...peerIds]),
+    networkName(ctx.db, networkId),
+    currentPolicy(ctx.db, networkId),
+    policyUsers(ctx.db, networkId),
+    deviceIdentities(ctx.db, networkId, [id, ...peerIds]),
+  ]);
+  const domain = dnsDomain(name);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const me = byId.get(id) ?? self;
+  const userProfiles = new Map<number, UserProfile>();
+  const addProfile = (row: NodeRow) => {
+    const profile = userProfile(row);
+    userProfiles.set(profile.ID, profile);
+  };
+
+  const ownPrimaries = (native.self.routes ?? []).filter((r) => r.primary).map((r) => r.prefix);
+  const ownAddresses = (native.self.addresses ?? []).map(hostPrefix);
+  const node = JSON.stringify(
+    tailcfgNode(
+      me,
+      { allowedIPs: [...ownAddresses, ...ownPrimaries], primaryRoutes: ownPrimaries, online: true },
+      domain,
+    ),
+  );
+  addProfile(me);
+
+  const peers = new Map<number, string>();
+  for (const peer of native.peers) {
+    const row = byId.get(peer.id);
+    if (!row) continue;
+    const own = new Set(peer.addresses.map(hostPrefix));
+    const allowedIPs = peer.allowedIPs.map(hostPrefix);
+    const primaryRoutes = allowedIPs.filter((p) => !own.has(p));
+    peers.set(
+      numericId(peer.id),
+      JSON.stringify(tailcfgNode(row, { allowedIPs, primaryRoutes, online: peer.online }, domain)),
+    );
+    addProfile(row);
+  }
+
+  const devices = identities.map((r) => policyDevice(r));
+  const viewer = devices.find((d) => d.id === id);
+  const ownRoutes = (native.self.routes ?? []).filter((r) => r.state === 'approved').map((r) => r.prefix);
+  const rules: FilterRule[] = viewer
+    ? packetFilter(policy.compiled, { ...viewer, routes: ownRoutes }, devices, users)
+    : [];
+  return {
+    node,
+    peers,
+    packetFilter: JSON.stringify(rules),
+    userProfiles,
+    dns: JSON.stringify(dnsConfig(domain)),
+    derp: JSON.stringify(derpMap()),
+    domain,
+  };
+}

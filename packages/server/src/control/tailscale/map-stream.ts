@@ -1,0 +1,118 @@
+/**
+ * POST /machine/map: what the client reports (disco key, endpoints, home relay, Hostinfo and
+ * the routes it advertises) is stored, then its map is answered: once (an update without a
+ * stream), or as a long poll — the full map first, then a delta whenever the network's netmap
+ * epoch, presence epoch or policy version moves and the device's map changed with it, and a
+ * keep-alive when nothing was sent for a while. Those epochs live in the database, so a change
+ * made through any instance reaches every stream. Each message is a 4-byte little-endian
+ * length and a zstd frame of JSON. While the stream is open the device is online.
+ */
+import type { ServerHttp2Stream } from 'node:http2';
+import { type Actor, systemActor } from '../../core/actor.js';
+import { netmapHead } from '../../modules/node/netmap.repository.js';
+import { disconnect, heartbeat } from '../../modules/node/presence.service.js';
+import { deltaResponse, fullResponse, KEEP_ALIVE } from './map-delta.js';
+import { advertisedRoutes, type MapRequest, reportOf } from './map-request.js';
+import { type Control, type MapState, mapState } from './map-state.js';
+import { type NodeRow, nodeByKey, storeReport } from './tailscale.repository.js';
+import { zstdFrame } from './zstd-frame.js';
+
+/** How often an open stream looks for changes: well inside the 1 s a change may take. */
+export const POLL_MS = 400;
+const KEEP_ALIVE_MS = 50_000;
+/** Presence is refreshed well inside the online window (60 s). */
+const PRESENCE_MS = 20_000;
+
+function frame(json: string): Buffer {
+  const body = zstdFrame(Buffer.from(json));
+  const size = Buffer.alloc(4);
+  size.writeUInt32LE(body.length);
+  return Buffer.concat([size, body]);
+}
+
+function deviceActor(node: NodeRow): Actor {
+  return { ...systemActor(node.network_id, node.name), type: 'device', id: node.id };
+}
+
+const headKey = (head: { epoch: number; presenceEpoch: number; policyVersion: number } | undefined) =>
+  head ? `${head.epoch}|${head.presenceEpoch}|${head.policyVersion}` : '';
+
+export async function serveMap(
+  control: Control,
+  machineKey: string,
+  request: MapRequest,
+  stream: ServerHttp2Stream,
+  reply: (status: number, text: string) => void,
+): Promise<void> {
+  const { ctx } = control;
+  const node = await nodeByKey(ctx.db, request.NodeKey, machineKey);
+  if (!node) {
+    reply(401, 'this node key is not registered with this machine key; log in again');
+    return;
+  }
+  const actor = deviceActor(node);
+  await storeReport(ctx.db, node, reportOf(request));
+  await heartbeat(ctx, actor, { advertiseRoutes: advertisedRoutes(request) });
+  if (request.OmitPeers && !request.Stream) {
+    reply(200, '');
+    return;
+  }
+  stream.respond({ ':status': 200, 'content-type': 'application/octet-stream' });
+  let seq = 1;
+  let head = headKey(await netmapHead(ctx.db, node.network_id));
+  let sent: MapState = await mapState(control, node);
+  stream.write(frame(fullResponse(sent, seq, new Date(ctx.clock.now()))));
+  if (!request.Stream) {
+    stream.end();
+    return;
+  }
+
+  let lastWrite = Date.now();
+  let lastPresence = Date.now();
+  let busy = false;
+  const stop = () => {
+    clearInterval(timer);
+    if (!stream.destroyed) stream.close();
+  };
+  const tick = async () => {
+    if (busy || stream.destroyed) return;
+    busy = true;
+    try {
+      if (Date.now() - lastPresence >= PRESENCE_MS) {
+        await heartbeat(ctx, actor, {});
+        lastPresence = Date.now();
+      }
+      const current = headKey(await netmapHead(ctx.db, node.network_id));
+      if (current !== head) {
+        head = current;
+        const fresh = await nodeByKey(ctx.db, node.node_key, machineKey);
+        if (!fresh) return stop();
+        const next = await mapState(control, fresh);
+        const delta = deltaResponse(sent, next, seq + 1);
+        sent = next;
+        if (delta) {
+          seq++;
+          stream.write(frame(delta));
+          lastWrite = Date.now();
+        }
+      }
+      if (Date.now() - lastWrite >= KEEP_ALIVE_MS) {
+        stream.write(frame(KEEP_ALIVE));
+        lastWrite = Date.now();
+      }
+    } catch {
+      // The device was deleted or re-enrolled (its map cannot be built): the stream ends, and
+      // the client's next request learns why.
+      stop();
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), POLL_MS);
+  timer.unref();
+  stream.on('close', () => {
+    clearInterval(timer);
+    // The device is offline as soon as its stream is gone (it may have been deleted meanwhile).
+    disconnect(ctx, actor).catch(() => {});
+  });
+}

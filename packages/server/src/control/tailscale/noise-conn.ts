@@ -1,0 +1,100 @@
+/**
+ * The transport of a finished Noise handshake as a Duplex stream, so HTTP/2 runs over it.
+ * Each record is type 4, a u16 BE length and the ciphertext; a record is at most 4096 bytes
+ * whole, so at most 4077 plaintext bytes (Tailscale's controlbase). Nonces count up from 0
+ * per direction; a record that does not authenticate ends the connection.
+ */
+import { Duplex } from 'node:stream';
+import { nonceOf, open, seal, TAG_LEN } from './noise-crypto.js';
+import { MSG_RECORD, type Session } from './noise-handshake.js';
+
+const HEADER = 3;
+export const MAX_RECORD = 4096;
+export const MAX_PLAINTEXT = MAX_RECORD - HEADER - TAG_LEN;
+
+/** The byte stream a Noise connection runs on: a socket, or a WebSocket's binary messages. */
+export interface Carrier {
+  write(chunk: Buffer, callback: (error?: Error | null) => void): void;
+  end(): void;
+  destroy(error?: Error): void;
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  on(event: 'end' | 'close', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+export class NoiseConn extends Duplex {
+  private txNonce = 0n;
+  private rxNonce = 0n;
+  private pending: Buffer = Buffer.alloc(0);
+
+  constructor(
+    private readonly carrier: Carrier,
+    readonly session: Session,
+    /** Bytes the carrier already read past the handshake. */
+    leftover?: Buffer,
+  ) {
+    super();
+    carrier.on('data', (chunk) => this.receive(chunk));
+    carrier.on('end', () => this.push(null));
+    carrier.on('close', () => this.destroy());
+    carrier.on('error', (error) => this.destroy(error));
+    if (leftover && leftover.length > 0) queueMicrotask(() => this.receive(leftover));
+  }
+
+  /** Encrypts plaintext into records of at most MAX_RECORD bytes, as one buffer. */
+  private records(plaintext: Buffer): Buffer {
+    const out: Buffer[] = [];
+    for (let at = 0; at < plaintext.length; at += MAX_PLAINTEXT) {
+      const part = plaintext.subarray(at, at + MAX_PLAINTEXT);
+      const header = Buffer.alloc(HEADER);
+      header[0] = MSG_RECORD;
+      header.writeUInt16BE(part.length + TAG_LEN, 1);
+      out.push(header, seal(this.session.txKey, nonceOf(this.txNonce++), part));
+    }
+    return Buffer.concat(out);
+  }
+
+  private receive(chunk: Buffer): void {
+    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    while (this.pending.length >= HEADER) {
+      const length = this.pending.readUInt16BE(1);
+      if (this.pending[0] !== MSG_RECORD || HEADER + length > MAX_RECORD) {
+        this.fail('unexpected Noise message');
+        return;
+      }
+      if (this.pending.length < HEADER + length) return;
+      const ciphertext = this.pending.subarray(HEADER, HEADER + length);
+      this.pending = this.pending.subarray(HEADER + length);
+      const plaintext = open(this.session.rxKey, nonceOf(this.rxNonce++), ciphertext);
+      if (!plaintext) {
+        this.fail('a Noise record did not authenticate');
+        return;
+      }
+      this.push(plaintext);
+    }
+  }
+
+  private fail(reason: string): void {
+    const error = new Error(reason);
+    this.carrier.destroy(error);
+    this.destroy(error);
+  }
+
+  override _read(): void {
+    // Records are pushed as they arrive; the carrier has no backpressure of its own here.
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.carrier.write(this.records(chunk), callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.carrier.end();
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.carrier.destroy();
+    callback(error);
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * POST /machine/register over the Noise channel (the machine key is what the handshake proved):
+ *  - with an auth key (`tailscale up --auth-key`): every auth-key rule of a native enrollment
+ *    applies (modules/node/enrollment.service.ts); tags the client asks for
+ *    (`--advertise-tags`) must be owned in tagOwners by the key's user, unless the key carries
+ *    tags of its own, which win as in Tailscale;
+ *  - a known node key of this machine logs in again without a key; with `OldNodeKey`, the
+ *    device's node key is rotated to the new one;
+ *  - `Expiry` in the past is a logout: the device goes offline, and an ephemeral one is deleted.
+ * Refusals are answered in the response's `Error`, which the client shows as it is.
+ */
+import { NODE_KEY_PATTERN } from '@warren/contract';
+import type { AppContext } from '../../context.js';
+import { type Actor, systemActor } from '../../core/actor.js';
+import { ApiError } from '../../core/errors.js';
+import { currentPolicy } from '../../modules/acl/policy-cache.js';
+import { deleteDevice } from '../../modules/devices/devices.service.js';
+import { usableAuthKey } from '../../modules/node/auth-key.js';
+import { enroll } from '../../modules/node/enrollment.service.js';
+import { disconnect } from '../../modules/node/presence.service.js';
+import { canApplyTags, type PolicyRole } from '../../policy/index.js';
+import type { Hostinfo } from './map-request.js';
+import { userProfile } from './tailcfg.js';
+import { type NodeRow, nodeByKey, rotateNodeKey } from './tailscale.repository.js';
+
+const NODE_KEY_RE = new RegExp(NODE_KEY_PATTERN);
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+export interface RegisterRequest {
+  NodeKey: string;
+  OldNodeKey?: string;
+  Auth?: { AuthKey?: string } | null;
+  Expiry?: string;
+  Hostinfo?: Hostinfo | null;
+}
+
+export type RegisterOutcome = { status: 200; body: Record<string, unknown> } | { status: 429; retryAfter: number };
+
+const refused = (message: string): RegisterOutcome => ({ status: 200, body: { Error: message } });
+
+function authorized(row: Pick<NodeRow, 'user_id' | 'user_login' | 'user_display' | 'tags'>): RegisterOutcome {
+  const profile = userProfile(row);
+  const login = { ID: profile.ID, LoginName: profile.LoginName, DisplayName: profile.DisplayName, ProfilePicURL: '' };
+  return { status: 200, body: { User: { ...login, Created: ZERO_TIME }, Login: login, MachineAuthorized: true } };
+}
+
+const isZeroKey = (key: string | undefined) => !key || /^nodekey:0{64}$/.test(key);
+
+function clip(text: string | undefined, max: number, fallback: string): string {
+  const t = (text ?? '').trim();
+  return t ? t.slice(0, max) : fallback;
+}
+
+export async function register(
+  ctx: AppContext,
+  machineKey: string,
+  request: RegisterRequest,
+): Promise<RegisterOutcome> {
+  if (!NODE_KEY_RE.test(request.NodeKey ?? '')) return refused('NodeKey must be "nodekey:" and 64 hex digits');
+  const now = ctx.clock.now();
+  const known = await nodeByKey(ctx.db, request.NodeKey, machineKey);
+  const actorOf = (node: NodeRow): Actor => ({
+    ...systemActor(node.network_id, node.name),
+    type: 'device',
+    id: node.id,
+  });
+
+  if (request.Expiry && request.Expiry !== ZERO_TIME && Date.parse(request.Expiry) <= now) {
+    if (known) {
+      if (known.ephemeral) await deleteDevice(ctx, actorOf(known), known.id);
+      else await disconnect(ctx, actorOf(known));
+    }
+    return { status: 200, body: { NodeKeyExpired: true, MachineAuthorized: false } };
+  }
+
+  const authKey = request.Auth?.AuthKey;
+  if (!authKey) {
+    if (known) return authorized(known);
+    if (!isZeroKey(request.OldNodeKey)) {
+      const old = await nodeByKey(ctx.db, request.OldNodeKey!, machineKey);
+      if (old) {
+        await rotateNodeKey(ctx.db, old, request.NodeKey);
+        return authorized(old);
+      }
+    }
+    return refused('this Warren server enrolls devices with an auth key: tailscale up --auth-key wrn_auth_…');
+  }
+
+  const key = await usableAuthKey(ctx.db, authKey, now);
+  if (key instanceof ApiError) return refused(key.detail);
+  const decision = await ctx.limiter.hit(`enroll:${key.id}`, ctx.settings.enrollRateLimit);
+  if (!decision.allowed) return { status: 429, retryAfter: decision.resetSeconds };
+
+  const hostinfo = request.Hostinfo ?? {};
+  const requested = [...new Set(hostinfo.RequestTags ?? [])].sort();
+  let tags: string[] | undefined;
+  if (requested.length > 0 && JSON.parse(key.tags || '[]').length === 0) {
+    const problem = await tagRefusal(ctx, key.network_id, key.user_id, requested);
+    if (problem) return refused(problem);
+    tags = requested;
+  }
+  try {
+    // As a native enrollment's: the device, named once it exists (enroll sets actor.id).
+    const actor: Actor = { ...systemActor(key.network_id, 'tailscale'), type: 'device', name: null };
+    await enroll(
+      ctx,
+      actor,
+      key,
+      {
+        hostname: clip(hostinfo.Hostname, 63, 'device'),
+        os: clip(hostinfo.OS, 32, 'unknown'),
+        nodeKey: request.NodeKey,
+        ...(hostinfo.IPNVersion && { clientVersion: hostinfo.IPNVersion.slice(0, 64) }),
+      },
+      { machineKey, ...(tags && { tags }) },
+    );
+    const row = await nodeByKey(ctx.db, request.NodeKey, machineKey);
+    if (!row) return refused('the device was removed while it enrolled; try again');
+    return authorized(row);
+  } catch (error) {
+    if (error instanceof ApiError) return refused(error.detail);
+    throw error;
+  }
+}
+
+/** Why the key's user may not apply these tags, or undefined when it may. */
+async function tagRefusal(
+  ctx: AppContext,
+  networkId: string,
+  userId: string | null,
+  tags: readonly string[],
+): Promise<string | undefined> {
+  const user = userId
+    ? await ctx.db
+        .selectFrom('users')
+        .select(['login_name', 'role'])
+        .where('id', '=', userId)
+        .where('network_id', '=', networkId)
+        .executeTakeFirst()
+    : undefined;
+  const { compiled } = await currentPolicy(ctx.db, networkId);
+  const check = canApplyTags(compiled, tags, {
+    user: user ? { login: user.login_name, role: user.role as PolicyRole } : null,
+    isAdminKey: false,
+  });
+  if (check.ok) return undefined;
+  const bad = [...check.unknown, ...check.notOwned];
+  return `requested tags [${bad.join(', ')}] are not owned by ${user?.login_name ?? 'this auth key'} in the policy's tagOwners`;
+}

@@ -1,0 +1,89 @@
+/**
+ * Warren's devices and users as Tailscale's tailcfg types: the one place that decides how a
+ * device looks to a Tailscale client. Tailscale names nodes and users by 64-bit integers;
+ * Warren's ids are text, so each is mapped to a stable integer (53 bits of its SHA-256, safe
+ * in a JavaScript number and in Go's int64), the same on every instance and across restarts.
+ */
+import { createHash } from 'node:crypto';
+import { parseList } from '../../lib/json.js';
+import { addressesOf } from '../../modules/devices/addresses.js';
+import type { NodeRow } from './tailscale.repository.js';
+
+/** Tailscale's zero time, which its clients read as "never". */
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+const ZERO_KEY = '0'.repeat(64);
+/** The user tagged devices belong to, as in Tailscale. */
+export const TAGGED_USER = { ID: 2147455555, LoginName: 'tagged-devices', DisplayName: 'Tagged Devices' };
+
+export function numericId(text: string): number {
+  return createHash('sha256').update(text).digest().readUIntBE(0, 6) % 2 ** 53 || 1;
+}
+
+export interface UserProfile {
+  ID: number;
+  LoginName: string;
+  DisplayName: string;
+  ProfilePicURL: string;
+}
+
+export function userProfile(row: Pick<NodeRow, 'user_id' | 'user_login' | 'user_display' | 'tags'>): UserProfile {
+  if (parseList(row.tags).length > 0 || !row.user_id) return { ...TAGGED_USER, ProfilePicURL: '' };
+  const login = row.user_login ?? row.user_id;
+  return { ID: numericId(row.user_id), LoginName: login, DisplayName: row.user_display || login, ProfilePicURL: '' };
+}
+
+/** An address as a host prefix (`100.64.0.1/32`, `fd7a:…/128`). */
+export const hostPrefix = (address: string): string =>
+  address.includes('/') ? address : `${address}/${address.includes(':') ? 128 : 32}`;
+
+const iso = (ms: number | null): string => (ms === null ? ZERO_TIME : new Date(ms).toISOString());
+
+function hostinfoOf(row: NodeRow): Record<string, unknown> {
+  let stored: Record<string, unknown> = {};
+  if (row.hostinfo) {
+    try {
+      stored = JSON.parse(row.hostinfo) as Record<string, unknown>;
+    } catch {
+      stored = {};
+    }
+  }
+  return { ...stored, Hostname: row.hostname, OS: (stored.OS as string | undefined) ?? row.os };
+}
+
+export interface NodeView {
+  /** The peer's allowedIPs as this viewer's netmap gives them (self: its addresses). */
+  allowedIPs: readonly string[];
+  /** Approved routes it serves as primary. */
+  primaryRoutes: readonly string[];
+  online: boolean;
+}
+
+/** A device as tailcfg.Node, named `<name>.<domain>.` (MagicDNS). */
+export function tailcfgNode(row: NodeRow, view: NodeView, domain: string): Record<string, unknown> {
+  const tags = parseList(row.tags);
+  const addresses = addressesOf(Number(row.addr_index)).map(hostPrefix);
+  const endpoints = row.endpoints ? row.endpoints.split(',') : [];
+  return {
+    ID: numericId(row.id),
+    StableID: row.id,
+    Name: `${row.name}.${domain}.`,
+    User: userProfile(row).ID,
+    Key: row.node_key,
+    KeyExpiry: iso(row.expires_at),
+    Machine: row.machine_key ?? `mkey:${ZERO_KEY}`,
+    DiscoKey: row.disco_key ?? `discokey:${ZERO_KEY}`,
+    Addresses: addresses,
+    AllowedIPs: view.allowedIPs.map(hostPrefix),
+    Endpoints: endpoints,
+    HomeDERP: row.home_derp,
+    Hostinfo: hostinfoOf(row),
+    Created: iso(row.created_at),
+    Tags: tags,
+    PrimaryRoutes: view.primaryRoutes,
+    LastSeen: iso(row.last_seen_at),
+    Online: view.online,
+    MachineAuthorized: true,
+    ComputedName: row.name,
+    ComputedNameWithHost: row.name,
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * SQL of the Tailscale protocol: the device a node key names, the rows its map is made of
+ * (one query for all its peers), and what a map request reports (disco key, endpoints, home
+ * relay, Hostinfo). A report that changes what peers see moves the network's netmap epoch with
+ * the device logged against it, exactly as a native change does, so every open map stream on
+ * every instance notices it.
+ */
+
+import { bumpNetmapEpoch } from '../../modules/network/network.repository.js';
+import { logNetmapChange } from '../../modules/node/netmap-changes.js';
+import type { Db } from '../../storage/database.js';
+
+export interface NodeRow {
+  id: string;
+  network_id: string;
+  name: string;
+  hostname: string;
+  os: string;
+  node_key: string;
+  machine_key: string | null;
+  disco_key: string | null;
+  endpoints: string;
+  home_derp: number;
+  hostinfo: string | null;
+  user_id: string | null;
+  user_login: string | null;
+  user_display: string | null;
+  tags: string;
+  addr_index: number;
+  created_at: number;
+  last_seen_at: number | null;
+  expires_at: number | null;
+  ephemeral: number;
+  protocol: string;
+}
+
+const nodeColumns = [
+  'devices.id',
+  'devices.network_id',
+  'devices.name',
+  'devices.hostname',
+  'devices.os',
+  'devices.node_key',
+  'devices.machine_key',
+  'devices.disco_key',
+  'devices.endpoints',
+  'devices.home_derp',
+  'devices.hostinfo',
+  'devices.user_id',
+  'users.login_name as user_login',
+  'users.display_name as user_display',
+  'devices.tags',
+  'devices.addr_index',
+  'devices.created_at',
+  'devices.last_seen_at',
+  'devices.expires_at',
+  'devices.ephemeral',
+  'devices.protocol',
+] as const;
+
+const nodes = (db: Db) => db.selectFrom('devices').leftJoin('users', 'users.id', 'devices.user_id').select(nodeColumns);
+
+/** The Tailscale-protocol device of this node key, if its machine key is this one. */
+export async function nodeByKey(db: Db, nodeKey: string, machineKey: string): Promise<NodeRow | undefined> {
+  return nodes(db)
+    .where('devices.node_key', '=', nodeKey)
+    .where('devices.machine_key', '=', machineKey)
+    .executeTakeFirst();
+}
+
+export async function nodesByIds(db: Db, networkId: string, ids: readonly string[]): Promise<NodeRow[]> {
+  if (ids.length === 0) return [];
+  return nodes(db).where('devices.network_id', '=', networkId).where('devices.id', 'in', ids).execute();
+}
+
+export async function networkName(db: Db, networkId: string): Promise<string> {
+  const row = await db.selectFrom('networks').select('name').where('id', '=', networkId).executeTakeFirst();
+  return row?.name ?? 'network';
+}
+
+export interface Reported {
+  discoKey: string;
+  endpoints: string;
+  homeDerp: number;
+  hostinfo: string | null;
+}
+
+/** Stores what a map request reported; returns whether anything peers see changed. */
+export async function storeReport(db: Db, node: NodeRow, reported: Reported): Promise<boolean> {
+  const peersSee =
+    node.disco_key !== reported.discoKey ||
+    node.endpoints !== reported.endpoints ||
+    node.home_derp !== reported.homeDerp;
+  if (!peersSee && (reported.hostinfo === null || reported.hostinfo === node.hostinfo)) return false;
+  await db.transaction().execute(async (trx) => {
+    if (peersSee) {
+      await bumpNetmapEpoch(trx, node.network_id);
+      await logNetmapChange(trx, node.network_id, [node.id]);
+    }
+    await trx
+      .updateTable('devices')
+      .set({
+        disco_key: reported.discoKey,
+        endpoints: reported.endpoints,
+        home_derp: reported.homeDerp,
+        ...(reported.hostinfo !== null && { hostinfo: reported.hostinfo }),
+      })
+      .where('id', '=', node.id)
+      .execute();
+  });
+  Object.assign(node, {
+    disco_key: reported.discoKey,
+    endpoints: reported.endpoints,
+    home_derp: reported.homeDerp,
+    hostinfo: reported.hostinfo ?? node.hostinfo,
+  });
+  return peersSee;
+}
+
+/** A new node key for a device (`OldNodeKey` → `NodeKey`): its peers get the new key. */
+export async function rotateNodeKey(db: Db, node: NodeRow, nodeKey: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await bumpNetmapEpoch(trx, node.network_id);
+    await logNetmapChange(trx, node.network_id, [node.id]);
+    await trx.updateTable('devices').set({ node_key: nodeKey }).where('id', '=', node.id).execute();
+  });
+  node.node_key = nodeKey;
+}

@@ -1,0 +1,129 @@
+/**
+ * Tailscale's control protocol on Warren's HTTP server:
+ *  - `GET /key?v=N`: the server's Noise public key, with no credential (the client's first call);
+ *  - `POST /ts2021` with `Upgrade: tailscale-control-protocol` and the client's handshake
+ *    initiation in `X-Tailscale-Handshake` (base64): the server answers 101, then the Noise
+ *    response, then speaks HTTP/2 (as server) over the encrypted channel. Plain http:// login
+ *    servers work: the Noise layer is what protects the traffic.
+ * Over that channel: /machine/register and /machine/map; anything else is 404.
+ */
+import { constants, performServerHandshake, type ServerHttp2Stream } from 'node:http2';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { UpgradeHandler } from '../upgrades.js';
+import { derpMap } from './derp-map.js';
+import { machineKey, machineKeyText } from './machine-key.js';
+import type { MapRequest } from './map-request.js';
+import type { Control } from './map-state.js';
+import { serveMap } from './map-stream.js';
+import { NoiseConn } from './noise-conn.js';
+import { errorFrame, HandshakeError, INITIATION_LEN, respond } from './noise-handshake.js';
+import { type RegisterRequest, register } from './register.js';
+
+export const UPGRADE_PROTOCOL = 'tailscale-control-protocol';
+const HANDSHAKE_HEADER = 'x-tailscale-handshake';
+/** Request bodies over the channel are small JSON documents (a MapRequest with Hostinfo). */
+const MAX_BODY = 1024 * 1024;
+
+export async function tailscaleRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+  app.get('/key', { config: { auth: 'none' }, schema: { hide: true } }, async () => {
+    const key = await machineKey(ctx.db);
+    return { legacyPublicKey: `mkey:${'0'.repeat(64)}`, publicKey: machineKeyText(key.publicKey) };
+  });
+}
+
+/**
+ * The `/ts2021` upgrade (control/upgrades.ts). A request that is not a POST asking for the
+ * control protocol with a handshake is declined, so the router answers it as a plain request.
+ */
+export function ts2021Upgrade(app: FastifyInstance): UpgradeHandler {
+  const control: Control = { ctx: app.ctx, derpMap: () => derpMap(app) };
+  return (request, socket, head) => {
+    const protocol = String(request.headers.upgrade ?? '').toLowerCase();
+    const init = Buffer.from(String(request.headers[HANDSHAKE_HEADER] ?? ''), 'base64');
+    if (request.method !== 'POST' || protocol !== UPGRADE_PROTOCOL || init.length !== INITIATION_LEN) return false;
+    accept(control, init, socket, head).catch((error) => {
+      app.log.warn({ err: error }, 'ts2021 upgrade failed');
+      socket.destroy();
+    });
+    return true;
+  };
+}
+
+async function accept(control: Control, init: Buffer, socket: Duplex, head: Buffer): Promise<void> {
+  const server = await machineKey(control.ctx.db);
+  const switching = `HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${UPGRADE_PROTOCOL}\r\nConnection: upgrade\r\n\r\n`;
+  let answer: ReturnType<typeof respond>;
+  try {
+    answer = respond(server, init);
+  } catch (error) {
+    if (!(error instanceof HandshakeError)) throw error;
+    socket.end(Buffer.concat([Buffer.from(switching), errorFrame(error.message)]));
+    return;
+  }
+  // The 101 and the handshake response go out together, before the server's first HTTP/2 frames.
+  socket.write(Buffer.concat([Buffer.from(switching), answer.response]));
+  const conn = new NoiseConn(socket, answer.session, head);
+  const session = performServerHandshake(conn);
+  const peer = machineKeyText(answer.session.peerStatic);
+  session.on('error', () => conn.destroy());
+  session.on('stream', (stream, headers) => {
+    handle(control, peer, stream, String(headers[constants.HTTP2_HEADER_PATH] ?? '')).catch(() => {
+      if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+    });
+  });
+}
+
+function readBody(stream: ServerHttp2Stream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        reject(new Error('request body too large'));
+        stream.close(constants.NGHTTP2_REFUSED_STREAM);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+  });
+}
+
+async function handle(control: Control, machine: string, stream: ServerHttp2Stream, path: string): Promise<void> {
+  const reply = (status: number, text: string, headers: Record<string, string> = {}) => {
+    if (stream.destroyed) return;
+    stream.respond({ ':status': status, 'content-type': 'text/plain; charset=utf-8', ...headers });
+    stream.end(text);
+  };
+  const json = (body: unknown) => {
+    stream.respond({ ':status': 200, 'content-type': 'application/json' });
+    stream.end(JSON.stringify(body));
+  };
+  const route = path.split('?')[0];
+  if (route !== '/machine/register' && route !== '/machine/map') {
+    reply(404, `${route} is not served by Warren`);
+    return;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse((await readBody(stream)).toString('utf8'));
+  } catch {
+    reply(400, 'the request body is not JSON');
+    return;
+  }
+  if (typeof body !== 'object' || body === null || typeof (body as { NodeKey?: unknown }).NodeKey !== 'string') {
+    reply(400, 'the request has no NodeKey');
+    return;
+  }
+  if (route === '/machine/register') {
+    const outcome = await register(control.ctx, machine, body as RegisterRequest);
+    if (outcome.status === 429) reply(429, 'too many registrations', { 'retry-after': String(outcome.retryAfter) });
+    else json(outcome.body);
+    return;
+  }
+  await serveMap(control, machine, body as MapRequest, stream, reply);
+}

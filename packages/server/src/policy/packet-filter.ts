@@ -1,0 +1,87 @@
+// The packet filter one device enforces, in the shape of Tailscale's tailcfg.FilterRule: for
+// each rule with a destination holding the device, the sources it admits (addresses of the
+// devices the rule's src selects, prefixes as written, `*` for everyone) and the destinations
+// on the device it opens (its own addresses, the prefixes it routes, `*`), with their ports and
+// protocols. Rules that open nothing on the device are left out, as Tailscale's control plane
+// reduces filters per node. The same matching as peers and canReach (subjects.ts) decides.
+
+import { deviceSubject, matchesSelector, roleMap, type Subject } from './subjects.js';
+import type { CompiledDst, CompiledPolicy, PolicyDevice, PolicyUser, Selector } from './types.js';
+
+export interface FilterPortRange {
+  First: number;
+  Last: number;
+}
+
+export interface FilterRule {
+  SrcIPs: string[];
+  DstPorts: Array<{ IP: string; Ports: FilterPortRange }>;
+  /** Absent: Tailscale's default (TCP, UDP, ICMP and ICMPv6). */
+  IPProto?: number[];
+}
+
+/** A device's addresses as filter text: a single address without its length. */
+const bare = (address: string): string => address.replace(/\/(32|128)$/, '');
+
+function sourcesOf(
+  src: readonly Selector[],
+  subjects: ReadonlyArray<{ device: PolicyDevice; subject: Subject }>,
+  onlyOwner: string | null | undefined,
+): string[] {
+  const out = new Set<string>();
+  for (const sel of src) {
+    if (onlyOwner === undefined && sel.kind === 'all') return ['*'];
+    if (onlyOwner === undefined && sel.kind === 'prefix') {
+      out.add(sel.prefix.text);
+      continue;
+    }
+    for (const { device, subject } of subjects) {
+      if (onlyOwner !== undefined && (onlyOwner === null || subject.owner !== onlyOwner)) continue;
+      if (matchesSelector(sel, subject, 'overlap')) for (const a of device.addresses) out.add(bare(a));
+    }
+  }
+  return [...out].sort();
+}
+
+/** The destinations on the viewer that one dst entry opens, as filter IPs. */
+function destinationsOf(d: CompiledDst, viewer: PolicyDevice, subject: Subject): string[] {
+  if (d.sel.kind === 'all') return ['*'];
+  if (d.sel.kind === 'internet') return [];
+  if (d.sel.kind === 'prefix') return matchesSelector(d.sel, subject, 'overlap') ? [d.sel.prefix.text] : [];
+  if (d.sel.kind === 'self') return subject.owner === null ? [] : viewer.addresses.map(bare);
+  return matchesSelector(d.sel, subject, 'overlap') ? viewer.addresses.map(bare) : [];
+}
+
+export function packetFilter(
+  policy: CompiledPolicy,
+  viewer: PolicyDevice,
+  devices: readonly PolicyDevice[],
+  users: readonly PolicyUser[],
+): FilterRule[] {
+  const roles = roleMap(users);
+  const viewerSubject = deviceSubject(policy, viewer, roles);
+  const subjects = devices.map((device) => ({ device, subject: deviceSubject(policy, device, roles) }));
+  const rules: FilterRule[] = [];
+  for (const rule of policy.rules) {
+    // Entries are grouped by (self or not, protocols): each group is one FilterRule.
+    const groups = new Map<string, { self: boolean; protos: readonly number[] | null; dst: FilterRule['DstPorts'] }>();
+    for (const d of rule.dst) {
+      const ips = destinationsOf(d, viewer, viewerSubject);
+      if (ips.length === 0) continue;
+      const self = d.sel.kind === 'self';
+      const key = `${self}|${d.protos?.join(',') ?? '*'}`;
+      let group = groups.get(key);
+      if (!group) {
+        group = { self, protos: d.protos, dst: [] };
+        groups.set(key, group);
+      }
+      for (const IP of ips) for (const [First, Last] of d.ports) group.dst.push({ IP, Ports: { First, Last } });
+    }
+    for (const group of groups.values()) {
+      const srcIPs = sourcesOf(rule.src, subjects, group.self ? viewerSubject.owner : undefined);
+      if (srcIPs.length === 0) continue;
+      rules.push({ SrcIPs: srcIPs, DstPorts: group.dst, ...(group.protos && { IPProto: [...group.protos] }) });
+    }
+  }
+  return rules;
+}

@@ -1,0 +1,140 @@
+/**
+ * The Noise IK handshake and record framing of Tailscale's control protocol, checked against
+ * a handshake initiation recorded from Tailscale's own client code (v1.102.5's
+ * controlbase.ClientDeferred, with fixed machine and server keys), and in both directions
+ * between this implementation's initiator and responder.
+ */
+import { readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { MAX_PLAINTEXT, NoiseConn } from '../../src/control/tailscale/noise-conn.js';
+import { x25519Generate, x25519Private } from '../../src/control/tailscale/noise-crypto.js';
+import { errorFrame, HandshakeError, initiate, respond } from '../../src/control/tailscale/noise-handshake.js';
+
+const recorded = JSON.parse(readFileSync(new URL('./fixtures/initiation-v1.102.5.json', import.meta.url), 'utf8')) as {
+  serverPrivate: string;
+  serverPublic: string;
+  machinePublic: string;
+  version: number;
+  initiation: string;
+};
+const hex = (text: string) => Buffer.from(text.replace(/^mkey:/, ''), 'hex');
+
+describe('Noise IK handshake', () => {
+  const server = x25519Private(hex(recorded.serverPrivate));
+
+  it('derives the server public key Tailscale derives from the same private key', () => {
+    expect(server.publicKey.toString('hex')).toBe(hex(recorded.serverPublic).toString('hex'));
+  });
+
+  it("answers the real client's initiation and learns its machine key", () => {
+    const { response, session } = respond(server, hex(recorded.initiation));
+    expect(session.version).toBe(recorded.version);
+    expect(session.peerStatic.toString('hex')).toBe(hex(recorded.machinePublic).toString('hex'));
+    expect(response.length).toBe(51);
+    expect(response[0]).toBe(2);
+    expect(response.readUInt16BE(1)).toBe(48);
+  });
+
+  it('refuses an initiation changed in any byte of its encrypted part', () => {
+    const init = hex(recorded.initiation);
+    for (const at of [5, 40, 90, 100]) {
+      const bad = Buffer.from(init);
+      bad[at] ^= 1;
+      expect(() => respond(server, bad)).toThrow(HandshakeError);
+    }
+    const otherServer = x25519Generate();
+    expect(() => respond(otherServer, init)).toThrow(HandshakeError);
+  });
+
+  it('refuses initiations of the wrong size or type', () => {
+    expect(() => respond(server, Buffer.alloc(100))).toThrow('wrong handshake initiation size');
+    const wrongType = hex(recorded.initiation);
+    wrongType[2] = 4;
+    expect(() => respond(server, wrongType)).toThrow('unexpected handshake message type');
+  });
+
+  it('agrees on the transport keys with an initiator, each direction its own key', () => {
+    const machine = x25519Generate();
+    const client = initiate(machine, server.publicKey, 142);
+    const { response, session } = respond(server, client.initiation);
+    const clientSession = client.finish(response);
+    expect(session.peerStatic.equals(machine.publicKey)).toBe(true);
+    expect(clientSession.txKey.equals(session.rxKey)).toBe(true);
+    expect(clientSession.rxKey.equals(session.txKey)).toBe(true);
+    expect(clientSession.txKey.equals(clientSession.rxKey)).toBe(false);
+    expect(clientSession.handshakeHash.equals(session.handshakeHash)).toBe(true);
+  });
+
+  it('frames a refusal as an error message the client prints', () => {
+    const frame = errorFrame('no');
+    expect([...frame]).toEqual([3, 0, 2, 0x6e, 0x6f]);
+  });
+});
+
+function connectedPair() {
+  const server = x25519Generate();
+  const client = initiate(x25519Generate(), server.publicKey, 142);
+  const answer = respond(server, client.initiation);
+  const toServer = new PassThrough();
+  const toClient = new PassThrough();
+  const wire: Buffer[] = [];
+  toServer.on('data', (c: Buffer) => wire.push(c));
+  const serverConn = new NoiseConn(
+    {
+      write: (c, cb) => toClient.write(c, cb),
+      end: () => toClient.end(),
+      destroy: () => toClient.destroy(),
+      on: toServer.on.bind(toServer) as never,
+    },
+    answer.session,
+  );
+  const clientConn = new NoiseConn(
+    {
+      write: (c, cb) => toServer.write(c, cb),
+      end: () => toServer.end(),
+      destroy: () => toServer.destroy(),
+      on: toClient.on.bind(toClient) as never,
+    },
+    client.finish(answer.response),
+  );
+  return { serverConn, clientConn, wire, toServer };
+}
+
+const readN = (conn: NoiseConn, n: number) =>
+  new Promise<Buffer>((resolve, reject) => {
+    const got: Buffer[] = [];
+    let size = 0;
+    conn.on('data', (c: Buffer) => {
+      got.push(c);
+      size += c.length;
+      if (size >= n) resolve(Buffer.concat(got));
+    });
+    conn.on('error', reject);
+  });
+
+describe('Noise records', () => {
+  it('carries data both ways, splitting what exceeds one record', async () => {
+    const { serverConn, clientConn, wire } = connectedPair();
+    const big = Buffer.alloc(MAX_PLAINTEXT * 2 + 10, 7);
+    const atServer = readN(serverConn, big.length);
+    clientConn.write(big);
+    expect((await atServer).equals(big)).toBe(true);
+    // Three records: type 4, a length of at most 4093, never the plaintext itself.
+    const sent = Buffer.concat(wire);
+    expect(sent[0]).toBe(4);
+    expect(sent.readUInt16BE(1)).toBe(MAX_PLAINTEXT + 16);
+    expect(sent.length).toBe(big.length + 3 * (3 + 16));
+    expect(sent.includes(Buffer.alloc(64, 7))).toBe(false);
+    const atClient = readN(clientConn, 5);
+    serverConn.write(Buffer.from('hello'));
+    expect((await atClient).toString()).toBe('hello');
+  });
+
+  it('ends the connection on a record that does not authenticate', async () => {
+    const { serverConn, toServer } = connectedPair();
+    const failed = new Promise<Error>((resolve) => serverConn.on('error', resolve));
+    toServer.write(Buffer.from([4, 0, 20, ...Buffer.alloc(20)]));
+    expect((await failed).message).toBe('a Noise record did not authenticate');
+  });
+});

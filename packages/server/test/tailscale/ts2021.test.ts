@@ -1,0 +1,156 @@
+/**
+ * Tailscale's control protocol over real HTTP: GET /key, the ts2021 upgrade, and register and
+ * map over HTTP/2 inside the Noise channel, as tailscaled speaks them (ts-client.ts).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { applyPolicy } from '../acl/helpers.js';
+import { json, startServer, type TestServer } from '../harness.js';
+import { type ControlClient, controlClient, decodeMessages, nodeKey } from './ts-client.js';
+
+let server: TestServer;
+const clients: ControlClient[] = [];
+
+beforeEach(async () => {
+  server = await startServer();
+});
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await server.close();
+});
+
+async function authKey(body: Record<string, unknown> = {}): Promise<string> {
+  const res = await server.call('POST', '/v1/keys', { body: { type: 'auth', reusable: true, ...body } });
+  expect(res.status).toBe(201);
+  return (await json(res)).key;
+}
+
+async function joined(key: string, hostname: string, extra: Record<string, unknown> = {}) {
+  const client = await controlClient(server.url);
+  clients.push(client);
+  const nk = nodeKey();
+  const res = await client.post('/machine/register', {
+    NodeKey: nk,
+    Auth: { AuthKey: key },
+    Hostinfo: { Hostname: hostname, OS: 'linux', IPNVersion: '1.102.5', ...extra },
+  });
+  expect(res.status).toBe(200);
+  return { client, nodeKey: nk, answer: JSON.parse(res.body.toString()) };
+}
+
+const mapRequest = (nk: string, stream: boolean) => ({
+  Version: 142,
+  NodeKey: nk,
+  DiscoKey: `discokey:${'1'.repeat(64)}`,
+  Stream: stream,
+  Compress: 'zstd',
+  Endpoints: ['192.0.2.9:41641'],
+  Hostinfo: { Hostname: 'x', OS: 'linux' },
+});
+
+describe('GET /key', () => {
+  it('answers without a credential, the same key from every instance on one database', async () => {
+    const res = await fetch(`${server.url}/key?v=142`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { publicKey: string };
+    expect(body.publicKey).toMatch(/^mkey:[0-9a-f]{64}$/);
+    const other = await buildApp({ storage: server.database.storage, console: false });
+    try {
+      const again = await other.inject({ method: 'GET', url: '/key?v=142' });
+      expect(again.json().publicKey).toBe(body.publicKey);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('POST /ts2021', () => {
+  it('refuses an upgrade without a handshake', async () => {
+    const res = await fetch(`${server.url}/ts2021`, {
+      method: 'POST',
+      headers: { upgrade: 'tailscale-control-protocol', connection: 'upgrade' },
+    }).catch((e) => e);
+    // Node's fetch refuses upgrades itself; what matters is that no session was made.
+    expect(res instanceof Error || res.status === 400).toBe(true);
+  });
+
+  it('registers with an auth key; the device is listed as any other', async () => {
+    const { answer } = await joined(await authKey(), 'laptop');
+    expect(answer.MachineAuthorized).toBe(true);
+    expect(answer.Login.LoginName).toBe('owner@example.com');
+    const list = await json(await server.call('GET', '/v1/devices'));
+    expect(list.devices.map((d: { name: string }) => d.name)).toEqual(['laptop']);
+  });
+
+  it('answers refusals in Error: unknown key, unowned tags', async () => {
+    const client = await controlClient(server.url);
+    clients.push(client);
+    const bad = await client.post('/machine/register', {
+      NodeKey: nodeKey(),
+      Auth: { AuthKey: 'wrn_auth_nope' },
+      Hostinfo: { Hostname: 'x' },
+    });
+    expect(JSON.parse(bad.body.toString()).Error).toMatch(/auth key/);
+    const { answer } = await joined(await authKey(), 'tagged', { RequestTags: ['tag:nope'] });
+    expect(answer.Error).toMatch(/tag:nope.*tagOwners/);
+    const list = await json(await server.call('GET', '/v1/devices'));
+    expect(list.devices).toEqual([]);
+  });
+
+  it('serves the map: itself, its peers, the filter; then deltas as the policy and peers change', async () => {
+    const key = await authKey();
+    const a = await joined(key, 'alpha');
+    const b = await joined(key, 'beta');
+    const once = await a.client.post('/machine/map', mapRequest(a.nodeKey, false));
+    expect(once.status).toBe(200);
+    const [full] = decodeMessages(once.body);
+    const node = full.Node as Record<string, unknown>;
+    expect(node.Name).toBe('alpha.test.warren.internal.');
+    expect(node.Addresses).toEqual(['100.64.0.1/32', 'fd7a:115c:a1e0::1/128']);
+    const peers = full.Peers as Array<Record<string, unknown>>;
+    expect(peers.map((p) => p.Name)).toEqual(['beta.test.warren.internal.']);
+    // The owner is an admin: the default policy lets everyone of the network reach it.
+    expect(full.PacketFilter).toEqual([
+      {
+        SrcIPs: ['100.64.0.1', '100.64.0.2', 'fd7a:115c:a1e0::1', 'fd7a:115c:a1e0::2'],
+        DstPorts: [
+          { IP: '100.64.0.1', Ports: { First: 0, Last: 65535 } },
+          { IP: 'fd7a:115c:a1e0::1', Ports: { First: 0, Last: 65535 } },
+        ],
+      },
+      {
+        SrcIPs: ['100.64.0.1', '100.64.0.2', 'fd7a:115c:a1e0::1', 'fd7a:115c:a1e0::2'],
+        DstPorts: [{ IP: '*', Ports: { First: 0, Last: 65535 } }],
+      },
+    ]);
+
+    const stream = a.client.stream(mapRequest(a.nodeKey, true));
+    await stream.next(1);
+    // Beta's endpoints reach alpha as a changed peer.
+    const bMap = b.client.stream({ ...mapRequest(b.nodeKey, true), Endpoints: ['192.0.2.7:1234'] });
+    await bMap.next(1);
+    await stream.next(2);
+    const changed = stream.messages[1].PeersChanged as Array<Record<string, unknown>>;
+    expect(changed[0].Endpoints).toEqual(['192.0.2.7:1234']);
+
+    await applyPolicy(server, '{ "acls": [{ "action": "accept", "src": ["*"], "dst": ["*:22"] }] }');
+    await stream.next(3);
+    expect(stream.messages[2].PacketFilter).toEqual([
+      { SrcIPs: ['*'], DstPorts: [{ IP: '*', Ports: { First: 22, Last: 22 } }] },
+    ]);
+
+    const list = await json(await server.call('GET', '/v1/devices'));
+    const beta = list.devices.find((d: { name: string }) => d.name === 'beta');
+    expect((await server.call('DELETE', `/v1/devices/${beta.id}`)).status).toBe(204);
+    await stream.next(4);
+    expect(stream.messages[3].PeersRemoved).toEqual([(changed[0] as { ID: number }).ID]);
+  });
+
+  it('logs out: an ephemeral device is deleted', async () => {
+    const e = await joined(await authKey({ ephemeral: true }), 'temp');
+    const res = await e.client.post('/machine/register', { NodeKey: e.nodeKey, Expiry: '1970-01-01T00:02:03Z' });
+    expect(JSON.parse(res.body.toString()).NodeKeyExpired).toBe(true);
+    const list = await json(await server.call('GET', '/v1/devices'));
+    expect(list.devices).toEqual([]);
+  });
+});
