@@ -7,9 +7,9 @@
 import { execFileSync } from 'node:child_process';
 import { connect as http2Connect } from 'node:http2';
 import { connect as tcpConnect } from 'node:net';
-import { NoiseConn } from '../../src/control/tailscale/noise-conn.js';
-import { type X25519KeyPair, x25519Generate } from '../../src/control/tailscale/noise-crypto.js';
-import { initiate, RESPONSE_LEN } from '../../src/control/tailscale/noise-handshake.js';
+import { NoiseConn } from '../../../src/control/tailscale/noise-conn.js';
+import { type X25519KeyPair, x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
+import { initiate, RESPONSE_LEN } from '../../../src/control/tailscale/noise-handshake.js';
 
 export const nodeKey = () => `nodekey:${x25519Generate().publicKey.toString('hex')}`;
 

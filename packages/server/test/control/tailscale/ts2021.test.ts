@@ -3,9 +3,9 @@
  * map over HTTP/2 inside the Noise channel, as tailscaled speaks them (ts-client.ts).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { applyPolicy } from '../acl/helpers.js';
-import { json, startServer, type TestServer } from '../harness.js';
+import { buildApp } from '../../../src/app.js';
+import { applyPolicy } from '../../acl/helpers.js';
+import { json, startServer, type TestServer } from '../../harness.js';
 import { type ControlClient, controlClient, decodeMessages, nodeKey } from './ts-client.js';
 
 let server: TestServer;

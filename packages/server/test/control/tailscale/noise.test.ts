@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { MAX_PLAINTEXT, NoiseConn } from '../../src/control/tailscale/noise-conn.js';
-import { x25519Generate, x25519Private } from '../../src/control/tailscale/noise-crypto.js';
-import { errorFrame, HandshakeError, initiate, respond } from '../../src/control/tailscale/noise-handshake.js';
+import { MAX_PLAINTEXT, NoiseConn } from '../../../src/control/tailscale/noise-conn.js';
+import { x25519Generate, x25519Private } from '../../../src/control/tailscale/noise-crypto.js';
+import { errorFrame, HandshakeError, initiate, respond } from '../../../src/control/tailscale/noise-handshake.js';
 
 const recorded = JSON.parse(readFileSync(new URL('./fixtures/initiation-v1.102.5.json', import.meta.url), 'utf8')) as {
   serverPrivate: string;
