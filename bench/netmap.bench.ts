@@ -30,9 +30,9 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { buildApp } from '../packages/server/src/app.js';
 import { newId } from '../packages/server/src/lib/ids.js';
 import { generateSecret, hashSecret } from '../packages/server/src/lib/secrets.js';
+import { networkView } from '../packages/server/src/modules/netmap/netmap.cache.js';
+import { netmapHead } from '../packages/server/src/modules/netmap/netmap.repository.js';
 import { createNetwork } from '../packages/server/src/modules/network/network.service.js';
-import { networkView } from '../packages/server/src/modules/node/netmap.cache.js';
-import { netmapHead } from '../packages/server/src/modules/node/netmap.repository.js';
 import { openStorage } from '../packages/server/src/storage/database.js';
 
 const USERS = 500;

@@ -4,9 +4,9 @@
  * response, the audit entry of every call that did not write its own.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { confineToOwnDevices, isOwnDeviceCall } from '../modules/sessions/member-devices.js';
 import { auditRow } from './audit.js';
 import { authenticateApiKey, bearerToken, requireScope } from './authenticate.js';
+import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
 import { ApiError, unauthenticated } from './problem.js';
 import type { RateLimitDecision } from './rate-limiter.js';
 import { authModeOf } from './route-table.js';

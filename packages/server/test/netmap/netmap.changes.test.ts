@@ -8,10 +8,10 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { forgetViews, networkView, viewStats } from '../../src/modules/netmap/netmap.cache.js';
+import { netmapHead } from '../../src/modules/netmap/netmap.repository.js';
+import { KEPT_EPOCHS, netmapChanges } from '../../src/modules/network/netmap-changes.js';
 import { bumpNetmapEpoch } from '../../src/modules/network/network.repository.js';
-import { forgetViews, networkView, viewStats } from '../../src/modules/node/netmap.cache.js';
-import { netmapHead } from '../../src/modules/node/netmap.repository.js';
-import { KEPT_EPOCHS, netmapChanges } from '../../src/modules/node/netmap-changes.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { applyPolicy, policyDefining } from '../acl/helpers.js';
 import { expectProblem, netmapEpoch } from '../devices/helpers.js';

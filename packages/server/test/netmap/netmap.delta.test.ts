@@ -8,7 +8,7 @@
 import { applyNetmapDelta, isNetmapDelta } from '@warren/client';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forgetViews, viewStats } from '../../src/modules/node/netmap.cache.js';
+import { forgetViews, viewStats } from '../../src/modules/netmap/netmap.cache.js';
 import { applyPolicy } from '../acl/helpers.js';
 import { createAuthKey, enroll, expectProblem, heartbeat, nodeCall } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';

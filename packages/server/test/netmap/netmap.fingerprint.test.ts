@@ -5,9 +5,9 @@
  * some peers offline.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { networkView, primariesOf } from '../../src/modules/node/netmap.cache.js';
-import { netmapHead, servedRoutes } from '../../src/modules/node/netmap.repository.js';
-import { presenceSnapshot } from '../../src/modules/node/presence-snapshot.js';
+import { networkView, primariesOf } from '../../src/modules/netmap/netmap.cache.js';
+import { netmapHead, servedRoutes } from '../../src/modules/netmap/netmap.repository.js';
+import { presenceSnapshot } from '../../src/modules/netmap/presence-snapshot.js';
 import { applyPolicy } from '../acl/helpers.js';
 import { nodeCall } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';

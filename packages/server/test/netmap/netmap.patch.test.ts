@@ -8,11 +8,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { DeviceIdentityRow } from '../../src/modules/acl/policy-inputs.repository.js';
-import { NetworkView, type Primaries, primariesOf } from '../../src/modules/node/netmap.cache.js';
-import type { ServedRouteRow } from '../../src/modules/node/netmap.repository.js';
-import { OnlineSet } from '../../src/modules/node/online-set.js';
-import type { PresenceSnapshot } from '../../src/modules/node/presence-snapshot.js';
+import { NetworkView, type Primaries, primariesOf } from '../../src/modules/netmap/netmap.cache.js';
+import type { ServedRouteRow } from '../../src/modules/netmap/netmap.repository.js';
+import { OnlineSet } from '../../src/modules/netmap/online-set.js';
+import type { DeviceIdentityRow } from '../../src/modules/netmap/policy-inputs.repository.js';
+import type { PresenceSnapshot } from '../../src/modules/netmap/presence-snapshot.js';
 import { compilePolicy, type PolicyUser } from '../../src/policy/index.js';
 
 const POLICY = compilePolicy(`{

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { OnlineSet } from '../../src/modules/node/online-set.js';
+import { OnlineSet } from '../../src/modules/netmap/online-set.js';
 
 describe('OnlineSet', () => {
   it('answers as a plain set through any sequence of changes, across its compactions', () => {

@@ -4,9 +4,9 @@
  * online set read whole.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEPT_EPOCHS } from '../../src/modules/node/epoch-log.js';
-import { netmapHead } from '../../src/modules/node/netmap.repository.js';
-import { presenceSnapshot, wholePresence } from '../../src/modules/node/presence-snapshot.js';
+import { netmapHead } from '../../src/modules/netmap/netmap.repository.js';
+import { presenceSnapshot, wholePresence } from '../../src/modules/netmap/presence-snapshot.js';
+import { KEPT_EPOCHS } from '../../src/modules/network/epoch-log.js';
 import { type EnrolledDevice, enroll, heartbeat, nodeCall, startWithAuthKey } from '../devices/helpers.js';
 import type { TestServer } from '../harness.js';
 

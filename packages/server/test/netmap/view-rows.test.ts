@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routesOfDevice } from '../../src/modules/devices/devices.repository.js';
-import { netmapHead, selfRow, servedRoutes, viewRows } from '../../src/modules/node/netmap.repository.js';
+import { netmapHead, selfRow, servedRoutes, viewRows } from '../../src/modules/netmap/netmap.repository.js';
 import { applyPolicy } from '../acl/helpers.js';
 import { nodeCall } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';

@@ -8,8 +8,8 @@
 import type { DeviceBody, PeerBody } from '@warren/contract';
 import type { AppContext } from '../../context.js';
 import { currentPolicy } from '../../modules/acl/policy-cache.js';
-import { deviceIdentities, policyDevice, policyUsers } from '../../modules/acl/policy-inputs.repository.js';
-import { deviceNetmap } from '../../modules/node/netmap.service.js';
+import { deviceNetmap } from '../../modules/netmap/netmap.service.js';
+import { deviceIdentities, policyDevice, policyUsers } from '../../modules/netmap/policy-inputs.repository.js';
 import { type FilterRule, packetFilter } from '../../policy/index.js';
 import { dnsConfig, dnsDomain } from './dns.js';
 import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';

@@ -6,8 +6,8 @@
  * every instance notices it.
  */
 
+import { logNetmapChange } from '../../modules/network/netmap-changes.js';
 import { bumpNetmapEpoch } from '../../modules/network/network.repository.js';
-import { logNetmapChange } from '../../modules/node/netmap-changes.js';
 import type { Db } from '../../storage/database.js';
 
 export interface NodeRow {

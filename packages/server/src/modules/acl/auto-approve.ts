@@ -8,7 +8,7 @@
  */
 import { autoApproves, type CompiledPolicy } from '../../policy/index.js';
 import type { Db } from '../../storage/database.js';
-import { deviceIdentities, policyDevice, policyUsers } from './policy-inputs.repository.js';
+import { deviceIdentities, policyDevice, policyUsers } from '../netmap/policy-inputs.repository.js';
 
 const AUTO_APPROVER = 'autoApprovers';
 

@@ -19,8 +19,8 @@
 import { parseList } from '../../lib/json.js';
 import type { Db } from '../../storage/database.js';
 import { committedVersion } from '../../storage/sqlite-statements.js';
+import { isOnline, ONLINE_WINDOW_MS } from '../network/online.js';
 import { type DeviceStamp, deviceChangesSince } from './devices.repository.js';
-import { isOnline, ONLINE_WINDOW_MS } from './presence.js';
 
 /** What a list filters and orders by, for one device; also the stamp its record is kept by. */
 export interface IndexedDevice extends DeviceStamp {

@@ -12,9 +12,9 @@
  */
 import type { DeviceBody } from '@warren/contract';
 import { isoOrNull } from '../../lib/time.js';
+import { isOnline } from '../network/online.js';
 import { presentDevice } from './devices.presenter.js';
 import type { DeviceRow, DeviceStamp } from './devices.repository.js';
-import { isOnline } from './presence.js';
 
 /** A list record → its JSON, by the response schema of the route. */
 export type SerializeDevice = (record: DeviceBody) => string;

@@ -5,8 +5,8 @@
  */
 import type { EventDraft } from '../../core/events.js';
 import type { Db } from '../../storage/database.js';
+import { logNetmapChange } from '../network/netmap-changes.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
-import { logNetmapChange } from '../node/netmap-changes.js';
 import { deviceDetails } from './device-details.js';
 
 /** Returns how many devices were deleted (ids of other networks or already gone count for nothing). */

@@ -5,11 +5,11 @@
 import type { DeviceBody } from '@warren/contract';
 import { parseList } from '../../lib/json.js';
 import { iso, isoOrNull } from '../../lib/time.js';
+import { isOnline } from '../network/online.js';
 import { presentDeviceRoute, servesAsExitNode } from '../routes/routes.presenter.js';
 import type { RouteRow } from '../routes/routes.repository.js';
 import { addressesOf } from './addresses.js';
 import type { DeviceRow } from './devices.repository.js';
-import { isOnline } from './presence.js';
 
 /** The list record (`GET /v1/devices`). */
 export function presentDevice(row: DeviceRow, now: number): DeviceBody {

@@ -15,8 +15,8 @@ import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import type { Database, DevicesTable } from '../../storage/schema.js';
+import { ONLINE_WINDOW_MS, onlineWhere } from '../network/online.js';
 import { type RouteRow, routesWithPrimary, routesWithPrimarySince } from '../routes/routes.repository.js';
-import { ONLINE_WINDOW_MS, onlineWhere } from './presence.js';
 
 export interface DeviceFilter {
   /** User id or login name. */

@@ -10,7 +10,7 @@ import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
 import { requireOwnedTags } from '../acl/tag-ownership.js';
 import { checkTags } from '../keys/keys.service.js';
-import { logNetmapChange } from '../node/netmap-changes.js';
+import { logNetmapChange } from '../network/netmap-changes.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
 import type { DeviceIndex, IndexFilter } from './device-index.js';
 import type { DeviceRecords } from './device-records.js';

@@ -13,8 +13,8 @@ import type { AppContext } from '../../context.js';
 import { systemActor } from '../../core/actor.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Database } from '../../storage/schema.js';
+import { EPHEMERAL_OFFLINE_MS, ONLINE_WINDOW_MS } from '../network/online.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
-import { EPHEMERAL_OFFLINE_MS, ONLINE_WINDOW_MS } from './presence.js';
 
 const SWEEP_INTERVAL_MS = 30_000;
 const BATCH = 1000;

@@ -12,8 +12,8 @@ import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
 import { deviceDetails } from '../devices/device-details.js';
-import { onlineWhere } from '../devices/presence.js';
 import { presentKey } from '../keys/keys.presenter.js';
+import { onlineWhere } from '../network/online.js';
 
 /** key.expiring is sent this long before a key expires. */
 export const EXPIRING_NOTICE_MS = 24 * 3_600_000;

@@ -9,11 +9,12 @@
  * nor does another device's route; an approved default route (an exit node) vouches for
  * internet addresses, never for the mesh's own.
  */
+
+import { deviceGone } from '../../control/native/presence.service.js';
 import { invalidRequest } from '../../http/problem.js';
 // The prefix arithmetic of the policy engine (a pure module), so routes and logs read CIDRs alike.
 import { containsPrefix, type Prefix, parsePrefix } from '../../policy/cidr.js';
 import type { Db } from '../../storage/database.js';
-import { deviceGone } from '../node/presence.service.js';
 import { reservedReason } from '../routes/reserved-prefixes.js';
 import { hostOf, type ParsedEndpoint } from './connections.address.js';
 import { reporterSources } from './connections.repository.js';

@@ -7,7 +7,7 @@ import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import type { Database } from '../../storage/schema.js';
-import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../devices/presence.js';
+import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../network/online.js';
 import { advertisedText } from './prefixes.js';
 import { onRoutesAdvertised } from './route-hooks.js';
 

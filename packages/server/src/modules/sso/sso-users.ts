@@ -5,7 +5,7 @@
 import type { AppContext } from '../../context.js';
 import { systemActor } from '../../core/actor.js';
 import { ApiError, unauthenticated } from '../../core/errors.js';
-import type { SigningInUser } from '../sessions/sign-in.js';
+import type { SigningInUser } from '../../http/sign-in.js';
 import { createUser } from '../users/users.service.js';
 import type { VerifiedIdentity } from './oidc.js';
 import type { SsoSettings } from './sso.repository.js';

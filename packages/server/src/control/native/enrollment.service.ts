@@ -1,0 +1,234 @@
+/**
+ * Enrollment (POST /v1/node/register), in one short transaction:
+ *  1. the auth key's use is taken by a conditional UPDATE (valid, not revoked, not expired,
+ *     reusable or not yet used) — zero rows updated means another enrollment won the race
+ *     or the key stopped being valid, and the request is refused with nothing changed;
+ *  2. the network row's netmap epoch is bumped (on PostgreSQL this row lock also serialises
+ *     the enrollments of one network);
+ *  3. a nodeKey already enrolled in the network re-enrolls that device (same id, name and
+ *     addresses; the new credential replaces the old one, which is refused from then on),
+ *     but only with an auth key of the device's owner — the same user and the same tags —
+ *     so knowing a device's public key does not let any auth key take it over (409);
+ *     otherwise the plan's device limit is checked, the network hands out its next address
+ *     index (so re-enrolling never uses one up) and the device is created;
+ *  4. advertised routes are synced, and the audit entry `device.enroll` is written.
+ * A failure at any step rolls everything back, the key's use included.
+ */
+import { type DeviceBody, NODE_KEY_PATTERN, type RegisterRequest } from '@warren/contract';
+import { sql } from 'kysely';
+import type { AppContext } from '../../context.js';
+import type { Actor } from '../../core/actor.js';
+import { invalidRequest, invalidState, planLimit, unauthenticated } from '../../core/errors.js';
+import type { EventDraft } from '../../core/events.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
+import { newId } from '../../lib/ids.js';
+import { listText, parseList } from '../../lib/json.js';
+import { generateSecret, hashSecret } from '../../lib/secrets.js';
+import { MAX_ADDR_INDEX, nameBase, nameOf } from '../../modules/devices/addresses.js';
+import { deviceDetail } from '../../modules/devices/device-details.js';
+import { presentDeviceDetail } from '../../modules/devices/devices.presenter.js';
+import { insertTags, replaceTags } from '../../modules/devices/devices.repository.js';
+import { logNetmapChange } from '../../modules/network/netmap-changes.js';
+import { advanceAddressIndex, bumpEpochsForEnrollment } from '../../modules/network/network.repository.js';
+import { limitsOf } from '../../modules/network/plans.js';
+import { logPresenceChange } from '../../modules/network/presence-changes.js';
+import { canonicalPrefixes } from '../../modules/routes/prefixes.js';
+import { approvalEntries, routeEvents } from '../../modules/routes/route-events.js';
+import { syncAdvertised } from '../../modules/routes/routes.repository.js';
+import { advisoryLock } from '../../storage/advisory-lock.js';
+import type { Db } from '../../storage/database.js';
+import { type AuthKeyRow, refusalNow } from './auth-key.js';
+
+const NODE_KEY_RE = new RegExp(NODE_KEY_PATTERN);
+
+export interface Enrolled {
+  device: DeviceBody;
+  nodeToken: string;
+}
+
+/** The key's user; if that user was removed since, the network's first owner (one query). */
+async function deviceOwner(trx: Db, networkId: string, userId: string | null) {
+  return trx
+    .selectFrom('users')
+    .select(['id', 'login_name', 'status'])
+    .where('network_id', '=', networkId)
+    .where((eb) => (userId ? eb.or([eb('id', '=', userId), eb('role', '=', 'owner')]) : eb('role', '=', 'owner')))
+    .orderBy(sql`case when id = ${userId ?? ''} then 0 else 1 end`)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** `web`, else `web-N` with N one past the highest in use for that base (one indexed MAX). */
+async function allocateName(trx: Db, networkId: string, base: string): Promise<{ name: string; seq: number }> {
+  const taken = async (name: string) =>
+    (await trx
+      .selectFrom('devices')
+      .select('id')
+      .where('network_id', '=', networkId)
+      .where('name', '=', name)
+      .executeTakeFirst()) !== undefined;
+  if (!(await taken(base))) return { name: base, seq: 0 };
+  const row = await trx
+    .selectFrom('devices')
+    .select((eb) => eb.fn.max<number | null>('name_seq').as('seq'))
+    .where('network_id', '=', networkId)
+    .where('name_base', '=', base)
+    .executeTakeFirst();
+  let seq = Number(row?.seq ?? 0) + 1;
+  // A hostname that itself looks like `web-3` may hold the name already.
+  while (await taken(nameOf(base, seq))) seq++;
+  return { name: nameOf(base, seq), seq };
+}
+
+async function countDevices(trx: Db, networkId: string): Promise<number> {
+  const row = await trx
+    .selectFrom('devices')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('network_id', '=', networkId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** How enrolling `device` with a key of this user and tags would change its owner, or undefined. */
+function ownerChange(
+  device: { user_id: string | null; tags: string },
+  userId: string | null,
+  tags: readonly string[],
+): string | undefined {
+  if (device.user_id !== userId) return 'another user';
+  const current = [...new Set(parseList(device.tags))].sort();
+  const wanted = [...new Set(tags)].sort();
+  if (current.join(',') !== wanted.join(',')) return `other tags (${wanted.join(', ') || 'none'})`;
+  return undefined;
+}
+
+/** How a device that speaks Tailscale's protocol enrolls (control/tailscale/register.ts). */
+export interface TailscaleEnrollment {
+  /** The machine key its Noise session proved. */
+  machineKey: string;
+  /** Tags it asked for, already checked against tagOwners; absent: the auth key's. */
+  tags?: readonly string[];
+}
+
+export async function enroll(
+  ctx: AppContext,
+  actor: Actor,
+  key: AuthKeyRow,
+  body: RegisterRequest,
+  tailscale?: TailscaleEnrollment,
+): Promise<Enrolled> {
+  if (!NODE_KEY_RE.test(body.nodeKey)) {
+    throw invalidRequest('nodeKey must be "nodekey:" followed by 64 lowercase hex digits');
+  }
+  const prefixes = canonicalPrefixes(body.advertiseRoutes ?? []);
+  const networkId = key.network_id;
+  const tags = tailscale?.tags ? [...tailscale.tags] : parseList(key.tags);
+  const nodeToken = generateSecret('node');
+  const nodeTokenHash = hashSecret(nodeToken);
+  const base = nameBase(body.hostname);
+
+  return unitOfWork(ctx, actor, 'device.enroll', async (trx, now) => {
+    await advisoryLock(trx, `enroll:${key.id}`);
+    const use = await trx
+      .updateTable('keys')
+      .set((eb) => ({
+        uses: eb('uses', '+', 1),
+        last_used_at: now,
+        used_at: eb.fn.coalesce('used_at', eb.val(now)),
+      }))
+      .where('id', '=', key.id)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .where((eb) => eb.or([eb('reusable', '=', 1), eb('used_at', 'is', null)]))
+      .executeTakeFirst();
+    if (Number(use.numUpdatedRows) === 0) throw await refusalNow(trx, key.id, now);
+
+    // An enrolled device is online: presence snapshots are stale too (presence-snapshot.ts).
+    const network = await bumpEpochsForEnrollment(trx, networkId);
+    const owner = await deviceOwner(trx, networkId, key.user_id);
+    // A suspended user's devices are refused (http/node-auth.ts): so is enrolling a new one.
+    if (owner?.status === 'suspended') throw unauthenticated(`the user of this auth key (${owner.id}) is suspended`);
+    const userId = owner?.id ?? null;
+    const existing = await trx
+      .selectFrom('devices')
+      .select(['id', 'user_id', 'tags'])
+      .where('network_id', '=', networkId)
+      .where('node_key', '=', body.nodeKey)
+      .executeTakeFirst();
+
+    const common = {
+      hostname: body.hostname,
+      os: body.os,
+      user_id: userId,
+      tags: listText(tags),
+      client_version: body.clientVersion ?? null,
+      key_id: key.id,
+      ephemeral: key.ephemeral,
+      last_seen_at: now,
+      disconnected: 0,
+      node_token_hash: nodeTokenHash,
+      ...(tailscale && { protocol: 'tailscale', machine_key: tailscale.machineKey }),
+    };
+    let deviceId: string;
+    // Re-enrolling an existing device changes it; a new one is created.
+    const event: EventDraft['type'] = existing ? 'device.updated' : 'device.created';
+    if (existing) {
+      const handover = ownerChange(existing, userId, tags);
+      if (handover) {
+        throw invalidState(
+          `this nodeKey is enrolled as device ${existing.id}, and this auth key would give it ${handover}; ` +
+            're-enroll with an auth key of the same user and tags, or delete the device to enroll it anew',
+        );
+      }
+      deviceId = existing.id;
+      await logNetmapChange(trx, networkId, [deviceId]);
+      await logPresenceChange(trx, networkId, [deviceId]);
+      await trx.updateTable('devices').set(common).where('id', '=', deviceId).execute();
+      await replaceTags(trx, networkId, deviceId, tags);
+    } else {
+      const limit = limitsOf(network.plan).devices;
+      if (limit !== null && (await countDevices(trx, networkId)) >= limit) {
+        throw planLimit(`the ${network.plan} plan allows ${limit} devices; remove one or change the plan`);
+      }
+      // The row is locked by the update above, so the index read there is still the next one.
+      const addrIndex = network.nextAddrIndex;
+      if (addrIndex > MAX_ADDR_INDEX) throw invalidState('the network has used up its address space (100.64.0.0/10)');
+      await advanceAddressIndex(trx, networkId, addrIndex);
+      const { name, seq } = await allocateName(trx, networkId, base);
+      deviceId = newId('device');
+      await logNetmapChange(trx, networkId, [deviceId]);
+      await logPresenceChange(trx, networkId, [deviceId]);
+      const row = {
+        ...common,
+        id: deviceId,
+        network_id: networkId,
+        name,
+        name_base: base,
+        name_seq: seq,
+        node_key: body.nodeKey,
+        addr_index: addrIndex,
+        created_at: now,
+        expires_at: null,
+        netmap_version: 1,
+        netmap_hash: null,
+        advertised_routes: '', // set by syncAdvertised below
+      };
+      await trx.insertInto('devices').values(row).execute();
+      await insertTags(trx, networkId, deviceId, tags);
+      if (prefixes.length === 0) {
+        // Nothing else to read back: present the row just written (saves two queries per enrollment).
+        actor.id = deviceId;
+        const device = presentDeviceDetail({ ...row, user_login: owner?.login_name ?? null }, now, []);
+        return { value: { device, nodeToken }, target: deviceId, events: [{ type: event, data: { device } }] };
+      }
+    }
+    const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
+    // The audit entry and events of a node call name the device.
+    actor.id = deviceId;
+    const device = await deviceDetail(trx, networkId, deviceId, now);
+    const events = [{ type: event, data: { device } }, ...(await routeEvents(trx, networkId, now, routes))];
+    return { value: { device, nodeToken }, target: deviceId, events, also: approvalEntries(routes.approved) };
+  });
+}

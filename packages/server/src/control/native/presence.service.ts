@@ -1,0 +1,88 @@
+/**
+ * Heartbeat and disconnect. An online device's heartbeat is one UPDATE (presence, returning the
+ * last advertised set); the routes table is touched only when the device advertises a different
+ * set.
+ * `advertiseRoutes` absent means "unchanged"; `[]` withdraws all. Invalid prefixes are refused
+ * before anything is written.
+ */
+import type { HeartbeatRequest } from '@warren/contract';
+import type { AppContext } from '../../context.js';
+import type { Actor } from '../../core/actor.js';
+import { unauthenticated } from '../../core/errors.js';
+import { unitOfWork } from '../../core/unit-of-work.js';
+import { logNetmapChange } from '../../modules/network/netmap-changes.js';
+import { bumpNetmapEpoch } from '../../modules/network/network.repository.js';
+import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../../modules/network/online.js';
+import { crossPresence } from '../../modules/network/presence-crossings.js';
+import { advertisedText, canonicalPrefixes } from '../../modules/routes/prefixes.js';
+import { approvalEntries, routeEvents } from '../../modules/routes/route-events.js';
+import { syncAdvertised } from '../../modules/routes/routes.repository.js';
+import { compiledQuery } from '../../storage/compiled-query.js';
+
+/** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
+export const deviceGone = () =>
+  unauthenticated('the node credential is not valid (the device was deleted or re-enrolled)');
+
+/**
+ * The common case of every heartbeat (and disconnect): the device keeps its presence. Built
+ * once per direction (storage/compiled-query.ts): the fleet's heartbeats are the busiest call.
+ */
+const staysAs = (online: boolean) =>
+  compiledQuery((db, p: { id: string; now: number; cutoff: number }) =>
+    db
+      .updateTable('devices')
+      .set({ last_seen_at: p.now, disconnected: online ? 0 : 1 })
+      .where('id', '=', p.id)
+      .where((eb) => onlineSinceWhere(eb, p.cutoff, online))
+      .returning('advertised_routes'),
+  );
+const staysOnline = staysAs(true);
+const staysOffline = staysAs(false);
+
+/**
+ * Sets a device's presence at `now`, returning its advertised set, or undefined when it is
+ * gone. The first statement matches only while the device is online as it should end up (the
+ * common case: an online device's heartbeat); when it matches nothing, the device is crossing
+ * over: the presence epoch moves, with the device logged against it (presence-changes.ts), so
+ * every instance's presence snapshot follows it. Crossings are batched per network
+ * (presence-crossings.ts).
+ */
+async function setPresence(
+  ctx: AppContext,
+  networkId: string,
+  deviceId: string,
+  online: boolean,
+  now: number,
+): Promise<{ advertised_routes: string } | undefined> {
+  const stays = online ? staysOnline : staysOffline;
+  const [unchanged] = await stays(ctx.db, { id: deviceId, now, cutoff: now - ONLINE_WINDOW_MS });
+  if (unchanged) return unchanged;
+  return crossPresence(ctx.db, networkId, deviceId, { last_seen_at: now, disconnected: online ? 0 : 1 });
+}
+
+/**
+ * Marks the device online and syncs its advertised routes. The caller answers with the
+ * device's netmap version (see netmap.service.ts).
+ */
+export async function heartbeat(ctx: AppContext, actor: Actor, body: HeartbeatRequest): Promise<void> {
+  const { networkId } = actor;
+  const deviceId = actor.id!;
+  const prefixes = body.advertiseRoutes === undefined ? undefined : canonicalPrefixes(body.advertiseRoutes);
+  const now = ctx.clock.now();
+  const row = await setPresence(ctx, networkId, deviceId, true, now);
+  if (!row) throw deviceGone();
+  if (prefixes && advertisedText(prefixes) !== row.advertised_routes) {
+    await unitOfWork(ctx, actor, 'route.advertise', async (trx) => {
+      await bumpNetmapEpoch(trx, networkId);
+      await logNetmapChange(trx, networkId, [deviceId]);
+      const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
+      const events = await routeEvents(trx, networkId, now, routes);
+      return { value: undefined, target: deviceId, events, also: approvalEntries(routes.approved) };
+    });
+  }
+}
+
+/** Offline at once; the disconnect time is the device's last contact. */
+export async function disconnect(ctx: AppContext, actor: Actor): Promise<void> {
+  if (!(await setPresence(ctx, actor.networkId, actor.id!, false, ctx.clock.now()))) throw deviceGone();
+}

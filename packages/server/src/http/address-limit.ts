@@ -1,0 +1,10 @@
+/** Sign-in endpoints take no key: they are limited per client address, like any anonymous call. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { rateLimited, setRateLimitHeaders } from './pipeline.js';
+
+export async function limitByAddress(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { ctx } = request.server;
+  const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
+  setRateLimitHeaders(reply, decision);
+  if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
+}

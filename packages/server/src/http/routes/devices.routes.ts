@@ -1,0 +1,111 @@
+/** /v1/devices: list (with filters), detail, delete, replace tags. */
+import { DeviceListQuery, SetTagsBody, type SetTagsRequest } from '@warren/contract';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { deviceDetail } from '../../modules/devices/device-details.js';
+import { DeviceIndex } from '../../modules/devices/device-index.js';
+import { DeviceRecords } from '../../modules/devices/device-records.js';
+import {
+  type DeviceListInput,
+  deleteDevice,
+  type KeptLists,
+  listDeviceDetails,
+  listDevicesBody,
+  setDeviceTags,
+} from '../../modules/devices/devices.service.js';
+import { startEphemeralSweeper } from '../../modules/devices/ephemeral-sweeper.js';
+import { ListBodies } from '../../modules/devices/list-bodies.js';
+import { isPostgres } from '../../storage/database.js';
+import { actorOf } from '../actor.js';
+import { apiSchema, ref } from '../openapi.js';
+
+/** One device record, as the route's response schema serialises it. */
+const DEVICE_SCHEMA = { $ref: 'Device#' };
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const tags = ['devices'];
+
+export async function devicesRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+  startEphemeralSweeper(app);
+  let kept: KeptLists | undefined;
+
+  app.get<{ Querystring: DeviceListInput }>(
+    '/devices',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema(
+        {
+          operationId: 'listDevices',
+          tags,
+          summary: 'List devices; user, tag (repeatable, all must match), online and fields combine with AND',
+          querystring: DeviceListQuery,
+          response: { 200: Type.Object({ devices: Type.Array(ref('Device')) }) },
+        },
+        [400],
+      ),
+    },
+    async (request, reply) => {
+      const networkId = request.principal!.networkId;
+      if (request.query.fields === 'all') return { devices: await listDeviceDetails(ctx, networkId, request.query) };
+      // Records serialised by the Device schema when they change, then reused (device-records.ts).
+      kept ??= {
+        records: new DeviceRecords(reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string),
+        index: isPostgres(ctx.db) ? undefined : { devices: new DeviceIndex(), bodies: new ListBodies() },
+      };
+      const body = await listDevicesBody(ctx, kept, networkId, request.query);
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/devices/:id',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema(
+        { operationId: 'getDevice', tags, summary: 'One device', params: IdParams, response: { 200: ref('Device') } },
+        [404],
+      ),
+    },
+    async (request) => deviceDetail(ctx.db, request.principal!.networkId, request.params.id, ctx.clock.now()),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/devices/:id',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema(
+        {
+          operationId: 'deleteDevice',
+          tags,
+          summary: 'Remove a device: its credential is refused at once, its routes and addresses are freed',
+          params: IdParams,
+          response: { 204: Type.Null() },
+        },
+        [404],
+      ),
+    },
+    async (request, reply) => {
+      await deleteDevice(ctx, actorOf(request, 204), request.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: SetTagsRequest }>(
+    '/devices/:id/tags',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema(
+        {
+          operationId: 'setDeviceTags',
+          tags,
+          summary: "Replace a device's tags (an empty list clears them)",
+          params: IdParams,
+          body: SetTagsBody,
+          response: { 200: ref('Device') },
+        },
+        [400, 404],
+      ),
+    },
+    async (request) => setDeviceTags(ctx, actorOf(request), request.params.id, request.body.tags),
+  );
+}

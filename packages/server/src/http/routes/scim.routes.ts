@@ -1,0 +1,129 @@
+/**
+ * SCIM 2.0 at /scim/v2 (RFC 7644), for identity providers that provision people (Okta, Entra
+ * ID): an API key with scope `users` authenticates, as on /v1. `active: false` suspends a user
+ * (sessions end, devices are disconnected, nothing is deleted); DELETE offboards (the user and
+ * their devices go). The rules are the users service's: seats, the last active owner.
+ * Outside /v1 and the OpenAPI document: SCIM documents itself (ServiceProviderConfig, Schemas).
+ */
+import type { FastifyInstance } from 'fastify';
+import { insufficientScope } from '../../core/errors.js';
+import { presentUser } from '../../modules/users/users.presenter.js';
+import { findUser, listUsers } from '../../modules/users/users.repository.js';
+import { createUser, deleteUser, updateUser } from '../../modules/users/users.service.js';
+import { actorOf } from '../actor.js';
+import { publicBase } from '../public-url.js';
+import { LIST_SCHEMA, resourceTypes, schemas, serviceProviderConfig } from '../scim/scim.discovery.js';
+import { SCIM_TYPE, ScimError, scimErrorHandler } from '../scim/scim.errors.js';
+import { presentScimUser, readScimPatch, readScimUser, readUserNameFilter } from '../scim/scim.users.js';
+
+const MAX_COUNT = 200;
+const config = { scope: 'users' as const };
+const schema = { hide: true };
+
+type IdRequest = { Params: { id: string } };
+
+function positive(value: string | undefined, fallback: number, field: string): number {
+  if (value === undefined) return fallback;
+  if (!/^[0-9]{1,9}$/.test(value)) throw new ScimError(400, 'invalidValue', `${field} must be a whole number`);
+  return Number(value);
+}
+
+export async function scimRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+  app.setErrorHandler(scimErrorHandler);
+  app.addContentTypeParser('application/scim+json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(String(body)));
+    } catch {
+      done(new ScimError(400, 'invalidSyntax', 'the body is not valid JSON'), undefined);
+    }
+  });
+  // Every SCIM call, reads included, needs `users`: a read-only key does not provision.
+  app.addHook('preHandler', async (request) => {
+    const scopes = request.principal?.scopes ?? [];
+    if (!scopes.includes('users') && !scopes.includes('all')) throw insufficientScope('users');
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode < 300 && reply.statusCode !== 204) reply.type(SCIM_TYPE);
+    return payload;
+  });
+
+  const requireUser = async (networkId: string, id: string) => {
+    const row = await findUser(ctx.db, networkId, id);
+    if (!row) throw new ScimError(404, undefined, `user ${id} does not exist`);
+    return presentUser(row);
+  };
+
+  app.get('/scim/v2/ServiceProviderConfig', { config, schema }, async (request) =>
+    serviceProviderConfig(publicBase(request)),
+  );
+  app.get('/scim/v2/Schemas', { config, schema }, async (request) => schemas(publicBase(request)));
+  app.get('/scim/v2/ResourceTypes', { config, schema }, async (request) => resourceTypes(publicBase(request)));
+
+  app.get<{ Querystring: { filter?: string; startIndex?: string; count?: string } }>(
+    '/scim/v2/Users',
+    { config, schema },
+    async (request) => {
+      const userName = readUserNameFilter(request.query.filter);
+      const startIndex = Math.max(1, positive(request.query.startIndex, 1, 'startIndex'));
+      const count = Math.min(MAX_COUNT, positive(request.query.count, 100, 'count'));
+      const rows = (await listUsers(ctx.db, request.principal!.networkId)).filter(
+        (row) => userName === undefined || row.login_name === userName,
+      );
+      const page = rows.slice(startIndex - 1, startIndex - 1 + count);
+      const base = publicBase(request);
+      return {
+        schemas: [LIST_SCHEMA],
+        totalResults: rows.length,
+        startIndex,
+        itemsPerPage: page.length,
+        Resources: page.map((row) => presentScimUser(presentUser(row), base)),
+      };
+    },
+  );
+
+  app.get<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request) =>
+    presentScimUser(await requireUser(request.principal!.networkId, request.params.id), publicBase(request)),
+  );
+
+  app.post('/scim/v2/Users', { config, schema }, async (request, reply) => {
+    const input = readScimUser(request.body);
+    let user = await createUser(ctx, actorOf(request, 201), {
+      loginName: input.userName,
+      ...(input.displayName ? { displayName: input.displayName } : {}),
+      role: 'member',
+    });
+    if (input.active === false) user = await updateUser(ctx, actorOf(request, 201), user.id, { status: 'suspended' });
+    return reply.code(201).send(presentScimUser(user, publicBase(request)));
+  });
+
+  app.put<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request) => {
+    const input = readScimUser(request.body);
+    const current = await requireUser(request.principal!.networkId, request.params.id);
+    if (input.userName.toLowerCase() !== current.loginName) {
+      throw new ScimError(400, 'mutability', 'userName (the login name) cannot be changed');
+    }
+    const user = await updateUser(ctx, actorOf(request), current.id, {
+      ...(input.displayName ? { displayName: input.displayName } : {}),
+      ...(input.active !== undefined ? { status: input.active ? 'active' : 'suspended' } : {}),
+    });
+    return presentScimUser(user, publicBase(request));
+  });
+
+  app.patch<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request) => {
+    const change = readScimPatch(request.body);
+    const current = await requireUser(request.principal!.networkId, request.params.id);
+    const user = await updateUser(ctx, actorOf(request), current.id, {
+      ...(change.displayName !== undefined ? { displayName: change.displayName } : {}),
+      ...(change.active !== undefined ? { status: change.active ? 'active' : 'suspended' } : {}),
+    });
+    return presentScimUser(user, publicBase(request));
+  });
+
+  app.delete<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request, reply) => {
+    await requireUser(request.principal!.networkId, request.params.id);
+    await deleteUser(ctx, actorOf(request, 204), request.params.id);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,48 @@
+/** /v1/network/sso: a network's OpenID provider (read; set with scope `all`). */
+import { SetSsoBody, type SetSsoRequest } from '@warren/contract';
+import type { FastifyInstance } from 'fastify';
+import { getSso, presentSso, setSso } from '../../modules/sso/sso.service.js';
+import { actorOf } from '../actor.js';
+import { apiSchema, ref } from '../openapi.js';
+import { callbackUrl } from '../public-url.js';
+
+const tags = ['network'];
+
+export async function ssoRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+
+  app.get(
+    '/network/sso',
+    {
+      config: { scope: 'read' },
+      schema: apiSchema(
+        {
+          operationId: 'getSso',
+          tags,
+          summary: "The network's single sign-on settings (never the client secret)",
+          response: { 200: ref('SsoConfig') },
+        },
+        [404],
+      ),
+    },
+    async (request) => presentSso(await getSso(ctx, request.principal!.networkId), callbackUrl(request)),
+  );
+
+  app.put<{ Body: SetSsoRequest }>(
+    '/network/sso',
+    {
+      config: { scope: 'all' },
+      schema: apiSchema(
+        {
+          operationId: 'setSso',
+          tags,
+          summary: 'Set the OpenID provider people sign in with, and whether only it signs in',
+          body: SetSsoBody,
+          response: { 200: ref('SsoConfig') },
+        },
+        [400],
+      ),
+    },
+    async (request) => presentSso(await setSso(ctx, actorOf(request), request.body), callbackUrl(request)),
+  );
+}

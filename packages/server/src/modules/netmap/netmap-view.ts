@@ -1,0 +1,451 @@
+/**
+ * One network's view as the policy sees it, for one (netmap epoch, policy version and ETag):
+ * its devices, the peer map per primary assignment, and what is kept per device to make peer
+ * texts and version digests without redoing them per request (see netmap.cache.ts for how
+ * views are kept and patched).
+ */
+import {
+  type CompiledPolicy,
+  PeerMap,
+  type PeerMapDerivation,
+  type PeerView,
+  type PolicyDevice,
+  type PolicyUser,
+} from '../../policy/index.js';
+import { type ClassList, joinedWithout, makeClassList, patchClassList } from './netmap-class-list.js';
+import type { ServedPeers } from './netmap-delta.js';
+import type { Primaries } from './netmap-primaries.js';
+import { type MergedRows, mergeRows } from './netmap-rows.js';
+import { type DeviceIdentityRow, policyDevice } from './policy-inputs.repository.js';
+import type { PresenceSnapshot } from './presence-snapshot.js';
+import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
+
+/**
+ * How a view comes from an earlier one: `from[i]` is the index there of device i when its row
+ * is unchanged, else -1 (changed or new). `sameSlots`: no device left, so every unchanged
+ * device kept its index (`from[i]` is i or -1) and new ones were appended.
+ */
+interface Derivation extends Omit<MergedRows, 'rows'> {
+  view: NetworkView;
+}
+
+/** The peer map of one primary assignment, and what is summed up per class from it. */
+interface MapState {
+  primaries: Primaries;
+  map: PeerMap;
+  classDigests: Map<number, SetDigest>;
+  /** Per class that sees everyone, every device's JSON as it sees it, for one presence. */
+  classLists: Map<number, ClassList>;
+  /**
+   * Per class, a list of an earlier state and the slots changed since, made current on first
+   * use (patchClassList): a patch costs nothing per class list until a device is served one.
+   */
+  staleLists: Map<number, { list: ClassList; changed: Set<number> }>;
+}
+
+const newState = (primaries: Primaries, map: PeerMap): MapState => ({
+  primaries,
+  map,
+  classDigests: new Map(),
+  classLists: new Map(),
+  staleLists: new Map(),
+});
+
+export class NetworkView {
+  /** Device id → index. Shared with the view it was patched from when no device was added. */
+  readonly index: Map<string, number>;
+  /** Every device's id, in view order: shared by the peer lists made from this view. */
+  private readonly ids: readonly string[];
+  private readonly devices: PolicyDevice[];
+  private readonly peerFields: Array<string | undefined>;
+  /** Per device, its whole peer JSON when offline (2i) and online (2i + 1). */
+  private readonly plainPeers: Array<string | undefined>;
+  private peerMap: MapState | undefined;
+  /** Per device, the hash of its peer text as every viewer sees it when no route is involved. */
+  private readonly plainHashes: Uint32Array;
+  private readonly plainHashed: Uint8Array;
+  /** Per device, the hash of its id (a member of presence digests). */
+  private readonly idHashes: Uint32Array;
+  private readonly idHashed: Uint8Array;
+  private readonly scratch = new Uint32Array(DIGEST_WORDS);
+  private online: { snapshot: PresenceSnapshot; digest: SetDigest } | undefined;
+  /**
+   * Per device, the stamp of the inputs its netmap was last built from here and that netmap's
+   * hash: while both still hold, its stored version is current (netmap.service.ts).
+   */
+  readonly versions = new Map<string, { stamp: string; hash: string }>();
+
+  /**
+   * With `derived`, the view is a patch of an earlier one of the same policy (see patched and
+   * Derivation). Everything kept per unchanged device (its texts and hashes, its place in the
+   * peer map) carries over.
+   */
+  constructor(
+    readonly key: string,
+    private readonly policy: CompiledPolicy,
+    private readonly rows: DeviceIdentityRow[],
+    /** The network's users as the policy sees them (login and role). */
+    readonly users: PolicyUser[],
+    derived?: Derivation,
+  ) {
+    const n = rows.length;
+    if (derived?.sameSlots) {
+      // Every device kept its slot: copy what the earlier view holds wholesale, then redo the
+      // changed and appended slots. This is what makes a re-tag cheap at 10,000 devices.
+      const prev = derived.view;
+      const { from } = derived;
+      const m = prev.rows.length;
+      this.devices = prev.devices.slice();
+      this.peerFields = prev.peerFields.slice();
+      this.plainPeers = prev.plainPeers.slice();
+      this.plainHashes = new Uint32Array(DIGEST_WORDS * n);
+      this.plainHashes.set(prev.plainHashes.subarray(0, DIGEST_WORDS * m));
+      this.plainHashed = new Uint8Array(n);
+      this.plainHashed.set(prev.plainHashed);
+      this.idHashes = new Uint32Array(DIGEST_WORDS * n);
+      this.idHashes.set(prev.idHashes.subarray(0, DIGEST_WORDS * m));
+      this.idHashed = new Uint8Array(n);
+      this.idHashed.set(prev.idHashed);
+      const added = n > m;
+      this.ids = added ? rows.map((row) => row.id) : prev.ids;
+      this.index = added ? new Map(prev.index) : prev.index;
+      for (let i = 0; i < n; i++) {
+        if (from[i] >= 0) continue;
+        this.devices[i] = policyDevice(rows[i]);
+        this.peerFields[i] = undefined;
+        this.plainPeers[2 * i] = undefined;
+        this.plainPeers[2 * i + 1] = undefined;
+        this.plainHashed[i] = 0;
+        if (i >= m) this.index.set(rows[i].id, i);
+      }
+    } else {
+      const prev = derived?.view;
+      const from = derived?.from;
+      this.devices = new Array(n);
+      this.index = new Map();
+      this.peerFields = new Array(n);
+      this.plainPeers = new Array(2 * n);
+      this.plainHashes = new Uint32Array(DIGEST_WORDS * n);
+      this.plainHashed = new Uint8Array(n);
+      this.idHashes = new Uint32Array(DIGEST_WORDS * n);
+      this.idHashed = new Uint8Array(n);
+      for (let i = 0; i < n; i++) {
+        const j = from ? from[i] : -1;
+        this.index.set(rows[i].id, i);
+        if (prev && j >= 0) {
+          this.devices[i] = prev.devices[j];
+          this.copySlot(prev, j, i);
+        } else this.devices[i] = policyDevice(rows[i]);
+      }
+      this.ids = rows.map((row) => row.id);
+    }
+    const held = derived?.view.peerMap;
+    if (held && derived) {
+      this.peerMap = this.derivedState(derived.view, held, held.primaries, derived.from, derived.sameSlots);
+    }
+  }
+
+  /**
+   * The state of a peer map for `primaries` derived from `held` (a state of `prev`, this view
+   * or the one it was patched from), where `from` names the unchanged slots. With the same
+   * slots, each class's digest and list carry over with only the changed slots redone, so a
+   * device that sees everyone pays for the change, not for the network.
+   */
+  private derivedState(
+    prev: NetworkView,
+    held: MapState,
+    primaries: Primaries,
+    from: Int32Array,
+    sameSlots: boolean,
+  ): MapState {
+    if (!held.map.derivable) {
+      return newState(primaries, this.derivedMap(primaries));
+    }
+    const map = this.derivedMap(primaries, { map: held.map, from, sameSlots });
+    const state = newState(primaries, map);
+    if (!sameSlots) return state;
+    const changed: number[] = [];
+    for (let i = 0; i < from.length; i++) if (from[i] < 0) changed.push(i);
+    const before = prev.rows.length;
+    for (const [c, digest] of held.classDigests) {
+      const next = new SetDigest().merge(digest);
+      for (const i of changed) {
+        if (i < before) next.toggle(...prev.peerHash(i, held.map.classView(c, i)));
+        next.toggle(...this.peerHash(i, map.classView(c, i)));
+      }
+      state.classDigests.set(c, next);
+    }
+    // Lists carry over while the devices are the same ids in the same order.
+    if (this.ids === prev.ids) {
+      for (const [c, stale] of held.staleLists) {
+        state.staleLists.set(c, { list: stale.list, changed: new Set([...stale.changed, ...changed]) });
+      }
+      for (const [c, list] of held.classLists) state.staleLists.set(c, { list, changed: new Set(changed) });
+    }
+    return state;
+  }
+
+  /** Copies what `prev` keeps for its device j to slot i. */
+  private copySlot(prev: NetworkView, j: number, i: number): void {
+    this.peerFields[i] = prev.peerFields[j];
+    this.plainPeers[2 * i] = prev.plainPeers[2 * j];
+    this.plainPeers[2 * i + 1] = prev.plainPeers[2 * j + 1];
+    this.plainHashed[i] = prev.plainHashed[j];
+    this.idHashed[i] = prev.idHashed[j];
+    for (let w = 0; w < DIGEST_WORDS; w++) {
+      this.plainHashes[DIGEST_WORDS * i + w] = prev.plainHashes[DIGEST_WORDS * j + w];
+      this.idHashes[DIGEST_WORDS * i + w] = prev.idHashes[DIGEST_WORDS * j + w];
+    }
+  }
+
+  /** A peer map for `primaries`, derived from an earlier one (PeerMap) or built anew. */
+  private derivedMap(primaries: Primaries, derived?: PeerMapDerivation): PeerMap {
+    return new PeerMap(this.policy, this.withRoutes(primaries), this.users, { derived, byId: this.index });
+  }
+
+  /**
+   * This view with the devices `changedIds` names read again: `rows` are those that still
+   * exist (a changed id without a row was deleted), in the order of the full view's query, and
+   * `users` every user the view knows after the change. Unchanged devices keep their place,
+   * changed ones are replaced where they were, new ones are appended; the peer map is derived
+   * from this one's by identity class (PeerMap), so the work follows the change, not the network.
+   */
+  patched(
+    key: string,
+    rows: readonly DeviceIdentityRow[],
+    changedIds: Iterable<string>,
+    users: PolicyUser[],
+  ): NetworkView {
+    const merged = mergeRows(this.rows, this.index, rows, changedIds);
+    return new NetworkView(key, this.policy, merged.rows, users, { view: this, ...merged });
+  }
+
+  /** The view's devices with the routes they serve under `primaries` (what the peer map reads). */
+  private withRoutes(primaries: Primaries): PolicyDevice[] {
+    if (primaries.served.size === 0) return this.devices;
+    return this.devices.map((d) => {
+      const routes = primaries.served.get(d.id);
+      return routes ? { ...d, routes, primaryRoutes: primaries.byDevice.get(d.id) ?? [] } : d;
+    });
+  }
+
+  get size(): number {
+    return this.rows.length;
+  }
+
+  /**
+   * The peer map for a primary assignment. When the assignment moved (a router went offline
+   * or came back), the map is derived from the one held, placing again only the routers whose
+   * routes changed.
+   */
+  peersFor(primaries: Primaries): PeerMap {
+    const held = this.peerMap;
+    if (held?.primaries.key !== primaries.key) {
+      this.peerMap = held
+        ? this.derivedState(this, held, primaries, this.unmoved(held.primaries, primaries), true)
+        : newState(primaries, this.derivedMap(primaries));
+    }
+    return this.peerMap!.map;
+  }
+
+  /** Each device's own index, or -1 for the routers whose routes differ between a and b. */
+  private unmoved(a: Primaries, b: Primaries): Int32Array {
+    const from = Int32Array.from(this.devices, (_, i) => i);
+    for (const side of [a, b]) {
+      for (const id of [...side.served.keys(), ...side.byDevice.keys()]) {
+        const i = this.index.get(id);
+        if (i === undefined) continue;
+        const same =
+          String(a.served.get(id)) === String(b.served.get(id)) &&
+          String(a.byDevice.get(id)) === String(b.byDevice.get(id));
+        if (!same) from[i] = -1;
+      }
+    }
+    return from;
+  }
+
+  /**
+   * The JSON of a peer as every viewer sees it when no route of it is visible: the peer map
+   * then hands out the same frozen allowedIPs (its addresses) to every viewer, so the text is
+   * made once per view and presence. Otherwise only the fields that do not depend on the viewer
+   * are reused.
+   */
+  peerJson(i: number, view: PeerView, online: boolean): string {
+    if (this.isPlain(i, view)) {
+      const slot = 2 * i + (online ? 1 : 0);
+      let text = this.plainPeers[slot];
+      if (text === undefined) {
+        text = `${this.peerText(i, view)},"online":${online}}`;
+        this.plainPeers[slot] = text;
+      }
+      return text;
+    }
+    return `${this.peerText(i, view)},"online":${online}}`;
+  }
+
+  /** Frozen and as long as the peer's addresses: the view every viewer shares when no route shows. */
+  private isPlain(i: number, view: PeerView): boolean {
+    return Object.isFrozen(view) && view.allowedIPs.length === this.devices[i].addresses.length;
+  }
+
+  /** A peer's JSON up to its presence: what the peer is, as this viewer sees it. */
+  private peerText(i: number, view: PeerView): string {
+    return `${this.peerPrefix(i)}${JSON.stringify(view.allowedIPs)}`;
+  }
+
+  /**
+   * What a device's netmap is made of besides its own record, as a string that changes exactly
+   * when that does: a digest of its peers as it sees them, and one of those of them that are
+   * online. A device that sees everyone (PeerMap.everyoneClassOf) gets both from digests kept
+   * for the whole network, in constant time: its class's view of every device, and every online
+   * device, each less the device itself. Any other device's peers are listed and hashed.
+   */
+  fingerprint(
+    primaries: Primaries,
+    deviceId: string,
+    presence: PresenceSnapshot,
+    /** `list`: hash every peer even when a shortcut applies (the reference the shortcut must equal). */
+    how: 'auto' | 'list' = 'auto',
+  ): string {
+    const map = this.peersFor(primaries);
+    const d = this.index.get(deviceId);
+    if (d === undefined) return '';
+    const structure = new SetDigest();
+    const online = new SetDigest();
+    const c = how === 'auto' ? map.everyoneClassOf(deviceId) : undefined;
+    if (c !== undefined) {
+      structure.merge(this.classDigest(c)).toggle(...this.peerHash(d, map.classView(c, d)));
+      online.merge(this.onlineDigest(presence));
+      if (presence.online.has(deviceId)) online.toggle(...this.idHash(d));
+    } else {
+      for (const peer of map.peers(deviceId)) {
+        const i = this.index.get(peer.id)!;
+        structure.toggle(...this.peerHash(i, peer));
+        if (presence.online.has(peer.id)) online.toggle(...this.idHash(i));
+      }
+    }
+    return `${structure.hex()}${online.hex()}`;
+  }
+
+  /**
+   * The peers of a device that sees everyone (PeerMap.everyoneClassOf): its class's list of
+   * every device, made once per presence snapshot and shared by the class, with the index of
+   * the device's own entry, which is not a peer. Undefined for any other device.
+   */
+  everyonePeers(
+    primaries: Primaries,
+    deviceId: string,
+    presence: PresenceSnapshot,
+  ): { list: ClassList; skip: number } | undefined {
+    const map = this.peersFor(primaries);
+    const c = map.everyoneClassOf(deviceId);
+    const d = this.index.get(deviceId);
+    if (c === undefined || d === undefined) return undefined;
+    const holder = this.peerMap!;
+    let list = holder.classLists.get(c);
+    if (list?.presence !== presence) {
+      const textOf = (i: number) => this.peerJson(i, map.classView(c, i), presence.online.has(this.ids[i]));
+      const stale = holder.staleLists.get(c);
+      list =
+        stale?.list.presence === presence
+          ? patchClassList(
+              stale.list,
+              this.ids,
+              [...stale.changed].sort((a, b) => a - b),
+              textOf,
+            )
+          : makeClassList(this.ids, presence, textOf);
+      holder.classLists.set(c, list);
+      holder.staleLists.delete(c);
+    }
+    return { list, skip: d };
+  }
+
+  /** The JSON array of everyonePeers; undefined for a device that does not see everyone. */
+  everyonePeersJson(primaries: Primaries, deviceId: string, presence: PresenceSnapshot): string | undefined {
+    const peers = this.everyonePeers(primaries, deviceId, presence);
+    return peers && joinedWithout(peers.list, peers.skip);
+  }
+
+  /** The peers of any device, listed: their ids and texts in view order. */
+  listedPeers(primaries: Primaries, deviceId: string, presence: PresenceSnapshot): ServedPeers {
+    const peers = this.peersFor(primaries).peers(deviceId);
+    const ids: string[] = new Array(peers.length);
+    const texts: string[] = new Array(peers.length);
+    for (let k = 0; k < peers.length; k++) {
+      const peer = peers[k];
+      ids[k] = peer.id;
+      texts[k] = this.peerJson(this.index.get(peer.id)!, peer, presence.online.has(peer.id));
+    }
+    return { ids, texts };
+  }
+
+  /** Every device as members of class `c` see it, for the current primaries; kept per class. */
+  private classDigest(c: number): SetDigest {
+    const holder = this.peerMap!;
+    let digest = holder.classDigests.get(c);
+    if (!digest) {
+      digest = new SetDigest();
+      for (let i = 0; i < this.devices.length; i++) digest.toggle(...this.peerHash(i, holder.map.classView(c, i)));
+      holder.classDigests.set(c, digest);
+    }
+    return digest;
+  }
+
+  /**
+   * Every online device of this view, for one presence snapshot. A snapshot made from the one
+   * this digest was made for, by devices that left or joined, is followed by toggling those
+   * devices (a handful) rather than hashing every online device again (10,000: about a
+   * millisecond).
+   */
+  private onlineDigest(presence: PresenceSnapshot): SetDigest {
+    if (this.online?.snapshot !== presence) {
+      const from = presence.madeFrom;
+      const digest = new SetDigest();
+      let changed: Iterable<string> = presence.online;
+      if (from && this.online?.snapshot === from.snapshot) {
+        digest.merge(this.online.digest);
+        changed = [...from.left, ...from.joined];
+      }
+      for (const id of changed) {
+        const i = this.index.get(id);
+        if (i !== undefined) digest.toggle(...this.idHash(i));
+      }
+      this.online = { snapshot: presence, digest };
+    }
+    return this.online.digest;
+  }
+
+  private peerHash(i: number, view: PeerView): [Uint32Array, number] {
+    const at = DIGEST_WORDS * i;
+    if (this.isPlain(i, view)) {
+      if (!this.plainHashed[i]) {
+        hashInto(this.peerText(i, view), this.plainHashes, at);
+        this.plainHashed[i] = 1;
+      }
+      return [this.plainHashes, at];
+    }
+    hashInto(this.peerText(i, view), this.scratch, 0);
+    return [this.scratch, 0];
+  }
+
+  private idHash(i: number): [Uint32Array, number] {
+    const at = DIGEST_WORDS * i;
+    if (!this.idHashed[i]) {
+      hashInto(this.devices[i].id, this.idHashes, at);
+      this.idHashed[i] = 1;
+    }
+    return [this.idHashes, at];
+  }
+
+  private peerPrefix(i: number): string {
+    let text = this.peerFields[i];
+    if (text === undefined) {
+      const d = this.devices[i];
+      const name = this.rows[i].name;
+      text = `{"id":${JSON.stringify(d.id)},"name":${JSON.stringify(name)},"addresses":${JSON.stringify(d.addresses)},"tags":${JSON.stringify(d.tags)},"allowedIPs":`;
+      this.peerFields[i] = text;
+    }
+    return text;
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The per-process cache behind netmaps: one NetworkView per network and database, valid for
+ * one (netmap epoch, policy version and ETag) as read from the database. Every change that can
+ * alter who sees whom — enrollment, deletion, tags, routes, user roles, the policy — bumps the
+ * epoch in its own transaction, so an instance never serves a view older than the database,
+ * whichever instance made the change.
+ *
+ * A view is patched rather than rebuilt when the policy is the same and the netmap change log
+ * (netmap-changes.ts) covers every epoch since the view's: only the devices it names are read
+ * again, and everything else the view worked out carries over (NetworkView.patched). Anything
+ * else — a policy or role change, a log pruned past the view — loads the view anew.
+ */
+import { type PolicyUser, roleMap } from '../../policy/index.js';
+import type { Db } from '../../storage/database.js';
+import { currentPolicy, meaningKey } from '../acl/policy-cache.js';
+import { changedSince } from '../network/netmap-changes.js';
+import { type NetmapHead, usersNamed } from './netmap.repository.js';
+import { NetworkView } from './netmap-view.js';
+import { deviceIdentities, policyUsers } from './policy-inputs.repository.js';
+
+export { type ClassList, joinedWithout } from './netmap-class-list.js';
+export { type Primaries, primariesOf } from './netmap-primaries.js';
+export { NetworkView } from './netmap-view.js';
+
+/** How views were made in this process: counted so tests can tell a patch from a rebuild. */
+export const viewStats = { loads: 0, patches: 0 };
+
+interface Entry {
+  key: string;
+  head: NetmapHead;
+  view: Promise<NetworkView>;
+}
+
+/** Networks whose view is kept per database; the least recently used is dropped past this. */
+const MAX_NETWORKS = 64;
+/**
+ * Per database, so that two instances in one process (tests, benchmarks) keep their own views
+ * as two processes would.
+ */
+const caches = new WeakMap<Db, Map<string, Entry>>();
+
+/** Drops every view held for this database: the next request loads anew (tests compare with it). */
+export function forgetViews(db: Db): void {
+  caches.delete(db);
+}
+
+const viewKey = (head: NetmapHead) => `${head.epoch}:${head.policyVersion}:${head.policyEtag}`;
+
+/**
+ * The network's view for this head: the one held when its key matches; else patched from the
+ * one held, or loaded (once, for concurrent callers). `reload` forces a load.
+ */
+export function networkView(db: Db, networkId: string, head: NetmapHead, reload = false): Promise<NetworkView> {
+  let views = caches.get(db);
+  if (!views) {
+    views = new Map();
+    caches.set(db, views);
+  }
+  const key = viewKey(head);
+  const hit = views.get(networkId);
+  views.delete(networkId);
+  // A call whose head is older than the held view's (concurrent calls finish in any order) is
+  // served that view: a state after the call began, never one before. Rebuilt back to the
+  // call's own head, it cost a whole load, and the next call's patch or load forward again.
+  if (hit && !reload && (hit.key === key || hit.head.epoch > head.epoch)) {
+    views.set(networkId, hit);
+    return hit.view;
+  }
+  // A held view is patched to a later epoch by the change log; one of another policy only when
+  // the log says the new policy changed no netmap, and its meaning is the view's (patchView).
+  const patchable = hit && !reload && hit.head.epoch < head.epoch;
+  const samePolicy = hit?.head.policyVersion === head.policyVersion && hit?.head.policyEtag === head.policyEtag;
+  const view = patchable ? patchView(db, networkId, hit, head, key, samePolicy) : loadView(db, networkId, key);
+  const entry = { key, head, view };
+  views.set(networkId, entry);
+  if (views.size > MAX_NETWORKS) views.delete(views.keys().next().value as string);
+  view.catch(() => {
+    if (views.get(networkId) === entry) views.delete(networkId);
+  });
+  return view;
+}
+
+/** The policy meaning (policy-cache.ts meaningKey) each view was built with. */
+const meanings = new WeakMap<NetworkView, string>();
+
+async function loadView(db: Db, networkId: string, key: string): Promise<NetworkView> {
+  // Read after the head that names this view: a change committed in between makes the view
+  // newer than its key, never older, and the next request's head brings it up to date.
+  const [policy, rows, users] = await Promise.all([
+    currentPolicy(db, networkId),
+    deviceIdentities(db, networkId),
+    policyUsers(db, networkId),
+  ]);
+  viewStats.loads++;
+  const view = new NetworkView(key, policy.compiled, rows, users);
+  meanings.set(view, meaningKey(policy));
+  return view;
+}
+
+/**
+ * The held view brought to `head` by the change log: the devices changed since its epoch are
+ * read again (as of now, which may be newer than `head`, as with loadView) and patched in. A
+ * new policy is carried over only when the log covers its epoch (the policy PUT logs one that
+ * changed no netmap) and it means what the view's does; a view nothing changed for is kept as
+ * it is, with the versions it remembers.
+ */
+async function patchView(
+  db: Db,
+  networkId: string,
+  held: Entry,
+  head: NetmapHead,
+  key: string,
+  samePolicy: boolean,
+): Promise<NetworkView> {
+  const [prev, changed, policy] = await Promise.all([
+    held.view.catch(() => undefined),
+    changedSince(db, networkId, held.head.epoch, head.epoch),
+    samePolicy ? undefined : currentPolicy(db, networkId),
+  ]);
+  if (!prev || !changed) return loadView(db, networkId, key);
+  const meaning = meanings.get(prev);
+  if (policy && (meaning === undefined || meaningKey(policy) !== meaning)) return loadView(db, networkId, key);
+  if (changed.length === 0) {
+    viewStats.patches++;
+    return prev;
+  }
+  const rows = await deviceIdentities(db, networkId, changed);
+  const users = await withOwners(db, networkId, prev.users, rows);
+  if (!users) return loadView(db, networkId, key);
+  viewStats.patches++;
+  const view = prev.patched(key, rows, changed, users);
+  if (meaning !== undefined) meanings.set(view, meaning);
+  return view;
+}
+
+/**
+ * `users` and the owners of `rows` it does not know yet (a device enrolled for a new user), or
+ * undefined when an owner it knows has another role now: a user removed and created again
+ * under the same login, whose identity class the view would otherwise reuse.
+ */
+async function withOwners(
+  db: Db,
+  networkId: string,
+  users: PolicyUser[],
+  rows: readonly { user_login: string | null }[],
+): Promise<PolicyUser[] | undefined> {
+  const logins = [...new Set(rows.map((r) => r.user_login))].filter((l): l is string => l !== null);
+  if (logins.length === 0) return users;
+  const known = roleMap(users);
+  const owners = await usersNamed(db, networkId, logins);
+  if (owners.some((u) => known.has(u.login) && known.get(u.login) !== u.role)) return undefined;
+  const added = owners.filter((u) => !known.has(u.login));
+  return added.length === 0 ? users : [...users, ...added];
+}
