@@ -9,6 +9,7 @@ import { type EmbeddedRelayOptions, startEmbeddedRelay } from './control/derp/em
 import { nodeRoutes } from './control/native/node.routes.js';
 import { tailscaleRoutes, ts2021Upgrade } from './control/tailscale/ts2021.js';
 import { routeUpgrades, type UpgradeHandler } from './control/upgrades.js';
+import type { Worker } from './core/worker.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
 import { clientErrorHandler } from './http/client-error.js';
@@ -40,6 +41,7 @@ import { webhooksRoutes } from './http/routes/webhooks.routes.js';
 import { registerValidation } from './http/validation.js';
 import { LogIds } from './lib/log-ids.js';
 import { type Clock, systemClock } from './lib/time.js';
+import { startEphemeralSweeper } from './modules/devices/ephemeral-sweeper.js';
 import { startEventWork } from './modules/events/events.worker.js';
 import { startConnectionRetention } from './modules/logs/connections.retention.js';
 import { startWebhookDispatcher } from './modules/webhooks/dispatcher.js';
@@ -139,8 +141,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   upgrades.set('/ts2021', ts2021Upgrade(app));
   routeUpgrades(app.server, upgrades, (request, response) => app.routing(request, response));
   if (options.console !== false) registerConsole(app, options.console);
-  startConnectionRetention(app);
-  startEventWork(app);
-  startWebhookDispatcher(app);
+  // Background work of this process, stopped (in this order) when the app closes.
+  const workers: Worker[] = [
+    startEphemeralSweeper(ctx, app.log),
+    startConnectionRetention(ctx, app.log),
+    startEventWork(ctx, app.log),
+    startWebhookDispatcher(ctx, app.log, app.server),
+  ];
+  for (const worker of workers) app.addHook('onClose', () => worker.stop());
   return app;
 }

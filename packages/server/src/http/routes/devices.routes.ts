@@ -13,7 +13,6 @@ import {
   listDevicesBody,
   setDeviceTags,
 } from '../../modules/devices/devices.service.js';
-import { startEphemeralSweeper } from '../../modules/devices/ephemeral-sweeper.js';
 import { ListBodies } from '../../modules/devices/list-bodies.js';
 import { isPostgres } from '../../storage/database.js';
 import { actorOf } from '../actor.js';
@@ -26,7 +25,6 @@ const tags = ['devices'];
 
 export async function devicesRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  startEphemeralSweeper(app);
   let kept: KeptLists | undefined;
 
   app.get<{ Querystring: DeviceListInput }>(

@@ -7,11 +7,11 @@
  * transaction, so the later one finds nothing left to do.
  */
 
-import type { FastifyInstance } from 'fastify';
 import type { ExpressionBuilder } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { systemActor } from '../../core/actor.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
+import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Database } from '../../storage/schema.js';
 import { EPHEMERAL_OFFLINE_MS, ONLINE_WINDOW_MS } from '../network/online.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
@@ -69,18 +69,18 @@ export async function sweepEphemeralDevices(ctx: Pick<AppContext, 'db' | 'clock'
   }
 }
 
-/** Runs the sweep in the background (unref'd) until the app closes. */
-export function startEphemeralSweeper(app: FastifyInstance): void {
+/** Runs the sweep in the background (unref'd) until stopped. */
+export function startEphemeralSweeper(ctx: Pick<AppContext, 'db' | 'clock'>, log: WorkerLog): Worker {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    sweepEphemeralDevices(app.ctx)
-      .catch((error) => app.log.error({ err: error }, 'ephemeral device sweep failed'))
+    sweepEphemeralDevices(ctx)
+      .catch((error) => log.error({ err: error }, 'ephemeral device sweep failed'))
       .finally(() => {
         running = false;
       });
   }, SWEEP_INTERVAL_MS);
   timer.unref();
-  app.addHook('onClose', async () => clearInterval(timer));
+  return { stop: async () => clearInterval(timer) };
 }

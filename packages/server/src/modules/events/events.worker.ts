@@ -2,8 +2,8 @@
  * The background work of events: the detector pass (presence, key expiry) every few seconds
  * and the retention sweep, which keeps events as long as the plan keeps its logs.
  */
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
+import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Db } from '../../storage/database.js';
 import { logRetentionDays } from '../logs/connections.retention.js';
 import { detectKeyExpiry, detectPresence, forgetGone } from './detector.js';
@@ -34,8 +34,7 @@ export async function sweepEvents(ctx: Pick<AppContext, 'db' | 'clock' | 'settin
   await forgetGone(db);
 }
 
-export function startEventWork(app: FastifyInstance): void {
-  const { ctx } = app;
+export function startEventWork(ctx: Pick<AppContext, 'db' | 'clock' | 'settings'>, log: WorkerLog): Worker {
   let running: Promise<void> | undefined;
   let lastSweep = 0;
   const pass = async () => {
@@ -48,13 +47,15 @@ export function startEventWork(app: FastifyInstance): void {
   const timer = setInterval(() => {
     if (running) return;
     running = pass()
-      .catch((error: unknown) => app.log.error({ err: error }, 'event detector pass failed'))
+      .catch((error: unknown) => log.error({ err: error }, 'event detector pass failed'))
       .finally(() => {
         running = undefined;
       });
   }, ctx.settings.eventDetectorIntervalMs ?? DETECT_INTERVAL_MS).unref();
-  app.addHook('onClose', async () => {
-    clearInterval(timer);
-    await running;
-  });
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -5,8 +5,8 @@
  * so writers and readers are never held up for long. Several instances sweeping the same
  * PostgreSQL database at once is harmless: a row is deleted once.
  */
-import type { FastifyInstance } from 'fastify';
-import type { Settings } from '../../context.js';
+import type { AppContext, Settings } from '../../context.js';
+import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Db } from '../../storage/database.js';
 import { limitsOf } from '../network/plans.js';
 import { deleteConnectionsBefore } from './connections.repository.js';
@@ -49,11 +49,10 @@ export async function sweepConnectionLog(db: Db, now: number, options: SweepOpti
 }
 
 /**
- * Starts the periodic sweep (the timer does not keep the process alive) and stops it when
- * the app closes, waiting for a sweep in progress to finish its current statement.
+ * Starts the periodic sweep (the timer does not keep the process alive); stopping it waits for
+ * a sweep in progress to finish its current statement.
  */
-export function startConnectionRetention(app: FastifyInstance): () => Promise<void> {
-  const { ctx } = app;
+export function startConnectionRetention(ctx: Pick<AppContext, 'db' | 'clock' | 'settings'>, log: WorkerLog): Worker {
   const intervalMs = ctx.settings.connectionRetentionIntervalMs ?? RETENTION_INTERVAL_MS;
   let stopped = false;
   let running: Promise<void> | undefined;
@@ -61,9 +60,9 @@ export function startConnectionRetention(app: FastifyInstance): () => Promise<vo
     if (running || stopped) return;
     running = sweepConnectionLog(ctx.db, ctx.clock.now(), { settings: ctx.settings, shouldStop: () => stopped })
       .then((deleted) => {
-        if (deleted > 0) app.log.info({ deleted }, 'connection log: expired entries deleted');
+        if (deleted > 0) log.info({ deleted }, 'connection log: expired entries deleted');
       })
-      .catch((error: unknown) => app.log.error({ err: error }, 'connection log retention sweep failed'))
+      .catch((error: unknown) => log.error({ err: error }, 'connection log retention sweep failed'))
       .finally(() => {
         running = undefined;
       });
@@ -74,6 +73,5 @@ export function startConnectionRetention(app: FastifyInstance): () => Promise<vo
     clearInterval(timer);
     await running;
   };
-  app.addHook('onClose', stop);
-  return stop;
+  return { stop };
 }

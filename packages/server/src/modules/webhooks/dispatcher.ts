@@ -16,9 +16,11 @@
  * to requests when it is saturated (pacer.ts).
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Server } from 'node:http';
+import type { AppContext } from '../../context.js';
 import { matchesFilters } from '../../core/events.js';
 import { onEventsCommitted } from '../../core/unit-of-work.js';
+import type { WorkerLog } from '../../core/worker.js';
 import { parseList } from '../../lib/json.js';
 import type { Db } from '../../storage/database.js';
 import { type AttemptOptions, attemptDelivery, expiredOutcome, type Outcome } from './attempt.js';
@@ -52,7 +54,7 @@ export class WebhookDispatcher {
 
   constructor(
     private readonly db: Db,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: WorkerLog,
     private readonly options: DispatcherOptions,
     private readonly pacer: Pacer,
   ) {}
@@ -211,21 +213,27 @@ export class WebhookDispatcher {
   }
 }
 
-/** Runs the dispatcher of this process until the app closes. */
-export function startWebhookDispatcher(app: FastifyInstance): WebhookDispatcher {
-  const { settings } = app.ctx;
+/**
+ * Runs the dispatcher of this process until stopped. `server`: the HTTP server whose requests
+ * deliveries yield to (pacer.ts).
+ */
+export function startWebhookDispatcher(
+  ctx: Pick<AppContext, 'db' | 'settings'>,
+  log: WorkerLog,
+  server: Server | undefined,
+): WebhookDispatcher {
+  const { settings } = ctx;
   const dispatcher = new WebhookDispatcher(
-    app.ctx.db,
-    app.log,
+    ctx.db,
+    log,
     {
       allowPrivate: settings.webhooksAllowPrivate === true,
       timeoutMs: settings.webhookTimeoutMs ?? 15 * SECOND,
       schedule: settings.webhookRetryScheduleMs ?? RETRY_SCHEDULE_MS,
       maxEndpoints: 64,
     },
-    new Pacer(app.server),
+    new Pacer(server),
   );
   dispatcher.start();
-  app.addHook('onClose', () => dispatcher.stop());
   return dispatcher;
 }
