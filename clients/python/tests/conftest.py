@@ -96,7 +96,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log = tmp / "server.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
-            [*WARREN, "serve", "--db", database, "--host", "127.0.0.1", "--port", url.rsplit(":", 1)[1]],
+            # Webhook tests deliver to a receiver on loopback over plain http, which only this allows.
+            [*WARREN, "serve", "--db", database, "--host", "127.0.0.1", "--port", url.rsplit(":", 1)[1], "--webhooks-allow-private"],
             cwd=REPO,
             stdout=output,
             stderr=subprocess.STDOUT,

@@ -48,7 +48,7 @@ OPERATIONS: Dict[str, str] = {
     "deleteWebhook": "client.webhooks.delete",
     "rotateWebhookSecret": "client.webhooks.rotate",
     "testWebhook": "client.webhooks.test",
-    "listWebhookDeliveries": "client.webhooks.deliveries",
+    "listWebhookDeliveries": "client.webhooks.deliveries_page",
     "retryWebhookDelivery": "client.webhooks.retry",
     "registerNode": "node.register",
     "heartbeat": "node.heartbeat",
@@ -64,6 +64,7 @@ HELPERS = {
     "client.logs.connections",
     "client.logs.audit",
     "client.events.list",
+    "client.webhooks.deliveries",
     "client.close",
     "node.close",
 }
@@ -130,3 +131,22 @@ def test_every_public_method_implements_an_operation_or_is_a_known_helper() -> N
     roots = _roots()
     unexplained = sorted(_public_methods(roots) - set(OPERATIONS.values()) - HELPERS)
     assert not unexplained, f"public methods mapped to no operation: {', '.join(unexplained)}"
+
+
+def test_help_and_the_readme_name_every_method() -> None:
+    """``help(warren.Client)`` and the README's table list every service and each of its calls."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    doc = inspect.getdoc(warren.Client) or ""
+    client = _roots()["client"]
+    services = {name: value for name, value in vars(client).items() if not name.startswith("_")}
+    assert {"events", "webhooks"} <= set(services)
+    for name, service in services.items():
+        assert f"``{name}``" in doc, f"help(warren.Client) does not list {name}"
+        row = next((line for line in readme.splitlines() if line.startswith(f"| `client.{name}` |")), "")
+        assert row, f"the README's table has no row for client.{name}"
+        methods = [m for m, _ in inspect.getmembers(service, inspect.ismethod) if not m.startswith("_")]
+        line = next(line for line in doc.splitlines() if f"``{name}``:" in line)
+        following = doc[doc.index(line) :].split("\n- ")[0]
+        for method in methods:
+            assert f"``{method}``" in following, f"help(warren.Client) does not list {name}.{method}"
+            assert f"`{method}(" in row, f"the README's row for client.{name} does not list {method}"

@@ -56,7 +56,7 @@ def test_an_error_names_its_policy_problems() -> None:
         "policy_invalid",
         "the policy has 1 problem",
         request_id="req_1",
-        errors=[warren.PolicyError(line=4, column=35, msg='group "group:ops" is not defined')],
+        errors=[warren.PolicyProblem(line=4, column=35, msg='group "group:ops" is not defined')],
     )
     assert str(error) == (
         '400 policy_invalid: the policy has 1 problem (request req_1)\n'
@@ -65,7 +65,8 @@ def test_an_error_names_its_policy_problems() -> None:
 
 
 def test_an_error_survives_pickling() -> None:
-    error = warren.WarrenError(429, "rate_limited", "slow down", retry_after=7.0, request_id="req_2")
+    error = warren.RateLimitedError(429, "rate_limited", "slow down", retry_after=7.0, request_id="req_2")
     copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is warren.RateLimitedError
     assert (copy.status, copy.code, copy.detail, copy.retry_after, copy.request_id) == (429, "rate_limited", "slow down", 7.0, "req_2")
     assert str(copy) == str(error)

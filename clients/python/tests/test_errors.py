@@ -23,7 +23,7 @@ def test_past_its_rate_limit_a_key_gets_429_with_retry_after(server: Server, cli
     with warren.Client(server.url, slow.key, max_retries=0) as limited:
         for _ in range(3):
             limited.network.get()
-        with pytest.raises(warren.WarrenError) as refused:
+        with pytest.raises(warren.RateLimitedError) as refused:
             limited.network.get()
     error = refused.value
     assert (error.status, error.code) == (429, "rate_limited")
@@ -53,9 +53,37 @@ def test_reads_and_validate_are_retried_but_creates_are_not(server: Server, clie
 
 def test_an_unknown_key_is_unauthenticated(server: Server) -> None:
     with warren.Client(server.url, "wrn_api_nope") as client:
-        with pytest.raises(warren.WarrenError) as refused:
+        with pytest.raises(warren.AuthenticationError) as refused:
             client.network.get()
-    assert (refused.value.status, refused.value.code) == (401, "unauthenticated")
+    assert (refused.value.status, refused.value.code) == (401, warren.codes.UNAUTHENTICATED)
+
+
+def test_each_kind_of_refusal_is_its_own_subclass(server: Server, client: warren.Client) -> None:
+    with pytest.raises(warren.NotFoundError) as missing:
+        client.devices.get("dev_doesnotexist")
+    assert (missing.value.status, missing.value.code) == (404, warren.codes.NOT_FOUND)
+
+    current = client.policy.get_text()
+    with pytest.raises(warren.PreconditionFailedError) as stale:
+        client.policy.set(current.text, if_match='"stale"')
+    assert stale.value.code == warren.codes.PRECONDITION_FAILED
+
+    with pytest.raises(warren.PolicyInvalidError) as invalid:
+        client.policy.set('{ "acls": [ { "action": "accept", "src": ["group:nope"], "dst": ["*:*"] } ] }')
+    problem = invalid.value.errors[0]
+    assert isinstance(problem, warren.PolicyProblem) and not isinstance(problem, BaseException)
+    assert (problem.line, invalid.value.code) == (1, warren.codes.POLICY_INVALID)
+
+    reader = client.keys.create(type="api", name=unique("reader"), scopes=["read"], expires_in="1h")
+    assert reader.key is not None
+    with warren.Client(server.url, reader.key) as limited:
+        with pytest.raises(warren.PermissionDeniedError) as denied:
+            limited.users.create(login_name=f"{unique('denied')}@example.com")
+    assert (denied.value.status, denied.value.code, denied.value.scope) == (403, warren.codes.INSUFFICIENT_SCOPE, "users")
+
+    # Every one is still a WarrenError, so one except clause can catch them all.
+    for refused in (missing, stale, invalid, denied):
+        assert isinstance(refused.value, warren.WarrenError)
 
 
 def test_the_environment_gives_the_defaults(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -48,9 +48,27 @@ def test_a_server_that_never_answers_times_out() -> None:
         url = f"http://127.0.0.1:{silent.getsockname()[1]}"
         with warren.Client(url, "wrn_api_stub", timeout=0.3) as client:
             started = time.monotonic()
-            with pytest.raises(TimeoutError, match="within 0.3 s"):
+            with pytest.raises(TimeoutError, match="within 0.3 s") as timed_out:
                 client.network.get()
     assert time.monotonic() - started < 3
+    # A WarrenError like every other failure, and still the standard library's TimeoutError.
+    assert isinstance(timed_out.value, warren.WarrenTimeoutError)
+    assert isinstance(timed_out.value, warren.WarrenConnectionError)
+    assert (timed_out.value.status, timed_out.value.code) == (0, warren.codes.TIMEOUT)
+
+
+def test_a_server_that_cannot_be_reached_is_a_connection_error() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))  # bound, not listening: connecting is refused
+        url = f"http://127.0.0.1:{taken.getsockname()[1]}"
+        with warren.Client(url, "wrn_api_stub") as client:
+            with pytest.raises(warren.WarrenConnectionError) as refused:
+                client.network.get()
+    error = refused.value
+    assert (error.status, error.code) == (0, warren.codes.CONNECTION_ERROR)
+    assert url in error.detail
+    assert isinstance(error, warren.WarrenError) and isinstance(error, ConnectionError)
+    assert isinstance(error.__cause__, ConnectionRefusedError)
 
 
 def test_an_answer_that_is_not_a_problem_still_raises_warren_error() -> None:

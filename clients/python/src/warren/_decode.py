@@ -11,7 +11,7 @@ import dataclasses
 import re
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any, Dict, Mapping, Tuple, Type, TypeVar, Union, cast, get_args, get_origin, get_type_hints
+from typing import Any, Dict, Literal, Mapping, Tuple, Type, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from .errors import invalid_response
 
@@ -99,6 +99,13 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
             raise invalid_response(f"{where}: expected a list")
         return tuple(_convert(get_args(hint)[0], item, where) for item in value)
     if origin in (dict, Mapping) or hint is Any:
+        return value
+    if origin is Literal:
+        # An enumeration: its type is checked, not its value, so a state a newer server adds
+        # reaches the caller instead of failing the whole answer.
+        kinds = {type(arg) for arg in get_args(hint)}
+        if not isinstance(value, tuple(kinds)):
+            raise invalid_response(f"{where}: expected one of {', '.join(map(repr, get_args(hint)))}")
         return value
     if hint is datetime:
         if not isinstance(value, str):

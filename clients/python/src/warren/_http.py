@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote, urlencode, urlsplit
 
 from ._version import __version__
-from .errors import error_from_response, invalid_response, retry_after_seconds
+from .errors import connection_failed, error_from_response, invalid_response, retry_after_seconds, timed_out
 
 log = logging.getLogger("warren")
 
@@ -201,12 +201,15 @@ class Transport:
                 body = answer.read()
             except socket.timeout as error:  # TimeoutError itself from 3.10 on
                 conn.close()
-                raise TimeoutError(f"no answer from {self.base_url} within {self.timeout:g} s") from error
-            except _STALE:
+                raise timed_out(self.base_url, self.timeout) from error
+            except _STALE as error:
                 conn.close()
                 if reused:
                     continue  # the server closed it while idle; the request never reached it
-                raise
+                raise connection_failed(self.base_url, error) from error
+            except (OSError, http.client.HTTPException) as error:  # refused, unresolvable, TLS, a garbled answer
+                conn.close()
+                raise connection_failed(self.base_url, error) from error
             except BaseException:
                 conn.close()
                 raise

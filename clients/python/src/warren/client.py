@@ -24,6 +24,22 @@ class Client(OwnsConnections):
     ``max_retries`` times for reads, ``PUT``, ``DELETE`` and ``policy.validate``; other calls
     retry only when given ``retry=True``. Connections are kept alive and shared by threads;
     ``close()`` (or leaving a ``with`` block) closes them.
+
+    The calls, by attribute:
+
+    - ``devices``: ``list``, ``get``, ``delete``, ``set_tags``
+    - ``users``: ``list``, ``create``, ``update``, ``delete``
+    - ``network``: ``get`` (plan, limits, usage), ``me``, ``sso``, ``set_sso``
+    - ``policy``: ``get``, ``get_text``, ``set``, ``validate``, ``history``, ``version``
+    - ``keys``: ``list``, ``create``, ``get``, ``delete`` (auth keys and API keys)
+    - ``routes``: ``list``, ``approve``, ``disable``
+    - ``logs``: ``connections`` and ``audit`` (iterators), ``connections_page``, ``audit_page``
+    - ``events``: ``list`` (an iterator, ``follow=True`` tails it), ``page``
+    - ``webhooks``: ``list``, ``create``, ``get``, ``update``, ``delete``, ``rotate``, ``test``,
+      ``deliveries`` (an iterator), ``deliveries_page``, ``retry``
+
+    Refusals raise ``WarrenError`` or one of its subclasses (``NotFoundError``,
+    ``RateLimitedError``, ...); network failures raise ``WarrenConnectionError``.
     """
 
     def __init__(

@@ -1,4 +1,10 @@
-"""The one exception the client raises for anything the API refuses or answers oddly."""
+"""The exceptions the client raises: ``WarrenError`` and a subclass for each kind of failure.
+
+Everything the API refuses is a ``WarrenError``; the common refusals have their own subclass
+(``NotFoundError``, ``RateLimitedError``, …) so ``except`` can pick them out, and network
+failures are a ``WarrenConnectionError``. ``code`` (compare with the constants of
+``warren.codes``) says exactly what went wrong.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,12 @@ import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
 
+from . import codes
+
 
 @dataclass(frozen=True)
-class PolicyError:
-    """One problem of a refused policy, at the token that caused it."""
+class PolicyProblem:
+    """One problem of a refused policy, at the token that caused it (not an exception)."""
 
     line: int
     column: int
@@ -35,7 +43,7 @@ class WarrenError(Exception):
         *,
         title: str = "",
         request_id: Optional[str] = None,
-        errors: Optional[List[PolicyError]] = None,
+        errors: Optional[List[PolicyProblem]] = None,
         retry_after: Optional[float] = None,
         scope: Optional[str] = None,
         index: Optional[int] = None,
@@ -45,7 +53,7 @@ class WarrenError(Exception):
         self.detail = detail
         self.title = title
         self.request_id = request_id
-        self.errors: List[PolicyError] = list(errors or [])
+        self.errors: List[PolicyProblem] = list(errors or [])
         self.retry_after = retry_after
         self.scope = scope
         self.index = index
@@ -63,7 +71,54 @@ class WarrenError(Exception):
         return (_rebuild, (type(self), self.__dict__))
 
     def __repr__(self) -> str:
-        return f"WarrenError(status={self.status!r}, code={self.code!r}, detail={self.detail!r})"
+        return f"{type(self).__name__}(status={self.status!r}, code={self.code!r}, detail={self.detail!r})"
+
+
+class AuthenticationError(WarrenError):
+    """401: the key is missing, unknown, expired or revoked (``unauthenticated``, ``key_expired``, ``key_revoked``)."""
+
+
+class PermissionDeniedError(WarrenError):
+    """403: the key lacks a scope (``insufficient_scope``, see ``scope``) or the plan a seat (``plan_limit``)."""
+
+
+class NotFoundError(WarrenError):
+    """404 ``not_found``: no such record in this network."""
+
+
+class PreconditionFailedError(WarrenError):
+    """412 ``precondition_failed``: the policy changed since the ``if_match`` ETag was read."""
+
+
+class RateLimitedError(WarrenError):
+    """429 ``rate_limited`` after the retries: ``retry_after`` says how long to wait."""
+
+
+class PolicyInvalidError(WarrenError):
+    """400 ``policy_invalid``: the policy was refused; ``errors`` has each problem's line and column."""
+
+
+class WarrenConnectionError(WarrenError, ConnectionError):
+    """The server could not be reached, or the connection broke before an answer (``status`` 0).
+
+    The network's own exception is the ``__cause__``. It is also a ``ConnectionError`` (an
+    ``OSError``), so code written against the standard library's errors keeps working.
+    """
+
+
+class WarrenTimeoutError(WarrenConnectionError, TimeoutError):
+    """The server did not answer within the client's ``timeout``; also a ``TimeoutError``."""
+
+
+# A refusal's class by its code first (policy_invalid is a 400 like many others), then its status.
+_BY_CODE: Dict[str, Type[WarrenError]] = {codes.POLICY_INVALID: PolicyInvalidError}
+_BY_STATUS: Dict[int, Type[WarrenError]] = {
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    412: PreconditionFailedError,
+    429: RateLimitedError,
+}
 
 
 def _rebuild(cls: Type[WarrenError], state: Dict[str, Any]) -> WarrenError:
@@ -75,7 +130,18 @@ def _rebuild(cls: Type[WarrenError], state: Dict[str, Any]) -> WarrenError:
 
 def invalid_response(detail: str) -> WarrenError:
     """The server answered 2xx with something that is not what the API defines."""
-    return WarrenError(0, "invalid_response", detail, title="Invalid Response")
+    return WarrenError(0, codes.INVALID_RESPONSE, detail, title="Invalid Response")
+
+
+def connection_failed(base_url: str, error: Exception) -> WarrenConnectionError:
+    """A network failure of a call to ``base_url``, to raise ``from error``."""
+    reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+    return WarrenConnectionError(0, codes.CONNECTION_ERROR, f"cannot reach {base_url}: {reason}", title="Connection Error")
+
+
+def timed_out(base_url: str, timeout: float) -> WarrenTimeoutError:
+    """No answer from ``base_url`` within ``timeout`` seconds."""
+    return WarrenTimeoutError(0, codes.TIMEOUT, f"no answer from {base_url} within {timeout:g} s", title="Timeout")
 
 
 def error_from_response(status: int, body: bytes, retry_after: Optional[str]) -> WarrenError:
@@ -88,9 +154,11 @@ def error_from_response(status: int, body: bytes, retry_after: Optional[str]) ->
     except ValueError:
         pass  # not a problem body: a proxy's error page, say
     text = body.decode("utf-8", "replace").strip()
-    return WarrenError(
+    code = _str(problem.get("code")) or f"http_{status}"
+    cls = _BY_CODE.get(code) or _BY_STATUS.get(status, WarrenError)
+    return cls(
         status,
-        _str(problem.get("code")) or f"http_{status}",
+        code,
         _str(problem.get("detail")) or text[:200] or f"HTTP {status}",
         title=_str(problem.get("title")) or "",
         request_id=_str(problem.get("requestId")),
@@ -101,8 +169,8 @@ def error_from_response(status: int, body: bytes, retry_after: Optional[str]) ->
     )
 
 
-def _policy_error(item: Mapping[str, Any]) -> PolicyError:
-    return PolicyError(line=int(item.get("line", 0)), column=int(item.get("column", 0)), msg=str(item.get("msg", "")))
+def _policy_error(item: Mapping[str, Any]) -> PolicyProblem:
+    return PolicyProblem(line=int(item.get("line", 0)), column=int(item.get("column", 0)), msg=str(item.get("msg", "")))
 
 
 def _str(value: Any) -> Optional[str]:

@@ -8,12 +8,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, Generic, Optional, Tuple, TypeVar
+from typing import Any, Dict, Generic, Literal, Optional, Tuple, TypeVar
 
 from ._decode import json_name
-from .errors import PolicyError
+from .errors import PolicyProblem
 
 T = TypeVar("T")
+
+# The API's enumerations, so mypy catches ``state="pendingg"``. A newer server's new value is
+# still passed through as the string it is.
+RouteState = Literal["pending", "approved", "disabled"]
+KeyType = Literal["auth", "api"]
+KeyState = Literal["valid", "expired", "revoked", "used"]
+Role = Literal["owner", "admin", "network-admin", "it-admin", "auditor", "member"]
+UserStatus = Literal["active", "suspended"]
+Scope = Literal["read", "devices", "acls", "keys", "users", "webhooks", "all"]
+DeliveryState = Literal["pending", "delivered", "failed"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +38,7 @@ class DeviceRoute:
 
     id: str
     prefix: str
-    state: str
+    state: RouteState
     advertised: bool
     primary: bool
     exit_node: bool = False
@@ -63,8 +73,8 @@ class User:
     id: str
     login_name: str
     display_name: str
-    role: str
-    status: str
+    role: Role
+    status: UserStatus
     created: datetime
     last_seen: Optional[datetime]
     device_count: int
@@ -126,7 +136,7 @@ class Me:
     network: MeNetwork
     user: Optional[User]
     key: Optional[MeKey]
-    scopes: Tuple[str, ...]
+    scopes: Tuple[Scope, ...]
     own_devices_only: bool
     expires: datetime
     csrf_token: Optional[str] = None
@@ -140,12 +150,12 @@ class Key:
     """
 
     id: str
-    type: str
+    type: KeyType
     description: str
-    scopes: Tuple[str, ...]
+    scopes: Tuple[Scope, ...]
     created: datetime
     expires: datetime
-    state: str
+    state: KeyState
     uses: int
     last_used: Optional[datetime]
     created_by: Optional[str]
@@ -164,7 +174,7 @@ class Route:
     device_id: str
     device_name: str
     prefix: str
-    state: str
+    state: RouteState
     advertised: bool
     auto_approved: bool
     primary: bool
@@ -261,13 +271,13 @@ class PolicyTestResult:
     line: int
     src: str
     passed: bool
-    failures: Tuple[PolicyError, ...]
+    failures: Tuple[PolicyProblem, ...]
 
 
 @dataclass(frozen=True)
 class ValidationResult:
     valid: bool
-    errors: Tuple[PolicyError, ...]
+    errors: Tuple[PolicyProblem, ...]
     #: Each entry of the policy's ``tests`` in document order; empty when the text does not parse.
     tests: Tuple[PolicyTestResult, ...] = ()
 
@@ -362,7 +372,7 @@ class WebhookDelivery:
     id: str
     event_id: str
     type: str
-    state: str
+    state: DeliveryState
     attempts: int
     last_status: Optional[int]
     last_error: Optional[str]

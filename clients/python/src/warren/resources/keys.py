@@ -4,7 +4,7 @@ from typing import Optional, Sequence, Tuple
 
 from .._decode import decode, decode_list
 from .._http import Transport, compact, segment
-from ..models import Key
+from ..models import Key, KeyState, KeyType, Scope
 
 
 class Keys:
@@ -13,7 +13,7 @@ class Keys:
     def __init__(self, http: Transport) -> None:
         self._http = http
 
-    def list(self, *, type: Optional[str] = None, state: Optional[str] = None) -> Tuple[Key, ...]:
+    def list(self, *, type: Optional[KeyType] = None, state: Optional[KeyState] = None) -> Tuple[Key, ...]:
         """``GET /v1/keys``, oldest first; ``type`` is ``auth`` or ``api``, ``state`` e.g. ``valid``."""
         query = {"type": type, "state": state}
         return decode_list(Key, self._http.json("GET", "/v1/keys", query=query), "keys")
@@ -21,7 +21,7 @@ class Keys:
     def create(
         self,
         *,
-        type: str = "auth",
+        type: KeyType = "auth",
         expires_in: Optional[str] = None,
         description: Optional[str] = None,
         reusable: Optional[bool] = None,
@@ -29,7 +29,7 @@ class Keys:
         tags: Optional[Sequence[str]] = None,
         user: Optional[str] = None,
         name: Optional[str] = None,
-        scopes: Optional[Sequence[str]] = None,
+        scopes: Optional[Sequence[Scope]] = None,
         rate_limit: Optional[int] = None,
         retry: bool = False,
     ) -> Key:

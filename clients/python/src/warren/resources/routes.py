@@ -4,7 +4,7 @@ from typing import Optional, Tuple
 
 from .._decode import decode, decode_list
 from .._http import Transport, segment
-from ..models import Route
+from ..models import Route, RouteState
 
 
 class Routes:
@@ -13,7 +13,7 @@ class Routes:
     def __init__(self, http: Transport) -> None:
         self._http = http
 
-    def list(self, *, state: Optional[str] = None, device: Optional[str] = None) -> Tuple[Route, ...]:
+    def list(self, *, state: Optional[RouteState] = None, device: Optional[str] = None) -> Tuple[Route, ...]:
         """``GET /v1/routes``; ``device`` is a device id or name."""
         query = {"state": state, "device": device}
         return decode_list(Route, self._http.json("GET", "/v1/routes", query=query), "routes")

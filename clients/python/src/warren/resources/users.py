@@ -4,7 +4,7 @@ from typing import Optional, Tuple
 
 from .._decode import decode, decode_list
 from .._http import Transport, compact, segment
-from ..models import User
+from ..models import Role, User, UserStatus
 
 
 class Users:
@@ -13,7 +13,7 @@ class Users:
     def __init__(self, http: Transport) -> None:
         self._http = http
 
-    def list(self, *, role: Optional[str] = None) -> Tuple[User, ...]:
+    def list(self, *, role: Optional[Role] = None) -> Tuple[User, ...]:
         """``GET /v1/users``, optionally only those with ``role``."""
         return decode_list(User, self._http.json("GET", "/v1/users", query={"role": role}), "users")
 
@@ -22,7 +22,7 @@ class Users:
         *,
         login_name: str,
         display_name: Optional[str] = None,
-        role: Optional[str] = None,
+        role: Optional[Role] = None,
         retry: bool = False,
     ) -> User:
         """``POST /v1/users`` (role ``member`` unless given). A taken login name is 409 ``conflict``."""
@@ -33,9 +33,9 @@ class Users:
         self,
         id: str,
         *,
-        role: Optional[str] = None,
+        role: Optional[Role] = None,
         display_name: Optional[str] = None,
-        status: Optional[str] = None,
+        status: Optional[UserStatus] = None,
         retry: bool = False,
     ) -> User:
         """``PATCH /v1/users/{id}``; ``status`` is ``active`` or ``suspended``.

@@ -4,8 +4,8 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 from .._decode import decode, decode_list
 from .._http import Transport, compact, segment
-from ..models import Page, Webhook, WebhookDelivery
-from ..paging import decode_page
+from ..models import DeliveryState, Page, Webhook, WebhookDelivery
+from ..paging import LogIterator, PagedLog
 
 
 class Webhooks:
@@ -59,13 +59,37 @@ class Webhooks:
         """``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event to this endpoint only."""
         self._http.json("POST", f"/v1/webhooks/{segment(id)}/test", retry=retry)
 
-    def deliveries(
-        self, id: str, *, cursor: Optional[str] = None, limit: Optional[int] = None, state: Optional[str] = None
+    def deliveries_page(
+        self,
+        id: str,
+        *,
+        state: Optional[DeliveryState] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
     ) -> Page[WebhookDelivery]:
         """``GET /v1/webhooks/{id}/deliveries``: one page, oldest first."""
-        query = {"cursor": cursor, "limit": limit, "state": state}
-        return decode_page(WebhookDelivery, self._http.json("GET", f"/v1/webhooks/{segment(id)}/deliveries", query=query))
+        return _deliveries(id).page(self._http, since=None, cursor=cursor, limit=limit, state=state)
+
+    def deliveries(
+        self,
+        id: str,
+        *,
+        state: Optional[DeliveryState] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+        follow: bool = False,
+        poll_interval: float = 2.0,
+    ) -> LogIterator[WebhookDelivery]:
+        """Every delivery of the endpoint, oldest first, paged like the logs (and, with
+        ``follow=True``, the new ones as they are made)."""
+        return _deliveries(id).entries(
+            self._http, since=None, cursor=cursor, limit=limit, follow=follow, poll_interval=poll_interval, state=state
+        )
 
     def retry(self, id: str, delivery_id: str, *, retry: bool = False) -> None:
         """``POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry``: deliver again now."""
         self._http.json("POST", f"/v1/webhooks/{segment(id)}/deliveries/{segment(delivery_id)}/retry", retry=retry)
+
+
+def _deliveries(id: str) -> PagedLog[WebhookDelivery]:
+    return PagedLog(f"/v1/webhooks/{segment(id)}/deliveries", WebhookDelivery)
