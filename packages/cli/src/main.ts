@@ -1,6 +1,5 @@
 /** The `warren` command line: server commands, client commands and the device agent. */
 
-import { VERSION } from '@warren/server';
 import { Command, CommanderError } from 'commander';
 import { registerAclCommands } from './commands/acl.js';
 import { registerConsoleCommands } from './commands/console.js';
@@ -16,6 +15,7 @@ import { registerServerCommands } from './commands/server.js';
 import { registerSsoCommands } from './commands/sso.js';
 import { registerUserCommands } from './commands/users.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
+import { VERSION } from './package.js';
 
 /**
  * The program. Commander's own complaints (unknown command or option, missing argument) are

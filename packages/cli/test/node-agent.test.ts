@@ -8,11 +8,11 @@ import { spawn } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { NodeClient, Warren } from '@warren/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../../server/test/harness.js';
 import { Agent, gatedFetch, randomNodeKey, simulate } from '../src/commands/node-agent.js';
+import { WARREN_FROM_SOURCES } from './bin.js';
 
 const until = async (check: () => boolean, ms = 10_000) => {
   const end = Date.now() + ms;
@@ -298,11 +298,10 @@ describe('device agent against a server that never answers', () => {
   it('a second SIGTERM ends `node simulate` at once while its devices are disconnecting', async () => {
     const silent = await silentServer({ register: true });
     try {
-      const bin = fileURLToPath(new URL('../bin/warren.js', import.meta.url));
       const child = spawn(
         process.execPath,
         [
-          bin,
+          ...WARREN_FROM_SOURCES,
           'node',
           'simulate',
           '--count',

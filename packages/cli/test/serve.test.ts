@@ -1,14 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStorage } from '@warren/server';
 import { afterAll, describe, expect, it } from 'vitest';
+import { WARREN_FROM_SOURCES } from './bin.js';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'warren.js');
-// Each test starts `warren` processes (tsx compiles the sources at every start): on a busy
+// Each test starts `warren` processes from the sources (tsx compiles them at every start): on a busy
 // machine one start alone can take 10 s, so these tests get more room than the default.
 const SPAWN_MS = 45_000;
+const ROOT = join(import.meta.dirname, '..', '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'warren-cli-'));
 // Servers a failed test left running are stopped, so no run leaves processes behind.
 const servers = new Set<ChildProcess>();
@@ -18,7 +19,7 @@ afterAll(() => {
 });
 
 function startServe(db: string, logLevel = 'warn'): ChildProcess {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db], {
+  const child = spawn(process.execPath, [...WARREN_FROM_SOURCES, 'serve', '--port', '0', '--db', db], {
     env: { ...process.env, WARREN_LOG_LEVEL: logLevel },
   });
   servers.add(child);
@@ -30,7 +31,7 @@ function run(
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...WARREN_FROM_SOURCES, ...args], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -133,15 +134,18 @@ describe('warren init and serve', { timeout: 2 * SPAWN_MS }, () => {
   });
 
   it('prints the command that signs the owner in to the console, and that command works as printed', async () => {
+    // The printed command runs the build, as it does right after `npm install`: bring it up to date.
+    const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { encoding: 'utf8' });
+    expect(build.status, build.stderr).toBe(0);
     const db = `sqlite:${join(dir, 'banner.db')}`;
     const child = startServe(db);
     const out = watch(child);
     const [, url] = await out.waitFor(/serving on (http:\/\/[0-9.:]+)/);
-    const [, command] = await out.waitFor(/^ {2}(warren console login .*)$/m);
-    expect(command).toBe(`warren console login --network default --user admin@example.com --db ${db} --url ${url}`);
-    // Run exactly the printed words (none needs shell quoting here) through the real CLI.
-    const login = await run(command.split(' ').slice(1));
-    expect(login.code, login.stderr).toBe(0);
+    const [, command] = await out.waitFor(/^ {2}(npx warren console login .*)$/m);
+    expect(command).toBe(`npx warren console login --network default --user admin@example.com --db ${db} --url ${url}`);
+    // Exactly the printed line, through a shell, in the checkout, as a person would paste it.
+    const login = spawnSync('sh', ['-c', command as string], { cwd: ROOT, encoding: 'utf8' });
+    expect(login.status, login.stderr).toBe(0);
     const [link] = login.stdout.match(/http:\S+\/auth\/link\?token=\S+/) ?? [];
     expect(link?.startsWith(`${url}/auth/link?token=`), login.stdout).toBe(true);
     const signedIn = await fetch(link as string, { redirect: 'manual' });
@@ -150,7 +154,7 @@ describe('warren init and serve', { timeout: 2 * SPAWN_MS }, () => {
     const closed = new Promise((resolve) => child.on('close', resolve));
     child.kill('SIGTERM');
     await closed;
-  });
+  }, 180_000);
 
   it('prints the banner on stdout and the request log on stderr', async () => {
     const child = startServe(`sqlite:${join(dir, 'logs.db')}`, 'info');

@@ -1,6 +1,6 @@
 export { type AppOptions, buildApp } from './app.js';
 export { DEFAULT_DB, databaseUrl, serveConfig } from './config.js';
-export { redact, serve, stopOnSignals } from './main.js';
+export { redact, type ServeOptions, serve, stopOnSignals } from './main.js';
 export { setKeyRateLimit } from './modules/keys/keys.service.js';
 export { bootstrapIfEmpty, createNetwork, setPlan } from './modules/network/network.service.js';
 export { consoleLoginLink } from './modules/sessions/console-login.js';

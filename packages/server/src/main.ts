@@ -14,9 +14,18 @@ import { openStorage } from './storage/database.js';
 /** Connections the kernel may queue before the server accepts them (see listen below). */
 const LISTEN_BACKLOG = 4096;
 
+/** What the command that serves knows and the configuration does not. */
+export interface ServeOptions {
+  /** The console's build (default packages/console/dist); a packaged command ships its own. */
+  consoleDir?: string;
+  /** How the banner spells the command: `warren`, or `npx warren` in a checkout. */
+  command?: string;
+}
+
 export async function serve(
   config: ServeConfig,
   out: NodeJS.WritableStream = process.stdout,
+  options: ServeOptions = {},
 ): Promise<() => Promise<void>> {
   const storage = await openStorage(config.db);
   const created = await bootstrapIfEmpty(storage.db, Date.now());
@@ -26,6 +35,7 @@ export async function serve(
   const app = await buildApp({
     storage,
     logger: { level: logLevel(), stream: logStream },
+    ...(options.consoleDir ? { console: { dir: options.consoleDir } } : {}),
     settings: {
       webhooksAllowPrivate: config.webhooksAllowPrivate,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
@@ -55,7 +65,7 @@ export async function serve(
         `  export WARREN_URL=${url} WARREN_API_KEY=${created.apiKey}`,
         '',
         'Sign in to the console as the owner (prints a one-time link, valid 10 minutes):',
-        `  ${consoleLoginCommand(config, url)}`,
+        `  ${consoleLoginCommand(config, url, options.command)}`,
         '',
         '',
       ].join('\n'),
@@ -86,12 +96,12 @@ export async function serve(
  * differs from the CLI's defaults, so that it can be pasted as printed (a database password
  * is shown as ***, as everywhere else).
  */
-export function consoleLoginCommand(config: ServeConfig, url: string): string {
-  const args = ['warren', 'console', 'login', '--network', FIRST_NETWORK.name, '--user', FIRST_NETWORK.ownerEmail];
+export function consoleLoginCommand(config: ServeConfig, url: string, command = 'warren'): string {
+  const args = ['console', 'login', '--network', FIRST_NETWORK.name, '--user', FIRST_NETWORK.ownerEmail];
   if (config.db !== DEFAULT_DB) args.push('--db', redact(config.db));
   const browserUrl = config.publicUrl ?? url;
   if (browserUrl !== DEFAULT_URL) args.push('--url', browserUrl);
-  return args.map(shellWord).join(' ');
+  return [command, ...args.map(shellWord)].join(' ');
 }
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';

@@ -3,10 +3,9 @@
  * database that prints a one-time sign-in link (10 minutes, one use) for a network that does
  * not enforce single sign-on.
  */
-import { consoleLoginLink } from '@warren/server';
 import type { Command } from 'commander';
 import { DEFAULT_URL, examples, type Io, printJson } from './output.js';
-import { withStorage } from './server.js';
+import { loadServer, withStorage } from './server.js';
 
 export function registerConsoleCommands(program: Command, io: Io): void {
   const consoleCommand = program.command('console').description('the web console: sign-in links');
@@ -21,6 +20,7 @@ export function registerConsoleCommands(program: Command, io: Io): void {
     .addHelpText('after', examples(['warren console login --network default --user admin@example.com']))
     .action(async (flags: { network: string; user: string; url?: string; db?: string; json?: boolean }) => {
       const base = (flags.url ?? io.env.WARREN_URL?.trim() ?? DEFAULT_URL).replace(/\/+$/, '');
+      const { consoleLoginLink } = await loadServer();
       const link = await withStorage(flags.db, (storage) =>
         consoleLoginLink(storage.db, { network: flags.network, loginName: flags.user, now: Date.now() }),
       );

@@ -2,7 +2,6 @@
 
 import type { CreatedKey, CreateKeyInput, KeyBody } from '@warren/client';
 import { KEY_STATES, SCOPES, type Scope } from '@warren/contract';
-import { databaseUrl, redact, setKeyRateLimit } from '@warren/server';
 import type { Command } from 'commander';
 import {
   ago,
@@ -19,7 +18,7 @@ import {
   until,
   visible,
 } from './output.js';
-import { withStorage } from './server.js';
+import { loadServer, withStorage } from './server.js';
 
 /** What sets an auth key apart: its flags and tags; an API key: its scopes. */
 function traits(key: KeyBody): string {
@@ -222,6 +221,7 @@ export function registerKeyCommands(program: Command, io: Io): void {
       const limit = Number(perMinute);
       if (!Number.isInteger(limit) || limit < 1)
         throw new UsageError(`the limit must be a positive whole number (got "${perMinute}")`);
+      const { databaseUrl, redact, setKeyRateLimit } = await loadServer();
       const found = await withStorage(flags.db, (storage) => setKeyRateLimit(storage.db, id, limit, Date.now()));
       if (!found) throw new Error(`not_found: API key ${id} does not exist in ${redact(databaseUrl(flags.db))}`);
       io.out(`API key ${id} may now make ${limit} requests a minute\n`);

@@ -15,7 +15,7 @@ import { setMaxListeners } from 'node:events';
 import { platform } from 'node:os';
 import { type HeartbeatResult, NODE_TIMEOUT_MS, NodeClient, type RegisterResult, WarrenError } from '@warren/client';
 import type { DeviceBody, NetmapBody, ReportedConnectionRequest } from '@warren/contract';
-import { VERSION } from '@warren/server';
+import { VERSION } from '../package.js';
 
 const HEARTBEAT_MS: [number, number] = [15_000, 20_000];
 /** Ticks to wait before trying an endpoint again that answered 404. */

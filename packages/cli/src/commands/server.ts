@@ -1,17 +1,15 @@
 /** Commands that run against the database directly: serve, init, and the operator's knobs. */
 import { PLANS, type Plan } from '@warren/contract';
-import {
-  createNetwork,
-  databaseUrl,
-  openStorage,
-  redact,
-  serve,
-  serveConfig,
-  setPlan,
-  stopOnSignals,
-} from '@warren/server';
+import type { Storage, serveConfig } from '@warren/server';
 import type { Command } from 'commander';
+import { COMMAND, consoleDir } from '../package.js';
 import { UsageError } from './output.js';
+
+/**
+ * The server's code (Fastify, the database drivers, the policy engine), loaded only by the
+ * commands that need it, so that client commands start in tens of milliseconds.
+ */
+export const loadServer = () => import('@warren/server');
 
 /** Reads flags or environment; what it refuses (a bad --db, --port, WARREN_PORT…) is a usage mistake. */
 function asUsage<T>(read: () => T): T {
@@ -22,10 +20,8 @@ function asUsage<T>(read: () => T): T {
   }
 }
 
-async function withStorage<T>(
-  dbFlag: string | undefined,
-  run: (storage: Awaited<ReturnType<typeof openStorage>>) => Promise<T>,
-): Promise<T> {
+async function withStorage<T>(dbFlag: string | undefined, run: (storage: Storage) => Promise<T>): Promise<T> {
+  const { databaseUrl, openStorage } = await loadServer();
   const storage = await openStorage(asUsage(() => databaseUrl(dbFlag)));
   try {
     return await run(storage);
@@ -51,8 +47,17 @@ export function registerServerCommands(program: Command): void {
       'UDP port of the relay\'s STUN responder, or "off" (env WARREN_DERP_STUN_PORT; default 3478)',
     )
     .action(async (flags: Parameters<typeof serveConfig>[0]) => {
-      const stop = await serve(asUsage(() => serveConfig(flags)));
-      stopOnSignals(stop);
+      const server = await loadServer();
+      const dir = consoleDir();
+      const stop = await server.serve(
+        asUsage(() => server.serveConfig(flags)),
+        process.stdout,
+        {
+          command: COMMAND,
+          ...(dir ? { consoleDir: dir } : {}),
+        },
+      );
+      server.stopOnSignals(stop);
     });
 
   program
@@ -70,6 +75,7 @@ export function registerServerCommands(program: Command): void {
       if (!/^[^\s@]+@[^\s@]+$/.test(flags.owner)) {
         throw new UsageError(`--owner must be an email address (got "${flags.owner}")`);
       }
+      const { createNetwork, databaseUrl, redact } = await loadServer();
       const created = await withStorage(flags.db, (storage) =>
         createNetwork(storage.db, {
           name: flags.network,
@@ -97,6 +103,7 @@ export function registerServerCommands(program: Command): void {
       if (!(PLANS as readonly string[]).includes(plan)) {
         throw new UsageError(`plan must be ${PLANS.join(' or ')} (got "${plan}")`);
       }
+      const { setPlan } = await loadServer();
       const found = await withStorage(flags.db, (storage) => setPlan(storage.db, networkId, plan as Plan));
       if (!found) throw new Error(`network ${networkId} does not exist`);
       process.stdout.write(`network ${networkId} is now on the ${plan} plan\n`);
