@@ -1,11 +1,11 @@
 // `npm run bench [-- NAME …]`: runs each benchmark in its own process (so one's heap and
 // database do not skew the next) and prints their figures. Names: policy, devices, netmap,
-// connections, api, webhooks, soak, console. Each benchmark prints its own baseline and ratio; see the file's header.
+// connections, api, webhooks, soak, console, cli. Each benchmark prints its own baseline and ratio; see the file's header.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ALL = ['policy', 'devices', 'netmap', 'connections', 'api', 'webhooks', 'soak', 'console'];
+const ALL = ['policy', 'devices', 'netmap', 'connections', 'api', 'webhooks', 'soak', 'console', 'cli'];
 // Names come first; flags after them (`npm run bench -- api --devices 2000`) go to each benchmark.
 const args = process.argv.slice(2);
 const firstFlag = args.findIndex((arg) => arg.startsWith('--'));
@@ -23,7 +23,8 @@ for (const name of names) {
     continue;
   }
   process.stdout.write(`\n=== ${name} ===\n`);
-  const result = spawnSync(tsx, [file, ...passed], { stdio: 'inherit' });
+  // The workspace packages from their sources, as in the tests (see vitest.config.ts).
+  const result = spawnSync(tsx, ['--conditions=@warren/source', file, ...passed], { stdio: 'inherit' });
   if (result.status !== 0) failed++;
 }
 process.exit(failed === 0 ? 0 : 1);
