@@ -54,8 +54,10 @@
 // - `proto` is a name (tcp, udp, icmp, ipv6-icmp, sctp, gre, esp, ah, igmp) or an IANA number
 //   as a string; only tcp, udp and sctp have ports, so a rule narrowed to other protocols needs
 //   `:*` ports, and their traffic matches a destination whatever its ports (as in Tailscale).
-// - autogroup:self may follow any src: only the user-owned devices among the sources reach
-//   their owner's untagged devices; a src that can hold none (tags, IPs, hosts) is an error.
+// - autogroup:self follows users, groups, autogroup:member, autogroup:admin or `*`: the
+//   user-owned devices among them reach their owner's untagged devices. Any other source of the
+//   same rule (a tag, autogroup:tagged, an address or host) is an error at that source, as
+//   Tailscale refuses the policy.
 // - `grants` compile to the same rules as `acls` (validate-grants.ts): each `ip` entry opens its
 //   ports to every `dst` selector; `app` opens nothing; `via` is refused.
 // - Exit nodes: a device whose `routes` hold both 0.0.0.0/0 and ::/0. Default routes are no

@@ -12,7 +12,7 @@ import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './port
 import { onlyPortless, type ProtoSet, parseProto } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
 import type { CompiledDst, ParsedPolicy, Selector } from './types.js';
-import { checkRuleDestination, checkSources, OVER_PERMISSIVE_RULE } from './validate-rules.js';
+import { checkSelfSources, checkSources, OVER_PERMISSIVE_RULE } from './validate-rules.js';
 
 const GRANT_FIELDS = ['src', 'dst', 'ip', 'app', 'via'];
 
@@ -44,8 +44,10 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
     if (app && app.type !== 'object') c.error(app, '"app" must be an object of capabilities');
     const ipNode = f.get('ip');
     if (!ipNode && !app) c.error(grantNode, 'grant has neither "ip" nor "app": it grants nothing');
-    const src = checkSources(f.has('src') ? c.strings(f.get('src') as Node, '"src"') : [], c, defs);
-    const sels = checkGrantDestinations(f.get('dst'), src, c, defs);
+    const srcItems = f.has('src') ? c.strings(f.get('src') as Node, '"src"') : [];
+    const src = checkSources(srcItems, c, defs);
+    const sels = checkGrantDestinations(f.get('dst'), c, defs);
+    if (sels.some((d) => d.sel.kind === 'self')) checkSelfSources(srcItems, defs, c);
     const ips = ipNode ? c.strings(ipNode, '"ip"').flatMap((item) => parseIp(item, c)) : [];
     // Without `ip`, an `app` grant opens no network access: it adds no rule.
     if (ips.length === 0 || sels.length === 0) continue;
@@ -62,7 +64,6 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
 
 function checkGrantDestinations(
   node: Node | undefined,
-  src: Selector[],
   c: Checker,
   defs: Definitions,
 ): Array<{ sel: Selector; text: string; node: Node }> {
@@ -78,8 +79,7 @@ function checkGrantDestinations(
       } else if (r.msg) c.error(item.node, r.msg);
       continue;
     }
-    if (checkRuleDestination(item, r.sel, ALL_PORTS, null, src, c))
-      out.push({ sel: r.sel, text: item.value, node: item.node });
+    out.push({ sel: r.sel, text: item.value, node: item.node });
   }
   return out;
 }

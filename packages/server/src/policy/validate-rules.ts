@@ -52,30 +52,37 @@ function parseDestinationUncached(entry: string, defs: Definitions): DstResult {
 export const OVER_PERMISSIVE_RULE =
   'over-permissive rule: its sources hold every device and its destinations every port of every device; narrow src, dst or ports';
 
-/** Selectors that can hold user-owned devices, the only sources autogroup:self pairs. */
-const USER_SOURCE_KINDS = new Set<Selector['kind']>(['all', 'user', 'group', 'member', 'admin']);
+/** The sources autogroup:self may follow: users and what stands for users (and `*`). */
+const SELF_SOURCE_KINDS = new Set<Selector['kind']>(['all', 'user', 'group', 'member', 'admin']);
+
+const SOURCE_KIND_NAMES: Partial<Record<Selector['kind'], string>> = {
+  tag: 'a tag',
+  tagged: 'autogroup:tagged',
+  prefix: 'an address, a CIDR or a host alias',
+};
 
 /**
- * Checks one destination against its rule's sources and protocols, reporting at the entry;
- * false when it must be left out. Shared by `acls` and grants.
+ * A rule or grant with autogroup:self in its dst: every source must be a user, a group,
+ * autogroup:member or autogroup:admin (or `*`), as Tailscale refuses the policy otherwise ("can
+ * only be used with users, groups, or supported autogroups"). Each other source is reported
+ * where it is written.
  */
-export function checkRuleDestination(
-  item: StringItem,
-  sel: Selector,
-  ports: PortRanges,
-  protos: ProtoSet,
-  src: readonly Selector[],
-  c: Checker,
-): boolean {
-  // As in Tailscale, any src may be used with autogroup:self: only its user-owned devices
-  // match. A src that cannot hold one is a mistake worth reporting.
-  if (sel.kind === 'self' && src.length > 0 && !src.some((s) => USER_SOURCE_KINDS.has(s.kind))) {
+export function checkSelfSources(items: StringItem[], defs: Definitions, c: Checker): void {
+  for (const item of items) {
+    const r = parseSelector(item.value, defs);
+    if (!r.ok || SELF_SOURCE_KINDS.has(r.sel.kind) || !(r.sel.kind in SOURCE_KIND_NAMES)) continue;
     c.error(
       item.node,
-      'autogroup:self pairs user-owned devices only, but src holds only tags, IPs or hosts: add users, groups, autogroup:member or "*" to src',
+      `autogroup:self can only be used with users, groups, autogroup:member, autogroup:admin or "*" in src, and "${item.value}" is ${SOURCE_KIND_NAMES[r.sel.kind]}: move it to a rule of its own`,
     );
-    return false;
   }
+}
+
+/**
+ * Checks one destination against its rule's protocols, reporting at the entry; false when it
+ * must be left out. Shared by `acls` and grants.
+ */
+export function checkRuleDestination(item: StringItem, ports: PortRanges, protos: ProtoSet, c: Checker): boolean {
   if (onlyPortless(protos) && ports !== ALL_PORTS) {
     c.error(item.node, `${protoList(protos)} has no ports: write the destination with ":*"`);
     return false;
@@ -119,10 +126,11 @@ export function checkAcls(node: Node, c: Checker, defs: Definitions, out: Parsed
         if (r.msg) c.error(item.node, r.msg);
         continue;
       }
-      if (!checkRuleDestination(item, r.sel, r.ports, protos, src, c)) continue;
+      if (!checkRuleDestination(item, r.ports, protos, c)) continue;
       dst.push({ sel: r.sel, ports: r.ports, protos, text: item.value });
       dstNodes.push(item.node);
     }
+    if (dst.some((d) => d.sel.kind === 'self')) checkSelfSources(srcItems, defs, c);
     const broad = overPermissiveRule(src, dst);
     if (broad >= 0) c.error(dstNodes[broad], OVER_PERMISSIVE_RULE);
     // A rule with another action must not count as accepting anything when tests run.

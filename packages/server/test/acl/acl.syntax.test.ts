@@ -8,7 +8,7 @@ import { applyPolicy, policyText, putPolicy, validate } from './helpers.js';
 const MODERN = `{
   "groups": { "group:eng": ["ana@example.com"] },
   "tagOwners": { "tag:web": ["group:eng"], "tag:exit": ["autogroup:admin"] },
-  "acls": [{ "action": "accept", "src": ["tag:web", "group:eng"], "dst": ["autogroup:self:*"], "proto": "6" }],
+  "acls": [{ "action": "accept", "src": ["group:eng"], "dst": ["autogroup:self:*"], "proto": "6" }],
   "grants": [
     { "src": ["group:eng"], "dst": ["tag:web"], "ip": ["tcp:443", "8000-8999", "icmp:*"] },
     { "src": ["group:eng"], "dst": ["autogroup:internet"], "ip": ["*"], "app": { "example.com/cap/x": [{}] } },
@@ -37,6 +37,16 @@ describe('the policy endpoints and Tailscale syntax', () => {
     expect(await validate(server, MODERN)).toEqual({ valid: true, errors: [], tests: expect.any(Array) });
     await applyPolicy(server, MODERN);
     expect((await policyText(server)).text).toBe(MODERN);
+  });
+
+  it('refuses autogroup:self after a tag, at the tag, as Tailscale does', async () => {
+    const text = MODERN.replace(
+      '"src": ["group:eng"], "dst": ["autogroup:self:*"]',
+      '"src": ["tag:web", "group:eng"], "dst": ["autogroup:self:*"]',
+    );
+    const errors = [{ line: 4, column: 42, msg: expect.stringContaining('"tag:web" is a tag') }];
+    expect(await validate(server, text)).toEqual({ valid: false, errors, tests: expect.any(Array) });
+    await expectProblem(await putPolicy(server, text), 400, 'policy_invalid');
   });
 
   it('refuses over-permissive spellings with their line and column, and changes nothing', async () => {

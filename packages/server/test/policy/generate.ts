@@ -105,8 +105,8 @@ export function randomNetwork(seed: number, size = { users: 8, devices: 40, rule
   const several = (max: number, pick: () => string) => [...new Set(Array.from({ length: 1 + r.int(max) }, pick))];
   const acls: RawRule[] = Array.from({ length: 1 + r.int(size.rules) }, () => {
     const self = r.chance(0.15);
-    // autogroup:self takes any src that holds some user: only its user-owned devices match.
-    const src = self ? [...new Set([r.pick(identities), ...several(2, selector)])] : several(3, selector);
+    // autogroup:self takes users and what stands for them: only their user-owned devices match.
+    const src = self ? several(3, () => r.pick([...identities, 'autogroup:admin'])) : several(3, selector);
     const dst = several(3, selector).map((sel) => {
       const ports = r.pick(PORTS);
       return sel.includes(':') && !/^(tag|group|autogroup):/.test(sel) && r.chance(0.5)

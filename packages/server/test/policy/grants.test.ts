@@ -91,7 +91,14 @@ describe('grant validation', () => {
     expectErrorAt(errors, text, '"tcp:"', 'missing port');
     expectErrorAt(errors, text, '{ "src": ["*"], "dst": ["tag:web"] }', 'neither "ip" nor "app"');
     expectErrorAt(errors, text, '[] }', '"app" must be an object', 1, '"app"');
-    expectErrorAt(errors, text, '"autogroup:self"', 'src holds only tags, IPs or hosts');
+    expectErrorAt(
+      errors,
+      text,
+      '"tag:web"',
+      'autogroup:self can only be used with users',
+      1,
+      '["tag:web"], "dst": ["autogroup:self"]',
+    );
     expectErrorAt(errors, text, '"autogroup:internet"', 'can only be used in dst');
     expectErrorAt(errors, text, '"tag:nope"', 'tag "tag:nope" is not defined');
     expectErrorAt(errors, text, '"users"', 'unknown field "users" in a grant');

@@ -2,7 +2,15 @@
 // behaviour recorded from Tailscale (see captures/ for whole networks showing the same).
 
 import { describe, expect, it } from 'vitest';
-import { autoApproves, compilePolicy, PeerMap, type PolicyDevice, type PolicyUser } from '../../src/policy/index.js';
+import {
+  autoApproves,
+  compilePolicy,
+  PeerMap,
+  type PolicyDevice,
+  type PolicyUser,
+  validatePolicy,
+} from '../../src/policy/index.js';
+import { errorsOf, expectErrorAt } from './helpers.js';
 
 const EXIT = ['0.0.0.0/0', '::/0'];
 const users: PolicyUser[] = [
@@ -105,5 +113,34 @@ describe('exit nodes as peers', () => {
     ]);
     expect(Object.keys(view(map, 'laptop'))).toEqual(['exit']);
     expect(Object.keys(view(map, 'exit'))).toEqual(['laptop', 'web']);
+  });
+});
+
+describe('autogroup:self with tags', () => {
+  it('refuses a tag among the sources of a rule to autogroup:self, at that source', () => {
+    const text = `{
+  "tagOwners": { "tag:ci": ["autogroup:admin"] },
+  "acls": [
+    { "action": "accept", "src": ["autogroup:member", "tag:ci"], "dst": ["autogroup:self:*"] },
+  ],
+  "grants": [{ "src": ["group:eng", "tag:ci"], "dst": ["autogroup:self"], "ip": ["22"] }],
+  "groups": { "group:eng": ["ana@example.com"] },
+}`;
+    const errors = errorsOf(text);
+    const msg = 'autogroup:self can only be used with users, groups, autogroup:member, autogroup:admin or "*" in src';
+    expectErrorAt(errors, text, '"tag:ci"', `${msg}, and "tag:ci" is a tag`, 2);
+    expectErrorAt(errors, text, '"tag:ci"', `${msg}, and "tag:ci" is a tag`, 3);
+    expect(errors).toHaveLength(2);
+  });
+
+  it('takes users, groups, autogroup:member, autogroup:admin and * as its sources', () => {
+    const text = `{
+  "groups": { "group:eng": ["ana@example.com"] },
+  "acls": [
+    { "action": "accept", "src": ["ana@example.com", "group:eng", "autogroup:member", "autogroup:admin"], "dst": ["autogroup:self:*"] },
+    { "action": "accept", "src": ["*"], "dst": ["autogroup:self:22"] },
+  ],
+}`;
+    expect(validatePolicy(text).errors).toEqual([]);
   });
 });

@@ -181,7 +181,7 @@ describe('rules', () => {
     expect(errors).toHaveLength(10);
   });
 
-  it('allows autogroup:self only in dst, with any src that can hold user-owned devices', () => {
+  it('allows autogroup:self only in dst, after users, groups, autogroup:member/admin or *', () => {
     const text = base({
       acls: `[
     { "action": "accept", "src": ["autogroup:self"], "dst": ["tag:server:22"] },
@@ -194,12 +194,17 @@ describe('rules', () => {
   ]`,
     });
     const errors = errorsOf(text);
+    const self = 'autogroup:self can only be used with users, groups, autogroup:member, autogroup:admin or "*" in src';
     expectErrorAt(errors, text, '"autogroup:self"', 'autogroup:self can only be used in dst');
-    expectErrorAt(errors, text, '"autogroup:self:22"', 'src holds only tags, IPs or hosts');
-    expectErrorAt(errors, text, '"autogroup:self:80"', 'src holds only tags, IPs or hosts');
+    // Each other source of a rule to autogroup:self, where it is written, beside users or not.
+    expectErrorAt(errors, text, '"tag:server"', `${self}, and "tag:server" is a tag`, 2);
+    expectErrorAt(errors, text, '"10.0.0.0/8"', 'is an address, a CIDR or a host alias', 1);
+    expectErrorAt(errors, text, '"tag:server"', 'is a tag', 3);
+    expectErrorAt(errors, text, '"db"', '"db" is an address, a CIDR or a host alias', 2);
+    expectErrorAt(errors, text, '"autogroup:tagged"', 'is autogroup:tagged');
+    expectErrorAt(errors, text, '"10.0.0.0/8"', 'is an address, a CIDR or a host alias', 2);
     expectErrorAt(errors, text, '"autogroup:internet"', 'autogroup:internet can only be used in dst');
-    expect(errors).toHaveLength(4);
-    expect(errors.find((e) => e.msg.includes('autogroup:self:22'))).toBeUndefined();
+    expect(errors).toHaveLength(8);
   });
 
   it('accepts protocol names and IANA numbers as strings', () => {
