@@ -50,6 +50,10 @@ export async function serveMap(
     reply(401, 'this node key is not registered with this machine key; log in again');
     return;
   }
+  if (node.user_status === 'suspended') {
+    reply(403, `the user of device ${node.id} is suspended`);
+    return;
+  }
   const actor = deviceActor(node);
   await storeReport(ctx.db, node, reportOf(request));
   await heartbeat(ctx, actor, { advertiseRoutes: advertisedRoutes(request) });
@@ -74,19 +78,23 @@ export async function serveMap(
     clearInterval(timer);
     if (!stream.destroyed) stream.close();
   };
+  // A deleted device, or one whose user was suspended, loses its peers at once, then the stream.
+  const cutOff = () => {
+    if (!stream.destroyed)
+      stream.write(
+        frame(`{"Seq":${++seq},"PeersRemoved":${JSON.stringify([...sent.peers.keys()])},"PacketFilter":[]}`),
+      );
+    stop();
+  };
   const tick = async () => {
     if (busy || stream.destroyed) return;
     busy = true;
     try {
-      if (Date.now() - lastPresence >= PRESENCE_MS) {
-        await heartbeat(ctx, actor, {});
-        lastPresence = Date.now();
-      }
       const current = headKey(await netmapHead(ctx.db, node.network_id));
       if (current !== head) {
         head = current;
         const fresh = await nodeByKey(ctx.db, node.node_key, machineKey);
-        if (!fresh) return stop();
+        if (!fresh || fresh.user_status === 'suspended') return cutOff();
         const next = await mapState(control, fresh);
         const delta = deltaResponse(sent, next, seq + 1);
         sent = next;
@@ -96,14 +104,18 @@ export async function serveMap(
           lastWrite = Date.now();
         }
       }
+      // After the change check, so a suspended or deleted device is never marked online again.
+      if (Date.now() - lastPresence >= PRESENCE_MS) {
+        await heartbeat(ctx, actor, {});
+        lastPresence = Date.now();
+      }
       if (Date.now() - lastWrite >= KEEP_ALIVE_MS) {
         stream.write(frame(KEEP_ALIVE));
         lastWrite = Date.now();
       }
     } catch {
-      // The device was deleted or re-enrolled (its map cannot be built): the stream ends, and
-      // the client's next request learns why.
-      stop();
+      // The device was deleted or re-enrolled meanwhile (its map cannot be built).
+      cutOff();
     } finally {
       busy = false;
     }

@@ -75,6 +75,7 @@ export async function register(
 
   const authKey = request.Auth?.AuthKey;
   if (!authKey) {
+    if (known?.user_status === 'suspended') return refused(`the user of device ${known.id} is suspended`);
     if (known) return authorized(known);
     if (!isZeroKey(request.OldNodeKey)) {
       const old = await nodeByKey(ctx.db, request.OldNodeKey!, machineKey);

@@ -25,6 +25,8 @@ export interface NodeRow {
   user_id: string | null;
   user_login: string | null;
   user_display: string | null;
+  /** `suspended`: the device may not connect until its user is restored. */
+  user_status: string | null;
   tags: string;
   addr_index: number;
   created_at: number;
@@ -49,6 +51,7 @@ const nodeColumns = [
   'devices.user_id',
   'users.login_name as user_login',
   'users.display_name as user_display',
+  'users.status as user_status',
   'devices.tags',
   'devices.addr_index',
   'devices.created_at',
