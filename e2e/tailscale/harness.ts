@@ -1,0 +1,189 @@
+/**
+ * The pieces of the end-to-end suite: a `warren serve --derp` and several official
+ * `tailscaled` (userspace networking, each with its own state directory and socket), all inside
+ * the network namespace netns.sh made, where 192.0.2.1 and 192.0.2.2 are the two ends of a
+ * veth pair. Every wait is bounded: a check that does not hold in time fails with what it saw.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export const HOST = '192.0.2.1';
+export const PORT = 8080;
+/** Where devices reach the server, and so the embedded relay in their DERP map. */
+const PUBLIC_URL = `http://${HOST}:${PORT}`;
+/**
+ * The login server the clients use. A client falls back to HTTPS on port 443 when it dials an
+ * http:// login server again within two minutes, unless the host is loopback or private, so
+ * the suite logs in over loopback (docs/TAILSCALE.md); relay traffic uses the veth address.
+ */
+export const SERVER_URL = `http://127.0.0.1:${PORT}`;
+const BIN = process.env.TAILSCALE_BIN ?? '';
+const ROOT = join(import.meta.dirname, '..', '..');
+
+export const work = mkdtempSync(join(tmpdir(), 'warren-tailscale-'));
+const children: ChildProcess[] = [];
+
+export function stopAll(): void {
+  for (const child of children.reverse()) if (child.exitCode === null) child.kill('SIGTERM');
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it returns a value other than undefined, for at most `ms`. */
+export async function until<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms${last ? ` (last error: ${last})` : ''}`);
+    await sleep(200);
+  }
+}
+
+export interface Warren {
+  apiKey: string;
+  call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<{ status: number; body: T }>;
+}
+
+export async function startWarren(): Promise<Warren> {
+  const out = join(work, 'warren.out');
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'packages/cli/bin/warren.js'), 'serve', '--derp', '--host', '0.0.0.0', '--port', String(PORT)],
+    {
+      env: {
+        ...process.env,
+        WARREN_DB: `sqlite:${join(work, 'warren.db')}`,
+        WARREN_LOG_LEVEL: 'warn',
+        WARREN_PUBLIC_URL: PUBLIC_URL,
+      },
+      stdio: ['ignore', openSync(out, 'w'), openSync(join(work, 'warren.err'), 'w')],
+    },
+  );
+  children.push(child);
+  const apiKey = await until('warren serve prints its first API key', 60_000, async () => {
+    return /wrn_api_[A-Za-z0-9_]+/.exec(readFileSync(out, 'utf8'))?.[0];
+  });
+  await until('GET /key answers', 30_000, async () => ((await fetch(`${SERVER_URL}/key?v=142`)).ok ? true : undefined));
+  return {
+    apiKey,
+    async call(method, path, body, contentType = 'application/json') {
+      const res = await fetch(`${SERVER_URL}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined && { 'content-type': contentType }) },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    },
+  };
+}
+
+export interface Client {
+  name: string;
+  /** Runs the tailscale CLI against this daemon, for at most `ms`. */
+  cli(args: string[], ms?: number): Promise<{ code: number; stdout: string; stderr: string }>;
+  status(): Promise<Status>;
+}
+
+export interface PeerStatus {
+  HostName: string;
+  DNSName: string;
+  TailscaleIPs: string[];
+  AllowedIPs?: string[];
+  PrimaryRoutes?: string[];
+  Tags?: string[];
+  Online: boolean;
+  /** The home DERP region's code. */
+  Relay?: string;
+}
+
+export interface Status {
+  BackendState: string;
+  Self: PeerStatus;
+  Peer?: Record<string, PeerStatus>;
+}
+
+export async function startClient(name: string): Promise<Client> {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  const socket = join(dir, 'tailscaled.sock');
+  const child = spawn(
+    join(BIN, 'tailscaled'),
+    ['--tun=userspace-networking', `--statedir=${dir}`, `--socket=${socket}`, '--port=0'],
+    {
+      // The embedded relay is plain HTTP here; production relays sit behind TLS.
+      env: { ...process.env, TS_DEBUG_USE_DERP_HTTP: '1', TS_LOGS_DIR: dir, TS_NO_LOGS_NO_SUPPORT: 'true' },
+      stdio: ['ignore', 'ignore', openSync(join(dir, 'tailscaled.log'), 'w')],
+    },
+  );
+  children.push(child);
+  const cli: Client['cli'] = async (args, ms = 15_000) => {
+    try {
+      const { stdout, stderr } = await run(join(BIN, 'tailscale'), [`--socket=${socket}`, ...args], { timeout: ms });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const e = error as { code?: number; stdout?: string; stderr?: string };
+      return {
+        code: typeof e.code === 'number' ? e.code : 1,
+        stdout: e.stdout ?? '',
+        stderr: e.stderr ?? String(error),
+      };
+    }
+  };
+  await until(`${name}: tailscaled answers`, 30_000, async () =>
+    (await cli(['version'], 5_000)).code === 0 ? true : undefined,
+  );
+  return {
+    name,
+    cli,
+    async status() {
+      const res = await cli(['status', '--json'], 10_000);
+      if (res.code !== 0) throw new Error(`${name}: tailscale status: ${res.stderr}`);
+      return JSON.parse(res.stdout) as Status;
+    },
+  };
+}
+
+/** Joins with an auth key; the client reaches Running. */
+export async function joinNetwork(client: Client, authKey: string, extra: string[] = []): Promise<void> {
+  const res = await client.cli(
+    [
+      'up',
+      `--login-server=${SERVER_URL}`,
+      `--auth-key=${authKey}`,
+      `--hostname=${client.name}`,
+      '--timeout=60s',
+      ...extra,
+    ],
+    70_000,
+  );
+  if (res.code !== 0) throw new Error(`${client.name}: tailscale up failed (${res.code}): ${res.stderr}`);
+}
+
+export const peers = (status: Status): PeerStatus[] => Object.values(status.Peer ?? {});
+
+/**
+ * Whether `tailscale nc` from `client` to `target:port` connects: the listeners answer with a
+ * banner at once, and a connection the peer's packet filter drops hangs, so it is bounded.
+ */
+export async function connects(client: Client, target: string, port: number, ms = 3_000): Promise<boolean> {
+  const res = await client.cli(['nc', target, String(port)], ms);
+  return res.stdout.includes(`port ${port}`);
+}
