@@ -16,11 +16,11 @@ type UserRef struct {
 
 // DeviceRoute is a route as listed on a device's detail record.
 type DeviceRoute struct {
-	ID         string `json:"id"`
-	Prefix     string `json:"prefix"`
-	State      string `json:"state"` // pending, approved or disabled
-	Advertised bool   `json:"advertised"`
-	Primary    bool   `json:"primary"`
+	ID         string     `json:"id"`
+	Prefix     string     `json:"prefix"`
+	State      RouteState `json:"state"`
+	Advertised bool       `json:"advertised"`
+	Primary    bool       `json:"primary"`
 	// ExitNode marks a default route (0.0.0.0/0 or ::/0).
 	ExitNode bool `json:"exitNode"`
 }

@@ -1,8 +1,8 @@
 // Package warren is the Go client of the Warren management API.
 //
 // A Client covers every management call under /v1 (devices, users, the network, the
-// policy, keys, routes, and the connection and audit logs); a NodeClient covers the node
-// protocol that device agents speak. Both use only the standard library.
+// policy, keys, routes, the connection and audit logs, events and webhooks); a NodeClient
+// covers the node protocol that device agents speak. Both use only the standard library.
 //
 //	client, err := warren.NewClient() // WARREN_URL and WARREN_API_KEY
 //	if err != nil {
@@ -13,5 +13,6 @@
 // Every call takes a context.Context first. Every non-2xx answer is returned as a *Error
 // carrying the problem's status, code, detail, request id and, for a refused policy, each
 // problem's line and column. A 429 is waited out (Retry-After, bounded) and retried for
-// calls that are safe to repeat.
+// calls that are safe to repeat. Paged lists (the logs, events, webhook deliveries) are
+// Iterators whose All method is an iter.Seq2[T, error].
 package warren

@@ -119,17 +119,18 @@ func ExampleLogsService_Audit() {
 	_, _ = client.Devices.Get(ctx, "dev_audited")
 
 	it := client.Logs.Audit(ctx, &warren.AuditLogOptions{PageOptions: warren.PageOptions{Since: "1h", Limit: 50}})
-	for it.Next() {
-		e := it.Entry()
+	for e, err := range it.All() {
+		if err != nil {
+			log.Fatal(err)
+		}
 		if e.Path == "/v1/devices/dev_audited" {
 			fmt.Println(e.Method, e.Path, e.Status)
 		}
 	}
-	if err := it.Err(); err != nil {
-		log.Fatal(err)
-	}
-	// it.Cursor() continues from here later, with only what arrived since.
-	// Output: GET /v1/devices/dev_audited 404
+	fmt.Println(it.Cursor() != "") // pass it as PageOptions.Cursor later to read only what arrived since
+	// Output:
+	// GET /v1/devices/dev_audited 404
+	// true
 }
 
 func ExampleLogsService_Connections() {

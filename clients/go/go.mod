@@ -1,3 +1,3 @@
 module github.com/warrenhq/warren/clients/go
 
-go 1.22
+go 1.23

@@ -14,6 +14,10 @@ func String(v string) *string { return &v }
 // Int returns a pointer to v, for optional fields.
 func Int(v int) *int { return &v }
 
+// Ptr returns a pointer to v, for optional fields of the named types:
+// UpdateUserRequest{Role: warren.Ptr(warren.RoleAdmin)}.
+func Ptr[T any](v T) *T { return &v }
+
 // Duration formats d as the API writes durations (`expiresIn`, `since`): an integer and one
 // unit of s, m, h or d, using the largest unit that divides it exactly. Durations under a
 // second are rounded up to one second, since the API has no smaller unit.

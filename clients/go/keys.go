@@ -6,33 +6,49 @@ import (
 	"time"
 )
 
-// Key types, states and API key scopes.
+// KeyType tells an auth key (enrolls devices) from an API key (calls the management API).
+type KeyType string
+
+// Key types.
 const (
-	KeyTypeAuth = "auth"
-	KeyTypeAPI  = "api"
+	KeyTypeAuth KeyType = "auth"
+	KeyTypeAPI  KeyType = "api"
+)
 
-	KeyStateValid   = "valid"
-	KeyStateExpired = "expired"
-	KeyStateRevoked = "revoked"
-	KeyStateUsed    = "used"
+// KeyState is where a key is in its life.
+type KeyState string
 
-	ScopeRead    = "read"
-	ScopeDevices = "devices"
-	ScopeACLs    = "acls"
-	ScopeKeys    = "keys"
-	ScopeUsers   = "users"
-	ScopeAll     = "all"
+// Key states.
+const (
+	KeyStateValid   KeyState = "valid"
+	KeyStateExpired KeyState = "expired"
+	KeyStateRevoked KeyState = "revoked"
+	KeyStateUsed    KeyState = "used" // a one-off auth key that enrolled its device
+)
+
+// Scope is what an API key may do.
+type Scope string
+
+// API key scopes.
+const (
+	ScopeRead     Scope = "read"
+	ScopeDevices  Scope = "devices"
+	ScopeACLs     Scope = "acls"
+	ScopeKeys     Scope = "keys"
+	ScopeUsers    Scope = "users"
+	ScopeWebhooks Scope = "webhooks"
+	ScopeAll      Scope = "all"
 )
 
 // Key is an auth key (enrollment) or an API key (management). Reusable, Ephemeral, Tags and
 // User belong to auth keys; Name, Scopes and RateLimit to API keys.
 type Key struct {
 	ID          string     `json:"id"`
-	Type        string     `json:"type"`
+	Type        KeyType    `json:"type"`
 	Key         string     `json:"key,omitempty"` // the secret; only in the answer to Create
 	Name        string     `json:"name,omitempty"`
 	Description string     `json:"description"`
-	Scopes      []string   `json:"scopes"`
+	Scopes      []Scope    `json:"scopes"`
 	Reusable    bool       `json:"reusable,omitempty"`
 	Ephemeral   bool       `json:"ephemeral,omitempty"`
 	Tags        []string   `json:"tags,omitempty"`
@@ -40,7 +56,7 @@ type Key struct {
 	RateLimit   *int       `json:"rateLimit,omitempty"`
 	Created     time.Time  `json:"created"`
 	Expires     time.Time  `json:"expires"`
-	State       string     `json:"state"`
+	State       KeyState   `json:"state"`
 	Uses        int        `json:"uses"`
 	LastUsed    *time.Time `json:"lastUsed"`
 	CreatedBy   *string    `json:"createdBy"`
@@ -48,8 +64,8 @@ type Key struct {
 
 // KeyListOptions filters Keys.List.
 type KeyListOptions struct {
-	Type  string // auth or api
-	State string // valid, expired, revoked or used
+	Type  KeyType
+	State KeyState
 }
 
 // CreateKeyRequest is the body of Keys.Create. An auth key (Type "" or "auth") takes
@@ -57,14 +73,14 @@ type KeyListOptions struct {
 // Scopes, RateLimit and Description. ExpiresIn is a duration such as "24h" or "90d" (the
 // default; at most "365d"); Duration formats a time.Duration so.
 type CreateKeyRequest struct {
-	Type        string   `json:"type,omitempty"`
+	Type        KeyType  `json:"type,omitempty"`
 	Reusable    bool     `json:"reusable,omitempty"`
 	Ephemeral   bool     `json:"ephemeral,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
 	User        string   `json:"user,omitempty"` // user id or login name; default: the owner
 	Description string   `json:"description,omitempty"`
 	Name        string   `json:"name,omitempty"`
-	Scopes      []string `json:"scopes,omitempty"`
+	Scopes      []Scope  `json:"scopes,omitempty"`
 	RateLimit   int      `json:"rateLimit,omitempty"` // requests a minute; only a key with scope all may set it
 	ExpiresIn   string   `json:"expiresIn,omitempty"`
 }
@@ -79,7 +95,7 @@ func (s *KeysService) List(ctx context.Context, opts *KeyListOptions) ([]Key, er
 	}
 	body, err := send[struct {
 		Keys []Key `json:"keys"`
-	}](ctx, s.c, http.MethodGet, "/v1/keys", params("type", opts.Type, "state", opts.State), nil)
+	}](ctx, s.c, http.MethodGet, "/v1/keys", params("type", string(opts.Type), "state", string(opts.State)), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -54,12 +54,12 @@ func TestKeys(t *testing.T) {
 
 	t.Run("api key", func(t *testing.T) {
 		k, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{
-			Type: warren.KeyTypeAPI, Name: "reader", Scopes: []string{warren.ScopeRead}, ExpiresIn: "1h", RateLimit: 50,
+			Type: warren.KeyTypeAPI, Name: "reader", Scopes: []warren.Scope{warren.ScopeRead}, ExpiresIn: "1h", RateLimit: 50,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(k.Key, "wrn_api_") || k.Name != "reader" || !slices.Equal(k.Scopes, []string{"read"}) || k.RateLimit == nil || *k.RateLimit != 50 {
+		if !strings.HasPrefix(k.Key, "wrn_api_") || k.Name != "reader" || !slices.Equal(k.Scopes, []warren.Scope{warren.ScopeRead}) || k.RateLimit == nil || *k.RateLimit != 50 {
 			t.Fatalf("created %+v", k)
 		}
 		reader := newClient(t, warren.WithAPIKey(k.Key))

@@ -80,7 +80,7 @@ func TestAuditLogPages(t *testing.T) {
 func TestAuditLogKeyFilter(t *testing.T) {
 	ctx := testContext(t)
 	c := newClient(t)
-	k, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{Type: warren.KeyTypeAPI, Name: "audited", Scopes: []string{warren.ScopeRead}, ExpiresIn: "1h"})
+	k, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{Type: warren.KeyTypeAPI, Name: "audited", Scopes: []warren.Scope{warren.ScopeRead}, ExpiresIn: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}

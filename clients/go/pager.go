@@ -3,6 +3,7 @@ package warren
 import (
 	"context"
 	"errors"
+	"iter"
 	"net/url"
 	"strconv"
 	"time"
@@ -53,8 +54,14 @@ func (o PageOptions) query() url.Values {
 // pageFunc fetches the page that starts where opts say.
 type pageFunc[T any] func(ctx context.Context, opts PageOptions) (*Page[T], error)
 
-// Iterator walks every entry of a log across pages, in recording order, in the style of
-// bufio.Scanner:
+// Iterator walks every entry of a paged list (a log, the events, an endpoint's deliveries)
+// across pages, in recording order. Range over All, which hands over the error with the entries:
+//
+//	for e, err := range client.Logs.Audit(ctx, opts).All() {
+//		if err != nil { … }
+//	}
+//
+// or step through it in the style of bufio.Scanner, with Next, Entry and Err:
 //
 //	for it.Next() {
 //		e := it.Entry()
@@ -162,3 +169,30 @@ func (it *Iterator[T]) Err() error { return it.err }
 // PageOptions.Cursor later to continue right after what was read. When Next stops in the
 // middle of a page this skips the page's unread entries, so read to the end first.
 func (it *Iterator[T]) Cursor() string { return it.cursor }
+
+// All returns the entries as a range-over-func sequence of (entry, nil) pairs. When a call
+// fails it yields one last (zero value, err) pair, so the loop cannot miss the error:
+//
+//	it := client.Logs.Audit(ctx, opts)
+//	for e, err := range it.All() {
+//		if err != nil {
+//			return err
+//		}
+//		…
+//	}
+//
+// Breaking out of the loop stops where it is; the iterator can go on from there, and Cursor
+// still says where it stands. A follow ended by its context yields no error, as with Err.
+func (it *Iterator[T]) All() iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for it.Next() {
+			if !yield(it.Entry(), nil) {
+				return
+			}
+		}
+		if err := it.Err(); err != nil {
+			var zero T
+			yield(zero, err)
+		}
+	}
+}

@@ -15,7 +15,7 @@ func slowKey(t *testing.T) string {
 	t.Helper()
 	ctx := testContext(t)
 	k, err := newClient(t).Keys.Create(ctx, &warren.CreateKeyRequest{
-		Type: warren.KeyTypeAPI, Name: "slow", Scopes: []string{warren.ScopeRead, warren.ScopeACLs, warren.ScopeUsers}, ExpiresIn: "1h", RateLimit: 3,
+		Type: warren.KeyTypeAPI, Name: "slow", Scopes: []warren.Scope{warren.ScopeRead, warren.ScopeACLs, warren.ScopeUsers}, ExpiresIn: "1h", RateLimit: 3,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,11 +6,14 @@ import (
 	"time"
 )
 
+// RouteState is whether a route carries traffic: only approved routes do.
+type RouteState string
+
 // Route states.
 const (
-	RouteStatePending  = "pending"
-	RouteStateApproved = "approved"
-	RouteStateDisabled = "disabled"
+	RouteStatePending  RouteState = "pending"
+	RouteStateApproved RouteState = "approved"
+	RouteStateDisabled RouteState = "disabled"
 )
 
 // Route is a subnet route a device advertises.
@@ -19,7 +22,7 @@ type Route struct {
 	DeviceID     string     `json:"deviceId"`
 	DeviceName   string     `json:"deviceName"`
 	Prefix       string     `json:"prefix"`
-	State        string     `json:"state"`
+	State        RouteState `json:"state"`
 	Advertised   bool       `json:"advertised"`
 	AutoApproved bool       `json:"autoApproved"`
 	Primary      bool       `json:"primary"`
@@ -31,7 +34,7 @@ type Route struct {
 
 // RouteListOptions filters Routes.List.
 type RouteListOptions struct {
-	State  string // pending, approved or disabled
+	State  RouteState
 	Device string // a device id or name
 }
 
@@ -45,7 +48,7 @@ func (s *RoutesService) List(ctx context.Context, opts *RouteListOptions) ([]Rou
 	}
 	body, err := send[struct {
 		Routes []Route `json:"routes"`
-	}](ctx, s.c, http.MethodGet, "/v1/routes", params("state", opts.State, "device", opts.Device), nil)
+	}](ctx, s.c, http.MethodGet, "/v1/routes", params("state", string(opts.State), "device", opts.Device), nil)
 	if err != nil {
 		return nil, err
 	}

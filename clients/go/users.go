@@ -6,14 +6,26 @@ import (
 	"time"
 )
 
+// Role is what a user may do in the network, as in Tailscale's admin console.
+type Role string
+
 // User roles.
 const (
-	RoleOwner        = "owner"
-	RoleAdmin        = "admin"
-	RoleNetworkAdmin = "network-admin"
-	RoleITAdmin      = "it-admin"
-	RoleAuditor      = "auditor"
-	RoleMember       = "member"
+	RoleOwner        Role = "owner"
+	RoleAdmin        Role = "admin"
+	RoleNetworkAdmin Role = "network-admin"
+	RoleITAdmin      Role = "it-admin"
+	RoleAuditor      Role = "auditor"
+	RoleMember       Role = "member"
+)
+
+// UserStatus is whether a user may sign in and connect devices.
+type UserStatus string
+
+// User statuses.
+const (
+	UserStatusActive    UserStatus = "active"
+	UserStatusSuspended UserStatus = "suspended" // sessions ended, devices disconnected
 )
 
 // User is a person of the network.
@@ -21,8 +33,8 @@ type User struct {
 	ID          string     `json:"id"`
 	LoginName   string     `json:"loginName"`
 	DisplayName string     `json:"displayName"`
-	Role        string     `json:"role"`
-	Status      string     `json:"status"`
+	Role        Role       `json:"role"`
+	Status      UserStatus `json:"status"`
 	Created     time.Time  `json:"created"`
 	LastSeen    *time.Time `json:"lastSeen"`
 	DeviceCount int        `json:"deviceCount"`
@@ -30,7 +42,7 @@ type User struct {
 
 // UserListOptions filters Users.List.
 type UserListOptions struct {
-	Role string
+	Role Role
 }
 
 // CreateUserRequest is the body of Users.Create.
@@ -39,22 +51,16 @@ type CreateUserRequest struct {
 	// DisplayName defaults to the part of the login name before @.
 	DisplayName string `json:"displayName,omitempty"`
 	// Role defaults to member.
-	Role string `json:"role,omitempty"`
+	Role Role `json:"role,omitempty"`
 }
 
 // UpdateUserRequest is the body of Users.Update; nil fields are left as they are.
 type UpdateUserRequest struct {
-	Role        *string `json:"role,omitempty"`
+	Role        *Role   `json:"role,omitempty"`
 	DisplayName *string `json:"displayName,omitempty"`
 	// Status is active or suspended (suspending ends the user's sessions and disconnects their devices).
-	Status *string `json:"status,omitempty"`
+	Status *UserStatus `json:"status,omitempty"`
 }
-
-// User statuses.
-const (
-	StatusActive    = "active"
-	StatusSuspended = "suspended"
-)
 
 // UsersService covers /v1/users.
 type UsersService struct{ c *Client }
@@ -66,7 +72,7 @@ func (s *UsersService) List(ctx context.Context, opts *UserListOptions) ([]User,
 	}
 	body, err := send[struct {
 		Users []User `json:"users"`
-	}](ctx, s.c, http.MethodGet, "/v1/users", params("role", opts.Role), nil)
+	}](ctx, s.c, http.MethodGet, "/v1/users", params("role", string(opts.Role)), nil)
 	if err != nil {
 		return nil, err
 	}

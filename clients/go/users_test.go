@@ -15,7 +15,7 @@ func TestUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.LoginName != "ana@example.com" || u.DisplayName != "Ana" || u.Role != warren.RoleAdmin || u.Status != "active" || u.Created.IsZero() {
+	if u.LoginName != "ana@example.com" || u.DisplayName != "Ana" || u.Role != warren.RoleAdmin || u.Status != warren.UserStatusActive || u.Created.IsZero() {
 		t.Fatalf("created %+v", u)
 	}
 	_, err = c.Users.Create(ctx, &warren.CreateUserRequest{LoginName: "ana@example.com"})
@@ -38,7 +38,7 @@ func TestUsers(t *testing.T) {
 		t.Errorf("want the owner and ana, got %+v", everyone)
 	}
 
-	u, err = c.Users.Update(ctx, u.ID, &warren.UpdateUserRequest{Role: warren.String(warren.RoleMember)})
+	u, err = c.Users.Update(ctx, u.ID, &warren.UpdateUserRequest{Role: warren.Ptr(warren.RoleMember)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestUsers(t *testing.T) {
 	if err != nil || len(owners) != 1 {
 		t.Fatalf("owners %+v, %v", owners, err)
 	}
-	_, err = c.Users.Update(ctx, owners[0].ID, &warren.UpdateUserRequest{Role: warren.String(warren.RoleMember)})
+	_, err = c.Users.Update(ctx, owners[0].ID, &warren.UpdateUserRequest{Role: warren.Ptr(warren.RoleMember)})
 	wantError(t, err, 409, warren.CodeInvalidState)
 
 	if err := c.Users.Delete(ctx, u.ID); err != nil {

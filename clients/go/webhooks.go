@@ -3,7 +3,6 @@ package warren
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -21,18 +20,28 @@ type Webhook struct {
 	Secret         string     `json:"secret,omitempty"`
 }
 
-// WebhookDelivery is one event on its way to one endpoint. State is "pending", "delivered"
-// or "failed".
+// DeliveryState is where a delivery is: waiting for its next attempt, done, or given up
+// (a failed delivery can be retried by hand with WebhooksService.Retry).
+type DeliveryState string
+
+// Delivery states.
+const (
+	DeliveryStatePending   DeliveryState = "pending"
+	DeliveryStateDelivered DeliveryState = "delivered"
+	DeliveryStateFailed    DeliveryState = "failed"
+)
+
+// WebhookDelivery is one event on its way to one endpoint.
 type WebhookDelivery struct {
-	ID          string     `json:"id"`
-	EventID     string     `json:"eventId"`
-	Type        string     `json:"type"`
-	State       string     `json:"state"`
-	Attempts    int        `json:"attempts"`
-	LastStatus  *int       `json:"lastStatus"`
-	LastError   *string    `json:"lastError"`
-	NextAttempt *time.Time `json:"nextAttempt"`
-	Created     time.Time  `json:"created"`
+	ID          string        `json:"id"`
+	EventID     string        `json:"eventId"`
+	Type        string        `json:"type"`
+	State       DeliveryState `json:"state"`
+	Attempts    int           `json:"attempts"`
+	LastStatus  *int          `json:"lastStatus"`
+	LastError   *string       `json:"lastError"`
+	NextAttempt *time.Time    `json:"nextAttempt"`
+	Created     time.Time     `json:"created"`
 }
 
 // CreateWebhookRequest is the body of WebhooksService.Create. Events are types
@@ -55,7 +64,7 @@ type UpdateWebhookRequest struct {
 // and an optional State.
 type DeliveryListOptions struct {
 	PageOptions
-	State string
+	State DeliveryState
 }
 
 // WebhooksService covers /v1/webhooks.
@@ -110,16 +119,29 @@ func (s *WebhooksService) Test(ctx context.Context, id string) error {
 	return s.c.call(ctx, http.MethodPost, webhookPath(id)+"/test", nil, nil, nil)
 }
 
-// Deliveries returns one page of an endpoint's deliveries, oldest first.
-func (s *WebhooksService) Deliveries(ctx context.Context, id string, opts *DeliveryListOptions) (*Page[WebhookDelivery], error) {
+// DeliveriesPage returns one page of an endpoint's deliveries, oldest first.
+func (s *WebhooksService) DeliveriesPage(ctx context.Context, id string, opts *DeliveryListOptions) (*Page[WebhookDelivery], error) {
 	if opts == nil {
 		opts = &DeliveryListOptions{}
 	}
-	q := params("cursor", opts.Cursor, "state", opts.State)
-	if opts.Limit > 0 {
-		q.Set("limit", strconv.Itoa(opts.Limit))
+	return s.deliveries(id, opts.State)(ctx, opts.PageOptions)
+}
+
+// Deliveries iterates over an endpoint's deliveries, oldest first, across pages (and, with
+// Follow, as new ones are made).
+func (s *WebhooksService) Deliveries(ctx context.Context, id string, opts *DeliveryListOptions) *Iterator[WebhookDelivery] {
+	if opts == nil {
+		opts = &DeliveryListOptions{}
 	}
-	return send[Page[WebhookDelivery]](ctx, s.c, http.MethodGet, webhookPath(id)+"/deliveries", q, nil)
+	return newIterator(ctx, opts.PageOptions, s.deliveries(id, opts.State))
+}
+
+func (s *WebhooksService) deliveries(id string, state DeliveryState) pageFunc[WebhookDelivery] {
+	fetch := pageFetcher[WebhookDelivery](s.c, webhookPath(id)+"/deliveries", filter("state", string(state)))
+	return func(ctx context.Context, opts PageOptions) (*Page[WebhookDelivery], error) {
+		opts.Since = "" // deliveries page by cursor only
+		return fetch(ctx, opts)
+	}
 }
 
 // Retry delivers again now.

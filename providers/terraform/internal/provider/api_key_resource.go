@@ -74,7 +74,7 @@ func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest,
 		return &warren.CreateKeyRequest{
 			Type:      warren.KeyTypeAPI,
 			Name:      plan.Name.ValueString(),
-			Scopes:    stringSet(ctx, plan.Scopes, &resp.Diagnostics),
+			Scopes:    asStrings[warren.Scope](stringSet(ctx, plan.Scopes, &resp.Diagnostics)),
 			RateLimit: int(plan.RateLimit.ValueInt64()),
 			ExpiresIn: plan.ExpiresIn.ValueString(),
 		}

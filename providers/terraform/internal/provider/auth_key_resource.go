@@ -62,7 +62,7 @@ func (r *authKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 		"tags": schema.SetAttribute{
 			MarkdownDescription: "Tags given to every device it enrolls (`tag:<name>`); each must be defined in the policy's `tagOwners`.",
 			ElementType:         types.StringType,
-			Optional:            true, Computed: true, Default: setdefault.StaticValue(setOf(nil)),
+			Optional:            true, Computed: true, Default: setdefault.StaticValue(setOf([]string{})),
 			PlanModifiers: []planmodifier.Set{setplanmodifier.RequiresReplace()},
 		},
 		"user": schema.StringAttribute{

@@ -96,7 +96,7 @@ func newDeviceModel(d *warren.Device) deviceModel {
 		m.Routes = append(m.Routes, deviceRouteModel{
 			ID:         types.StringValue(rt.ID),
 			Prefix:     types.StringValue(rt.Prefix),
-			State:      types.StringValue(rt.State),
+			State:      types.StringValue(string(rt.State)),
 			Advertised: types.BoolValue(rt.Advertised),
 			Primary:    types.BoolValue(rt.Primary),
 		})

@@ -96,7 +96,7 @@ func routeStates(t *testing.T, id *string, want map[string]string) resource.Test
 		}
 		got := map[string]string{}
 		for _, rt := range d.Routes {
-			got[rt.Prefix] = rt.State
+			got[rt.Prefix] = string(rt.State)
 		}
 		for prefix, state := range want {
 			if got[prefix] != state {

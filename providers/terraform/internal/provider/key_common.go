@@ -75,7 +75,7 @@ func (m *keyComputed) set(k *warren.Key) {
 	}
 	m.Created = types.StringValue(rfc3339(k.Created))
 	m.Expires = types.StringValue(rfc3339(k.Expires))
-	m.State = types.StringValue(k.State)
+	m.State = types.StringValue(string(k.State))
 	// The lifetime is not stored as such; after an import it is derived from the record.
 	if m.ExpiresIn.IsNull() || m.ExpiresIn.IsUnknown() || !sameDuration(m.ExpiresIn.ValueString(), formatDuration(k.Expires.Sub(k.Created))) {
 		m.ExpiresIn = durationKind.value(formatDuration(k.Expires.Sub(k.Created)))

@@ -44,7 +44,7 @@ func (k *keyTracker) remember(s *terraform.State) error {
 func (k *keyTracker) current() string { return k.ids[len(k.ids)-1] }
 
 // hasState checks the state of a key on the server.
-func hasState(t *testing.T, id func() string, want string) resource.TestCheckFunc {
+func hasState(t *testing.T, id func() string, want warren.KeyState) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		k, err := apiClient(t).Keys.Get(context.Background(), id())
 		if err != nil {

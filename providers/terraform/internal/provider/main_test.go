@@ -161,7 +161,7 @@ func suiteKey(first string) (string, error) {
 		return "", err
 	}
 	k, err := c.Keys.Create(context.Background(), &warren.CreateKeyRequest{
-		Type: warren.KeyTypeAPI, Name: "acceptance-tests", Scopes: []string{warren.ScopeAll}, ExpiresIn: "89d", RateLimit: 100000,
+		Type: warren.KeyTypeAPI, Name: "acceptance-tests", Scopes: []warren.Scope{warren.ScopeAll}, ExpiresIn: "89d", RateLimit: 100000,
 	})
 	if err != nil {
 		return "", err

@@ -22,15 +22,15 @@ func TestAccProvider_credentials(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := apiClient(t)
-	short, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{Type: warren.KeyTypeAPI, Name: "short-lived", Scopes: []string{"read"}, ExpiresIn: "1s"})
+	short, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{Type: warren.KeyTypeAPI, Name: "short-lived", Scopes: []warren.Scope{warren.ScopeRead}, ExpiresIn: "1s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{Type: warren.KeyTypeAPI, Name: "read-only", Scopes: []string{"read"}, ExpiresIn: "1h"})
+	readOnly, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{Type: warren.KeyTypeAPI, Name: "read-only", Scopes: []warren.Scope{warren.ScopeRead}, ExpiresIn: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	revoked, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{Type: warren.KeyTypeAPI, Name: "revoked", Scopes: []string{"read"}, ExpiresIn: "1h"})
+	revoked, err := c.Keys.Create(ctx, &warren.CreateKeyRequest{Type: warren.KeyTypeAPI, Name: "revoked", Scopes: []warren.Scope{warren.ScopeRead}, ExpiresIn: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,9 @@ var (
 )
 
 // roles a user may have, in the order of the API's documentation.
-var roles = []string{
+var roles = asStrings[string]([]warren.Role{
 	warren.RoleOwner, warren.RoleAdmin, warren.RoleNetworkAdmin, warren.RoleITAdmin, warren.RoleAuditor, warren.RoleMember,
-}
+})
 
 type userResource struct{ resourceClient }
 
@@ -71,7 +71,7 @@ func (r *userResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				MarkdownDescription: "One of `owner`, `admin`, `network-admin`, `it-admin`, `auditor`, `member` (default). Changes in place.",
 				Optional:            true,
 				Computed:            true,
-				Default:             stringdefault.StaticString(warren.RoleMember),
+				Default:             stringdefault.StaticString(string(warren.RoleMember)),
 				Validators:          []validator.String{stringvalidator.OneOf(roles...)},
 			},
 			"status": schema.StringAttribute{
@@ -97,7 +97,7 @@ func (r *userResource) Create(ctx context.Context, req resource.CreateRequest, r
 	user, err := r.client.Users.Create(ctx, &warren.CreateUserRequest{
 		LoginName:   plan.LoginName.ValueString(),
 		DisplayName: plan.DisplayName.ValueString(),
-		Role:        plan.Role.ValueString(),
+		Role:        warren.Role(plan.Role.ValueString()),
 	})
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "create the user", err)
@@ -134,7 +134,7 @@ func (r *userResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	}
 	patch := &warren.UpdateUserRequest{}
 	if !plan.Role.Equal(state.Role) {
-		patch.Role = plan.Role.ValueStringPointer()
+		patch.Role = warren.Ptr(warren.Role(plan.Role.ValueString()))
 	}
 	if !plan.DisplayName.IsUnknown() && !plan.DisplayName.Equal(state.DisplayName) {
 		patch.DisplayName = plan.DisplayName.ValueStringPointer()
@@ -169,8 +169,8 @@ func (m *userModel) apply(u *warren.User) {
 		m.LoginName = types.StringValue(u.LoginName)
 	}
 	m.DisplayName = types.StringValue(u.DisplayName)
-	m.Role = types.StringValue(u.Role)
-	m.Status = types.StringValue(u.Status)
+	m.Role = types.StringValue(string(u.Role))
+	m.Status = types.StringValue(string(u.Status))
 	m.Created = types.StringValue(rfc3339(u.Created))
 }
 

@@ -82,8 +82,7 @@ func TestAccUser(t *testing.T) {
 			},
 			{
 				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
-					role := "auditor"
-					_, err := c.Users.Update(ctx, id, &warren.UpdateUserRequest{Role: &role})
+					_, err := c.Users.Update(ctx, id, &warren.UpdateUserRequest{Role: warren.Ptr(warren.RoleAuditor)})
 					return err
 				}),
 				Config: userConfig("ana@example.com", "admin"),

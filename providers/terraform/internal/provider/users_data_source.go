@@ -72,7 +72,7 @@ func (d *usersDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	users, err := d.client.Users.List(ctx, &warren.UserListOptions{Role: m.Role.ValueString()})
+	users, err := d.client.Users.List(ctx, &warren.UserListOptions{Role: warren.Role(m.Role.ValueString())})
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "list users", err)
 		return
@@ -83,8 +83,8 @@ func (d *usersDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 			ID:          types.StringValue(u.ID),
 			LoginName:   types.StringValue(u.LoginName),
 			DisplayName: types.StringValue(u.DisplayName),
-			Role:        types.StringValue(u.Role),
-			Status:      types.StringValue(u.Status),
+			Role:        types.StringValue(string(u.Role)),
+			Status:      types.StringValue(string(u.Status)),
 			DeviceCount: types.Int64Value(int64(u.DeviceCount)),
 			Created:     types.StringValue(rfc3339(u.Created)),
 		})

@@ -21,11 +21,20 @@ func stringSet(ctx context.Context, set types.Set, diags *diag.Diagnostics) []st
 	return out
 }
 
+// asStrings converts strings to one of the client's named string types (or back).
+func asStrings[To, From ~string](values []From) []To {
+	out := make([]To, len(values))
+	for i, v := range values {
+		out[i] = To(v)
+	}
+	return out
+}
+
 // setOf converts a list of strings to a Terraform set (never null, so an empty list is []).
-func setOf(values []string) types.Set {
+func setOf[S ~string](values []S) types.Set {
 	elems := make([]attr.Value, 0, len(values))
 	for _, v := range values {
-		elems = append(elems, types.StringValue(v))
+		elems = append(elems, types.StringValue(string(v)))
 	}
 	return types.SetValueMust(types.StringType, elems)
 }

@@ -65,7 +65,7 @@ func sendTestEvent(t *testing.T, id, expected string, done func(context.Context,
 // waitFailedAttempt waits until the server has tried to deliver a test event and recorded the failure.
 func waitFailedAttempt(t *testing.T, id string) error {
 	return sendTestEvent(t, id, "a failed attempt", func(ctx context.Context, c *warren.Client) (bool, error) {
-		page, err := c.Webhooks.Deliveries(ctx, id, nil)
+		page, err := c.Webhooks.DeliveriesPage(ctx, id, nil)
 		if err != nil {
 			return false, err
 		}
@@ -246,7 +246,7 @@ func TestAccWebhookGone(t *testing.T) {
 			},
 			{
 				PreConfig: disable,
-				Config: webhookConfig(url, `["*"]`, "true"),
+				Config:    webhookConfig(url, `["*"]`, "true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
 				}},
@@ -264,7 +264,7 @@ func TestAccWebhookGone(t *testing.T) {
 			},
 			{
 				PreConfig: disable,
-				Config: webhookConfig(url, `["device.*"]`, "false"),
+				Config:    webhookConfig(url, `["device.*"]`, "false"),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(address, "enabled", "false"),
 					resource.TestMatchResourceAttr(address, "disabled_reason", regexp.MustCompile("410 Gone")),
