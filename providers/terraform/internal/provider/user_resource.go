@@ -2,9 +2,11 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -113,7 +115,7 @@ func (r *userResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	user, err := findUser(ctx, r.client, state.ID.ValueString())
+	user, err := findUser(ctx, r.client, userWithID(state.ID.ValueString()))
 	if !readFound(ctx, resp, "read user "+state.ID.ValueString(), err) {
 		return
 	}
@@ -157,8 +159,21 @@ func (r *userResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	addDeleteError(&resp.Diagnostics, "delete user "+state.ID.ValueString(), r.client.Users.Delete(ctx, state.ID.ValueString()))
 }
 
+// ImportState takes the user's id or, as the CLI does, their login name (in any case).
 func (r *userResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	user, err := findUser(ctx, r.client, func(u *warren.User) bool {
+		return u.ID == req.ID || strings.EqualFold(u.LoginName, req.ID)
+	})
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "find user "+req.ID, err)
+		return
+	}
+	if user == nil {
+		resp.Diagnostics.AddError("Cannot import user "+req.ID,
+			fmt.Sprintf("No user of the network has the id or login name %q.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), user.ID)...)
 }
 
 // apply copies the server's record; the login name keeps the configuration's spelling when it
@@ -174,15 +189,20 @@ func (m *userModel) apply(u *warren.User) {
 	m.Created = types.StringValue(rfc3339(u.Created))
 }
 
-// findUser looks a user up by id. The API has no GET /v1/users/{id}, so it searches the list;
-// nil means there is no such user.
-func findUser(ctx context.Context, client *warren.Client, id string) (*warren.User, error) {
+// userWithID selects the user with that id.
+func userWithID(id string) func(*warren.User) bool {
+	return func(u *warren.User) bool { return u.ID == id }
+}
+
+// findUser looks up the user that match selects. The API has no GET /v1/users/{id}, so it
+// searches the list; nil means there is no such user.
+func findUser(ctx context.Context, client *warren.Client, match func(*warren.User) bool) (*warren.User, error) {
 	users, err := client.Users.List(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	for i := range users {
-		if users[i].ID == id {
+		if match(&users[i]) {
 			return &users[i], nil
 		}
 	}

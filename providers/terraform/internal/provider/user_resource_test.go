@@ -27,7 +27,7 @@ func userOnServer(t *testing.T, s *terraform.State) (*warren.User, error) {
 	if !ok {
 		return nil, fmt.Errorf("warren_user.ana not in state")
 	}
-	return findUser(context.Background(), apiClient(t), rs.Primary.ID)
+	return findUser(context.Background(), apiClient(t), userWithID(rs.Primary.ID))
 }
 
 func TestAccUser(t *testing.T) {
@@ -36,7 +36,7 @@ func TestAccUser(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Providers,
 		CheckDestroy: func(s *terraform.State) error {
-			if u, err := findUser(context.Background(), apiClient(t), id); err != nil || u != nil {
+			if u, err := findUser(context.Background(), apiClient(t), userWithID(id)); err != nil || u != nil {
 				return fmt.Errorf("user %s still exists (%v)", id, err)
 			}
 			return nil
@@ -81,6 +81,19 @@ func TestAccUser(t *testing.T) {
 				ImportStateVerify: true,
 			},
 			{
+				// By login name, in any case, as `warren users` takes it.
+				ResourceName:      address,
+				ImportState:       true,
+				ImportStateId:     "Ana@Example.com",
+				ImportStateVerify: true,
+			},
+			{
+				ResourceName:  address,
+				ImportState:   true,
+				ImportStateId: "nobody@example.com",
+				ExpectError:   errorMatching(`No user of the network has the id or login name "nobody@example.com"`),
+			},
+			{
 				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
 					_, err := c.Users.Update(ctx, id, &warren.UpdateUserRequest{Role: warren.Ptr(warren.RoleAuditor)})
 					return err
@@ -98,7 +111,7 @@ func TestAccUser(t *testing.T) {
 					plancheck.ExpectResourceAction(address, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
 				Check: func(s *terraform.State) error {
-					if u, _ := findUser(context.Background(), apiClient(t), id); u != nil {
+					if u, _ := findUser(context.Background(), apiClient(t), userWithID(id)); u != nil {
 						return fmt.Errorf("the old user %s still exists", id)
 					}
 					u, err := userOnServer(t, s)
