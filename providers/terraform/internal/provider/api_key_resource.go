@@ -64,7 +64,7 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 	}
 	maps.Copy(attrs, keyComputedAttributes())
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "An API key for the management API, e.g. for a pipeline. Keys cannot be changed, so any change of an argument creates a new key and revokes the old one (rotate by changing `name` or with `terraform apply -replace`); a key revoked or expired outside Terraform is planned for replacement.",
+		MarkdownDescription: "An API key for the management API, e.g. for a pipeline. Keys cannot be changed, so any change of an argument creates a new key and revokes the old one (rotate by changing `name` or by applying with `-replace`); a key revoked or expired elsewhere is planned for replacement.",
 		Attributes:          attrs,
 	}
 }

@@ -83,7 +83,7 @@ func (r *authKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	}
 	maps.Copy(attrs, keyComputedAttributes())
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "An auth key: what a device presents to enroll in the network (`warren node up --auth-key …`). Keys cannot be changed, so any change of an argument creates a new key and revokes the old one; a key revoked or expired outside Terraform is planned for replacement.",
+		MarkdownDescription: "An auth key: what a device presents to enroll in the network (`warren node up --auth-key …`). Keys cannot be changed, so any change of an argument creates a new key and revokes the old one; a key revoked or expired elsewhere is planned for replacement.",
 		Attributes:          attrs,
 	}
 }

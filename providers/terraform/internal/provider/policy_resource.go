@@ -30,6 +30,7 @@ type policyResource struct{ resourceClient }
 type policyModel struct {
 	ID                types.String   `tfsdk:"id"`
 	Content           semanticString `tfsdk:"content"`
+	Filename          types.String   `tfsdk:"filename"`
 	ETag              types.String   `tfsdk:"etag"`
 	OverwriteExisting types.Bool     `tfsdk:"overwrite_existing"`
 }
@@ -56,12 +57,16 @@ func (r *policyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				CustomType:          semanticStringType{kind: hujsonKind},
 				PlanModifiers:       []planmodifier.String{keepEquivalentOf(hujsonKind)},
 			},
+			"filename": schema.StringAttribute{
+				MarkdownDescription: "The file `content` was read from, such as `\"policy.hujson\"` for `content = file(\"policy.hujson\")`. Used only to name it in the policy's errors (`policy.hujson:7:15: …`, as a compiler would); it is not sent to the server.",
+				Optional:            true,
+			},
 			"etag": schema.StringAttribute{
 				MarkdownDescription: "ETag of the stored policy. Every change is sent with `If-Match` this value, so a policy changed elsewhere since the last refresh is never overwritten.",
 				Computed:            true,
 			},
 			"overwrite_existing": schema.BoolAttribute{
-				MarkdownDescription: "Allow creating this resource over a policy that is neither the network's default nor `content`. Default `false`: import the policy instead (`terraform import warren_policy.NAME policy`), so that a hand-written policy is never replaced by surprise.",
+				MarkdownDescription: "Allow creating this resource over a policy that is neither the network's default nor `content`. Default `false`: import the policy instead (an `import` block with `id = \"policy\"`, or `terraform import` / `tofu import warren_policy.NAME policy`), so that a hand-written policy is never replaced by surprise. The plan already fails when it would be.",
 				Optional:            true,
 				Computed:            true,
 				Default:             booldefault.StaticBool(false),
@@ -90,20 +95,49 @@ func (r *policyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("etag"), state.ETag)...)
 			return
 		}
+	} else if !plan.OverwriteExisting.ValueBool() {
+		// Found now rather than by Create, so that an apply never stops half-way through, after
+		// creating the configuration's other resources.
+		current, err := r.client.Policy.GetText(ctx)
+		if err != nil {
+			addAPIError(&resp.Diagnostics, "read the policy", err)
+			return
+		}
+		if !mayCreateOver(current.Text, plan.Content.ValueString()) {
+			addExistingPolicyError(&resp.Diagnostics)
+			return
+		}
 	}
 	result, err := r.client.Policy.Validate(ctx, plan.Content.ValueString())
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "validate the policy", err)
 		return
 	}
-	addPolicyProblems(&resp.Diagnostics, result.Errors)
+	addPolicyProblems(&resp.Diagnostics, plan.Filename.ValueString(), result.Errors)
 }
 
-// addPolicyProblems reports each problem of the validator at content, naming its line and column.
-func addPolicyProblems(diags *diag.Diagnostics, problems []warren.PolicyError) {
+// mayCreateOver reports whether creating the resource with content leaves nothing lost: the
+// stored policy is the network's default, or already content.
+func mayCreateOver(stored, content string) bool {
+	return sameHuJSON(stored, defaultPolicy) || sameHuJSON(stored, content)
+}
+
+func addExistingPolicyError(diags *diag.Diagnostics) {
+	diags.AddAttributeError(path.Root("content"), "The network already has a policy",
+		"The stored policy differs from the network's default, so creating warren_policy would replace it. "+
+			"Import it first (an import block with id = \"policy\", or: terraform import / tofu import warren_policy.NAME policy) "+
+			"and edit content, or set overwrite_existing = true.")
+}
+
+// addPolicyProblems reports each problem of the validator at content, naming its line and
+// column, and the file the text came from when the configuration says.
+func addPolicyProblems(diags *diag.Diagnostics, filename string, problems []warren.PolicyError) {
 	for _, e := range problems {
-		diags.AddAttributeError(path.Root("content"), "Invalid policy",
-			fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg))
+		where := fmt.Sprintf("line %d, column %d", e.Line, e.Column)
+		if filename != "" {
+			where = fmt.Sprintf("%s:%d:%d", filename, e.Line, e.Column)
+		}
+		diags.AddAttributeError(path.Root("content"), "Invalid policy", where+": "+e.Msg)
 	}
 }
 
@@ -119,15 +153,14 @@ func (r *policyResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	content := plan.Content.ValueString()
-	if !plan.OverwriteExisting.ValueBool() && !sameHuJSON(current.Text, defaultPolicy) && !sameHuJSON(current.Text, content) {
-		resp.Diagnostics.AddError("The network already has a policy",
-			"The stored policy differs from the network's default, so creating warren_policy would replace it. "+
-				"Import it first (terraform import warren_policy.NAME policy) and edit content, or set overwrite_existing = true.")
+	// Checked again: the policy may have been written by hand between plan and apply.
+	if !plan.OverwriteExisting.ValueBool() && !mayCreateOver(current.Text, content) {
+		addExistingPolicyError(&resp.Diagnostics)
 		return
 	}
 	stored, err := r.client.Policy.Set(ctx, content, current.ETag)
 	if err != nil {
-		addPolicyWriteError(&resp.Diagnostics, "store the policy", err)
+		addPolicyWriteError(&resp.Diagnostics, plan.Filename.ValueString(), "store the policy", err)
 		return
 	}
 	plan.ID = types.StringValue(policyID)
@@ -167,7 +200,7 @@ func (r *policyResource) Update(ctx context.Context, req resource.UpdateRequest,
 	if !sameHuJSON(plan.Content.ValueString(), state.Content.ValueString()) {
 		stored, err := r.client.Policy.Set(ctx, plan.Content.ValueString(), state.ETag.ValueString())
 		if err != nil {
-			addPolicyWriteError(&resp.Diagnostics, "update the policy", err)
+			addPolicyWriteError(&resp.Diagnostics, plan.Filename.ValueString(), "update the policy", err)
 			return
 		}
 		plan.ETag = types.StringValue(stored.ETag)
@@ -184,7 +217,7 @@ func (r *policyResource) Delete(ctx context.Context, req resource.DeleteRequest,
 		return
 	}
 	if _, err := r.client.Policy.Set(ctx, defaultPolicy, state.ETag.ValueString()); err != nil {
-		addPolicyWriteError(&resp.Diagnostics, "restore the default policy", err)
+		addPolicyWriteError(&resp.Diagnostics, "", "restore the default policy", err)
 	}
 }
 
@@ -195,17 +228,17 @@ func (r *policyResource) ImportState(ctx context.Context, _ resource.ImportState
 }
 
 // addPolicyWriteError explains a refused PUT /v1/acl: 412 means someone else changed the
-// policy after Terraform last read it, which must never be overwritten blindly.
-func addPolicyWriteError(diags *diag.Diagnostics, operation string, err error) {
+// policy after it was last read, which must never be overwritten blindly.
+func addPolicyWriteError(diags *diag.Diagnostics, filename, operation string, err error) {
 	if warren.IsPreconditionFailed(err) {
-		diags.AddAttributeError(path.Root("content"), "The policy was changed outside Terraform",
-			"The stored policy no longer has the ETag Terraform last saw, so it was not overwritten. "+
-				"Run terraform plan (or apply) again: the refresh shows the other change as a difference to review.")
+		diags.AddAttributeError(path.Root("content"), "The policy was changed outside this configuration",
+			"The stored policy no longer has the ETag of the last refresh, so it was not overwritten. "+
+				"Plan again (terraform plan or tofu plan): the refresh shows the other change as a difference to review.")
 		return
 	}
 	var apiErr *warren.Error
 	if errors.As(err, &apiErr) && apiErr.Code == warren.CodePolicyInvalid {
-		addPolicyProblems(diags, apiErr.Errors)
+		addPolicyProblems(diags, filename, apiErr.Errors)
 		return
 	}
 	addAPIError(diags, operation, err)

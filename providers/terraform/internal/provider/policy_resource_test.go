@@ -134,7 +134,7 @@ func TestAccPolicy(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					runBeforeApply(outOfBand(t, setPolicy(policyOutside))),
 				}},
-				ExpectError: errorMatching("The policy was changed outside Terraform"),
+				ExpectError: errorMatching("The policy was changed outside this configuration"),
 			},
 			{
 				Config: policyConfig(policyV1),
@@ -166,6 +166,13 @@ func TestAccPolicy_invalidAtLine(t *testing.T) {
 				ExpectError: regexp.MustCompile(`line 7, column \d+: group "group:ops" is not\s+defined`),
 			},
 			{
+				// Given the file the text came from, the problem is named as a compiler would.
+				Config: config("resource \"warren_policy\" \"test\" {\n  filename = \"policy.hujson\"\n  content = <<-EOT\n%s  EOT\n}\n",
+					indent(invalid, "    ")),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`policy\.hujson:7:\d+: group "group:ops" is not\s+defined`),
+			},
+			{
 				Config:      policyConfig("{\n  \"acls\": [,\n}\n"),
 				PlanOnly:    true,
 				ExpectError: errorMatching("Invalid HuJSON"),
@@ -185,14 +192,32 @@ func TestDefaultPolicyMatchesServer(t *testing.T) {
 	}
 }
 
-// Creating over a policy someone wrote by hand is refused unless asked for.
+// Creating over a policy someone wrote by hand is refused unless asked for, by the plan, so
+// that nothing else of the configuration is created either.
 func TestAccPolicy_existingPolicy(t *testing.T) {
+	const bystander = "bystander@example.com"
+	withUser := policyConfig(policyV1) + fmt.Sprintf("resource \"warren_user\" \"bystander\" {\n  login_name = %q\n}\n", bystander)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Providers,
 		CheckDestroy:             checkStoredPolicy(t, defaultPolicy),
 		Steps: []resource.TestStep{
 			{
 				PreConfig:   outOfBand(t, setPolicy(policyOutside)),
+				Config:      policyConfig(policyV1),
+				PlanOnly:    true,
+				ExpectError: errorMatching("The network already has a policy"),
+			},
+			{
+				Config:      withUser,
+				ExpectError: errorMatching("The network already has a policy"),
+			},
+			{
+				PreConfig: func() {
+					u, err := findUser(context.Background(), apiClient(t), func(u *warren.User) bool { return u.LoginName == bystander })
+					if err != nil || u != nil {
+						t.Fatalf("the refused plan still created %+v (%v)", u, err)
+					}
+				},
 				Config:      policyConfig(policyV1),
 				ExpectError: errorMatching("The network already has a policy"),
 			},
