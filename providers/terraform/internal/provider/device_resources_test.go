@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	warren "github.com/warrenhq/warren/clients/go"
 )
 
@@ -127,6 +129,11 @@ func TestAccDeviceRoutes(t *testing.T) {
 				Config: deviceRoutesConfig(device, `["10.2.0.0/24", "10.3.0.0/24"]`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+					// Approving changes nothing the device advertises: the plan shows the
+					// known set, not "(known after apply)".
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("advertised"), knownvalue.SetExact([]knownvalue.Check{
+						knownvalue.StringExact("10.1.0.0/24"), knownvalue.StringExact("10.2.0.0/24"), knownvalue.StringExact("10.3.0.0/24"),
+					})),
 				}},
 				Check: routeStates(t, &device, map[string]string{"10.1.0.0/24": "disabled", "10.2.0.0/24": "approved", "10.3.0.0/24": "approved"}),
 			},

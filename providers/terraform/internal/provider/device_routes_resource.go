@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	warren "github.com/warrenhq/warren/clients/go"
@@ -65,6 +67,9 @@ func (r *deviceRoutesResource) Schema(_ context.Context, _ resource.SchemaReques
 			MarkdownDescription: "Prefixes the device advertises now, whatever their state.",
 			ElementType:         types.StringType,
 			Computed:            true,
+			// Approving or disabling changes what is approved, never what the device advertises,
+			// so a plan keeps the refreshed set instead of showing it as known after apply.
+			PlanModifiers: []planmodifier.Set{setplanmodifier.UseStateForUnknown()},
 		},
 	})
 	resp.Schema = schema.Schema{
