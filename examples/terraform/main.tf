@@ -32,7 +32,8 @@ variable "webhook_url" {
 }
 
 resource "warren_policy" "this" {
-  content = file("${path.module}/policy.hujson")
+  content  = file("${path.module}/policy.hujson")
+  filename = "policy.hujson" # named in the policy's errors: policy.hujson:7:15: …
 }
 
 resource "warren_user" "ana" {
