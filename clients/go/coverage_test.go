@@ -16,15 +16,19 @@ import (
 // keys are exactly the document's operations, so a new operation turns it red until the client
 // covers it.
 var operations = map[string]any{
-	"getNetwork": (*warren.NetworkService).Get,
-	"getSso":     (*warren.NetworkService).SSO,
-	"setSso":     (*warren.NetworkService).SetSSO,
-	"getMe":      (*warren.NetworkService).Me,
+	"getNetwork":    (*warren.NetworkService).Get,
+	"updateNetwork": (*warren.NetworkService).Update,
+	"getSso":        (*warren.NetworkService).SSO,
+	"setSso":        (*warren.NetworkService).SetSSO,
+	"getMe":         (*warren.NetworkService).Me,
 
 	"listDevices":   (*warren.DevicesService).List,
 	"getDevice":     (*warren.DevicesService).Get,
 	"deleteDevice":  (*warren.DevicesService).Delete,
 	"setDeviceTags": (*warren.DevicesService).SetTags,
+	"updateDevice":  (*warren.DevicesService).Update,
+	"approveDevice": (*warren.DevicesService).Approve,
+	"expireDevice":  (*warren.DevicesService).Expire,
 
 	"listUsers":  (*warren.UsersService).List,
 	"createUser": (*warren.UsersService).Create,

@@ -37,6 +37,13 @@ type Device struct {
 	Tags     []string   `json:"tags"`
 	Created  time.Time  `json:"created"`
 	LastSeen *time.Time `json:"lastSeen"`
+	// Authorized is false while the device waits for approval.
+	Authorized bool `json:"authorized"`
+	// KeyExpiry is when the device's login expires; nil when it never does.
+	KeyExpiry         *time.Time `json:"keyExpiry"`
+	KeyExpiryDisabled bool       `json:"keyExpiryDisabled"`
+	// KeyExpired is set once the login expired: the device is in no netmap until it logs in again.
+	KeyExpired bool `json:"keyExpired"`
 
 	Addresses     []string      `json:"addresses,omitempty"`
 	Routes        []DeviceRoute `json:"routes,omitempty"`
@@ -115,4 +122,26 @@ func (s *DevicesService) SetTags(ctx context.Context, id string, tags []string) 
 		Tags []string `json:"tags"`
 	}{tags}
 	return send[Device](ctx, s.c, http.MethodPost, "/v1/devices/"+escape(id)+"/tags", nil, in)
+}
+
+// DeviceUpdate holds the device settings Update changes; a nil field is left as it is.
+type DeviceUpdate struct {
+	// KeyExpiryDisabled true also lifts an expiry that already happened.
+	KeyExpiryDisabled *bool `json:"keyExpiryDisabled,omitempty"`
+}
+
+// Update changes a device's settings.
+func (s *DevicesService) Update(ctx context.Context, id string, in DeviceUpdate) (*Device, error) {
+	return send[Device](ctx, s.c, http.MethodPatch, "/v1/devices/"+escape(id), nil, in)
+}
+
+// Approve lets a device that waits for approval into netmaps. Approving an approved device is
+// a 409 invalid_state.
+func (s *DevicesService) Approve(ctx context.Context, id string) (*Device, error) {
+	return send[Device](ctx, s.c, http.MethodPost, "/v1/devices/"+escape(id)+"/approve", nil, nil)
+}
+
+// Expire ends the device's login now: it leaves every netmap until it logs in again.
+func (s *DevicesService) Expire(ctx context.Context, id string) (*Device, error) {
+	return send[Device](ctx, s.c, http.MethodPost, "/v1/devices/"+escape(id)+"/expire", nil, nil)
 }

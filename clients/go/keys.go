@@ -51,6 +51,7 @@ type Key struct {
 	Scopes      []Scope    `json:"scopes"`
 	Reusable    bool       `json:"reusable,omitempty"`
 	Ephemeral   bool       `json:"ephemeral,omitempty"`
+	PreApproved bool       `json:"preApproved,omitempty"`
 	Tags        []string   `json:"tags,omitempty"`
 	User        *string    `json:"user,omitempty"`
 	RateLimit   *int       `json:"rateLimit,omitempty"`
@@ -69,13 +70,14 @@ type KeyListOptions struct {
 }
 
 // CreateKeyRequest is the body of Keys.Create. An auth key (Type "" or "auth") takes
-// Reusable, Ephemeral, Tags, User and Description; an API key (Type "api") takes Name,
+// Reusable, Ephemeral, PreApproved, Tags, User and Description; an API key (Type "api") takes Name,
 // Scopes, RateLimit and Description. ExpiresIn is a duration such as "24h" or "90d" (the
 // default; at most "365d"); Duration formats a time.Duration so.
 type CreateKeyRequest struct {
 	Type        KeyType  `json:"type,omitempty"`
 	Reusable    bool     `json:"reusable,omitempty"`
 	Ephemeral   bool     `json:"ephemeral,omitempty"`
+	PreApproved bool     `json:"preApproved,omitempty"` // devices it enrolls skip device approval
 	Tags        []string `json:"tags,omitempty"`
 	User        string   `json:"user,omitempty"` // user id or login name; default: the owner
 	Description string   `json:"description,omitempty"`

@@ -13,6 +13,16 @@ type Network struct {
 	Plan   string        `json:"plan"` // free or premium
 	Limits NetworkLimits `json:"limits"`
 	Usage  NetworkUsage  `json:"usage"`
+	// DeviceApproval makes new devices wait for an admin's approval.
+	DeviceApproval bool `json:"deviceApproval"`
+	// NodeKeyExpiry is how long a device's login lasts: a duration such as 180d, or 0 for never.
+	NodeKeyExpiry string `json:"nodeKeyExpiry"`
+}
+
+// NetworkUpdate holds the settings Update changes; a nil field is left as it is.
+type NetworkUpdate struct {
+	DeviceApproval *bool   `json:"deviceApproval,omitempty"`
+	NodeKeyExpiry  *string `json:"nodeKeyExpiry,omitempty"`
 }
 
 // NetworkLimits are the plan's limits; nil means unlimited.
@@ -34,6 +44,11 @@ type NetworkService struct{ c *Client }
 // Get returns the network of the client's key.
 func (s *NetworkService) Get(ctx context.Context) (*Network, error) {
 	return send[Network](ctx, s.c, http.MethodGet, "/v1/network", nil, nil)
+}
+
+// Update changes the network's device settings; it needs a key with scope all.
+func (s *NetworkService) Update(ctx context.Context, in NetworkUpdate) (*Network, error) {
+	return send[Network](ctx, s.c, http.MethodPatch, "/v1/network", nil, in)
 }
 
 // SSO is the network's single sign-on (OpenID Connect) provider. The client secret is never

@@ -15,6 +15,7 @@ OPENAPI = Path(__file__).resolve().parents[1] / ".." / ".." / "docs" / "openapi.
 # operationId -> the method that implements it, as a path from a Client or a NodeClient.
 OPERATIONS: Dict[str, str] = {
     "getNetwork": "client.network.get",
+    "updateNetwork": "client.network.update",
     "getMe": "client.network.me",
     "getSso": "client.network.sso",
     "setSso": "client.network.set_sso",
@@ -22,6 +23,9 @@ OPERATIONS: Dict[str, str] = {
     "getDevice": "client.devices.get",
     "deleteDevice": "client.devices.delete",
     "setDeviceTags": "client.devices.set_tags",
+    "updateDevice": "client.devices.update",
+    "approveDevice": "client.devices.approve",
+    "expireDevice": "client.devices.expire",
     "listUsers": "client.users.list",
     "createUser": "client.users.create",
     "updateUser": "client.users.update",

@@ -8,6 +8,8 @@ import type {
   KeyBody,
   MeBody,
   NetworkBody,
+  PatchDeviceRequest,
+  PatchNetworkRequest,
   RouteBody,
   SetSsoRequest,
   SsoConfigBody,
@@ -54,6 +56,21 @@ export class Devices {
   /** `POST /v1/devices/{id}/tags`: replaces the device's tags (an empty list clears them). */
   setTags(deviceId: string, tags: readonly string[], options: CallOptions = {}): Promise<DeviceBody> {
     return this.http.json('POST', `/v1/devices/${id(deviceId)}/tags`, { ...options, body: { tags } });
+  }
+
+  /** `PATCH /v1/devices/{id}`: `keyExpiryDisabled` (true also lifts an expiry that happened). */
+  update(deviceId: string, input: PatchDeviceRequest, options: CallOptions = {}): Promise<DeviceBody> {
+    return this.http.json('PATCH', `/v1/devices/${id(deviceId)}`, { ...options, body: input });
+  }
+
+  /** `POST /v1/devices/{id}/approve`: lets a device waiting for approval into netmaps. */
+  approve(deviceId: string, options: CallOptions = {}): Promise<DeviceBody> {
+    return this.http.json('POST', `/v1/devices/${id(deviceId)}/approve`, options);
+  }
+
+  /** `POST /v1/devices/{id}/expire`: ends the device's login now; it must log in again. */
+  expire(deviceId: string, options: CallOptions = {}): Promise<DeviceBody> {
+    return this.http.json('POST', `/v1/devices/${id(deviceId)}/expire`, options);
   }
 }
 
@@ -132,6 +149,11 @@ export class NetworkInfo {
   /** `GET /v1/network`: the key's network with its plan, limits (null = unlimited) and usage. */
   get(options: CallOptions = {}): Promise<NetworkBody> {
     return this.http.json('GET', '/v1/network', options);
+  }
+
+  /** `PATCH /v1/network`: device settings (`deviceApproval`, `nodeKeyExpiry`); needs scope `all`. */
+  update(input: PatchNetworkRequest, options: CallOptions = {}): Promise<NetworkBody> {
+    return this.http.json('PATCH', '/v1/network', { ...options, body: input });
   }
 
   /** `GET /v1/me`: the caller (signed-in user or API key), its scopes and a session's CSRF token. */

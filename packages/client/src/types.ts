@@ -50,6 +50,8 @@ export interface CreateAuthKeyInput {
   type?: 'auth';
   reusable?: boolean;
   ephemeral?: boolean;
+  /** Devices it enrolls skip the network's device approval. */
+  preApproved?: boolean;
   tags?: string[];
   /** User id or login name the enrolled devices belong to (default: the network's owner). */
   user?: string;

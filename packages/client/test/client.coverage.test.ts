@@ -9,6 +9,7 @@ import { NodeClient, Warren } from '../src/index.js';
 
 const METHODS: Record<string, string> = {
   getNetwork: 'network.get',
+  updateNetwork: 'network.update',
   getMe: 'network.me',
   getSso: 'network.sso',
   setSso: 'network.setSso',
@@ -29,6 +30,9 @@ const METHODS: Record<string, string> = {
   getDevice: 'devices.get',
   deleteDevice: 'devices.delete',
   setDeviceTags: 'devices.setTags',
+  updateDevice: 'devices.update',
+  approveDevice: 'devices.approve',
+  expireDevice: 'devices.expire',
   listRoutes: 'routes.list',
   approveRoute: 'routes.approve',
   disableRoute: 'routes.disable',

@@ -10,6 +10,9 @@ export const EVENT_TYPES = [
   'device.online',
   'device.offline',
   'device.updated',
+  'device.pending',
+  'device.approved',
+  'device.key_expired',
   'route.advertised',
   'route.approved',
   'route.disabled',
@@ -30,7 +33,7 @@ export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 /** A filter of event types: an exact type, a family (`device.*`) or `*`. */
-export const EVENT_FILTER_PATTERN = '^(\\*|[a-z]+\\.\\*|[a-z]+\\.[a-z]+)$';
+export const EVENT_FILTER_PATTERN = '^(\\*|[a-z]+\\.\\*|[a-z]+\\.[a-z_]+)$';
 
 const Time = Type.String({ format: 'date-time', description: 'RFC 3339 UTC' });
 const NullableTime = Type.Union([Time, Type.Null()]);

@@ -58,6 +58,9 @@ export function parseDuration(text: string): number | undefined {
   return Number(text.slice(0, -1)) * UNIT_MS[unit];
 }
 
+/** A device's login lasts this long unless the network says otherwise (as Tailscale's default). */
+export const DEFAULT_NODE_KEY_EXPIRY = '180d';
+
 export const MAX_KEY_LIFETIME_MS = 365 * UNIT_MS.d;
 export const DEFAULT_KEY_LIFETIME = '90d';
 

@@ -16,6 +16,7 @@ export const CreateKeyBody = Type.Object(
     // auth keys
     reusable: Type.Optional(Type.Boolean()),
     ephemeral: Type.Optional(Type.Boolean()),
+    preApproved: Type.Optional(Type.Boolean()),
     tags: Type.Optional(Tags),
     user: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
     description: Type.Optional(Type.String({ maxLength: 256 })),
@@ -72,6 +73,20 @@ export const DeviceListQuery = Type.Object({
   online: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
   fields: Type.Optional(Type.Union([Type.Literal('default'), Type.Literal('all')])),
 });
+
+/** PATCH /v1/devices/{id}: what an admin may change on a device besides its tags. */
+export const PatchDeviceBody = Type.Object({ keyExpiryDisabled: Type.Optional(Type.Boolean()) }, closed);
+export type PatchDeviceRequest = Static<typeof PatchDeviceBody>;
+
+/** PATCH /v1/network: the network's settings; a field left out keeps its value. */
+export const PatchNetworkBody = Type.Object(
+  {
+    deviceApproval: Type.Optional(Type.Boolean()),
+    nodeKeyExpiry: Type.Optional(Type.String({ maxLength: 16, description: 'a duration (180d), or 0 for never' })),
+  },
+  closed,
+);
+export type PatchNetworkRequest = Static<typeof PatchNetworkBody>;
 
 export const SetTagsBody = Type.Object({ tags: Tags }, closed);
 export type SetTagsRequest = Static<typeof SetTagsBody>;

@@ -52,6 +52,14 @@ const deviceListFields = {
   tags: Type.Array(Type.String()),
   created: Time,
   lastSeen: NullableTime,
+  authorized: Type.Boolean({
+    description: 'false while the device waits for approval (network setting deviceApproval)',
+  }),
+  keyExpiry: Type.Union([Time, Type.Null()], {
+    description: "when the device's login expires; null when it never does (keyExpiryDisabled, or nodeKeyExpiry 0)",
+  }),
+  keyExpiryDisabled: Type.Boolean(),
+  keyExpired: Type.Boolean({ description: 'the login expired: the device is in no netmap until it logs in again' }),
 };
 
 export const Device = Type.Object(
@@ -96,6 +104,8 @@ export const Network = Type.Object(
       webhooks: Type.Union([Type.Integer(), Type.Null()]),
     }),
     usage: Type.Object({ users: Type.Integer(), devices: Type.Integer() }),
+    deviceApproval: Type.Boolean({ description: 'new devices wait for an admin to approve them' }),
+    nodeKeyExpiry: Type.String({ description: "how long a device's login lasts (a duration, or 0 for never)" }),
   },
   { $id: 'Network', description: 'limits are null when unlimited' },
 );
@@ -110,6 +120,7 @@ export const Key = Type.Object(
     scopes: Type.Array(literals(SCOPES)),
     reusable: Type.Optional(Type.Boolean()),
     ephemeral: Type.Optional(Type.Boolean()),
+    preApproved: Type.Optional(Type.Boolean({ description: 'devices this auth key enrolls skip approval' })),
     tags: Type.Optional(Type.Array(Type.String())),
     user: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     rateLimit: Type.Optional(Type.Integer()),
@@ -270,6 +281,10 @@ export interface DeviceBody {
   tags: string[];
   created: string;
   lastSeen: string | null;
+  authorized: boolean;
+  keyExpiry: string | null;
+  keyExpiryDisabled: boolean;
+  keyExpired: boolean;
   addresses?: string[];
   routes?: DeviceRouteBody[];
   clientVersion?: string | null;
@@ -294,6 +309,8 @@ export interface NetworkBody {
   plan: (typeof PLANS)[number];
   limits: { users: number | null; devices: number | null; logRetentionDays: number; webhooks: number | null };
   usage: { users: number; devices: number };
+  deviceApproval: boolean;
+  nodeKeyExpiry: string;
 }
 export interface KeyBody {
   id: string;
@@ -304,6 +321,7 @@ export interface KeyBody {
   scopes: (typeof SCOPES)[number][];
   reusable?: boolean;
   ephemeral?: boolean;
+  preApproved?: boolean;
   tags?: string[];
   user?: string | null;
   rateLimit?: number;

@@ -58,6 +58,13 @@ class Device:
     tags: Tuple[str, ...]
     created: datetime
     last_seen: Optional[datetime]
+    authorized: bool = True
+    """False while the device waits for approval."""
+    key_expiry: Optional[datetime] = None
+    """When the device's login expires; None when it never does."""
+    key_expiry_disabled: bool = False
+    key_expired: bool = False
+    """The login expired: the device is in no netmap until it logs in again."""
     addresses: Optional[Tuple[str, ...]] = None
     routes: Optional[Tuple[DeviceRoute, ...]] = None
     client_version: Optional[str] = None
@@ -102,6 +109,10 @@ class Network:
     plan: str
     limits: NetworkLimits
     usage: NetworkUsage
+    device_approval: bool = False
+    """New devices wait for an admin's approval."""
+    node_key_expiry: str = "180d"
+    """How long a device's login lasts: a duration, or ``"0"`` for never."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +174,7 @@ class Key:
     name: Optional[str] = None
     reusable: Optional[bool] = None
     ephemeral: Optional[bool] = None
+    pre_approved: Optional[bool] = None
     tags: Optional[Tuple[str, ...]] = None
     user: Optional[str] = None
     rate_limit: Optional[int] = None

@@ -24,6 +24,7 @@ import * as presenceChanges from './migrations/014_presence_changes.js';
 import * as rateLimitHit from './migrations/015_rate_limit_hit.js';
 import * as unloggedRateLimits from './migrations/016_unlogged_rate_limits.js';
 import * as heartbeatHotUpdates from './migrations/017_heartbeat_hot_updates.js';
+import * as deviceApprovalExpiry from './migrations/018_device_approval_expiry.js';
 import * as tailscaleDevices from './migrations/019_tailscale_devices.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
@@ -53,6 +54,7 @@ const MIGRATIONS = {
   '015_rate_limit_hit': rateLimitHit,
   '016_unlogged_rate_limits': unloggedRateLimits,
   '017_heartbeat_hot_updates': heartbeatHotUpdates,
+  '018_device_approval_expiry': deviceApprovalExpiry,
   '019_tailscale_devices': tailscaleDevices,
 };
 export type Dialect = 'sqlite' | 'postgres';

@@ -22,6 +22,10 @@ export interface NetworksTable {
   /** The device change cursor and the count of removed devices (SQLite only; migration 012). */
   device_change_seq: Generated<number>;
   device_removals: Generated<number>;
+  /** 1: new devices wait for approval. Read at enrollment (migration 018). */
+  device_approval: Generated<number>;
+  /** How long a device's login lasts: a duration (`180d`) or `0` for never. */
+  node_key_expiry: Generated<string>;
 }
 
 export interface UsersTable {
@@ -55,6 +59,8 @@ export interface KeysTable {
   uses: number;
   last_used_at: number | null;
   created_by: string | null;
+  /** 1: devices this auth key enrolls skip approval (migration 018). */
+  pre_approved: Generated<number>;
 }
 
 export interface PoliciesTable {
@@ -106,6 +112,12 @@ export interface DevicesTable {
   home_derp: Generated<number>;
   /** The client's last Hostinfo, as JSON. */
   hostinfo: string | null;
+  /** 0 while the device waits for an admin's approval (migration 018). */
+  authorized: Generated<number>;
+  /** 1: the device's login never expires, whatever `expires_at` says. */
+  key_expiry_disabled: Generated<number>;
+  /** 1 once `expires_at` passed (set by the expiry sweep or an admin): out of every netmap. */
+  key_expired: Generated<number>;
 }
 
 export interface DeviceTagsTable {

@@ -43,7 +43,21 @@ describe('GET /v1/devices filters', () => {
     const devices = await listDevices(server);
     expect(devices.map((d) => d.name)).toEqual(['a1', 'a2', 'a3', 'o1', 'p1']);
     expect(Object.keys(devices[0]).sort()).toEqual(
-      ['created', 'hostname', 'id', 'lastSeen', 'name', 'online', 'os', 'tags', 'user'].sort(),
+      [
+        'created',
+        'hostname',
+        'id',
+        'lastSeen',
+        'name',
+        'online',
+        'os',
+        'tags',
+        'user',
+        'authorized',
+        'keyExpiry',
+        'keyExpiryDisabled',
+        'keyExpired',
+      ].sort(),
     );
     expect(devices[0].user).toEqual({ id: ana.id, loginName: 'ana@example.com' });
   });
@@ -73,7 +87,8 @@ describe('GET /v1/devices filters', () => {
     const devices = await listDevices(server, '?fields=all&tag=tag:db');
     expect(devices.map((d) => d.name)).toEqual(['a1', 'a2', 'o1']);
     const o1 = devices.find((d) => d.name === 'o1');
-    expect(o1).toMatchObject({ ephemeral: false, expires: null, keyId: expect.stringMatching(/^key_/) });
+    expect(o1).toMatchObject({ ephemeral: false, authorized: true, keyId: expect.stringMatching(/^key_/) });
+    expect(o1.expires).toBe(o1.keyExpiry);
     expect(o1.addresses).toHaveLength(2);
     expect(o1.routes).toEqual([
       {

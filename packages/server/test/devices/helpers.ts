@@ -79,18 +79,25 @@ export function deviceRow(device: {
   };
 }
 
+/** The fields of a list record (GET /v1/devices without fields=all). */
+const LIST_FIELDS = [
+  'id',
+  'name',
+  'hostname',
+  'os',
+  'online',
+  'user',
+  'tags',
+  'created',
+  'lastSeen',
+  'authorized',
+  'keyExpiry',
+  'keyExpiryDisabled',
+  'keyExpired',
+] as const;
+
 /** A detail record (`fields=all`) cut to the fields of a default list record. */
-export const listFields = ({ id, name, hostname, os, online, user, tags, created, lastSeen }: any) => ({
-  id,
-  name,
-  hostname,
-  os,
-  online,
-  user,
-  tags,
-  created,
-  lastSeen,
-});
+export const listFields = (device: any) => Object.fromEntries(LIST_FIELDS.map((field) => [field, device[field]]));
 
 export function register(server: TestServer, authKey: string | null, body: Record<string, unknown> = {}) {
   return server.call('POST', '/v1/node/register', {

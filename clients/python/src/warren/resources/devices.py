@@ -8,7 +8,7 @@ from ..models import Device
 
 
 class Devices:
-    """``client.devices``: list, inspect, tag and delete devices."""
+    """``client.devices``: list, inspect, tag, approve, expire and delete devices."""
 
     def __init__(self, http: Transport) -> None:
         self._http = http
@@ -45,3 +45,16 @@ class Devices:
         """
         body = {"tags": list(tags)}
         return decode(Device, self._http.json("POST", f"/v1/devices/{segment(id)}/tags", body=body, retry=retry))
+
+    def update(self, id: str, *, key_expiry_disabled: Optional[bool] = None) -> Device:
+        """``PATCH /v1/devices/{id}``: ``key_expiry_disabled=True`` also lifts an expiry that happened."""
+        body = {} if key_expiry_disabled is None else {"keyExpiryDisabled": key_expiry_disabled}
+        return decode(Device, self._http.json("PATCH", f"/v1/devices/{segment(id)}", body=body))
+
+    def approve(self, id: str) -> Device:
+        """``POST /v1/devices/{id}/approve``: lets a device waiting for approval into netmaps."""
+        return decode(Device, self._http.json("POST", f"/v1/devices/{segment(id)}/approve"))
+
+    def expire(self, id: str) -> Device:
+        """``POST /v1/devices/{id}/expire``: ends the device's login now; it must log in again."""
+        return decode(Device, self._http.json("POST", f"/v1/devices/{segment(id)}/expire"))

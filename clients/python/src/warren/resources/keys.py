@@ -26,6 +26,7 @@ class Keys:
         description: Optional[str] = None,
         reusable: Optional[bool] = None,
         ephemeral: Optional[bool] = None,
+        pre_approved: Optional[bool] = None,
         tags: Optional[Sequence[str]] = None,
         user: Optional[str] = None,
         name: Optional[str] = None,
@@ -35,8 +36,8 @@ class Keys:
     ) -> Key:
         """``POST /v1/keys``: the new key with its secret in ``key``, shown only this once.
 
-        An auth key (``type="auth"``, the default) takes ``reusable``, ``ephemeral``, ``tags``
-        and ``user``; an API key (``type="api"``) takes ``name``, ``scopes`` and ``rate_limit``
+        An auth key (``type="auth"``, the default) takes ``reusable``, ``ephemeral``,
+        ``pre_approved`` (its devices skip device approval), ``tags`` and ``user``; an API key (``type="api"``) takes ``name``, ``scopes`` and ``rate_limit``
         (requests a minute; only a key with scope ``all`` may set it). Both take
         ``expires_in`` (``"24h"``, ``"90d"``; at most ``365d``) and ``description``.
         """
@@ -47,6 +48,7 @@ class Keys:
                 "description": description,
                 "reusable": reusable,
                 "ephemeral": ephemeral,
+                "preApproved": pre_approved,
                 "tags": None if tags is None else list(tags),
                 "user": user,
                 "name": name,

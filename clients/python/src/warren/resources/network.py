@@ -17,6 +17,11 @@ class NetworkInfo:
         """``GET /v1/network``; a limit of ``None`` is unlimited."""
         return decode(Network, self._http.json("GET", "/v1/network"))
 
+    def update(self, *, device_approval: Optional[bool] = None, node_key_expiry: Optional[str] = None) -> Network:
+        """``PATCH /v1/network`` (scope ``all``): device approval, and how long a device's login lasts."""
+        body = compact({"deviceApproval": device_approval, "nodeKeyExpiry": node_key_expiry})
+        return decode(Network, self._http.json("PATCH", "/v1/network", body=body))
+
     def me(self) -> Me:
         """``GET /v1/me``: who the key is, and what it may do."""
         return decode(Me, self._http.json("GET", "/v1/me"))

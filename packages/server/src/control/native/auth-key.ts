@@ -27,6 +27,7 @@ export type AuthKeyRow = Pick<
   | 'expires_at'
   | 'revoked_at'
   | 'used_at'
+  | 'pre_approved'
 >;
 
 const COLUMNS = [
@@ -40,6 +41,7 @@ const COLUMNS = [
   'expires_at',
   'revoked_at',
   'used_at',
+  'pre_approved',
 ] as const;
 
 const authKeys = new WeakMap<FastifyRequest, AuthKeyRow>();

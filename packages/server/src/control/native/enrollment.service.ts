@@ -12,6 +12,9 @@
  *     otherwise the plan's device limit is checked, the network hands out its next address
  *     index (so re-enrolling never uses one up) and the device is created;
  *  4. advertised routes are synced, and the audit entry `device.enroll` is written.
+ * Every enrollment is a login: the device's login expiry starts anew from the network's
+ * `nodeKeyExpiry`, which lifts an expiry that happened. A new device waits for approval when the
+ * network asks for it, unless the auth key is pre-approved; re-enrolling keeps its approval.
  * A failure at any step rolls everything back, the key's use included.
  */
 import { type DeviceBody, NODE_KEY_PATTERN, type RegisterRequest } from '@warren/contract';
@@ -28,10 +31,12 @@ import { MAX_ADDR_INDEX, nameBase, nameOf } from '../../modules/devices/addresse
 import { deviceDetail } from '../../modules/devices/device-details.js';
 import { presentDeviceDetail } from '../../modules/devices/devices.presenter.js';
 import { insertTags, replaceTags } from '../../modules/devices/devices.repository.js';
+import { loginExpiry } from '../../modules/devices/standing.js';
 import { logNetmapChange } from '../../modules/network/netmap-changes.js';
 import { advanceAddressIndex, bumpEpochsForEnrollment } from '../../modules/network/network.repository.js';
 import { limitsOf } from '../../modules/network/plans.js';
 import { logPresenceChange } from '../../modules/network/presence-changes.js';
+import { nodeKeyLifetime } from '../../modules/network/settings.service.js';
 import { canonicalPrefixes } from '../../modules/routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../../modules/routes/route-events.js';
 import { syncAdvertised } from '../../modules/routes/routes.repository.js';
@@ -170,7 +175,10 @@ export async function enroll(
       disconnected: 0,
       node_token_hash: nodeTokenHash,
       ...(tailscale && { protocol: 'tailscale', machine_key: tailscale.machineKey }),
+      expires_at: loginExpiry(now, nodeKeyLifetime(network.nodeKeyExpiry)),
+      key_expired: 0,
     };
+    const authorized = !network.deviceApproval || key.pre_approved !== 0;
     let deviceId: string;
     // Re-enrolling an existing device changes it; a new one is created.
     const event: EventDraft['type'] = existing ? 'device.updated' : 'device.created';
@@ -210,7 +218,8 @@ export async function enroll(
         node_key: body.nodeKey,
         addr_index: addrIndex,
         created_at: now,
-        expires_at: null,
+        authorized: authorized ? 1 : 0,
+        key_expiry_disabled: 0,
         netmap_version: 1,
         netmap_hash: null,
         advertised_routes: '', // set by syncAdvertised below
@@ -221,14 +230,21 @@ export async function enroll(
         // Nothing else to read back: present the row just written (saves two queries per enrollment).
         actor.id = deviceId;
         const device = presentDeviceDetail({ ...row, user_login: owner?.login_name ?? null }, now, []);
-        return { value: { device, nodeToken }, target: deviceId, events: [{ type: event, data: { device } }] };
+        return { value: { device, nodeToken }, target: deviceId, events: enrollEvents(event, device) };
       }
     }
     const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
     // The audit entry and events of a node call name the device.
     actor.id = deviceId;
     const device = await deviceDetail(trx, networkId, deviceId, now);
-    const events = [{ type: event, data: { device } }, ...(await routeEvents(trx, networkId, now, routes))];
+    const events = [...enrollEvents(event, device), ...(await routeEvents(trx, networkId, now, routes))];
     return { value: { device, nodeToken }, target: deviceId, events, also: approvalEntries(routes.approved) };
   });
+}
+
+/** The device's own events: created or updated, and pending when a new device waits for approval. */
+function enrollEvents(type: EventDraft['type'], device: DeviceBody): EventDraft[] {
+  const events: EventDraft[] = [{ type, data: { device } }];
+  if (type === 'device.created' && !device.authorized) events.push({ type: 'device.pending', data: { device } });
+  return events;
 }

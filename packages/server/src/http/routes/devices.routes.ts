@@ -1,7 +1,14 @@
-/** /v1/devices: list (with filters), detail, delete, replace tags. */
-import { DeviceListQuery, SetTagsBody, type SetTagsRequest } from '@warren/contract';
+/** /v1/devices: list (with filters), detail, delete, replace tags, approve, expire, update. */
+import {
+  DeviceListQuery,
+  PatchDeviceBody,
+  type PatchDeviceRequest,
+  SetTagsBody,
+  type SetTagsRequest,
+} from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { approveDevice, expireDevice, updateDevice } from '../../modules/devices/approval.service.js';
 import { deviceDetail } from '../../modules/devices/device-details.js';
 import { DeviceIndex } from '../../modules/devices/device-index.js';
 import { DeviceRecords } from '../../modules/devices/device-records.js';
@@ -105,5 +112,60 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
       ),
     },
     async (request) => setDeviceTags(ctx, actorOf(request), request.params.id, request.body.tags),
+  );
+
+  app.patch<{ Params: { id: string }; Body: PatchDeviceRequest }>(
+    '/devices/:id',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema(
+        {
+          operationId: 'updateDevice',
+          tags,
+          summary: "Change a device's settings: keyExpiryDisabled (true also lifts an expiry that already happened)",
+          params: IdParams,
+          body: PatchDeviceBody,
+          response: { 200: ref('Device') },
+        },
+        [400, 404],
+      ),
+    },
+    async (request) => updateDevice(ctx, actorOf(request), request.params.id, request.body),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/devices/:id/approve',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema(
+        {
+          operationId: 'approveDevice',
+          tags,
+          summary: 'Approve a device waiting for approval: it gets its peers and they see it',
+          params: IdParams,
+          response: { 200: ref('Device') },
+        },
+        [404, 409],
+      ),
+    },
+    async (request) => approveDevice(ctx, actorOf(request), request.params.id),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/devices/:id/expire',
+    {
+      config: { scope: 'devices' },
+      schema: apiSchema(
+        {
+          operationId: 'expireDevice',
+          tags,
+          summary: "End a device's login now: it leaves every netmap until it logs in again",
+          params: IdParams,
+          response: { 200: ref('Device') },
+        },
+        [404],
+      ),
+    },
+    async (request) => expireDevice(ctx, actorOf(request), request.params.id),
   );
 }

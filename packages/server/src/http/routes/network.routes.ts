@@ -1,6 +1,12 @@
-/** GET /v1/network: the caller's network with its plan, limits and usage (any scope). */
+/**
+ * GET /v1/network: the caller's network with its plan, limits, usage and settings (any scope);
+ * PATCH /v1/network: its device settings (scope all).
+ */
+import { PatchNetworkBody, type PatchNetworkRequest } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { describeNetwork } from '../../modules/network/network.service.js';
+import { updateNetworkSettings } from '../../modules/network/settings.service.js';
+import { actorOf } from '../actor.js';
 import { apiSchema, ref } from '../openapi.js';
 
 export async function networkRoutes(app: FastifyInstance): Promise<void> {
@@ -16,5 +22,23 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
       }),
     },
     async (request) => describeNetwork(app.ctx.db, request.principal!.networkId, app.ctx.settings),
+  );
+
+  app.patch<{ Body: PatchNetworkRequest }>(
+    '/network',
+    {
+      config: { scope: 'all' },
+      schema: apiSchema(
+        {
+          operationId: 'updateNetwork',
+          tags: ['network'],
+          summary: "Change the network's device settings: approval of new devices, login lifetime",
+          body: PatchNetworkBody,
+          response: { 200: ref('Network') },
+        },
+        [400],
+      ),
+    },
+    async (request) => updateNetworkSettings(app.ctx, actorOf(request), request.body),
   );
 }

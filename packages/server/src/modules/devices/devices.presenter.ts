@@ -23,6 +23,12 @@ export function presentDevice(row: DeviceRow, now: number): DeviceBody {
     tags: parseList(row.tags),
     created: iso(row.created_at),
     lastSeen: isoOrNull(row.last_seen_at),
+    authorized: row.authorized !== 0,
+    keyExpiry: row.key_expiry_disabled !== 0 ? null : isoOrNull(row.expires_at),
+    keyExpiryDisabled: row.key_expiry_disabled !== 0,
+    // The stored state, which the expiry sweep sets within seconds of expires_at (a record is
+    // kept between lists by its version, so it must not depend on the clock).
+    keyExpired: row.key_expired !== 0,
   };
 }
 
@@ -35,7 +41,6 @@ export function presentDeviceDetail(row: DeviceRow, now: number, routes: readonl
     clientVersion: row.client_version,
     keyId: row.key_id,
     ephemeral: row.ephemeral !== 0,
-    // Devices do not expire on their own yet (no key expiry for nodes): always null.
     expires: isoOrNull(row.expires_at),
     exitNode: servesAsExitNode(routes),
   };

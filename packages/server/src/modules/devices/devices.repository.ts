@@ -46,6 +46,9 @@ export type DeviceRow = Pick<
   | 'last_seen_at'
   | 'disconnected'
   | 'expires_at'
+  | 'authorized'
+  | 'key_expiry_disabled'
+  | 'key_expired'
 > & { user_login: string | null };
 
 type DeviceEb = ExpressionBuilder<Database, 'devices'>;
@@ -160,6 +163,9 @@ export function deviceRows(query: SelectQueryBuilder<Database, 'devices', object
       'devices.last_seen_at',
       'devices.disconnected',
       'devices.expires_at',
+      'devices.authorized',
+      'devices.key_expiry_disabled',
+      'devices.key_expired',
       'users.login_name as user_login',
     ]);
 }

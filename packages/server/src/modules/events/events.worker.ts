@@ -1,10 +1,12 @@
 /**
- * The background work of events: the detector pass (presence, key expiry) every few seconds
- * and the retention sweep, which keeps events as long as the plan keeps its logs.
+ * The background work of events: the detector pass (presence, key expiry, device logins
+ * expiring) every few seconds and the retention sweep, which keeps events as long as the plan
+ * keeps its logs.
  */
 import type { AppContext } from '../../context.js';
 import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Db } from '../../storage/database.js';
+import { expireDueLogins } from '../devices/key-expiry.js';
 import { logRetentionDays } from '../logs/connections.retention.js';
 import { detectKeyExpiry, detectPresence, forgetGone } from './detector.js';
 
@@ -14,7 +16,7 @@ const DAY_MS = 86_400_000;
 
 /** One detector pass; tests call it directly. */
 export async function detectTransitions(ctx: Pick<AppContext, 'db' | 'clock'>): Promise<number> {
-  return (await detectPresence(ctx)) + (await detectKeyExpiry(ctx));
+  return (await detectPresence(ctx)) + (await detectKeyExpiry(ctx)) + (await expireDueLogins(ctx));
 }
 
 /** Deletes each network's events (and their deliveries) older than its log retention. */

@@ -44,6 +44,7 @@ export function presentKey(row: KeyRow, now: number, secret?: string): KeyBody {
     scopes: [],
     reusable: row.reusable === 1,
     ephemeral: row.ephemeral === 1,
+    preApproved: row.pre_approved === 1,
     tags: parseList(row.tags),
     user: row.user_id,
   };

@@ -30,7 +30,7 @@ import { presentKey } from './keys.presenter.js';
 import { findKey, insertKey, revokeKey } from './keys.repository.js';
 
 const API_ONLY: (keyof CreateKeyRequest)[] = ['name', 'scopes', 'rateLimit'];
-const AUTH_ONLY: (keyof CreateKeyRequest)[] = ['reusable', 'ephemeral', 'tags', 'user'];
+const AUTH_ONLY: (keyof CreateKeyRequest)[] = ['reusable', 'ephemeral', 'preApproved', 'tags', 'user'];
 
 /** Milliseconds of a key's lifetime; the default when absent; 400 when malformed or too long. */
 export function keyLifetime(expiresIn: string | undefined): number {
@@ -99,6 +99,7 @@ export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRe
     rate_limit: number | null;
     reusable: number;
     ephemeral: number;
+    pre_approved: number;
     tags: string[];
     user_id: string | null;
   };
@@ -114,6 +115,7 @@ export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRe
       rate_limit: body.rateLimit ?? null,
       reusable: 0,
       ephemeral: 0,
+      pre_approved: 0,
       tags: [],
       user_id: null,
     };
@@ -141,6 +143,7 @@ export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRe
       rate_limit: null,
       reusable: body.reusable ? 1 : 0,
       ephemeral: body.ephemeral ? 1 : 0,
+      pre_approved: body.preApproved ? 1 : 0,
       tags,
       user_id: userId,
     };
@@ -163,6 +166,7 @@ export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRe
     scopes: listText(extra.scopes),
     reusable: extra.reusable,
     ephemeral: extra.ephemeral,
+    pre_approved: extra.pre_approved,
     tags: listText(extra.tags),
     user_id: extra.user_id,
     rate_limit: extra.rate_limit,

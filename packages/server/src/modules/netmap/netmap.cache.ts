@@ -22,6 +22,9 @@ export { type ClassList, joinedWithout } from './netmap-class-list.js';
 export { type Primaries, primariesOf } from './netmap-primaries.js';
 export { NetworkView } from './netmap-view.js';
 
+/** Views hold only the devices that take part in netmaps (devices/standing.ts). */
+const IN_NETMAPS = { inNetmaps: true } as const;
+
 /** How views were made in this process: counted so tests can tell a patch from a rebuild. */
 export const viewStats = { loads: 0, patches: 0 };
 
@@ -88,7 +91,7 @@ async function loadView(db: Db, networkId: string, key: string): Promise<Network
   // newer than its key, never older, and the next request's head brings it up to date.
   const [policy, rows, users] = await Promise.all([
     currentPolicy(db, networkId),
-    deviceIdentities(db, networkId),
+    deviceIdentities(db, networkId, undefined, IN_NETMAPS),
     policyUsers(db, networkId),
   ]);
   viewStats.loads++;
@@ -124,7 +127,8 @@ async function patchView(
     viewStats.patches++;
     return prev;
   }
-  const rows = await deviceIdentities(db, networkId, changed);
+  // A device that left netmaps (waiting for approval, expired) reads as removed.
+  const rows = await deviceIdentities(db, networkId, changed, IN_NETMAPS);
   const users = await withOwners(db, networkId, prev.users, rows);
   if (!users) return loadView(db, networkId, key);
   viewStats.patches++;

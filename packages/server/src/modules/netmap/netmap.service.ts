@@ -20,6 +20,7 @@ import type { AppContext } from '../../context.js';
 import { deviceGone } from '../../control/native/presence.service.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { routesOfDevice } from '../devices/devices.repository.js';
+import { isIsolated } from '../devices/standing.js';
 import { isOnline } from '../network/online.js';
 import type { RouteRow } from '../routes/routes.repository.js';
 import { joinedWithout, type NetworkView, networkView, type Primaries, primariesOf } from './netmap.cache.js';
@@ -54,12 +55,23 @@ interface ViewInputs {
   stamp: string;
 }
 
-async function viewInputs(ctx: AppContext, networkId: string, deviceId: string): Promise<ViewInputs> {
+/** A device outside netmaps (waiting for approval, login expired): itself and no peers. */
+interface IsolatedInputs {
+  isolated: true;
+  now: number;
+  networkId: string;
+  deviceId: string;
+  self: SelfRow;
+  ownRoutes?: RouteRow[];
+}
+
+async function viewInputs(ctx: AppContext, networkId: string, deviceId: string): Promise<ViewInputs | IsolatedInputs> {
   const db = ctx.db;
   const now = ctx.clock.now();
   const rows = await viewRows(db, networkId, deviceId, now);
   if (!rows) throw deviceGone();
   const { head, self } = rows;
+  if (isIsolated(self, now)) return { isolated: true, now, networkId, deviceId, self, ownRoutes: rows.ownRoutes };
   const [presence, loaded] = await Promise.all([
     presenceSnapshot(db, networkId, head, now),
     networkView(db, networkId, head),
@@ -87,6 +99,10 @@ export async function deviceNetmap(
   delta = false,
 ): Promise<Netmap> {
   const inputs = await viewInputs(ctx, networkId, deviceId);
+  if ('isolated' in inputs) {
+    const netmap = await isolatedNetmap(ctx, inputs);
+    return versionMatches(ifNoneMatch, netmap.version) ? { version: netmap.version } : netmap;
+  }
   if (ifNoneMatch !== undefined) {
     const known = rememberedVersion(inputs);
     if (known !== undefined && versionMatches(ifNoneMatch, known)) return { version: known };
@@ -102,7 +118,27 @@ export async function deviceNetmap(
  */
 export async function netmapVersion(ctx: AppContext, networkId: string, deviceId: string): Promise<number> {
   const inputs = await viewInputs(ctx, networkId, deviceId);
+  if ('isolated' in inputs) return (await isolatedNetmap(ctx, inputs)).version;
   return rememberedVersion(inputs) ?? (await settle(ctx, inputs)).version;
+}
+
+/**
+ * The netmap of a device outside netmaps: its own record (which says why: `authorized`,
+ * `keyExpired`, `keyExpiry`) and no peers, versioned like any other view, so an agent fetches
+ * it when it is cut off and again when it is let back in. Always a full map, never a delta.
+ */
+async function isolatedNetmap(ctx: AppContext, inputs: IsolatedInputs): Promise<Netmap> {
+  const { now, networkId, deviceId, self } = inputs;
+  const selfRoutes = inputs.ownRoutes ?? (await routesOfDevice(ctx.db, networkId, now, deviceId));
+  const selfBody = presentDeviceDetail(self, now, selfRoutes);
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ ...selfBody, lastSeen: null }))
+    .update('\nisolated')
+    .digest('hex')
+    .slice(0, 32);
+  const version = await settleVersion(ctx.db, deviceId, self, hash);
+  if (version === undefined) throw deviceGone();
+  return { version, body: `{"self":${JSON.stringify(selfBody)},"peers":[],"version":${version}}` };
 }
 
 function rememberedVersion({ view, deviceId, self, stamp }: ViewInputs): number | undefined {

@@ -37,11 +37,16 @@ export function policyDevice(row: DeviceIdentityRow, routes: string[] = []): Pol
   };
 }
 
-/** Identity rows of a network's devices (all of them, or the given ids), oldest first. */
+/**
+ * Identity rows of a network's devices (all of them, or the given ids), oldest first. With
+ * `inNetmaps`, only devices that take part in netmaps: approved, and whose login has not
+ * expired (devices/standing.ts); the others are in no one's view.
+ */
 export async function deviceIdentities(
   db: Db,
   networkId: string,
   ids?: readonly string[],
+  options: { inNetmaps?: boolean } = {},
 ): Promise<DeviceIdentityRow[]> {
   let query = db
     .selectFrom('devices')
@@ -52,5 +57,6 @@ export async function deviceIdentities(
     if (ids.length === 0) return [];
     query = query.where('devices.id', 'in', ids);
   }
+  if (options.inNetmaps) query = query.where('devices.authorized', '=', 1).where('devices.key_expired', '=', 0);
   return query.orderBy('devices.created_at').orderBy('devices.id').execute();
 }

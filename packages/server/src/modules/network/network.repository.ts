@@ -26,19 +26,24 @@ export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<void
 /**
  * A device enrolls (or re-enrolls): it changes netmaps and comes online, so both epochs move.
  * The update also locks the row (on PostgreSQL this serialises the network's enrollments), so
- * the address index and plan it returns stay current until the transaction ends.
+ * the address index, plan and device settings it returns stay current until the transaction ends.
  */
 export async function bumpEpochsForEnrollment(
   trx: Db,
   networkId: string,
-): Promise<{ nextAddrIndex: number; plan: string }> {
+): Promise<{ nextAddrIndex: number; plan: string; deviceApproval: boolean; nodeKeyExpiry: string }> {
   const row = await trx
     .updateTable('networks')
     .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1), presence_epoch: eb('presence_epoch', '+', 1) }))
     .where('id', '=', networkId)
-    .returning(['next_addr_index', 'plan'])
+    .returning(['next_addr_index', 'plan', 'device_approval', 'node_key_expiry'])
     .executeTakeFirstOrThrow();
-  return { nextAddrIndex: Number(row.next_addr_index), plan: row.plan };
+  return {
+    nextAddrIndex: Number(row.next_addr_index),
+    plan: row.plan,
+    deviceApproval: Number(row.device_approval) !== 0,
+    nodeKeyExpiry: row.node_key_expiry,
+  };
 }
 
 /** A new device took address index `taken`; the next one hands out the index after it. */

@@ -138,5 +138,7 @@ export async function describeNetwork(db: Db, networkId: string, settings: Parti
     limits: { ...limitsOf(network.plan), logRetentionDays: logRetentionDays(network.plan, settings) },
     // Kept by triggers in the same transaction as every insert and delete (migration 009).
     usage: { users: Number(network.user_count), devices: Number(network.device_count) },
+    deviceApproval: network.device_approval !== 0,
+    nodeKeyExpiry: network.node_key_expiry,
   };
 }

@@ -21,7 +21,7 @@ export function networkRoutes(db: Db, networkId: string) {
 
 /**
  * 1 when the route is primary, else 0. Among the routes of one prefix that are approved,
- * advertised and whose device is online (presence.ts), the earliest approved (approved_at, then
+ * advertised and whose device is online (presence.ts) and in netmaps, the earliest approved (approved_at, then
  * id) is primary. Default routes (0.0.0.0/0, ::/0) are not shared by failover: every online exit
  * node is in service, so each of them is primary. The correlated NOT EXISTS runs on
  * routes_network_prefix; its own `devices` hides the outer one, so the one online rule reads
@@ -29,7 +29,12 @@ export function networkRoutes(db: Db, networkId: string) {
  * (`now - ONLINE_WINDOW_MS`) is taken as a value, so queries built once can bind it.
  */
 export function primaryFlag(eb: ExpressionBuilder<Database, 'routes' | 'devices'>, cutoff: number) {
-  const online = onlineSinceWhere(eb, cutoff, true);
+  // A device waiting for approval or whose login expired serves no one (devices/standing.ts).
+  const online = eb.and([
+    onlineSinceWhere(eb, cutoff, true),
+    eb('devices.authorized', '=', 1),
+    eb('devices.key_expired', '=', 0),
+  ]);
   return sql<number>`case when routes.state = 'approved' and routes.advertised = 1 and ${online}
       and (routes.prefix in ('0.0.0.0/0', '::/0') or not exists (
         select 1 from routes r2 inner join devices on devices.id = r2.device_id

@@ -41,9 +41,14 @@ describe('POST /v1/node/register', () => {
       clientVersion: '1.2.3',
       keyId: key.id,
       ephemeral: true,
-      expires: null,
+      authorized: true,
+      keyExpiryDisabled: false,
+      keyExpired: false,
       routes: [],
     });
+    // A login lasts the network's nodeKeyExpiry (180 days by default) from enrollment.
+    expect(Date.parse(device.keyExpiry) - Date.parse(device.created)).toBe(180 * 86_400_000);
+    expect(device.expires).toBe(device.keyExpiry);
     expect(device.id).toMatch(/^dev_/);
     expect(device.user.id).toMatch(/^usr_/);
     expect(device.addresses).toHaveLength(2);
