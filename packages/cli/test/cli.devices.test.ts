@@ -78,6 +78,23 @@ describe('warren devices', () => {
     expect(invalid.stderr).toMatch(/^warren: invalid_tag: /);
   });
 
+  it('approves a device waiting for approval and expires a login', async () => {
+    await server.call('PATCH', '/v1/network', { body: { deviceApproval: true } });
+    const [waiting] = (await enroll(server, ['waiting'])) as [Enrolled];
+    expect((await warren(['devices', 'get', 'waiting'], env)).stdout).toMatch(/^approved +no, waiting for approval/m);
+    const res = await warren(['devices', 'approve', 'waiting'], env);
+    expect(res).toEqual({ code: 0, stdout: `approved device ${waiting.id} (waiting)\n`, stderr: '' });
+    const again = await warren(['devices', 'approve', waiting.id], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^warren: invalid_state: /);
+    const expired = JSON.parse((await warren(['devices', 'expire', 'waiting', '--json'], env)).stdout);
+    expect(expired).toMatchObject({ id: waiting.id, authorized: true, keyExpired: true });
+    expect((await warren(['devices', 'get', waiting.id], env)).stdout).toMatch(
+      /^login expires +expired: must log in again$/m,
+    );
+    await server.call('PATCH', '/v1/network', { body: { deviceApproval: false } });
+  });
+
   it('deletes a device', async () => {
     const res = await warren(['devices', 'delete', 'ci-1'], env);
     expect(res).toEqual({ code: 0, stdout: `deleted device ${ci[0]!.id}\n`, stderr: '' });

@@ -1,4 +1,4 @@
-/** `warren devices list|get|delete|tag`. */
+/** `warren devices list|get|delete|tag|approve|expire`. */
 import type { DeviceBody, Warren } from '@warren/client';
 import type { Command } from 'commander';
 import {
@@ -46,14 +46,18 @@ function printDevice(io: Io, d: DeviceBody): void {
     ['client', d.clientVersion ?? '-'],
     ['ephemeral', d.ephemeral ? 'yes' : 'no'],
     ['enrolled', `${d.created}${d.keyId ? ` with ${d.keyId}` : ''}`],
-    ['expires', d.expires ? `${d.expires} (${until(d.expires)})` : 'never'],
+    ['approved', d.authorized ? 'yes' : 'no, waiting for approval (warren devices approve)'],
+    [
+      'login expires',
+      d.keyExpired ? 'expired: must log in again' : d.keyExpiry ? `${d.keyExpiry} (${until(d.keyExpiry)})` : 'never',
+    ],
   ]);
 }
 
 export function registerDeviceCommands(program: Command, io: Io): void {
   const devices = program
     .command('devices')
-    .description('list, inspect, tag and delete devices')
+    .description('list, inspect, tag, approve, expire and delete devices')
     .addHelpText(
       'after',
       examples(['warren devices list --tag tag:ci --online', 'warren devices tag dev_7f3k2 tag:server']),
@@ -148,5 +152,29 @@ export function registerDeviceCommands(program: Command, io: Io): void {
       const device = await warren.devices.setTags(await resolveDevice(warren, ref), tags);
       if (flags.json) printJson(io, device);
       else io.out(`${device.id} (${visible(device.name)}) tags: ${visible(device.tags.join(' ')) || '(none)'}\n`);
+    });
+
+  devices
+    .command('approve <device>')
+    .description('approve a device waiting for approval: it gets its peers and they see it')
+    .option('--json', 'print the API response as JSON')
+    .addHelpText('after', examples(['warren devices approve dev_7f3k2', 'warren devices approve laptop-ana']))
+    .action(async (ref: string, flags: { json?: boolean }) => {
+      const warren = connect(io);
+      const device = await warren.devices.approve(await resolveDevice(warren, ref));
+      if (flags.json) printJson(io, device);
+      else io.out(`approved device ${device.id} (${visible(device.name)})\n`);
+    });
+
+  devices
+    .command('expire <device>')
+    .description("end a device's login now: it leaves every netmap until it logs in again")
+    .option('--json', 'print the API response as JSON')
+    .addHelpText('after', examples(['warren devices expire dev_7f3k2']))
+    .action(async (ref: string, flags: { json?: boolean }) => {
+      const warren = connect(io);
+      const device = await warren.devices.expire(await resolveDevice(warren, ref));
+      if (flags.json) printJson(io, device);
+      else io.out(`expired the login of device ${device.id} (${visible(device.name)})\n`);
     });
 }
