@@ -9,12 +9,16 @@
 // IP and CIDR tests. Tests know no roles, so autogroup:admin matches no login or group as a test
 // source; as a source itself it is an admin's device in no group. autogroup:member stands for
 // every login the policy names and one it does not, autogroup:tagged for every tag of tagOwners
-// and a tag the policy does not name. Targets take any port form: an `accept` needs every listed
-// port accepted, a `deny` every one denied. A test with neither checks nothing and is refused.
+// and a tag the policy does not name. An `accept` target is one host and one port, as Tailscale
+// checks it: Tailscale fails an accept of a port list, a range or `*`, and of a CIDR (or a host
+// alias of one), so Warren reports them as failures. A `deny` target takes any port form and
+// any prefix, and every listed port of all of it must be denied. A test with neither checks
+// nothing and is refused.
 
 import type { Node } from 'jsonc-parser';
 import type { Checker } from './checker.js';
-import type { PortRanges } from './ports.js';
+import type { Prefix } from './cidr.js';
+import { type PortRanges, splitDestination } from './ports.js';
 import { parseProto, protoLabel, TCP } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
 import { candidateRules, type MatchMode, rulePorts, type Subject } from './subjects.js';
@@ -25,7 +29,7 @@ export interface TestTarget {
   text: string;
   node: Node;
   sel: Selector;
-  /** Every listed port must be accepted (or denied); `*` stands for 1-65535. */
+  /** One port for an accept; for a deny, every listed port must be denied (`*` is 1-65535). */
   ports: PortRanges;
 }
 
@@ -99,22 +103,32 @@ function parseTest(testNode: Node, c: Checker, defs: Definitions, result: Policy
     else c.error(protoNode, r.msg);
   }
   if (!f.has('accept') && !f.has('deny')) c.error(testNode, 'test has neither "accept" nor "deny": it checks nothing');
-  const accept = parseTargets(f.get('accept'), '"accept"', c, defs);
-  const deny = parseTargets(f.get('deny'), '"deny"', c, defs);
+  const accept = parseTargets(f.get('accept'), true, c, defs);
+  const deny = parseTargets(f.get('deny'), false, c, defs);
   return src && srcText !== null ? { result, srcText, src, proto, accept, deny } : null;
 }
 
-function parseTargets(node: Node | undefined, what: string, c: Checker, defs: Definitions): TestTarget[] {
+function parseTargets(node: Node | undefined, accept: boolean, c: Checker, defs: Definitions): TestTarget[] {
   const out: TestTarget[] = [];
-  for (const item of node ? c.strings(node, what) : []) {
+  for (const item of node ? c.strings(node, accept ? '"accept"' : '"deny"') : []) {
     const r = parseDestination(item.value, defs);
     if (!r.ok) {
       if (r.msg) c.error(item.node, r.msg);
     } else if (!TEST_KINDS.has(r.sel.kind)) {
       c.error(item.node, `test destination "${item.value}" must be a login name, group, tag, host or IP with a port`);
+    } else if (accept && !(r.ports.length === 1 && r.ports[0][0] === r.ports[0][1])) {
+      c.error(
+        item.node,
+        `test accept "${item.value}" names several ports: an accept checks one port, and Tailscale fails a list, a range or "*"; write one target per port`,
+      );
+    } else if (accept && r.sel.kind === 'prefix' && (isRange(r.sel.prefix) || writtenAsCidr(item.value))) {
+      c.error(
+        item.node,
+        `test accept "${item.value}" names a range of addresses: an accept checks one host (a login, group, tag, IP or host alias of one address), and Tailscale fails a CIDR`,
+      );
     } else {
-      // Port 0 is not a port traffic uses: `*` asks for every real one.
-      const ports = r.ports.map(([lo, hi]) => [Math.max(lo, 1), hi] as const);
+      // Port 0 is not a port traffic uses: a deny of `*` asks for every real one.
+      const ports = accept ? r.ports : r.ports.map(([lo, hi]) => [Math.max(lo, 1), hi] as const);
       out.push({ text: item.value, node: item.node, sel: r.sel, ports });
     }
   }
@@ -127,6 +141,15 @@ interface Labeled {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/** More than one address. */
+const isRange = (p: Prefix) => p.bits < (p.family === 4 ? 32 : 128);
+
+/** `10.0.0.5/32:22`: one address, but written as a prefix (which Tailscale fails in an accept). */
+function writtenAsCidr(target: string): boolean {
+  const split = splitDestination(target);
+  return split.ok && split.selector.includes('/');
+}
 
 function userSubject(policy: CompiledPolicy, login: string): Subject {
   const keys = [`u:${login}`, 'a:member', ...(policy.userGroups.get(login) ?? []).map((g) => `g:${g}`)];

@@ -1,5 +1,5 @@
 // PUT /v1/acl and POST /v1/acl/validate with Tailscale's newer syntax: grants, protocol numbers,
-// exit-node approvers, tests over port ranges; and over-permissive spellings refused over HTTP.
+// exit-node approvers, deny tests over port ranges; and over-permissive spellings refused over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../devices/helpers.js';
 import { startServer, type TestServer } from '../harness.js';
@@ -14,7 +14,7 @@ const MODERN = `{
     { "src": ["group:eng"], "dst": ["autogroup:internet"], "ip": ["*"], "app": { "example.com/cap/x": [{}] } },
   ],
   "autoApprovers": { "exitNode": ["tag:exit"] },
-  "tests": [{ "src": "group:eng", "accept": ["tag:web:443,8000-8999"], "deny": ["tag:web:22"] }],
+  "tests": [{ "src": "group:eng", "accept": ["tag:web:443", "tag:web:8000"], "deny": ["tag:web:22,9000-9999"] }],
 }`;
 
 // Every device to every port, spelled without "*".
@@ -33,7 +33,7 @@ describe('the policy endpoints and Tailscale syntax', () => {
   });
   afterAll(() => server.close());
 
-  it('stores a policy with grants, protocol numbers, exit-node approvers and port-range tests', async () => {
+  it('stores a policy with grants, protocol numbers, exit-node approvers and port-range deny tests', async () => {
     expect(await validate(server, MODERN)).toEqual({ valid: true, errors: [], tests: expect.any(Array) });
     await applyPolicy(server, MODERN);
     expect((await policyText(server)).text).toBe(MODERN);

@@ -144,3 +144,49 @@ describe('autogroup:self with tags', () => {
     expect(validatePolicy(text).errors).toEqual([]);
   });
 });
+
+describe('policy-test semantics', () => {
+  const rules = `
+  "tagOwners": { "tag:server": ["autogroup:admin"], "tag:client": ["autogroup:admin"] },
+  "hosts": { "webserver": "100.64.0.16", "internal": "10.0.0.0/8" },
+  "acls": [
+    { "action": "accept", "src": ["thor@example.org"], "dst": ["webserver:*"] },
+    { "action": "accept", "src": ["thor@example.org"], "dst": ["webserver:*"], "proto": "icmp" },
+  ],
+  "grants": [{ "src": ["tag:client"], "dst": ["internal", "100.64.0.16/32", "webserver"], "ip": ["tcp:22"] }],`;
+  const withTests = (tests: string) => `{${rules}\n  "tests": ${tests},\n}`;
+
+  it('fails an accept naming a port list, a range or *, with or without proto icmp, at the target', () => {
+    const text = withTests(`[
+    { "src": "thor@example.org", "accept": ["webserver:80,443,8080", "webserver:8000-8100"] },
+    { "src": "thor@example.org", "accept": ["webserver:*"], "proto": "icmp" },
+  ]`);
+    const errors = errorsOf(text);
+    const several = 'names several ports: an accept checks one port';
+    expectErrorAt(errors, text, '"webserver:80,443,8080"', several);
+    expectErrorAt(errors, text, '"webserver:8000-8100"', several);
+    expectErrorAt(errors, text, '"webserver:*"', several, 3);
+    expect(errors).toHaveLength(3);
+  });
+
+  it('fails an accept naming a CIDR, a /32 or a host alias of a range, even one a grant opens', () => {
+    const text = withTests(`[
+    { "src": "tag:client", "accept": ["10.0.0.0/8:22", "internal:22", "100.64.0.16/32:22"] },
+  ]`);
+    const errors = errorsOf(text);
+    const range = 'names a range of addresses: an accept checks one host';
+    expectErrorAt(errors, text, '"10.0.0.0/8:22"', range);
+    expectErrorAt(errors, text, '"internal:22"', range);
+    expectErrorAt(errors, text, '"100.64.0.16/32:22"', range);
+    expect(errors).toHaveLength(3);
+  });
+
+  it('passes an accept of one host and one port, whether acls or grants open it', () => {
+    const text = withTests(`[
+    { "src": "thor@example.org", "accept": ["webserver:80", "100.64.0.16:8080"], "deny": ["tag:client:22"] },
+    { "src": "thor@example.org", "accept": ["webserver:1"], "proto": "icmp" },
+    { "src": "tag:client", "accept": ["webserver:22", "100.64.0.16:22", "10.1.2.3:22"], "deny": ["webserver:80-443"] },
+  ]`);
+    expect(validatePolicy(text).errors).toEqual([]);
+  });
+});
