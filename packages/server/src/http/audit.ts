@@ -89,6 +89,8 @@ export class AuditLog {
   private keyUse = new Map<string, { at: number; count: number }>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** The write that follows the one in flight, shared by every caller of `settled()` meanwhile. */
+  private nextWrite: Promise<void> | undefined;
 
   constructor(private readonly db: Db) {}
 
@@ -122,6 +124,21 @@ export class AuditLog {
     this.keyUse = new Map();
     this.flushing = this.flushing.then(() => this.write(rows, uses));
     return this.flushing;
+  }
+
+  /**
+   * Resolves once every entry queued before the call is committed, as `flush()`, but callers
+   * that arrive while a write is in flight share the one write that follows it. A log reader
+   * must see the entries of its own earlier calls; when each of 32 concurrent readers wrote the
+   * entries queued since the last one, the reads queued behind as many small transactions.
+   */
+  settled(): Promise<void> {
+    if (this.queue.length === 0 && this.keyUse.size === 0) return this.flushing;
+    this.nextWrite ??= this.flushing.then(() => {
+      this.nextWrite = undefined;
+      return this.flush();
+    });
+    return this.nextWrite;
   }
 
   /**

@@ -48,7 +48,7 @@ export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
       const networkId = request.principal!.networkId;
       const { key } = request.query;
       // Entries of calls this instance has answered so far become visible to the caller.
-      await ctx.audit.flush();
+      await ctx.audit.settled();
       const fetch = (afterSeq: number, rows: number) => {
         let query = ctx.db
           .selectFrom('audit_log')
