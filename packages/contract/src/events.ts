@@ -3,6 +3,7 @@
  * requests that manage them.
  */
 import { type Static, Type } from 'typebox';
+import { Nullable, NullableTime, Time } from './nullable.js';
 
 export const EVENT_TYPES = [
   'device.created',
@@ -35,9 +36,7 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 /** A filter of event types: an exact type, a family (`device.*`) or `*`. */
 export const EVENT_FILTER_PATTERN = '^(\\*|[a-z]+\\.\\*|[a-z]+\\.[a-z_]+)$';
 
-const Time = Type.String({ format: 'date-time', description: 'RFC 3339 UTC' });
-const NullableTime = Type.Union([Time, Type.Null()]);
-const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableString = Nullable(Type.String());
 const literals = <T extends readonly string[]>(values: T) =>
   Type.Union(values.map((v) => Type.Literal(v)) as never) as unknown as ReturnType<typeof Type.String>;
 
@@ -76,7 +75,7 @@ export const WebhookDelivery = Type.Object(
     type: literals(EVENT_TYPES),
     state: literals(DELIVERY_STATES),
     attempts: Type.Integer(),
-    lastStatus: Type.Union([Type.Integer(), Type.Null()]),
+    lastStatus: Nullable(Type.Integer()),
     lastError: NullableString,
     nextAttempt: NullableTime,
     created: Time,

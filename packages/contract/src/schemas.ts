@@ -7,10 +7,9 @@ import { type Static, Type } from 'typebox';
 import type { PolicyProblem } from './errors.js';
 import { EVENT_COMPONENTS } from './events.js';
 import { KEY_STATES, PLANS, ROLES, ROUTE_STATES, SCOPES } from './formats.js';
+import { Nullable, NullableTime, Time } from './nullable.js';
 import { Me, SsoConfig } from './people.js';
 
-const Time = Type.String({ format: 'date-time', description: 'RFC 3339 UTC' });
-const NullableTime = Type.Union([Time, Type.Null()]);
 const literals = <T extends readonly string[]>(values: T) =>
   Type.Union(values.map((v) => Type.Literal(v)) as never) as unknown as ReturnType<typeof Type.String>;
 
@@ -67,8 +66,8 @@ export const Device = Type.Object(
     ...deviceListFields,
     addresses: Type.Optional(Type.Array(Type.String())),
     routes: Type.Optional(Type.Array(DeviceRouteRef)),
-    clientVersion: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    keyId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    clientVersion: Type.Optional(Nullable(Type.String())),
+    keyId: Type.Optional(Nullable(Type.String())),
     ephemeral: Type.Optional(Type.Boolean()),
     expires: Type.Optional(NullableTime),
     exitNode: Type.Optional(
@@ -98,10 +97,10 @@ export const Network = Type.Object(
     name: Type.String(),
     plan: literals(PLANS),
     limits: Type.Object({
-      users: Type.Union([Type.Integer(), Type.Null()]),
-      devices: Type.Union([Type.Integer(), Type.Null()]),
+      users: Nullable(Type.Integer()),
+      devices: Nullable(Type.Integer()),
       logRetentionDays: Type.Integer(),
-      webhooks: Type.Union([Type.Integer(), Type.Null()]),
+      webhooks: Nullable(Type.Integer()),
     }),
     usage: Type.Object({ users: Type.Integer(), devices: Type.Integer() }),
     deviceApproval: Type.Boolean({ description: 'new devices wait for an admin to approve them' }),
@@ -122,14 +121,14 @@ export const Key = Type.Object(
     ephemeral: Type.Optional(Type.Boolean()),
     preApproved: Type.Optional(Type.Boolean({ description: 'devices this auth key enrolls skip approval' })),
     tags: Type.Optional(Type.Array(Type.String())),
-    user: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    user: Type.Optional(Nullable(Type.String())),
     rateLimit: Type.Optional(Type.Integer()),
     created: Time,
     expires: Time,
     state: literals(KEY_STATES),
     uses: Type.Integer(),
     lastUsed: NullableTime,
-    createdBy: Type.Union([Type.String(), Type.Null()]),
+    createdBy: Nullable(Type.String()),
   },
   { $id: 'Key' },
 );
@@ -148,14 +147,14 @@ export const Route = Type.Object(
       description: 'a default route (0.0.0.0/0 or ::/0): with its pair approved, the device is an exit node',
     }),
     approvedAt: NullableTime,
-    approvedBy: Type.Union([Type.String(), Type.Null()]),
+    approvedBy: Nullable(Type.String()),
     created: Time,
   },
   { $id: 'Route' },
 );
 
 const Endpoint = Type.Object({
-  deviceId: Type.Union([Type.String(), Type.Null()]),
+  deviceId: Nullable(Type.String()),
   addr: Type.String(),
 });
 
@@ -181,18 +180,18 @@ export const AuditEntry = Type.Object(
   {
     id: Type.String(),
     time: Time,
-    keyId: Type.Union([Type.String(), Type.Null()]),
-    keyName: Type.Union([Type.String(), Type.Null()]),
-    deviceId: Type.Union([Type.String(), Type.Null()]),
+    keyId: Nullable(Type.String()),
+    keyName: Nullable(Type.String()),
+    deviceId: Nullable(Type.String()),
     method: Type.String(),
     path: Type.String(),
     status: Type.Integer(),
     clientAddr: Type.String(),
     requestId: Type.String(),
-    action: Type.Union([Type.String(), Type.Null()]),
-    target: Type.Union([Type.String(), Type.Null()]),
-    userId: Type.Union([Type.String(), Type.Null()], { description: 'the person of a console session' }),
-    userLogin: Type.Union([Type.String(), Type.Null()]),
+    action: Nullable(Type.String()),
+    target: Nullable(Type.String()),
+    userId: Nullable(Type.String({ description: 'the person of a console session' })),
+    userLogin: Nullable(Type.String()),
   },
   { $id: 'AuditEntry' },
 );
