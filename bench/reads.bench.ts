@@ -1,0 +1,261 @@
+// Reads benchmark: `npm run bench -- reads [--devices 1000] [--duration 5] [--connections 32]
+// [--db URL] [--smoke]`.
+//
+// Every GET of the committed OpenAPI document (docs/openapi.json), read from it at run time so a
+// new one is measured without anyone listing it, plus the query variants users lean on
+// (`?fields=all`, `?online=false`, `?limit=100`). `warren serve` runs in its own process on a
+// SQLite file (or --db), with --devices enrolled devices (half online, some serving routes), a
+// webhook, a policy history, and the audit entries and events all that made. Each call is loaded
+// with `wrk -t1` from outside, then a raw node:http server that checks the same bearer header
+// and answers the same bytes (bench/raw-server.ts) is loaded the same way in the same run: the
+// ratio is Warren's throughput over that baseline's.
+//
+// Targets per call: ratio ≥ 0.25, p99 ≤ 25 ms, and no stalls (p99 ≤ 3 × p50). The run exits 1
+// when a call falls short of one, or answers anything but 200 under load; with --smoke (CI, at a
+// small size) only the latter fails it: figures come from the full size on a quiet machine.
+//
+// Left out: `/v1/node/netmap`, the device protocol's read, with its own credential and a
+// per-device rate limit (measured by `npm run bench -- netmap`).
+//
+// Needs `wrk` (Debian: `apt-get install wrk`).
+
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { Warren } from '@warren/client';
+import { type Simulation, simulate } from '../packages/cli/src/commands/node-agent.js';
+import { initWarren, serveWarren } from './warren-process.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    devices: { type: 'string', default: '1000' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '32' },
+    db: { type: 'string' },
+    smoke: { type: 'boolean', default: false },
+  },
+});
+const DEVICES = Number(flags.devices);
+const DURATION = Number(flags.duration);
+const CONNECTIONS = Number(flags.connections);
+if (!(DEVICES >= 10)) throw new Error('--devices must be at least 10');
+
+const TARGET = { ratio: 0.25, p99Ms: 25, stall: 3 };
+/** Query variants measured beside each path's plain call. */
+const VARIANTS: Record<string, string[]> = {
+  '/v1/devices': ['?fields=all', '?online=false', '?online=true'],
+  '/v1/logs/audit': ['?limit=100'],
+  '/v1/events': ['?limit=100'],
+  '/v1/logs/connections': ['?limit=100'],
+};
+const SKIPPED = new Set(['/v1/node/netmap']);
+
+const root = join(import.meta.dirname, '..');
+const tsx = join(root, 'node_modules', '.bin', 'tsx');
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
+
+try {
+  execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+} catch (error) {
+  // wrk prints its version and exits 1; only a missing binary is an error.
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+    console.error('the reads benchmark needs wrk (Debian: apt-get install wrk)');
+    process.exit(1);
+  }
+}
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function wrk(url: string, apiKey: string): Promise<Load> {
+  const { stdout: out } = await promisify(execFile)(
+    'wrk',
+    ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-H', `Authorization: Bearer ${apiKey}`, url],
+    { encoding: 'utf8' },
+  );
+  const ms = (label: string): number => {
+    const match = out.match(new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm'));
+    if (!match) return Number.NaN;
+    const value = Number(match[1]);
+    return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
+  };
+  const errors = Number(out.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
+  const socketErrors = out.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
+  const socket = socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
+  return {
+    rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1]),
+    p50: ms('50%'),
+    p99: ms('99%'),
+    errors: errors + socket,
+  };
+}
+
+/** Every GET of the OpenAPI document, with its path parameters, in document order. */
+function documentedReads(): { path: string; params: string[] }[] {
+  const document = JSON.parse(readFileSync(join(root, 'docs', 'openapi.json'), 'utf8')) as {
+    paths: Record<string, { get?: unknown }>;
+  };
+  return Object.entries(document.paths)
+    .filter(([path, item]) => item.get && !SKIPPED.has(path))
+    .map(([path]) => ({ path, params: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string) }));
+}
+
+/** A network worth reading: devices (half online, some routers), a webhook, a policy history. */
+async function populate(
+  url: string,
+  admin: Warren,
+  adminKey: string,
+): Promise<{ fleet: Simulation[]; ids: Record<string, string> }> {
+  const { text } = await admin.acl.getText();
+  await admin.acl.set(text.replace(/"tagOwners": \{[^}]*\},/, '"tagOwners": { "tag:sim": [], "tag:router": [] },'));
+  const key = async (tags: string[]) =>
+    (await admin.keys.create({ type: 'auth', reusable: true, tags, expiresIn: '1d' })).key as string;
+  const routers = Math.max(1, Math.floor(DEVICES / 100));
+  const groups: [string[], number, string, boolean, string[] | undefined][] = [
+    [['tag:sim', 'tag:router'], routers, 'router', true, ['10.0.0.0/24']],
+    [['tag:sim'], Math.floor(DEVICES / 2) - routers, 'online', true, undefined],
+    [['tag:sim'], DEVICES - Math.floor(DEVICES / 2), 'offline', false, undefined],
+  ];
+  const fleet: Simulation[] = [];
+  for (const [tags, count, prefix, heartbeat, advertiseRoutes] of groups) {
+    const sim = await simulate({
+      server: url,
+      authKey: await key(tags),
+      count,
+      hostnamePrefix: prefix,
+      heartbeat,
+      heartbeatMs: [20_000, 30_000],
+      netmap: false,
+      connections: false,
+      ...(advertiseRoutes ? { advertiseRoutes } : {}),
+    });
+    if (sim.failed) throw new Error(`${sim.failed} enrollments failed: ${JSON.stringify(sim.failures)}`);
+    fleet.push(sim);
+  }
+  let next = 0;
+  const online = fleet.slice(0, 2).flatMap((sim) => sim.agents);
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < online.length) await online[next++]!.tick();
+    }),
+  );
+  // Single sign-on settings to read back (the issuer is not contacted until someone signs in).
+  const sso = await fetch(`${url}/v1/network/sso`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      issuer: 'https://login.example.com',
+      clientId: 'warren',
+      clientSecret: 'not-a-real-secret',
+    }),
+  });
+  if (!sso.ok) throw new Error(`PUT /v1/network/sso: ${sso.status} ${await sso.text()}`);
+  const webhook = await admin.webhooks.create({ url: 'http://127.0.0.1:9/hook', events: ['device.created'] });
+  const devices = await admin.devices.list();
+  const history = await admin.acl.history();
+  return {
+    fleet,
+    ids: {
+      '/v1/devices/{id}': devices[0]!.id,
+      '/v1/webhooks/{id}': webhook.id,
+      '/v1/webhooks/{id}/deliveries': webhook.id,
+      '/v1/acl/history/{version}': String(history[0]!.version),
+    },
+  };
+}
+
+async function rawServer(
+  dir: string,
+  apiKey: string,
+  bodies: Map<string, Buffer>,
+): Promise<{ url: string; child: ChildProcess }> {
+  const file = join(dir, 'raw-bodies.json');
+  writeFileSync(
+    file,
+    JSON.stringify({ apiKey, bodies: Object.fromEntries([...bodies].map(([p, b]) => [p, b.toString()])) }),
+  );
+  const child = spawn(tsx, [join(import.meta.dirname, 'raw-server.ts'), file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`raw server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+async function main(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'warren-bench-reads-'));
+  const db = flags.db ?? `sqlite:${join(dir, 'warren.db')}`;
+  const label = db.startsWith('postgres') ? 'PostgreSQL' : 'SQLite';
+  const initKey = initWarren(db);
+  const { url, child } = await serveWarren(db, { env: { WARREN_WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+  let raw: { url: string; child: ChildProcess } | undefined;
+  let fleet: Simulation[] = [];
+  try {
+    const admin = new Warren({ url, apiKey: initKey });
+    const bench = await admin.keys.create({ type: 'api', name: 'bench', scopes: ['read'], rateLimit: 1_000_000 });
+    const apiKey = bench.key as string;
+    const populated = await populate(url, admin, initKey);
+    fleet = populated.fleet;
+    const ids: Record<string, string> = { ...populated.ids, '/v1/keys/{id}': bench.id };
+
+    const calls: string[] = [];
+    for (const { path, params } of documentedReads()) {
+      const id = ids[path];
+      if (params.length > 0 && !id) throw new Error(`no value for the parameters of ${path}: add one to populate()`);
+      const concrete = params.length > 0 ? path.replace(/\{\w+\}/, id!) : path;
+      calls.push(concrete, ...(VARIANTS[path] ?? []).map((query) => `${concrete}${query}`));
+    }
+    const bodies = new Map<string, Buffer>();
+    for (const call of calls) {
+      const response = await fetch(`${url}${call}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const body = Buffer.from(await response.arrayBuffer());
+      if (response.status !== 200) throw new Error(`${call}: ${response.status} ${body}`);
+      bodies.set(call, body);
+    }
+    raw = await rawServer(dir, apiKey, bodies);
+    console.log(`reads benchmark: ${fmt(DEVICES)} devices, ${label}, wrk -t1 -c${CONNECTIONS} -d${DURATION}s`);
+    console.log(
+      `${'call'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
+        `${'raw req/s'.padStart(10)} ${'ratio'.padStart(6)} ${'bytes'.padStart(9)}  verdict`,
+    );
+    let short = 0;
+    let failing = 0;
+    for (const call of calls) {
+      await fetch(`${url}${call}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.arrayBuffer());
+      const warren = await wrk(`${url}${call}`, apiKey);
+      const baseline = await wrk(`${raw.url}${call}`, apiKey);
+      const ratio = warren.rps / baseline.rps;
+      const misses = [
+        warren.errors > 0 ? `${warren.errors} errors` : '',
+        ratio < TARGET.ratio ? 'ratio' : '',
+        warren.p99 > TARGET.p99Ms ? 'p99' : '',
+        warren.p99 > TARGET.stall * warren.p50 ? 'stalls' : '',
+      ].filter(Boolean);
+      if (misses.length > 0) short++;
+      if (warren.errors > 0 || !(warren.rps > 0)) failing++;
+      console.log(
+        `${call.padEnd(40)} ${fmt(warren.rps).padStart(8)} ${fmt(warren.p50, 2).padStart(7)} ${fmt(warren.p99, 2).padStart(7)} ` +
+          `${fmt(baseline.rps).padStart(10)} ${fmt(ratio, 2).padStart(6)} ${fmt(bodies.get(call)!.length).padStart(9)}  ` +
+          `${misses.length ? `short: ${misses.join(', ')}` : 'ok'}`,
+      );
+    }
+    console.log(`${calls.length - short} of ${calls.length} calls meet every target`);
+    if (failing > 0) return 1;
+    return short > 0 && !flags.smoke ? 1 : 0;
+  } finally {
+    raw?.child.kill('SIGTERM');
+    await Promise.all(fleet.map((sim) => sim.stop(false)));
+    child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+process.exit(await main());
