@@ -3,8 +3,8 @@
  * arrive together share one write instead of queueing one small transaction each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditLog } from '../../src/http/audit.js';
 import type { AuditRow } from '../../src/core/audit-entries.js';
+import { AuditLog } from '../../src/http/audit.js';
 import type { Db } from '../../src/storage/database.js';
 import { freshDatabase, type TestDatabase } from '../harness.js';
 
