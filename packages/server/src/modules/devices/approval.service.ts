@@ -44,6 +44,33 @@ export async function approveDevice(ctx: AppContext, actor: Actor, id: string): 
 }
 
 /**
+ * Tailscale's `POST /device/{id}/authorized`: approving an approved device is no change (200,
+ * no event); taking approval back puts the device out of every netmap until approved again.
+ */
+export async function setDeviceAuthorized(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  authorized: boolean,
+): Promise<DeviceBody> {
+  const { networkId } = actor;
+  return unitOfWork(ctx, actor, authorized ? 'device.approve' : 'device.unapprove', async (trx, now) => {
+    const changed = ((await standingOf(trx, networkId, id)).authorized !== 0) !== authorized;
+    if (changed) {
+      await netmapsChange(trx, networkId, id);
+      await trx
+        .updateTable('devices')
+        .set({ authorized: authorized ? 1 : 0 })
+        .where('id', '=', id)
+        .execute();
+    }
+    const device = await deviceDetail(trx, networkId, id, now);
+    const type = authorized ? ('device.approved' as const) : ('device.updated' as const);
+    return { value: device, target: id, events: changed ? [{ type, data: { device } }] : [] };
+  });
+}
+
+/**
  * POST /v1/devices/{id}/expire: the login ends now, whatever its expiry setting; the device
  * must log in again. Expiring an expired device changes nothing and announces nothing.
  */
