@@ -38,6 +38,7 @@ import { ssoRoutes } from './http/routes/sso.routes.js';
 import { ssoLoginRoutes } from './http/routes/sso-login.routes.js';
 import { usersRoutes } from './http/routes/users.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks.routes.js';
+import { tailscaleApi } from './http/tailscale-api/index.js';
 import { registerValidation } from './http/validation.js';
 import { LogIds } from './lib/log-ids.js';
 import { type Clock, systemClock } from './lib/time.js';
@@ -140,6 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('embeddedRelay', relay);
   upgrades.set('/ts2021', ts2021Upgrade(app));
   routeUpgrades(app.server, upgrades, (request, response) => app.routing(request, response));
+  await app.register(tailscaleApi, { prefix: '/api/v2' });
   if (options.console !== false) registerConsole(app, options.console);
   // Background work of this process, stopped (in this order) when the app closes.
   const workers: Worker[] = [

@@ -67,7 +67,15 @@ const isConsoleRoute = (url: string) =>
   CONSOLE_PAGES.includes(url) || url === '/assets/*' || /^\/[\w-]+\.\w+$/.test(url);
 
 // SCIM answers its refusals in its own error schema (application/scim+json), not as problems.
-const isProblem = (res: RawResponse) => /^application\/(problem|scim)\+json/.test(String(res.headers['content-type']));
+/** A refusal in one of the server's error shapes: a problem, SCIM's, or Tailscale's (/api/v2). */
+const isProblem = (res: RawResponse) =>
+  /^application\/(problem|scim)\+json/.test(String(res.headers['content-type'])) || isTailscaleError(res);
+const isTailscaleError = (res: RawResponse) => {
+  if (!String(res.headers['content-type']).startsWith('application/json')) return false;
+  if (res.body === '') return true; // an answer to HEAD: the type is all there is
+  const body = JSON.parse(res.body) as { message?: unknown; status?: unknown };
+  return typeof body.message === 'string' && body.status === res.status;
+};
 
 describe('authentication whatever the spelling of the path', () => {
   let server: TestServer;

@@ -1,0 +1,64 @@
+/**
+ * Warren's device detail record → Tailscale's `Device`, field for field as the Go client
+ * declares it. Lists are never null, routes are sorted; what Warren does not have is its zero
+ * value (`blocksIncomingConnections: false`, empty keys). A time that does not exist is
+ * Tailscale's zero time, as its API sends for a device whose key never expires.
+ */
+import type { DeviceBody } from '@warren/contract';
+
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+export function advertisedRoutes(device: DeviceBody): string[] {
+  return (device.routes ?? [])
+    .filter((r) => r.advertised)
+    .map((r) => r.prefix)
+    .sort();
+}
+
+export function enabledRoutes(device: DeviceBody): string[] {
+  return (device.routes ?? [])
+    .filter((r) => r.state === 'approved')
+    .map((r) => r.prefix)
+    .sort();
+}
+
+export function presentTailscaleDevice(device: DeviceBody, allFields: boolean) {
+  const record = {
+    addresses: device.addresses ?? [],
+    id: device.id,
+    nodeId: device.id,
+    name: device.name,
+    hostname: device.hostname,
+    user: device.user?.loginName ?? '',
+    tags: device.tags,
+    authorized: device.authorized,
+    keyExpiryDisabled: device.keyExpiryDisabled,
+    blocksIncomingConnections: false,
+    clientVersion: device.clientVersion ?? '',
+    updateAvailable: false,
+    os: device.os,
+    created: device.created,
+    expires: device.keyExpiry ?? ZERO_TIME,
+    lastSeen: device.lastSeen,
+    connectedToControl: device.online,
+    isEphemeral: device.ephemeral ?? false,
+    isExternal: false,
+    machineKey: '',
+    nodeKey: '',
+    tailnetLockKey: '',
+    tailnetLockError: '',
+  };
+  if (!allFields) return record;
+  return {
+    ...record,
+    advertisedRoutes: advertisedRoutes(device),
+    enabledRoutes: enabledRoutes(device),
+    clientConnectivity: {
+      endpoints: [],
+      derp: '',
+      mappingVariesByDestIP: false,
+      latency: {},
+      clientSupports: { hairPinning: false, ipv6: false, pcp: false, pmp: false, udp: false, upnp: false },
+    },
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Tailscale's device endpoints over Warren's device services: list (filters applied, not
+ * ignored), read, delete, authorize and de-authorize, tags, key expiry, routes. Scopes as on
+ * /v1: reads take `read` or `devices`, changes `devices`.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { setDeviceAuthorized, updateDevice } from '../../modules/devices/approval.service.js';
+import { deviceDetail } from '../../modules/devices/device-details.js';
+import { deleteDevice, listDeviceDetails, setDeviceTags } from '../../modules/devices/devices.service.js';
+import { setApprovedRoutes } from '../../modules/routes/approved-set.service.js';
+import { actorOf } from '../actor.js';
+import { invalidRequest } from '../problem.js';
+import { advertisedRoutes, enabledRoutes, presentTailscaleDevice } from './devices.presenter.js';
+import { listOrEmpty, tailnetOf } from './tailnet.js';
+
+const config = { scope: 'devices' as const };
+const hide = { hide: true };
+const Strings = Type.Union([Type.Array(Type.String({ maxLength: 80 }), { maxItems: 256 }), Type.Null()]);
+/** Tailscale's bodies may carry more than Warren reads (Go structs, newer clients): accepted. */
+const open = { additionalProperties: true } as const;
+
+type DeviceQuery = {
+  fields?: string;
+  name?: string;
+  hostname?: string;
+  tags?: string | string[];
+  os?: string;
+  isEphemeral?: string;
+};
+type ById = FastifyRequest<{ Params: { id: string } }>;
+
+const asList = (value: string | string[] | undefined): string[] =>
+  value === undefined ? [] : (Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).filter(Boolean);
+
+function wantsAll(fields: string | undefined): boolean {
+  if (fields === undefined || fields === '' || fields === 'default') return false;
+  if (fields === 'all') return true;
+  throw invalidRequest(`fields must be "default" or "all" (got "${fields}")`);
+}
+
+export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+  const detail = (request: ById) =>
+    deviceDetail(ctx.db, request.principal!.networkId, request.params.id, ctx.clock.now());
+
+  app.get<{ Params: { tailnet: string }; Querystring: DeviceQuery }>(
+    '/tailnet/:tailnet/devices',
+    { config, schema: hide },
+    async (request) => {
+      const networkId = tailnetOf(request);
+      const { name, hostname, os, isEphemeral } = request.query;
+      const all = wantsAll(request.query.fields);
+      if (isEphemeral !== undefined && isEphemeral !== 'true' && isEphemeral !== 'false') {
+        throw invalidRequest(`isEphemeral must be true or false (got "${isEphemeral}")`);
+      }
+      // Tags narrow the query in SQL (every one must match); the rest are checked on the records.
+      const devices = await listDeviceDetails(ctx, networkId, { tag: asList(request.query.tags) });
+      const kept = devices.filter(
+        (d) =>
+          (name === undefined || d.name === name) &&
+          (hostname === undefined || d.hostname === hostname) &&
+          (os === undefined || d.os === os) &&
+          (isEphemeral === undefined || String(d.ephemeral ?? false) === isEphemeral),
+      );
+      return { devices: kept.map((d) => presentTailscaleDevice(d, all)) };
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { fields?: string } }>(
+    '/device/:id',
+    { config, schema: hide },
+    async (request) => presentTailscaleDevice(await detail(request), wantsAll(request.query.fields)),
+  );
+
+  app.delete<{ Params: { id: string } }>('/device/:id', { config, schema: hide }, async (request, reply) => {
+    await deleteDevice(ctx, actorOf(request), request.params.id);
+    return reply.code(200).send();
+  });
+
+  app.post<{ Params: { id: string }; Body: { authorized: boolean } }>(
+    '/device/:id/authorized',
+    { config, schema: { ...hide, body: Type.Object({ authorized: Type.Boolean() }, open) } },
+    async (request, reply) => {
+      await setDeviceAuthorized(ctx, actorOf(request), request.params.id, request.body.authorized);
+      return reply.code(200).send();
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: { tags: string[] | null } }>(
+    '/device/:id/tags',
+    { config, schema: { ...hide, body: Type.Object({ tags: Strings }, open) } },
+    async (request, reply) => {
+      await setDeviceTags(ctx, actorOf(request), request.params.id, listOrEmpty(request.body.tags));
+      return reply.code(200).send();
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: { keyExpiryDisabled: boolean } }>(
+    '/device/:id/key',
+    { config, schema: { ...hide, body: Type.Object({ keyExpiryDisabled: Type.Boolean() }, open) } },
+    async (request, reply) => {
+      const keyExpiryDisabled = request.body.keyExpiryDisabled;
+      await updateDevice(ctx, actorOf(request), request.params.id, { keyExpiryDisabled });
+      return reply.code(200).send();
+    },
+  );
+
+  app.get<{ Params: { id: string } }>('/device/:id/routes', { config, schema: hide }, async (request) => {
+    const device = await detail(request);
+    return { advertisedRoutes: advertisedRoutes(device), enabledRoutes: enabledRoutes(device) };
+  });
+
+  app.post<{ Params: { id: string }; Body: { routes: string[] | null } }>(
+    '/device/:id/routes',
+    { config, schema: { ...hide, body: Type.Object({ routes: Strings }, open) } },
+    async (request) => {
+      const { id } = request.params;
+      await setApprovedRoutes(ctx, actorOf(request), id, listOrEmpty(request.body.routes));
+      const device = await detail(request);
+      return { advertisedRoutes: advertisedRoutes(device), enabledRoutes: enabledRoutes(device) };
+    },
+  );
+}

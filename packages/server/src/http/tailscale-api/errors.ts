@@ -1,0 +1,43 @@
+/**
+ * Errors as Tailscale's API v2 answers them: `{ message, data?, status }`, where `data` lists
+ * per-user problems as `{ user, errors: [string] }`. Tailscale's clients read only those three
+ * fields; Warren's stable `code` and the `requestId` are added beside them. Policy problems
+ * carry their line and column in each message.
+ */
+import type { PolicyProblem } from '@warren/contract';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { noRouteError, toApiError } from '../error-handler.js';
+import type { ApiError } from '../problem.js';
+
+/** Policy problems as Tailscale's `data`: one entry, each problem with where it is. */
+export function policyErrorData(errors: readonly PolicyProblem[]) {
+  return [{ user: '', errors: errors.map((e) => `line ${e.line}, column ${e.column}: ${e.msg}`) }];
+}
+
+export function tailscaleErrorBody(request: Pick<FastifyRequest, 'id'>, error: ApiError) {
+  return {
+    message: error.detail,
+    ...(error.extras.errors ? { data: policyErrorData(error.extras.errors) } : {}),
+    status: error.status,
+    code: error.code,
+    requestId: request.id,
+  };
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(tailscaleErrorBody(request, error)));
+}
+
+/** Every error under /api/v2 — the pipeline's 401, 403 and 429 included — and every unknown path. */
+export function registerTailscaleErrors(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.code === 'internal') request.log.error({ err: error }, 'unhandled error');
+    return send(request, reply, apiError);
+  });
+  app.setNotFoundHandler((request, reply) => send(request, reply, noRouteError(app, request.method, request.url)));
+}

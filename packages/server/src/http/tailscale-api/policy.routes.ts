@@ -1,0 +1,89 @@
+/**
+ * Tailscale's policy file endpoints over Warren's policy service: the same validation (Warren's
+ * is stricter: it refuses over-permissive rules), the same versions, audit entries and events.
+ *
+ * - `GET acl`: the document as JSON, or the stored HuJSON text with `Accept: application/hujson`;
+ *   the quoted ETag either way.
+ * - `POST acl`: replaces it (HuJSON or JSON text; an empty body restores the default policy).
+ *   `If-Match` arrives re-quoted by Tailscale's client; `"ts-default"` matches only while the
+ *   policy is still the default one.
+ * - `POST acl/validate`: 200 with `{}` when valid, else `{ message, data }` with every problem's
+ *   line and column.
+ *
+ * Bodies are text here, read by this plugin's own parser (the API's JSON parser would drop
+ * comments and refuse trailing commas).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { getPolicy, replacePolicy, validatePolicyText } from '../../modules/acl/acl.service.js';
+import { DEFAULT_POLICY } from '../../policy/index.js';
+import { actorOf } from '../actor.js';
+import { policyErrorData } from './errors.js';
+import { tailnetOf } from './tailnet.js';
+
+const HUJSON = 'application/hujson';
+const config = { scope: 'acls' as const };
+const hide = { hide: true };
+const TS_DEFAULT = 'ts-default';
+
+type TailnetRequest = FastifyRequest<{ Params: { tailnet: string } }>;
+
+const bodyText = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
+const unquote = (tag: string) =>
+  tag
+    .trim()
+    .replace(/^W\//, '')
+    .replace(/^"(.*)"$/, '$1');
+
+export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+  const send = (
+    request: TailnetRequest,
+    reply: import('fastify').FastifyReply,
+    policy: Awaited<ReturnType<typeof getPolicy>>,
+  ) => {
+    reply.header('etag', policy.etag);
+    if ((request.headers.accept ?? '').includes(HUJSON))
+      return reply.type(`${HUJSON}; charset=utf-8`).send(policy.text);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(policy.document));
+  };
+
+  app.get<{ Params: { tailnet: string } }>('/tailnet/:tailnet/acl', { config, schema: hide }, async (request, reply) =>
+    send(request, reply, await getPolicy(ctx, tailnetOf(request))),
+  );
+
+  app.post<{ Params: { tailnet: string } }>(
+    '/tailnet/:tailnet/acl',
+    { config, schema: hide },
+    async (request, reply) => {
+      const networkId = tailnetOf(request);
+      const text = bodyText(request).trim() === '' ? DEFAULT_POLICY : bodyText(request);
+      const header = request.headers['if-match'];
+      let ifMatch: string | undefined;
+      if (header !== undefined) {
+        const current = await getPolicy(ctx, networkId);
+        const wanted = unquote(header);
+        // "ts-default": only while the policy is the default one; then it is conditional on that
+        // version, so a change made meanwhile still wins the race (412).
+        ifMatch =
+          wanted === TS_DEFAULT ? (current.text === DEFAULT_POLICY ? current.etag : `"${TS_DEFAULT}"`) : `"${wanted}"`;
+      }
+      const stored = await replacePolicy(ctx, actorOf(request), text, ifMatch);
+      return send(request, reply, stored);
+    },
+  );
+
+  app.post<{ Params: { tailnet: string } }>(
+    '/tailnet/:tailnet/acl/validate',
+    { config, schema: hide },
+    async (request) => {
+      tailnetOf(request);
+      const result = validatePolicyText(bodyText(request));
+      if (result.valid) return {};
+      const n = result.errors.length;
+      return { message: `the policy has ${n} problem${n === 1 ? '' : 's'}`, data: policyErrorData(result.errors) };
+    },
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * Tailscale's tailnet settings over Warren's network settings: device approval and the device
+ * key duration are real (`PATCH /v1/network` underneath, scope `all`); every other setting
+ * reads as off, and asking to turn one on is a 400 naming it, never accepted and ignored.
+ * Go's client sends the two ACL fields on every update, as `null` when unset.
+ */
+
+import { parseDuration } from '@warren/contract';
+import type { FastifyInstance } from 'fastify';
+import { describeNetwork } from '../../modules/network/network.service.js';
+import { updateNetworkSettings } from '../../modules/network/settings.service.js';
+import { actorOf } from '../actor.js';
+import { invalidRequest } from '../problem.js';
+import { tailnetOf } from './tailnet.js';
+
+const hide = { hide: true };
+const DAY_MS = 86_400_000;
+/** Settings Warren does not have: their off value, which is all an update may ask for. */
+const ABSENT: Record<string, unknown> = {
+  aclsExternallyManagedOn: false,
+  aclsExternalLink: '',
+  devicesAutoUpdatesOn: false,
+  usersApprovalOn: false,
+  usersRoleAllowedToJoinExternalTailnets: 'none',
+  networkFlowLoggingOn: false,
+  regionalRoutingOn: false,
+  postureIdentityCollectionOn: false,
+  httpsEnabled: false,
+};
+
+function settingsOf(network: { deviceApproval: boolean; nodeKeyExpiry: string }) {
+  const ms = network.nodeKeyExpiry === '0' ? 0 : (parseDuration(network.nodeKeyExpiry) ?? 0);
+  return {
+    ...ABSENT,
+    devicesApprovalOn: network.deviceApproval,
+    devicesKeyDurationDays: Math.floor(ms / DAY_MS),
+    routeSelection: 'active-passive-failover',
+  };
+}
+
+type Patch = { devicesApprovalOn?: boolean | null; devicesKeyDurationDays?: number | null } & Record<string, unknown>;
+
+export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<void> {
+  const { ctx } = app;
+
+  app.get<{ Params: { tailnet: string } }>(
+    '/tailnet/:tailnet/settings',
+    { config: { scope: 'all' }, schema: hide },
+    async (request) => settingsOf(await describeNetwork(ctx.db, tailnetOf(request), ctx.settings)),
+  );
+
+  app.patch<{ Params: { tailnet: string }; Body: Patch }>(
+    '/tailnet/:tailnet/settings',
+    { config: { scope: 'all' }, schema: hide },
+    async (request) => {
+      tailnetOf(request);
+      const body = (request.body ?? {}) as Patch;
+      if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('send the settings as a JSON object');
+      for (const [field, value] of Object.entries(body)) {
+        if (field === 'devicesApprovalOn' || field === 'devicesKeyDurationDays' || value === null) continue;
+        if (field in ABSENT && value === ABSENT[field]) continue;
+        if (field === 'routeSelection' && value === 'active-passive-failover') continue;
+        throw invalidRequest(`Warren has no setting "${field}" that can be set to ${JSON.stringify(value)}`);
+      }
+      const days = body.devicesKeyDurationDays;
+      if (days != null && (!Number.isInteger(days) || days < 1 || days > 180)) {
+        throw invalidRequest(`devicesKeyDurationDays must be a whole number of days from 1 to 180 (got ${days})`);
+      }
+      if (body.devicesApprovalOn != null && typeof body.devicesApprovalOn !== 'boolean') {
+        throw invalidRequest('devicesApprovalOn must be true or false');
+      }
+      const network = await updateNetworkSettings(ctx, actorOf(request), {
+        ...(body.devicesApprovalOn != null ? { deviceApproval: body.devicesApprovalOn } : {}),
+        ...(days != null ? { nodeKeyExpiry: `${days}d` } : {}),
+      });
+      return settingsOf(network);
+    },
+  );
+}

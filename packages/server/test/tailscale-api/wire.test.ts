@@ -1,0 +1,133 @@
+/**
+ * /api/v2 on the wire, with the refusals Tailscale's clients must be able to read: its error
+ * body on every status, Basic and Bearer spellings of an API key, `{tailnet}`, scopes, rate
+ * limits and the audit entry of each call. The Go client's own suite (compat/tailscale) drives
+ * the happy paths.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditEntries, createAuthKey, enroll } from '../devices/helpers.js';
+import { json, startServer, type TestServer } from '../harness.js';
+
+const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+
+describe('/api/v2 on the wire', () => {
+  let server: TestServer;
+  let readKey: string;
+  const v2 = (
+    method: string,
+    path: string,
+    options: { auth?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+  ) => {
+    const headers: Record<string, string> = { ...options.headers };
+    const auth = options.auth === undefined ? basic(server.apiKey) : options.auth;
+    if (auth !== null) headers.authorization = auth;
+    if (options.body !== undefined) headers['content-type'] ??= 'application/json';
+    return fetch(`${server.url}/api/v2${path}`, {
+      method,
+      headers,
+      body:
+        options.body === undefined
+          ? undefined
+          : typeof options.body === 'string'
+            ? options.body
+            : JSON.stringify(options.body),
+    });
+  };
+  const tailscaleError = async (res: Response, status: number, code: string) => {
+    const body = await json(res);
+    expect(res.status, JSON.stringify(body)).toBe(status);
+    expect(res.headers.get('content-type')).toContain('application/json');
+    expect(body).toMatchObject({ status, code, message: expect.any(String) });
+    expect(body.message.length).toBeGreaterThan(0);
+    return body;
+  };
+
+  beforeAll(async () => {
+    server = await startServer();
+    const res = await server.call('POST', '/v1/keys', { body: { type: 'api', name: 'reader', scopes: ['read'] } });
+    readKey = (await json(res)).key;
+    await enroll(server, (await createAuthKey(server)).key, { hostname: 'web' });
+  });
+  afterAll(() => server.close());
+
+  it('takes an API key as Basic base64(KEY:) and as Bearer, and audits the call with the key', async () => {
+    const viaBasic = await v2('GET', '/tailnet/-/devices');
+    expect(viaBasic.status).toBe(200);
+    expect((await json(viaBasic)).devices.map((d: any) => d.hostname)).toEqual(['web']);
+    expect((await v2('GET', `/tailnet/${server.networkId}/devices`, { auth: `Bearer ${server.apiKey}` })).status).toBe(
+      200,
+    );
+    const entry = (await auditEntries(server)).find((e) => e.path === '/api/v2/tailnet/-/devices');
+    expect(entry).toMatchObject({ method: 'GET', status: 200, keyName: 'initial' });
+  });
+
+  it("answers every refusal in Tailscale's error body", async () => {
+    await tailscaleError(await v2('GET', '/tailnet/-/devices', { auth: null }), 401, 'unauthenticated');
+    await tailscaleError(
+      await v2('GET', '/tailnet/-/devices', { auth: basic('wrn_api_nope') }),
+      401,
+      'unauthenticated',
+    );
+    await tailscaleError(await v2('GET', '/tailnet/net_other/devices'), 404, 'not_found');
+    await tailscaleError(await v2('GET', '/device/dev_nope'), 404, 'not_found');
+    await tailscaleError(await v2('GET', '/tailnet/-/dns/nameservers'), 404, 'not_found');
+    await tailscaleError(await v2('GET', '/tailnet/-/devices?fields=some'), 400, 'invalid_request');
+    await tailscaleError(await v2('GET', '/tailnet/-/devices?tags=server'), 400, 'invalid_tag');
+    await tailscaleError(
+      await v2('POST', '/tailnet/-/keys', { auth: basic(readKey), body: { capabilities: {} } }),
+      403,
+      'insufficient_scope',
+    );
+    await tailscaleError(
+      await v2('POST', '/tailnet/-/keys', { body: { keyType: 'federated' } }),
+      400,
+      'invalid_request',
+    );
+    await tailscaleError(await v2('POST', '/device/dev_nope/tags', { body: { tags: null } }), 404, 'not_found');
+    await tailscaleError(
+      await v2('PATCH', '/tailnet/-/settings', { body: { httpsEnabled: true } }),
+      400,
+      'invalid_request',
+    );
+    const invalid = await tailscaleError(
+      await v2('POST', '/tailnet/-/acl', { body: '{"acls": [{"action": "accept", "src": ["*"], "dst": ["nope"]}]}' }),
+      400,
+      'policy_invalid',
+    );
+    expect(invalid.data[0].errors[0]).toMatch(/^line 1, column \d+: /);
+    await tailscaleError(
+      await v2('POST', '/tailnet/-/acl', { body: '{}', headers: { 'if-match': '"stale"' } }),
+      412,
+      'precondition_failed',
+    );
+  });
+
+  it('answers 429 in its own shape once a key is past its limit', async () => {
+    const limited = await startServer({ settings: { apiRateLimit: 2 } });
+    try {
+      const call = () =>
+        fetch(`${limited.url}/api/v2/tailnet/-/users`, { headers: { authorization: basic(limited.apiKey) } });
+      expect((await call()).status).toBe(200);
+      expect((await call()).status).toBe(200);
+      const refused = await call();
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      await tailscaleError(refused, 429, 'rate_limited');
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('validates a policy: {} when valid, a message and data with line and column when not', async () => {
+    const ok = await v2('POST', '/tailnet/-/acl/validate', {
+      body: '{"acls": []}',
+      headers: { 'content-type': 'application/hujson' },
+    });
+    expect(ok.status).toBe(200);
+    expect(await json(ok)).toEqual({});
+    const bad = await v2('POST', '/tailnet/-/acl/validate', { body: '{\n  "acls": [,]\n}' });
+    expect(bad.status).toBe(200);
+    const body = await json(bad);
+    expect(body.message).toMatch(/problem/);
+    expect(body.data[0].errors[0]).toMatch(/^line 2, column \d+: /);
+  });
+});
