@@ -220,3 +220,13 @@ export function containsPrefix(outer: KeyRange, inner: KeyRange): boolean {
 export function looksLikeAddress(s: string): boolean {
   return s.includes(':') || s.includes('/') || /^[0-9.]+$/.test(s);
 }
+
+/**
+ * One IPv6 address (a /128, or an address written alone). Tailscale's recorded netmaps make no
+ * peer of the device holding such an address when a rule names it (a wider IPv6 prefix holding
+ * device addresses does), so it names no device by its own address; it still meets subnet
+ * routes, whose routers forward to it.
+ */
+export function isLoneV6(p: Prefix): boolean {
+  return p.family === 6 && p.bits === 128;
+}

@@ -2,7 +2,7 @@
 // tags, or the same user, are indistinguishable to every selector except addresses), the
 // routes each device serves, and which address prefixes of the policy hold each device.
 
-import { addressKey, type Prefix, parsePrefix } from './cidr.js';
+import { addressKey, isLoneV6, type Prefix, parsePrefix } from './cidr.js';
 import { identityKeys, roleMap } from './subjects.js';
 import type { CompiledPolicy, PolicyDevice, PolicyUser } from './types.js';
 
@@ -265,15 +265,25 @@ export class DeviceIndex {
     // Most policies name IPv4 prefixes only: then IPv6 addresses need not even be parsed.
     const v4 = prefixes.some((p) => p.family === 4);
     const v6 = prefixes.some((p) => p.family === 6);
+    // Prefixes that are one IPv6 address name no device by its own address (see isLoneV6).
+    const lone = prefixes.some(isLoneV6) ? prefixes.map(isLoneV6) : null;
     for (let i = 0; i < this.devices.length; i++) {
       if (changedOnly && from[i] >= 0) continue;
       let unique = from[i] >= 0 ? before[from[i]] : undefined;
       if (unique === undefined) {
         ids.length = 0;
         for (const a of this.devices[i].addresses) {
-          if (!(a.includes(':') ? v6 : v4)) continue;
+          const six = a.includes(':');
+          if (!(six ? v6 : v4)) continue;
           const key = addressKey(a);
-          if (key) prefixTree.overlapping({ start: key, end: key }, ids);
+          if (!key) continue;
+          const from = ids.length;
+          prefixTree.overlapping({ start: key, end: key }, ids);
+          if (six && lone) {
+            let kept = from;
+            for (let k = from; k < ids.length; k++) if (!lone[ids[k]]) ids[kept++] = ids[k];
+            ids.length = kept;
+          }
         }
         for (const p of this.servedOf[i]) prefixTree.overlapping(p, ids);
         unique = ids.length === 0 ? EMPTY : ids.length === 1 ? [ids[0]] : [...new Set(ids)];

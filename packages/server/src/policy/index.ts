@@ -38,7 +38,9 @@
 //   and address selectors.
 // - An IP/CIDR selector matches devices with an address inside it and devices serving a route
 //   (caller-supplied `routes`: approved, advertised, primary or standby) that overlaps it, on
-//   either side: every router of a subnet is a peer of whoever the rule pairs it with.
+//   either side: every router of a subnet is a peer of whoever the rule pairs it with. One IPv6
+//   address (bare or /128) names no device by its own address, as in Tailscale's recorded
+//   netmaps; it still meets the subnet routes holding it.
 // - Peers: A and B are peers when either may reach the other on any port or protocol. A peer's
 //   allowedIPs are its addresses (/32, /128) and those of its primary routes (`primaryRoutes`,
 //   default all of `routes`) the viewer may send into

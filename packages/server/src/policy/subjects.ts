@@ -3,19 +3,24 @@
 // `a:member`, `a:tagged`, `a:admin`, the same keys selectorKey gives), so matching a selector is
 // one set lookup, and two devices with the same keys are indistinguishable to the policy.
 
-import { addressKey, containsPrefix, type KeyRange, overlaps, parsePrefix } from './cidr.js';
+import { addressKey, containsPrefix, isLoneV6, type KeyRange, overlaps, parsePrefix } from './cidr.js';
 import { unionOfRules } from './compile.js';
 import { ALL_PORTS, type PortRanges, portAllowed } from './ports.js';
 import { hasPorts, protoAllowed } from './protocols.js';
 import { selectorKey } from './selectors.js';
 import type { CompiledDst, CompiledPolicy, CompiledRule, PolicyDevice, PolicyUser, Selector } from './types.js';
 
+/** A subject's range; `ownV6` marks a device's own IPv6 address (see isLoneV6). */
+export interface SubjectRange extends KeyRange {
+  ownV6?: true;
+}
+
 export interface Subject {
   keys: ReadonlySet<string>;
   /** Owner identity for autogroup:self: the login of an untagged device, else null. */
   owner: string | null;
   /** Addresses (single-key ranges) and served routes: what IP and CIDR selectors look at. */
-  ranges: readonly KeyRange[];
+  ranges: readonly SubjectRange[];
 }
 
 /**
@@ -67,11 +72,11 @@ export function roleMap(users: readonly PolicyUser[]): Map<string, string> {
  * A device's ranges: each parseable address as a single key, each parseable subnet route it
  * serves (primary or standby). Exit routes are not subnets: autogroup:internet stands for them.
  */
-function deviceRanges(device: Pick<PolicyDevice, 'addresses' | 'routes'>): KeyRange[] {
-  const out: KeyRange[] = [];
+function deviceRanges(device: Pick<PolicyDevice, 'addresses' | 'routes'>): SubjectRange[] {
+  const out: SubjectRange[] = [];
   for (const a of device.addresses) {
     const key = addressKey(a);
-    if (key) out.push({ start: key, end: key });
+    if (key) out.push(a.includes(':') ? { start: key, end: key, ownV6: true } : { start: key, end: key });
   }
   for (const r of device.routes) {
     const p = parsePrefix(r);
@@ -93,7 +98,8 @@ export function matchesSelector(sel: Selector, s: Subject, mode: MatchMode): boo
   if (sel.kind === 'all') return true;
   if (sel.kind === 'prefix') {
     const test = mode === 'cover' ? containsPrefix : overlaps;
-    return s.ranges.some((r) => test(sel.prefix, r));
+    const lone = isLoneV6(sel.prefix);
+    return s.ranges.some((r) => !(lone && r.ownV6) && test(sel.prefix, r));
   }
   const key = selectorKey(sel);
   return key !== null && s.keys.has(key);

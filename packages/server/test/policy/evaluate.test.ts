@@ -63,7 +63,7 @@ describe('canReach', () => {
   const policy = compilePolicy(`{
     "groups": { "group:eng": ["ana@example.com"] },
     "tagOwners": { "tag:server": ["group:eng"], "tag:router": ["autogroup:admin"] },
-    "hosts": { "lan": "10.0.0.0/24", "six": "fd7a:115c:a1e0::1" },
+    "hosts": { "lan": "10.0.0.0/24", "six": "fd7a:115c:a1e0::/120" },
     "acls": [
       { "action": "accept", "src": ["group:eng"], "dst": ["tag:server:22,8000-8999", "lan:443"] },
       { "action": "accept", "src": ["autogroup:tagged"], "dst": ["six:53"], "proto": "udp" },

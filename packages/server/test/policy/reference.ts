@@ -64,7 +64,10 @@ function matches(p: RawPolicy, sel: string, d: PolicyDevice, users: PolicyUser[]
   if (sel.includes('@')) return !tagged && d.user === sel;
   if (sel === 'autogroup:internet') return false;
   const cidr = cidrOf(p, sel);
-  return d.addresses.some((a) => inCidr(a, cidr)) || subnets(d.routes).some((r) => cidrOverlap(r, cidr));
+  // One IPv6 address names no device by its own address, only the subnets holding it.
+  const loneV6 = isIPv6(cidr.split('/')[0]) && (!cidr.includes('/') || cidr.endsWith('/128'));
+  const byAddress = !loneV6 && d.addresses.some((a) => inCidr(a, cidr));
+  return byAddress || subnets(d.routes).some((r) => cidrOverlap(r, cidr));
 }
 
 const EXIT = ['0.0.0.0/0', '::/0'];

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   autoApproves,
+  canReach,
   compilePolicy,
   PeerMap,
   type PolicyDevice,
@@ -188,5 +189,51 @@ describe('policy-test semantics', () => {
     { "src": "tag:client", "accept": ["webserver:22", "100.64.0.16:22", "10.1.2.3:22"], "deny": ["webserver:80-443"] },
   ]`);
     expect(validatePolicy(text).errors).toEqual([]);
+  });
+});
+
+describe('IPv6 coverage', () => {
+  const devices: PolicyDevice[] = [
+    { id: 'web', user: null, tags: ['tag:web'], addresses: ['100.64.0.16', 'fd7a:115c:a1e0::10'], routes: [] },
+    { id: 'client', user: null, tags: ['tag:client'], addresses: ['100.64.0.14', 'fd7a:115c:a1e0::e'], routes: [] },
+    { id: 'laptop', user: 'ana@example.com', tags: [], addresses: ['100.64.0.1', 'fd7a:115c:a1e0::1'], routes: [] },
+    {
+      id: 'r6',
+      user: null,
+      tags: ['tag:router'],
+      addresses: ['100.64.0.2', 'fd7a:115c:a1e0::2'],
+      routes: ['fd00:1::/64'],
+    },
+  ];
+  const peersOf = (text: string) => {
+    const map = new PeerMap(compilePolicy(text), devices, users);
+    return Object.fromEntries(devices.map((d) => [d.id, map.peers(d.id).map((p) => p.id)]));
+  };
+  const tags = '"tagOwners": { "tag:web": [], "tag:client": [], "tag:router": [] }';
+
+  it('makes no peers through a rule naming one IPv6 address of a device, bare or /128', () => {
+    const none = { web: [], client: [], laptop: [], r6: [] };
+    expect(
+      peersOf(`{ ${tags}, "grants": [{ "src": ["tag:client"], "dst": ["fd7a:115c:a1e0::10"], "ip": ["tcp:22"] }] }`),
+    ).toEqual(none);
+    expect(
+      peersOf(`{ ${tags}, "acls": [{ "action": "accept", "src": ["*"], "dst": ["fd7a:115c:a1e0::1/128:443"] }] }`),
+    ).toEqual(none);
+    const policy = compilePolicy(
+      `{ ${tags}, "acls": [{ "action": "accept", "src": ["*"], "dst": ["fd7a:115c:a1e0::10/128:443"] }] }`,
+    );
+    expect(canReach(policy, devices[1], devices[0], 443, 'tcp', users)).toBe(false);
+    expect(canReach(policy, devices[1], 'fd7a:115c:a1e0::10', 443, 'tcp', users)).toBe(true);
+  });
+
+  it('still pairs devices through a wider IPv6 prefix, and routers through a lone address in their subnet', () => {
+    const wide = peersOf(
+      `{ ${tags}, "acls": [{ "action": "accept", "src": ["tag:client"], "dst": ["fd7a:115c:a1e0::/64:*"] }] }`,
+    );
+    expect(wide.client).toEqual(['web', 'laptop', 'r6']);
+    const routed = peersOf(
+      `{ ${tags}, "acls": [{ "action": "accept", "src": ["tag:client"], "dst": ["fd00:1::5:443"] }] }`,
+    );
+    expect(routed).toEqual({ web: [], client: ['r6'], laptop: [], r6: ['client'] });
   });
 });
