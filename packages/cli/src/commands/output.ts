@@ -5,6 +5,7 @@
  */
 import { Warren } from '@warren/client';
 import { DURATION_RE } from '@warren/contract';
+import { httpRequest } from './http-request.js';
 
 export interface Io {
   out(text: string): void;
@@ -57,10 +58,10 @@ export function connect(io: Io): Warren {
   if (!/^https?:\/\//.test(url)) throw new UsageError(`WARREN_URL must start with http:// or https:// (got "${url}")`);
   const reach: typeof fetch = async (input, init) => {
     try {
-      return await fetch(input, init);
+      return await httpRequest(input, init);
     } catch (error) {
       if (init?.signal?.aborted) throw error;
-      const reason = (error as { cause?: { code?: string; message?: string } }).cause;
+      const reason = error as { code?: string; message?: string };
       const cause = reason?.code ?? reason?.message;
       throw new Error(
         `cannot reach Warren at ${url}${cause ? ` (${cause})` : ''}: is \`warren serve\` running, and is WARREN_URL right?`,
