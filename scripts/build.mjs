@@ -15,7 +15,7 @@
  * `--force` builds everything again.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,12 +41,32 @@ function run(args, cwd) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
+/**
+ * A CommonJS declaration may import an ES-module-only package (typebox) for its types alone,
+ * and says so (`resolution-mode`); as tsc writes it, a strict consumer under `node16`
+ * resolution is told the import cannot be a `require` (TS1479).
+ */
+function typeOnlyImportsOf(dir, esmOnly) {
+  const from = new RegExp(`^import \\{([^}]*)\\} from '(${esmOnly.join('|')})';$`, 'gm');
+  for (const name of readdirSync(dir, { recursive: true })) {
+    if (!name.endsWith('.d.ts')) continue;
+    const path = join(dir, name);
+    const text = readFileSync(path, 'utf8');
+    const rewritten = text.replace(from, (_, names, module) => {
+      const bare = names.replaceAll(/\btype\s+/g, '').trim();
+      return `import type { ${bare} } from '${module}' with { 'resolution-mode': 'import' };`;
+    });
+    if (rewritten !== text) writeFileSync(path, rewritten);
+  }
+}
+
 /** ES modules and CommonJS from the same sources; dist/cjs says it holds CommonJS. */
-function dual(pkg) {
+function dual(pkg, esmOnly = []) {
   const dir = stale(pkg, 'dist/cjs/package.json', ['src', 'package.json', 'tsconfig.build.json', 'tsconfig.cjs.json']);
   if (!dir) return;
   run([tsc, '-p', 'tsconfig.build.json'], dir);
   run([tsc, '-p', 'tsconfig.cjs.json'], dir);
+  if (esmOnly.length > 0) typeOnlyImportsOf(join(dir, 'dist', 'cjs'), esmOnly);
   // Written last: its time is the build's (see stale above).
   writeFileSync(join(dir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
 }
@@ -98,7 +118,7 @@ function consoleApp() {
 }
 
 mkdirSync(join(root, 'packages'), { recursive: true });
-dual('contract');
+dual('contract', ['typebox']);
 dual('client');
 server();
 consoleApp();
