@@ -32,19 +32,20 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
     }
     return id;
   };
-  // Selector lists are short, so plain arrays with includes() beat Sets here.
   const summarize = (sels: Selector[]): SideSummary => {
     const side: SideSummary = { all: false, keys: [], prefixes: [] };
+    const keys = new Set<string>();
+    const ids = new Set<number>();
     for (const sel of sels) {
       if (sel.kind === 'all') side.all = true;
-      else if (sel.kind === 'prefix') {
-        const id = prefixId(sel.prefix);
-        if (!side.prefixes.includes(id)) side.prefixes.push(id);
-      } else {
+      else if (sel.kind === 'prefix') ids.add(prefixId(sel.prefix));
+      else {
         const key = selectorKey(sel);
-        if (key !== null && !side.keys.includes(key)) side.keys.push(key);
+        if (key !== null) keys.add(key);
       }
     }
+    side.keys = [...keys];
+    side.prefixes = [...ids];
     return side;
   };
 
@@ -141,8 +142,13 @@ function identityKeyMaps(parsed: ParsedPolicy): { userKeys: Map<string, string[]
     ...parsed.autoApprovers.routes.flatMap((r) => r.approvers),
     ...parsed.autoApprovers.exitNode,
   ];
+  // A login may be in thousands of groups and named by thousands of rules: one lookup each.
+  const named = new Set<string>();
   for (const sel of selectors) {
-    if (sel.kind === 'user' && !userKeys.get(sel.login)?.includes(sel.key)) push(userKeys, sel.login, sel.key);
+    if (sel.kind === 'user' && !named.has(sel.login)) {
+      named.add(sel.login);
+      push(userKeys, sel.login, sel.key);
+    }
   }
   const tagKeys = new Map([...parsed.tagOwners.keys()].map((t) => [t, `t:${t}`]));
   return { userKeys, tagKeys };

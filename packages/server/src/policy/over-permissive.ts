@@ -70,21 +70,107 @@ function clamp(ports: PortRanges): Array<readonly [number, number]> {
  * The index of the destination to report a rule at when it lets every device reach every
  * device on every port and protocol, else -1. Only entries open to every protocol count; the
  * ports are cut into segments at every entry's bounds, and each segment needs destinations
- * that together hold every device.
+ * that together hold every device. One sweep over the bounds in port order keeps the
+ * destinations holding the current segment up to date, so a rule with thousands of entries
+ * costs the sort of its bounds, not segments × entries.
  */
 export function overPermissiveRule(src: readonly Selector[], dst: readonly CompiledDst[]): number {
   if (!coversEveryDevice(src)) return -1;
   const open = dst.flatMap((d, i) => (d.protos === null ? [{ i, sel: d.sel, ports: clamp(d.ports) }] : []));
   if (open.length === 0) return -1;
-  const bounds = new Set([1, 65536]);
-  for (const d of open) for (const [lo, hi] of d.ports) bounds.add(lo).add(hi + 1);
-  const cuts = [...bounds].filter((b) => b >= 1 && b <= 65536).sort((a, b) => a - b);
-  for (let k = 0; k + 1 < cuts.length; k++) {
-    const port = cuts[k];
-    const holding = open.filter((d) => d.ports.some(([lo, hi]) => port >= lo && port <= hi));
-    if (!coversEveryDevice(holding.map((d) => d.sel))) return -1;
+  // +1 at a range's first port, -1 past its last; an entry holds a segment while its count is above 0.
+  const bounds: Array<{ at: number; entry: number; step: 1 | -1 }> = [];
+  open.forEach((d, entry) => {
+    for (const [lo, hi] of d.ports) {
+      if (lo > hi) continue;
+      bounds.push({ at: lo, entry, step: 1 }, { at: hi + 1, entry, step: -1 });
+    }
+  });
+  bounds.sort((a, b) => a.at - b.at);
+  const holding = new HoldingSet();
+  const counts = new Array<number>(open.length).fill(0);
+  let k = 0;
+  for (let port = 1; port <= 65535; ) {
+    for (; k < bounds.length && bounds[k].at <= port; k++) {
+      const { entry, step } = bounds[k];
+      const before = counts[entry];
+      counts[entry] += step;
+      if (before === 0 && step === 1) holding.add(open[entry].sel, 1);
+      else if (before === 1 && step === -1) holding.add(open[entry].sel, -1);
+    }
+    if (!holding.coversEveryDevice()) return -1;
+    port = k < bounds.length ? bounds[k].at : 65536;
   }
   return open[0].i;
+}
+
+/** A multiset of selectors that answers coversEveryDevice as selectors come and go. */
+class HoldingSet {
+  private all = 0;
+  private member = 0;
+  private tagged = 0;
+  private readonly pools = DEVICE_POOLS.map((pool) => new PoolCoverage(pool));
+
+  add(sel: Selector, step: 1 | -1): void {
+    if (sel.kind === 'all') this.all += step;
+    else if (sel.kind === 'member') this.member += step;
+    else if (sel.kind === 'tagged') this.tagged += step;
+    else if (sel.kind === 'prefix') for (const pool of this.pools) pool.add(sel.prefix, step);
+  }
+
+  coversEveryDevice(): boolean {
+    return this.all > 0 || (this.member > 0 && this.tagged > 0) || this.pools.some((p) => p.covered());
+  }
+}
+
+interface TrieNode {
+  count: number;
+  full: boolean;
+  children: [TrieNode | undefined, TrieNode | undefined];
+}
+
+/**
+ * Whether the prefixes added (and not removed) together hold every address of a pool: a binary
+ * trie below the pool where a node is full when a prefix ends there or both halves are full.
+ * Adding or removing a prefix touches one path, at most 128 nodes.
+ */
+class PoolCoverage {
+  private whole = 0;
+  private readonly root: TrieNode = { count: 0, full: false, children: [undefined, undefined] };
+
+  constructor(private readonly pool: Prefix) {}
+
+  add(prefix: Prefix, step: 1 | -1): void {
+    if (prefix.family !== this.pool.family) return;
+    if (prefix.bits <= this.pool.bits) {
+      if (prefix.start <= this.pool.start && prefix.end >= this.pool.end) this.whole += step;
+      return;
+    }
+    if (prefix.start < this.pool.start || prefix.end > this.pool.end) return;
+    const path: TrieNode[] = [this.root];
+    let node = this.root;
+    for (let bit = this.pool.bits; bit < prefix.bits; bit++) {
+      const side = keyBit(prefix.start, bit);
+      node.children[side] ??= { count: 0, full: false, children: [undefined, undefined] };
+      node = node.children[side];
+      path.push(node);
+    }
+    node.count += step;
+    for (let i = path.length - 1; i >= 0; i--) {
+      const n = path[i];
+      n.full = n.count > 0 || (n.children[0]?.full === true && n.children[1]?.full === true);
+    }
+  }
+
+  covered(): boolean {
+    return this.whole > 0 || this.root.full;
+  }
+}
+
+/** Bit `bit` (0 = most significant) of an address key ('4' or '6', then hex digits). */
+function keyBit(key: string, bit: number): 0 | 1 {
+  const digit = Number.parseInt(key[1 + (bit >> 2)], 16);
+  return ((digit >> (3 - (bit & 3))) & 1) as 0 | 1;
 }
 
 /** An approver that holds every user's devices: `*` or `autogroup:member`. */

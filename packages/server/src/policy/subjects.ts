@@ -129,6 +129,74 @@ function dstHolds(d: CompiledDst, src: Subject, dst: Subject, mode: MatchMode): 
 }
 
 /**
+ * A rule's selectors indexed by principal key, for rules too long to scan: a rule naming 30,000
+ * logins is asked about once per test subject, and a scan each time made that quadratic. Built
+ * on first use and kept with the rule.
+ */
+interface RuleIndexBySide {
+  srcAll: boolean;
+  srcKeys: ReadonlySet<string>;
+  /** Sources matched otherwise than by key (prefixes). */
+  srcOther: readonly Selector[];
+  dstByKey: ReadonlyMap<string, CompiledDst[]>;
+  /** Destinations matched otherwise than by key (`*`, prefixes, autogroup:self). */
+  dstOther: readonly CompiledDst[];
+}
+
+/** Below this many selectors a scan is cheaper than building and keeping an index. */
+const SCAN_LIMIT = 16;
+const ruleIndexes = new WeakMap<CompiledRule, RuleIndexBySide>();
+
+function indexOf(rule: CompiledRule): RuleIndexBySide {
+  let index = ruleIndexes.get(rule);
+  if (index) return index;
+  const srcKeys = new Set<string>();
+  const srcOther: Selector[] = [];
+  let srcAll = false;
+  for (const sel of rule.src) {
+    const key = selectorKey(sel);
+    if (sel.kind === 'all') srcAll = true;
+    else if (key !== null) srcKeys.add(key);
+    else srcOther.push(sel);
+  }
+  const dstByKey = new Map<string, CompiledDst[]>();
+  const dstOther: CompiledDst[] = [];
+  for (const d of rule.dst) {
+    const key = selectorKey(d.sel);
+    if (key === null) dstOther.push(d);
+    else {
+      const list = dstByKey.get(key);
+      if (list) list.push(d);
+      else dstByKey.set(key, [d]);
+    }
+  }
+  index = { srcAll, srcKeys, srcOther, dstByKey, dstOther };
+  ruleIndexes.set(rule, index);
+  return index;
+}
+
+/** Whether the rule's sources hold src. */
+function srcHolds(rule: CompiledRule, src: Subject, mode: MatchMode): boolean {
+  if (rule.src.length <= SCAN_LIMIT) return rule.src.some((sel) => matchesSelector(sel, src, mode));
+  const index = indexOf(rule);
+  if (index.srcAll) return true;
+  for (const key of src.keys) if (index.srcKeys.has(key)) return true;
+  return index.srcOther.some((sel) => matchesSelector(sel, src, mode));
+}
+
+/** The destination entries of the rule that could hold dst: all of them, or those its keys name. */
+function dstCandidates(rule: CompiledRule, dst: Subject): Iterable<CompiledDst> {
+  if (rule.dst.length <= SCAN_LIMIT) return rule.dst;
+  const index = indexOf(rule);
+  const out: CompiledDst[] = [...index.dstOther];
+  for (const key of dst.keys) {
+    const list = index.dstByKey.get(key);
+    if (list) for (const d of list) out.push(d);
+  }
+  return out;
+}
+
+/**
  * The ports of dst that `rule` opens to src for protocol `proto` (an IANA number): the ranges
  * of every destination entry holding dst, or every port for a protocol without ports.
  */
@@ -140,8 +208,8 @@ export function rulePorts(
   mode: MatchMode,
 ): PortRanges[] {
   const out: PortRanges[] = [];
-  if (!rule.src.some((sel) => matchesSelector(sel, src, mode))) return out;
-  for (const d of rule.dst) {
+  if (!srcHolds(rule, src, mode)) return out;
+  for (const d of dstCandidates(rule, dst)) {
     if (protoAllowed(d.protos, proto) && dstHolds(d, src, dst, mode)) out.push(hasPorts(proto) ? d.ports : ALL_PORTS);
   }
   return out;
@@ -156,8 +224,8 @@ export function ruleAccepts(
   proto: number,
   mode: MatchMode,
 ): boolean {
-  if (!rule.src.some((sel) => matchesSelector(sel, src, mode))) return false;
-  for (const d of rule.dst) {
+  if (!srcHolds(rule, src, mode)) return false;
+  for (const d of dstCandidates(rule, dst)) {
     if (!protoAllowed(d.protos, proto)) continue;
     if (hasPorts(proto) && !portAllowed(d.ports, port)) continue;
     if (dstHolds(d, src, dst, mode)) return true;

@@ -71,7 +71,7 @@ export function parseTests(node: Node, c: Checker, defs: Definitions, results: P
     const result: PolicyTestResult = { line: c.line(testNode), src: '', passed: true, failures: [] };
     results.push(result);
     const test = parseTest(testNode, c, defs, result);
-    result.failures.push(...c.errors.slice(before));
+    for (let i = before; i < c.errors.length; i++) result.failures.push(c.errors[i]);
     result.passed = result.failures.length === 0;
     if (test) out.push(test);
   }
@@ -247,37 +247,144 @@ function verdict(
 
 const single = (ports: PortRanges) => ports.length === 1 && ports[0][0] === ports[0][1];
 
+/**
+ * Abstract devices the rules cannot tell apart, represented by their first: the rules see only
+ * the principal keys some rule names (and a prefix subject's ranges), so a group of 60,000
+ * members nobody names one by one is a single class, and a test between two such groups costs
+ * one verdict rather than 3.6 billion. Owners are kept per member for autogroup:self.
+ */
+interface SubjectClass {
+  first: Labeled;
+  members: Labeled[];
+  /** The source side's candidate rules (computed for the first; every member shares them). */
+  candidates?: number[];
+}
+
+interface Classes {
+  list: SubjectClass[];
+  /** How many abstract devices the selector stands for (labels name one only when several). */
+  size: number;
+  /** Owner → the members with that owner, for pairs autogroup:self may hold. */
+  byOwner: Map<string, Array<{ cls: SubjectClass; member: Labeled }>>;
+}
+
+function subjectClasses(policy: CompiledPolicy, subjects: Labeled[]): Classes {
+  const { keySrcRules, keyDstRules } = policy.index;
+  const bySignature = new Map<string, SubjectClass>();
+  const list: SubjectClass[] = [];
+  const byOwner: Classes['byOwner'] = new Map();
+  for (const s of subjects) {
+    const named = [...s.subject.keys].filter((k) => keySrcRules.has(k) || keyDstRules.has(k)).sort();
+    const ranges = s.subject.ranges.map((r) => `${r.start}-${r.end}`).join(',');
+    const signature = `${named.join(' ')}|${ranges}`;
+    let cls = bySignature.get(signature);
+    if (!cls) {
+      cls = { first: s, members: [] };
+      bySignature.set(signature, cls);
+      list.push(cls);
+    }
+    cls.members.push(s);
+    if (s.subject.owner !== null) {
+      const same = byOwner.get(s.subject.owner);
+      if (same) same.push({ cls, member: s });
+      else byOwner.set(s.subject.owner, [{ cls, member: s }]);
+    }
+  }
+  return { list, size: subjects.length, byOwner };
+}
+
+const sameOwner = (a: Subject, b: Subject) => a.owner !== null && a.owner === b.owner;
+
+/** A member of each class whose owners differ (autogroup:self holds for neither), if any. */
+function differentOwners(src: SubjectClass, dst: SubjectClass): [Labeled, Labeled] | null {
+  const s = src.first;
+  const d = dst.members.find((m) => !sameOwner(s.subject, m.subject));
+  if (d) return [s, d];
+  const other = src.members.find((m) => !sameOwner(m.subject, dst.first.subject));
+  return other ? [other, dst.first] : null;
+}
+
 /** Runs each test, adding what it finds to the checker's errors and to the test's result. */
 export function runTests(policy: CompiledPolicy, tests: PolicyTest[], c: Checker): void {
+  const run: TestRun = {
+    policy,
+    self: policy.rules.some((r) => r.dstSelf),
+    classes: new Map(),
+    outcomes: new Map(),
+  };
   for (const t of tests) {
     const before = c.errors.length;
-    runTest(policy, t, c);
-    t.result.failures.push(...c.errors.slice(before));
+    runTest(run, t, c);
+    for (let i = before; i < c.errors.length; i++) t.result.failures.push(c.errors[i]);
     t.result.passed = t.result.failures.length === 0;
   }
 }
 
-function runTest(policy: CompiledPolicy, t: PolicyTest, c: Checker): void {
-  const srcs = testSubjects(policy, t.src).map((s) => ({ ...s, candidates: candidateRules(policy, s.subject) }));
-  const check = (target: TestTarget, expectAccept: boolean) => {
-    const dsts = testSubjects(policy, target.sel);
-    for (const s of srcs) {
-      for (const d of dsts) {
-        // "accept" must hold for all the traffic the test names, "deny" for any of it.
-        const v = verdict(policy, s.candidates, s.subject, d.subject, target.ports, t.proto, expectAccept);
-        if (v.ok) continue;
-        const who = [s.label !== t.srcText && `from ${s.label}`, dsts.length > 1 && `to ${d.label}`].filter(Boolean);
-        const detail = who.length > 0 ? ` (${who.join(', ')})` : '';
-        const head = `test: ${t.srcText} -> ${target.text}${protoLabel(t.proto)} expected`;
-        c.error(
-          target.node,
-          expectAccept
-            ? `${head} accept, but no rule accepts ${single(target.ports) ? 'it' : 'every port of it'}${detail}`
-            : `${head} deny, but the rule at line ${v.rule?.line} accepts it${detail}`,
-        );
-        return;
+interface TestRun {
+  policy: CompiledPolicy;
+  /** Whether some rule has autogroup:self, the one place where owners matter. */
+  self: boolean;
+  /** Classes per selector (selectors are shared objects: one per distinct text). */
+  classes: Map<Selector, Classes>;
+  /** The message (null: passed) of each distinct expectation already judged. */
+  outcomes: Map<string, string | null>;
+}
+
+function classesOf(run: TestRun, sel: Selector): Classes {
+  let classes = run.classes.get(sel);
+  if (!classes) {
+    classes = subjectClasses(run.policy, testSubjects(run.policy, sel));
+    run.classes.set(sel, classes);
+  }
+  return classes;
+}
+
+function runTest(run: TestRun, t: PolicyTest, c: Checker): void {
+  const { policy } = run;
+  const srcs = classesOf(run, t.src);
+  const judge = (target: TestTarget, expectAccept: boolean): string | null => {
+    const dsts = classesOf(run, target.sel);
+    const fails = (s: Labeled, d: Labeled, cls: SubjectClass): string | null => {
+      // "accept" must hold for all the traffic the test names, "deny" for any of it.
+      cls.candidates ??= candidateRules(policy, cls.first.subject);
+      const v = verdict(policy, cls.candidates, s.subject, d.subject, target.ports, t.proto, expectAccept);
+      if (v.ok) return null;
+      const who = [s.label !== t.srcText && `from ${s.label}`, dsts.size > 1 && `to ${d.label}`].filter(Boolean);
+      const detail = who.length > 0 ? ` (${who.join(', ')})` : '';
+      const head = `test: ${t.srcText} -> ${target.text}${protoLabel(t.proto)} expected`;
+      return expectAccept
+        ? `${head} accept, but no rule accepts ${single(target.ports) ? 'it' : 'every port of it'}${detail}`
+        : `${head} deny, but the rule at line ${v.rule?.line} accepts it${detail}`;
+    };
+    for (const s of srcs.list) {
+      for (const d of dsts.list) {
+        const pair = run.self ? differentOwners(s, d) : [s.first, d.first];
+        const msg = pair ? fails(pair[0], pair[1], s) : null;
+        if (msg) return msg;
       }
     }
+    // With autogroup:self, a device and another of the same owner: one verdict per such pair.
+    if (!run.self) return null;
+    for (const s of srcs.list) {
+      for (const m of s.members) {
+        if (m.subject.owner === null) continue;
+        for (const d of dsts.byOwner.get(m.subject.owner) ?? []) {
+          const msg = fails(m, d.member, s);
+          if (msg) return msg;
+        }
+      }
+    }
+    return null;
+  };
+  const check = (target: TestTarget, expectAccept: boolean) => {
+    // Policies repeat tests: an expectation already judged is not judged again.
+    const key = `${t.srcText}\u0000${t.proto}\u0000${expectAccept}\u0000${target.text}`;
+    let msg = run.outcomes.get(key);
+    if (msg === undefined) {
+      msg = judge(target, expectAccept);
+      run.outcomes.set(key, msg);
+    }
+    if (msg) c.error(target.node, msg);
   };
   for (const target of t.accept) check(target, true);
   for (const target of t.deny) check(target, false);

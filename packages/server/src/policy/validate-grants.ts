@@ -48,7 +48,7 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
     const src = checkSources(srcItems, c, defs);
     const sels = checkGrantDestinations(f.get('dst'), c, defs);
     if (sels.some((d) => d.sel.kind === 'self')) checkSelfSources(srcItems, defs, c);
-    const ips = ipNode ? c.strings(ipNode, '"ip"').flatMap((item) => parseIp(item, c)) : [];
+    const ips = mergeIps(ipNode ? c.strings(ipNode, '"ip"').flatMap((item) => parseIp(item, c)) : []);
     // Without `ip`, an `app` grant opens no network access: it adds no rule.
     if (ips.length === 0 || sels.length === 0) continue;
     const dst: CompiledDst[] = [];
@@ -82,6 +82,58 @@ function checkGrantDestinations(
     out.push({ sel: r.sel, text: item.value, node: item.node });
   }
   return out;
+}
+
+/**
+ * The `ip` entries of a grant folded into at most one entry per set of ports: every entry opens
+ * its ports to every `dst` selector, so a grant compiles to (entries × selectors) destinations,
+ * and folding keeps a grant with thousands of each linear instead of a product. Entries for
+ * every protocol stay apart from those for named protocols; named protocols that open the same
+ * ports share an entry.
+ */
+function mergeIps(ips: IpEntry[]): IpEntry[] {
+  if (ips.length < 2) return ips;
+  const byProto = new Map<number | 'any', { ranges: Array<readonly [number, number]>; texts: string[] }>();
+  for (const ip of ips) {
+    for (const proto of ip.protos ?? ['any' as const]) {
+      let entry = byProto.get(proto);
+      if (!entry) {
+        entry = { ranges: [], texts: [] };
+        byProto.set(proto, entry);
+      }
+      for (const range of ip.ports) entry.ranges.push(range);
+      entry.texts.push(ip.text);
+    }
+  }
+  const merged: IpEntry[] = [];
+  const byPorts = new Map<string, { protos: number[]; ports: PortRanges; texts: string[] }>();
+  for (const [proto, { ranges, texts }] of byProto) {
+    const ports = normalizePorts(ranges);
+    if (proto === 'any') {
+      merged.push({ protos: null, ports, text: texts.join(',') });
+      continue;
+    }
+    const key = ports.map(([lo, hi]) => `${lo}-${hi}`).join(',');
+    const group = byPorts.get(key);
+    if (group) {
+      group.protos.push(proto);
+      for (const text of texts) group.texts.push(text);
+    } else byPorts.set(key, { protos: [proto], ports, texts: [...texts] });
+  }
+  for (const { protos, ports, texts } of byPorts.values()) merged.push({ protos, ports, text: texts.join(',') });
+  return merged;
+}
+
+/** Sorted, non-overlapping ranges; every port as `*` itself, so that checks by identity hold. */
+function normalizePorts(ranges: ReadonlyArray<readonly [number, number]>): PortRanges {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  const out: Array<[number, number]> = [];
+  for (const [lo, hi] of sorted) {
+    const last = out[out.length - 1];
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
+    else out.push([lo, hi]);
+  }
+  return out.length === 1 && out[0][0] === 0 && out[0][1] === 65535 ? ALL_PORTS : out;
 }
 
 /** `tag:server:22`: a valid selector followed by valid ports, written the `acls` way. */

@@ -210,7 +210,7 @@ export function checkAutoApprovers(
   if (exitNode) {
     const approvers = checkApprovers(exitNode, '"autoApprovers.exitNode"', c, defs);
     for (const approver of approvers) grants.push({ prefix: ALL_V4, approver }, { prefix: ALL_V6, approver });
-    out.exitNode.push(...approvers.map((a) => a.sel));
+    for (const a of approvers) out.exitNode.push(a.sel);
   }
   reportOverPermissiveApprovals(grants, c);
 }

@@ -25,15 +25,19 @@ export type ValidateResult = (
 
 const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'grants', 'autoApprovers', 'tests'];
 
-export function validatePolicy(text: string): ValidateResult {
+/**
+ * `runTests: false` skips running the policy's `tests` (they are still read and checked): for a
+ * policy already stored, whose tests passed when it was.
+ */
+export function validatePolicy(text: string, options: { runTests?: boolean } = {}): ValidateResult {
   const { root, syntaxErrors, duplicateKeys, lines } = parseHujson(text);
   // A tree recovered from broken syntax would produce misleading semantic errors (a section cut
   // short looks like undefined groups), so syntax errors are reported on their own.
   if (!root || syntaxErrors.length > 0) {
-    return { ok: false, errors: sortErrors([...syntaxErrors, ...duplicateKeys]), tests: [] };
+    return { ok: false, errors: reported([...syntaxErrors, ...duplicateKeys]), tests: [] };
   }
   const c = new Checker(lines);
-  c.errors.push(...duplicateKeys);
+  for (const e of duplicateKeys) c.errors.push(e);
   const sections = readSections(root, c);
   const defs: Defs = { groups: new Set(), tags: new Set(), hosts: new Map() };
   const parsed: ParsedPolicy = {
@@ -57,14 +61,15 @@ export function validatePolicy(text: string): ValidateResult {
   const results: PolicyTestResult[] = [];
   const tests = (sections.get('tests') ?? []).flatMap((node) => parseTests(node, c, defs, results));
   const policy = compile(parsed);
-  runTests(policy, tests, c);
-  for (const r of results) r.failures = sortErrors(r.failures);
-  if (c.errors.length > 0) return { ok: false, errors: sortErrors(c.errors), tests: results };
+  if (options.runTests !== false) runTests(policy, tests, c);
+  for (const r of results) r.failures = reported(r.failures);
+  if (c.errors.length > 0) return { ok: false, errors: reported(c.errors), tests: results };
   return { ok: true, policy, errors: [], tests: results };
 }
 
+/** The compiled policy of a valid text (its tests are not run again: see validatePolicy). */
 export function compilePolicy(text: string): CompiledPolicy {
-  const result = validatePolicy(text);
+  const result = validatePolicy(text, { runTests: false });
   if (result.ok) return result.policy;
   const first = result.errors[0];
   const more = result.errors.length > 1 ? ` (and ${result.errors.length - 1} more)` : '';
@@ -73,8 +78,25 @@ export function compilePolicy(text: string): CompiledPolicy {
   throw err;
 }
 
-function sortErrors(errors: PolicyError[]): PolicyError[] {
-  return [...errors].sort((a, b) => a.line - b.line || a.column - b.column);
+/**
+ * Problems reported at most: a 1 MiB document can hold half a million wrong values, and listing
+ * each made a 40 MB answer that no editor shows and that took the server longer to write than
+ * to find. The first ones in document order are listed, then one more entry says how many
+ * follow and where the next one is.
+ */
+export const MAX_REPORTED_ERRORS = 1_000;
+
+function reported(errors: PolicyError[]): PolicyError[] {
+  const sorted = [...errors].sort((a, b) => a.line - b.line || a.column - b.column);
+  if (sorted.length <= MAX_REPORTED_ERRORS) return sorted;
+  const next = sorted[MAX_REPORTED_ERRORS];
+  const more = sorted.length - MAX_REPORTED_ERRORS;
+  const listed = sorted.slice(0, MAX_REPORTED_ERRORS);
+  listed.push({
+    ...next,
+    msg: `${more} more problems from here on (only the first ${MAX_REPORTED_ERRORS} are listed)`,
+  });
+  return listed;
 }
 
 function readSections(root: Node, c: Checker): Map<string, Node[]> {
@@ -85,7 +107,9 @@ function readSections(root: Node, c: Checker): Map<string, Node[]> {
       c.error(keyNode, `unknown section "${key}" (expected one of ${SECTIONS.join(', ')})`);
       continue;
     }
-    sections.set(key, [...(sections.get(key) ?? []), value]);
+    const list = sections.get(key);
+    if (list) list.push(value);
+    else sections.set(key, [value]);
   }
   return sections;
 }
@@ -112,16 +136,17 @@ function checkGroups(node: Node, c: Checker, defs: Defs, out: ParsedPolicy): voi
       c.error(keyNode, `invalid group name "${key}": use "group:" then letters, digits, ".", "_" or "-"`);
     }
     defs.groups.add(key);
-    const logins: string[] = [];
+    // Members in order of first appearance, each once (a Set keeps both, in linear time).
+    const logins = new Set<string>();
     for (const m of c.strings(value, `group "${key}"`)) {
       if (m.value === key) c.error(m.node, `group "${key}" contains itself`);
       else if (m.value.startsWith('group:')) {
         c.error(m.node, `group "${key}" contains group "${m.value}": groups hold login names only, not other groups`);
       } else if (!LOGIN_RE.test(m.value)) {
         c.error(m.node, `group "${key}" member "${m.value}" is not a login name (user@domain)`);
-      } else if (!logins.includes(m.value)) logins.push(m.value);
+      } else logins.add(m.value);
     }
-    out.groups.set(key, logins);
+    out.groups.set(key, [...logins]);
   }
 }
 
