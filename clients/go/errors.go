@@ -29,6 +29,7 @@ const (
 	CodePreconditionFailed   = "precondition_failed"
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodePolicyTooComplex     = "policy_too_complex"
 	CodeRateLimited          = "rate_limited"
 	CodeInternal             = "internal"
 )

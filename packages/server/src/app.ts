@@ -42,6 +42,7 @@ import { tailscaleApi } from './http/tailscale-api/index.js';
 import { registerValidation } from './http/validation.js';
 import { LogIds } from './lib/log-ids.js';
 import { type Clock, systemClock } from './lib/time.js';
+import { DEFAULT_POLICY_BUDGET_MS, PolicyPool } from './modules/acl/policy-pool.js';
 import { startEphemeralSweeper } from './modules/devices/ephemeral-sweeper.js';
 import { startEventWork } from './modules/events/events.worker.js';
 import { startConnectionRetention } from './modules/logs/connections.retention.js';
@@ -69,6 +70,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     storage.dialect === 'postgres' ? new PostgresRateLimiter(storage.db, clock) : new MemoryRateLimiter(clock);
   const audit = new AuditLog(storage.db);
   const logIds = await LogIds.load(storage.db);
+  const settings = { ...DEFAULT_SETTINGS, ...options.settings };
+  const policies = new PolicyPool({ budgetMs: settings.policyTimeBudgetMs ?? DEFAULT_POLICY_BUDGET_MS });
   const ctx: AppContext = {
     db: storage.db,
     dialect: storage.dialect,
@@ -76,7 +79,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     audit,
     limiter,
     logIds,
-    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+    settings,
+    policies,
   };
 
   const app: FastifyInstance = Fastify({
@@ -99,6 +103,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await audit.close();
     limiter.close();
+    await policies.close();
   });
 
   registerBodyParsing(app);

@@ -16,6 +16,8 @@ export interface ServeConfig {
   derp?: { stunPort: number | null };
   /** The DERP map Tailscale clients get (tailcfg.DERPMap), read from the file WARREN_DERP_MAP names. */
   derpMap?: unknown;
+  /** How long validating one policy may take before it is refused (ms); WARREN_POLICY_TIME_BUDGET_MS. */
+  policyTimeBudgetMs?: number;
 }
 
 export const DEFAULT_DB = 'sqlite:./data/warren.db';
@@ -48,6 +50,7 @@ export function serveConfig(
     webhooksAllowPrivate: flags.webhooksAllowPrivate ?? env.WARREN_WEBHOOKS_ALLOW_PRIVATE === 'true',
     ...(env.WARREN_PUBLIC_URL ? { publicUrl: publicUrl(env.WARREN_PUBLIC_URL) } : {}),
     ...(env.WARREN_DERP_MAP ? { derpMap: derpMapFile(env.WARREN_DERP_MAP) } : {}),
+    ...(env.WARREN_POLICY_TIME_BUDGET_MS ? { policyTimeBudgetMs: milliseconds(env.WARREN_POLICY_TIME_BUDGET_MS) } : {}),
   };
 }
 
@@ -56,6 +59,14 @@ function portNumber(text: string, source: string): number {
   if (!(port >= 0 && port <= 65535))
     throw new Error(`invalid port "${text}" (${source}: a whole number from 0 to 65535)`);
   return port;
+}
+
+/** WARREN_POLICY_TIME_BUDGET_MS: a whole number of milliseconds, at least 100. */
+function milliseconds(text: string): number {
+  const ms = /^[0-9]{1,7}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(ms >= 100))
+    throw new Error(`invalid WARREN_POLICY_TIME_BUDGET_MS "${text}" (whole milliseconds, at least 100)`);
+  return ms;
 }
 
 /** The database URL of a flag, else WARREN_DB, else the default; an unknown kind is refused here. */

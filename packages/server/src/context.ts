@@ -2,7 +2,7 @@
  * What every module receives: storage, the clock, the audit log and the rate limiter.
  * Also the request decorations set by the authentication hooks.
  */
-import type { Scope } from '@warren/contract';
+import type { Scope, ValidationResultBody } from '@warren/contract';
 import type { AuditLog } from './http/audit.js';
 import type { RateLimiter } from './http/rate-limiter.js';
 import type { LogIds } from './lib/log-ids.js';
@@ -39,6 +39,8 @@ export interface Settings {
   ssoAllowHttp?: boolean;
   /** The DERP map Tailscale clients get (tailcfg.DERPMap); none when absent. */
   derpMap?: unknown;
+  /** How long validating one policy may take before it is refused as too complex (default 1.5 s). */
+  policyTimeBudgetMs?: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -57,6 +59,8 @@ export interface AppContext {
   /** Opaque ids and cursors of the logs. */
   logIds: LogIds;
   settings: Settings;
+  /** Policy validation off the event loop, within the time budget (modules/acl/policy-pool.ts). */
+  policies: { validate(text: string): Promise<ValidationResultBody> };
 }
 
 /**

@@ -40,6 +40,7 @@ export async function serve(
       webhooksAllowPrivate: config.webhooksAllowPrivate,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
       ...(config.derpMap ? { derpMap: config.derpMap } : {}),
+      ...(config.policyTimeBudgetMs ? { policyTimeBudgetMs: config.policyTimeBudgetMs } : {}),
     },
     relay: config.derp ?? false,
   });

@@ -116,7 +116,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
             },
           },
         },
-        [400, 412, 413, 415],
+        [400, 412, 413, 415, 422],
       ),
     },
     async (request, reply) => {
@@ -138,10 +138,10 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
           body: policyBody,
           response: { 200: ref('ValidationResult') },
         },
-        [413, 415],
+        [413, 415, 422],
       ),
     },
-    async (request) => validatePolicyText(bodyText(request)),
+    async (request) => validatePolicyText(ctx, bodyText(request)),
   );
 
   app.get(

@@ -15,7 +15,7 @@ import { ApiError, notFound } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
-import { policyEtag, validatePolicy } from '../../policy/index.js';
+import { compilePolicy, policyEtag } from '../../policy/index.js';
 import { logNoNetmapChange } from '../network/netmap-changes.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
@@ -40,9 +40,9 @@ export interface PolicyVersionBody {
 export const getPolicy = (ctx: AppContext, networkId: string): Promise<CurrentPolicy> =>
   currentPolicy(ctx.db, networkId);
 
-export function validatePolicyText(text: string): ValidationResultBody {
-  const result = validatePolicy(text);
-  return { valid: result.ok, errors: result.errors, tests: result.tests };
+/** Validation runs in a worker within the time budget (policy-pool.ts): never on the event loop. */
+export function validatePolicyText(ctx: AppContext, text: string): Promise<ValidationResultBody> {
+  return ctx.policies.validate(text);
 }
 
 /**
@@ -66,13 +66,16 @@ export async function replacePolicy(
   ifMatch: string | undefined,
 ): Promise<CurrentPolicy> {
   const { networkId } = actor;
-  const result = validatePolicy(text);
-  if (!result.ok) {
+  const result = await ctx.policies.validate(text);
+  if (!result.valid) {
     const n = result.errors.length;
     throw new ApiError('policy_invalid', `the policy has ${n} problem${n === 1 ? '' : 's'}`, {
       errors: result.errors,
     });
   }
+  // Valid and within the budget: compiling again here (without the tests, which passed) costs
+  // a fraction of what the worker spent, and gives the indexes this thread serves netmaps from.
+  const compiled = compilePolicy(text);
   const etag = policyEtag(text);
   const stored = await unitOfWork(ctx, actor, 'policy.update', async (trx, now) => {
     // The network row first (as every netmap-changing transaction does): on PostgreSQL its lock
@@ -88,8 +91,8 @@ export async function replacePolicy(
     const before = head ? await policyInTransaction(trx, networkId) : undefined;
     const version = (head?.version ?? 0) + 1;
     await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: actor.name ?? '' });
-    const approved = (await autoApprovePending(trx, networkId, result.policy, now)).map((a) => a.routeId);
-    const value = preparePolicy({ version, etag }, text, result.policy);
+    const approved = (await autoApprovePending(trx, networkId, compiled, now)).map((a) => a.routeId);
+    const value = preparePolicy({ version, etag }, text, compiled);
     // A new text of the same meaning (comments, layout) changes no netmap: every instance then
     // carries its view over instead of rebuilding it (netmap.cache.ts).
     if (before && approved.length === 0 && sameDocument(before, value)) await logNoNetmapChange(trx, networkId);

@@ -1,0 +1,28 @@
+// The policy engine in a worker thread (see policy-pool.ts): validation, compilation and the
+// policy's own tests run here, so a large or hostile document never holds the event loop that
+// serves every other request. Sources are TypeScript, loaded through tsx as the CLI loads them.
+import { constants, setPriority } from 'node:os';
+import { parentPort } from 'node:worker_threads';
+import { register } from 'tsx/esm/api';
+
+// On Linux a thread has its own nice value (setpriority on "the calling process" sets the
+// calling thread's): validating a policy yields the CPU to the thread that answers requests.
+// Elsewhere this lowers the whole process, so it is done on Linux only.
+if (process.platform === 'linux') {
+  try {
+    setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+  } catch {
+    // Not permitted (a sandbox): validation runs at the normal priority.
+  }
+}
+
+register();
+const { validatePolicy } = await import('../../policy/index.ts');
+
+parentPort.on('message', ({ id, text }) => {
+  // The compiled policy holds getters and class instances that cannot cross threads: the
+  // verdict, the problems and the tests' results are what callers need from here.
+  const result = validatePolicy(text);
+  parentPort.postMessage({ id, valid: result.ok, errors: result.errors, tests: result.tests });
+});
+parentPort.postMessage({ ready: true });
