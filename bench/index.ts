@@ -1,11 +1,11 @@
 // `npm run bench [-- NAME …]`: runs each benchmark in its own process (so one's heap and
-// database do not skew the next) and prints their figures. Names: policy, devices, netmap,
+// database do not skew the next) and prints their figures. Names: policy, policy-adversarial, devices, netmap,
 // connections, api, reads, webhooks, soak, console, cli. Each benchmark prints its own baseline and ratio; see the file's header.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ALL = ['policy', 'devices', 'netmap', 'connections', 'api', 'reads', 'webhooks', 'soak', 'console', 'cli'];
+const ALL = ['policy', 'policy-adversarial', 'devices', 'netmap', 'connections', 'api', 'reads', 'webhooks', 'soak', 'console', 'cli'];
 // Names come first; flags after them (`npm run bench -- api --devices 2000`) go to each benchmark.
 const args = process.argv.slice(2);
 const firstFlag = args.findIndex((arg) => arg.startsWith('--'));
