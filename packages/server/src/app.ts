@@ -39,6 +39,7 @@ import { ssoLoginRoutes } from './http/routes/sso-login.routes.js';
 import { usersRoutes } from './http/routes/users.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks.routes.js';
 import { tailscaleApi } from './http/tailscale-api/index.js';
+import { type HttpTimeouts, timeoutOptions } from './http/timeouts.js';
 import { registerValidation } from './http/validation.js';
 import { LogIds } from './lib/log-ids.js';
 import { type Clock, systemClock } from './lib/time.js';
@@ -59,6 +60,8 @@ export interface AppOptions {
   console?: ConsoleOptions | false;
   /** The embedded DERP relay and its STUN responder (`warren serve --derp`); off by default. */
   relay?: EmbeddedRelayOptions | false;
+  /** Limits on receiving a request (http/timeouts.ts); tests shorten them. */
+  timeouts?: Partial<HttpTimeouts>;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -96,6 +99,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler: clientErrorHandler(ctx, (): FastifyInstance => app),
     return503OnClosing: false,
+    ...timeoutOptions(options.timeouts),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   });
   audit.onError = (error) => app.log.error({ err: error }, 'audit log write failed');

@@ -86,7 +86,12 @@ export interface TestServer {
 }
 
 export async function startServer(
-  options: { plan?: 'free' | 'premium'; settings?: AppOptions['settings']; relay?: AppOptions['relay'] } = {},
+  options: {
+    plan?: 'free' | 'premium';
+    settings?: AppOptions['settings'];
+    relay?: AppOptions['relay'];
+    timeouts?: AppOptions['timeouts'];
+  } = {},
 ): Promise<TestServer> {
   const database = await freshDatabase();
   const clock = new TestClock();
@@ -101,6 +106,7 @@ export async function startServer(
     clock,
     settings: { apiRateLimit: 100_000, ...options.settings },
     ...(options.relay ? { relay: options.relay } : {}),
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

@@ -2,11 +2,12 @@
  * Requests Node's HTTP parser refuses before Fastify sees them: headers (request line
  * included) over the size limit (431), a method the parser does not know (`FOO /v1/devices`:
  * 405 when the path is served, else 404), a malformed request line or header (400), a
- * request that did not arrive in time (408). The problem response is written on the socket
+ * request that did not arrive in time (408: headers or body stalled, http/timeouts.ts). The problem response is written on the socket
  * here, which is then closed, and the call is audited. Nothing identifies a caller at this
  * point (headers were not parsed, or not trusted), so the entry belongs to no network — as
  * every unauthenticated call's — and is seen by operators in the database, not through the API.
  */
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { STATUS_TITLES } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
@@ -56,13 +57,18 @@ export function clientErrorHandler(ctx: AppContext, app: () => FastifyInstance) 
   return (error: ClientError, socket: Socket): void => {
     // A reset connection, or one with a response under way (an earlier request of the same
     // connection): writing now would garble that response, and the bytes received may
-    // belong to it, so the connection is closed without a word.
-    const pending = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
-    if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable || pending) {
+    // belong to it, so the connection is closed without a word. One exception: a request
+    // whose body stopped arriving has a response that has not started, which this answer
+    // takes the place of.
+    const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+    const stalledBody = pending !== undefined && error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !pending.headersSent;
+    if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable || (pending && !stalledBody)) {
       socket.destroy();
       return;
     }
-    const { method, target } = requestLine(error.rawPacket);
+    const { method, target } = stalledBody
+      ? { method: pending.req.method ?? '', target: pending.req.url ?? '' }
+      : requestLine(error.rawPacket);
     const problem = clientProblem(app(), error, method, target);
     const requestId = newRequestId();
     app().log.debug({ err: error, requestId }, 'refused a request the HTTP parser could not read');
