@@ -33,6 +33,8 @@ describe('single sign-on in the console', () => {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
     warren = { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+    // Its address is known once it listens; single sign-on needs it as the public URL.
+    app.ctx.settings.publicUrl = warren.url;
     browser = await launch();
     idp = await startIdentityProvider({ redirectUri: `${warren.url}/auth/callback` });
     const res = await fetch(`${warren.url}/v1/network/sso`, {

@@ -86,6 +86,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     policies,
   };
 
+  const limits = timeoutOptions(options.timeouts);
   const app: FastifyInstance = Fastify({
     logger: options.logger ?? false,
     // One line per request, written when it is answered (http/request-log.ts).
@@ -99,7 +100,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler: clientErrorHandler(ctx, (): FastifyInstance => app),
     return503OnClosing: false,
-    ...timeoutOptions(options.timeouts),
+    ...limits,
+    // Host is judged in the pipeline (http/host-header.ts), which answers with a problem.
+    http: { ...limits.http, requireHostHeader: false },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   });
   audit.onError = (error) => app.log.error({ err: error }, 'audit log write failed');

@@ -91,6 +91,11 @@ export async function startServer(
     settings?: AppOptions['settings'];
     relay?: AppOptions['relay'];
     timeouts?: AppOptions['timeouts'];
+    /**
+     * The server's own address is its public URL (as an operator would configure it) unless
+     * settings give another, or this is false (single sign-on and SCIM then refuse to work).
+     */
+    publicUrl?: false;
   } = {},
 ): Promise<TestServer> {
   const database = await freshDatabase();
@@ -112,6 +117,8 @@ export async function startServer(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const url = `http://127.0.0.1:${port}`;
+  // Known only once listening: set before any request is served.
+  if (options.publicUrl !== false && !app.ctx.settings.publicUrl) app.ctx.settings.publicUrl = url;
   const server: TestServer = {
     url,
     apiKey: created.apiKey,

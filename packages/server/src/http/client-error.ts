@@ -58,15 +58,15 @@ export function clientErrorHandler(ctx: AppContext, app: () => FastifyInstance) 
     // A reset connection, or one with a response under way (an earlier request of the same
     // connection): writing now would garble that response, and the bytes received may
     // belong to it, so the connection is closed without a word. One exception: a request
-    // whose body stopped arriving has a response that has not started, which this answer
-    // takes the place of.
+    // whose body stopped arriving, or broke its encoding (a malformed chunk), has a response
+    // that has not started, which this answer takes the place of.
     const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-    const stalledBody = pending !== undefined && error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !pending.headersSent;
-    if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable || (pending && !stalledBody)) {
+    const bodyUnderWay = pending !== undefined && !pending.headersSent && !pending.req.complete;
+    if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable || (pending && !bodyUnderWay)) {
       socket.destroy();
       return;
     }
-    const { method, target } = stalledBody
+    const { method, target } = bodyUnderWay
       ? { method: pending.req.method ?? '', target: pending.req.url ?? '' }
       : requestLine(error.rawPacket);
     const problem = clientProblem(app(), error, method, target);

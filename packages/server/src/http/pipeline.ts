@@ -1,11 +1,12 @@
 /**
- * The request pipeline of the management API, in order: request id → authenticate (401)
+ * The request pipeline of the management API, in order: request id → Host (400) → authenticate (401)
  * → rate limit (429) → scope (403) → body validation (400) → handler; and, after the
  * response, the audit entry of every call that did not write its own.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { auditRow } from './audit.js';
 import { authenticateApiKey, bearerToken, requireScope } from './authenticate.js';
+import { checkHostHeader } from './host-header.js';
 import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
 import { ApiError, unauthenticated } from './problem.js';
 import type { RateLimitDecision } from './rate-limiter.js';
@@ -80,6 +81,7 @@ export function registerPipeline(app: FastifyInstance): void {
         { Connection: 'close' },
       );
     }
+    checkHostHeader(request);
     // Decided by the route the router matched, never by how the URL is spelled: `/%761/…`,
     // `/v%31/…` and `http://host/v1/…` reach the same handlers as `/v1/…`. An unmatched
     // path is an API call too (401 without a key, 404 with one), so probing reveals nothing.

@@ -34,9 +34,10 @@ export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = {
 };
 
 /** The Fastify and node:http server options that apply the limits. */
-export function timeoutOptions(
-  overrides: Partial<HttpTimeouts> = {},
-): Pick<FastifyServerOptions, 'requestTimeout' | 'keepAliveTimeout' | 'connectionTimeout'> & {
+export function timeoutOptions(overrides: Partial<HttpTimeouts> = {}): Pick<
+  FastifyServerOptions,
+  'requestTimeout' | 'keepAliveTimeout' | 'connectionTimeout'
+> & {
   http: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number };
 } {
   const t = { ...DEFAULT_HTTP_TIMEOUTS, ...overrides };

@@ -43,6 +43,8 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
   app.addHook('preHandler', async (request) => {
     const scopes = request.principal?.scopes ?? [];
     if (!scopes.includes('users') && !scopes.includes('all')) throw insufficientScope('users');
+    // Answers carry absolute URLs: without a public URL, refuse before anything changes.
+    publicBase(request, 'SCIM');
   });
   app.addHook('onSend', async (_request, reply, payload) => {
     if (reply.statusCode < 300 && reply.statusCode !== 204) reply.type(SCIM_TYPE);
@@ -56,10 +58,10 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
   };
 
   app.get('/scim/v2/ServiceProviderConfig', { config, schema }, async (request) =>
-    serviceProviderConfig(publicBase(request)),
+    serviceProviderConfig(publicBase(request, 'SCIM')),
   );
-  app.get('/scim/v2/Schemas', { config, schema }, async (request) => schemas(publicBase(request)));
-  app.get('/scim/v2/ResourceTypes', { config, schema }, async (request) => resourceTypes(publicBase(request)));
+  app.get('/scim/v2/Schemas', { config, schema }, async (request) => schemas(publicBase(request, 'SCIM')));
+  app.get('/scim/v2/ResourceTypes', { config, schema }, async (request) => resourceTypes(publicBase(request, 'SCIM')));
 
   app.get<{ Querystring: { filter?: string; startIndex?: string; count?: string } }>(
     '/scim/v2/Users',
@@ -72,7 +74,7 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
         (row) => userName === undefined || row.login_name === userName,
       );
       const page = rows.slice(startIndex - 1, startIndex - 1 + count);
-      const base = publicBase(request);
+      const base = publicBase(request, 'SCIM');
       return {
         schemas: [LIST_SCHEMA],
         totalResults: rows.length,
@@ -84,7 +86,7 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
   );
 
   app.get<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request) =>
-    presentScimUser(await requireUser(request.principal!.networkId, request.params.id), publicBase(request)),
+    presentScimUser(await requireUser(request.principal!.networkId, request.params.id), publicBase(request, 'SCIM')),
   );
 
   app.post('/scim/v2/Users', { config, schema }, async (request, reply) => {
@@ -95,7 +97,7 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
       role: 'member',
     });
     if (input.active === false) user = await updateUser(ctx, actorOf(request, 201), user.id, { status: 'suspended' });
-    return reply.code(201).send(presentScimUser(user, publicBase(request)));
+    return reply.code(201).send(presentScimUser(user, publicBase(request, 'SCIM')));
   });
 
   app.put<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request) => {
@@ -108,7 +110,7 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
       ...(input.displayName ? { displayName: input.displayName } : {}),
       ...(input.active !== undefined ? { status: input.active ? 'active' : 'suspended' } : {}),
     });
-    return presentScimUser(user, publicBase(request));
+    return presentScimUser(user, publicBase(request, 'SCIM'));
   });
 
   app.patch<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request) => {
@@ -118,7 +120,7 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
       ...(change.displayName !== undefined ? { displayName: change.displayName } : {}),
       ...(change.active !== undefined ? { status: change.active ? 'active' : 'suspended' } : {}),
     });
-    return presentScimUser(user, publicBase(request));
+    return presentScimUser(user, publicBase(request, 'SCIM'));
   });
 
   app.delete<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request, reply) => {

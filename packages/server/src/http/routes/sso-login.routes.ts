@@ -72,7 +72,12 @@ export async function ssoLoginRoutes(app: FastifyInstance): Promise<void> {
       if (!signIn) throw unauthenticated('this sign-in is unknown, expired or already used; start again');
       const sso = await findSso(ctx.db, signIn.networkId);
       if (!sso) throw unauthenticated('single sign-on was turned off for this network');
-      const identity = await finishSignIn(ctx, sso, new URL(request.url, publicBase(request)), signIn.pending);
+      const identity = await finishSignIn(
+        ctx,
+        sso,
+        new URL(request.url, publicBase(request, 'single sign-on')),
+        signIn.pending,
+      );
       const user = await userOfIdentity(ctx, sso, identity);
       await startSession(request, reply, user, 'sso', 303);
       return reply.redirect(signIn.returnTo, 303);

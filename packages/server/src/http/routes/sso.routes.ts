@@ -43,6 +43,10 @@ export async function ssoRoutes(app: FastifyInstance): Promise<void> {
         [400],
       ),
     },
-    async (request) => presentSso(await setSso(ctx, actorOf(request), request.body), callbackUrl(request)),
+    async (request) => {
+      // Refused before anything is stored when the server has no public URL.
+      const redirectUri = callbackUrl(request);
+      return presentSso(await setSso(ctx, actorOf(request), request.body), redirectUri);
+    },
   );
 }

@@ -37,7 +37,8 @@ export function scimErrorHandler(error: FastifyError, request: FastifyRequest, r
     if (api.status >= 500) request.log.error({ err: error }, 'SCIM request failed');
     status = api.status;
     scimType = SCIM_TYPES[api.code];
-    detail = api.status >= 500 ? 'internal error' : api.detail;
+    // A bug's detail stays inside; a server that is not set up for SCIM says what is missing.
+    detail = api.code === 'internal' ? 'internal error' : api.detail;
     for (const [name, value] of Object.entries(api.headers)) reply.header(name, value);
   }
   return reply
