@@ -85,7 +85,11 @@ async function cli() {
   if (!dir) return;
   const { build } = await import('esbuild');
   await build({
-    entryPoints: { warren: join(dir, 'src/bin.ts') },
+    entryPoints: {
+      warren: join(dir, 'src/bin.ts'),
+      // The policy engine's thread, loaded by path beside the chunk that starts it.
+      'policy.worker': join(root, 'packages/server/src/modules/acl/policy.worker.ts'),
+    },
     outdir: join(dir, 'dist'),
     bundle: true,
     splitting: true,

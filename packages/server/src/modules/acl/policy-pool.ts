@@ -12,6 +12,8 @@
  * spent queued behind other validations is not held against it. Workers run below the normal
  * priority (policy.worker.mjs), so on a busy machine the request thread gets the CPU first.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ValidationResultBody } from '@warren/contract';
 import { ApiError } from '../../core/errors.js';
@@ -45,6 +47,16 @@ export const policyTooComplex = (why: string) =>
     'policy_too_complex',
     `the policy could not be validated within the server's limits (${why}); nothing was changed. Split large groups or repeated rules, or ask the operator to raise the policy time budget`,
   );
+
+/**
+ * The worker's module: compiled beside this one in a build (the server's dist/, or the
+ * command's bundle, which has it as an entry of its own), else its TypeScript source.
+ */
+function workerUrl(): URL {
+  const compiled = new URL('./policy.worker.js', import.meta.url);
+  if (compiled.protocol === 'file:' && existsSync(fileURLToPath(compiled))) return compiled;
+  return new URL('./policy-worker-source.mjs', import.meta.url);
+}
 
 export class PolicyPool {
   private readonly slots: (Slot | undefined)[];
@@ -103,7 +115,7 @@ export class PolicyPool {
   }
 
   private spawn(index: number): Slot {
-    const worker = new Worker(new URL('./policy.worker.mjs', import.meta.url), {
+    const worker = new Worker(workerUrl(), {
       resourceLimits: { maxOldGenerationSizeMb: this.options.maxHeapMb ?? DEFAULT_MAX_HEAP_MB },
     });
     // Idle workers must not keep a finished process alive.
