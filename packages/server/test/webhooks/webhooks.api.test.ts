@@ -1,6 +1,6 @@
 /** /v1/webhooks refusals: targets, filters, the plan's limit, scopes; and the address guard. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isForbiddenAddress } from '../../src/modules/webhooks/target-guard.js';
+import { isForbiddenAddress } from '../../src/modules/webhooks/forbidden-addresses.js';
 import { json, startServer, type TestServer } from '../harness.js';
 
 describe('webhook endpoints', () => {

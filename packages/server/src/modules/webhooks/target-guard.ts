@@ -1,61 +1,16 @@
 /**
  * Where a webhook may point. Targets must be https, and every address their host resolves
- * to must be public: loopback, private, link-local (with the cloud metadata address
- * 169.254.169.254), CGNAT (100.64.0.0/10, the mesh's own range), multicast and reserved
- * ranges, their IPv6 equivalents and IPv4-mapped IPv6 forms are refused. The check runs at
+ * to must be globally reachable (forbidden-addresses.ts: IANA's special-purpose ranges, and
+ * IPv6 forms that carry an IPv4 address judged by that address). The check runs at
  * delivery time, in the lookup of the connection itself, so the address checked is the
  * address connected to (a name cannot resolve to a public address for the check and a
  * private one for the request). An operator may allow private targets and plain http for
  * development and tests (`--webhooks-allow-private`).
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { invalidRequest } from '../../core/errors.js';
-
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(net, bits, 'ipv4');
-}
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(net, bits, 'ipv6');
-}
-
-const MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
-
-/** True for an address a webhook may not reach unless private targets are allowed. */
-export function isForbiddenAddress(address: string): boolean {
-  const mapped = MAPPED.exec(address);
-  if (mapped) return isForbiddenAddress(mapped[1]!);
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) return blocked.check(address, 'ipv6');
-  return true;
-}
+import { isForbiddenAddress } from './forbidden-addresses.js';
 
 /** Checks a target URL when a webhook is created or changed; returns it normalised. */
 export function checkTargetUrl(text: string, allowPrivate: boolean): string {
