@@ -39,6 +39,8 @@ export interface Settings {
   ssoAllowHttp?: boolean;
   /** The DERP map Tailscale clients get (tailcfg.DERPMap); none when absent. */
   derpMap?: unknown;
+  /** A Tailscale control channel with no traffic either way this long is closed (default 2 minutes). */
+  controlIdleTimeoutMs?: number;
   /** How long validating one policy may take before it is refused as too complex (default 1.5 s). */
   policyTimeBudgetMs?: number;
 }

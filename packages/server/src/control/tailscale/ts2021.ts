@@ -24,6 +24,13 @@ export const UPGRADE_PROTOCOL = 'tailscale-control-protocol';
 const HANDSHAKE_HEADER = 'x-tailscale-handshake';
 /** Request bodies over the channel are small JSON documents (a MapRequest with Hostinfo). */
 const MAX_BODY = 1024 * 1024;
+/**
+ * A channel with no frame either way for this long is closed: a map stream carries the
+ * server's keep-alives, so only a client that completed a handshake (or replayed someone
+ * else's, which it cannot follow with a valid record) and then went silent is cut. Without it
+ * each such connection held a socket, a Noise session and an HTTP/2 session for ever.
+ */
+const IDLE_MS = 120_000;
 
 export async function tailscaleRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
@@ -68,6 +75,10 @@ async function accept(control: Control, init: Buffer, socket: Duplex, head: Buff
   const session = performServerHandshake(conn);
   const peer = machineKeyText(answer.session.peerStatic);
   session.on('error', () => conn.destroy());
+  session.setTimeout(control.ctx.settings.controlIdleTimeoutMs ?? IDLE_MS, () => {
+    session.destroy();
+    conn.destroy();
+  });
   session.on('stream', (stream, headers) => {
     handle(control, peer, stream, String(headers[constants.HTTP2_HEADER_PATH] ?? '')).catch(() => {
       if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
