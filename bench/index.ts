@@ -5,7 +5,19 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ALL = ['policy', 'policy-adversarial', 'devices', 'netmap', 'connections', 'api', 'reads', 'webhooks', 'soak', 'console', 'cli'];
+const ALL = [
+  'policy',
+  'policy-adversarial',
+  'devices',
+  'netmap',
+  'connections',
+  'api',
+  'reads',
+  'webhooks',
+  'soak',
+  'console',
+  'cli',
+];
 // Names come first; flags after them (`npm run bench -- api --devices 2000`) go to each benchmark.
 const args = process.argv.slice(2);
 const firstFlag = args.findIndex((arg) => arg.startsWith('--'));
