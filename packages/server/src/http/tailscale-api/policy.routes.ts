@@ -80,7 +80,7 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
     { config, schema: hide },
     async (request) => {
       tailnetOf(request);
-      const result = validatePolicyText(bodyText(request));
+      const result = await validatePolicyText(ctx, bodyText(request));
       if (result.valid) return {};
       const n = result.errors.length;
       return { message: `the policy has ${n} problem${n === 1 ? '' : 's'}`, data: policyErrorData(result.errors) };
