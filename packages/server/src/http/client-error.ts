@@ -62,7 +62,10 @@ export function clientErrorHandler(ctx: AppContext, app: () => FastifyInstance) 
     // that has not started, which this answer takes the place of.
     const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
     const bodyUnderWay = pending !== undefined && !pending.headersSent && !pending.req.complete;
-    if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable || (pending && !bodyUnderWay)) {
+    // A connection that never sent a byte made no request: it is closed without an answer or
+    // an audit entry (idle connections must not turn into writes to the audit log).
+    const silent = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0;
+    if (error.code === 'ECONNRESET' || silent || socket.destroyed || !socket.writable || (pending && !bodyUnderWay)) {
       socket.destroy();
       return;
     }
