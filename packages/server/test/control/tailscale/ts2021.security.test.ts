@@ -193,6 +193,21 @@ describe('records', () => {
   });
 });
 
+describe('idle channels', () => {
+  it('keeps a channel in use open past the idle limit', async () => {
+    const client = await controlClient(server.url);
+    try {
+      const until = Date.now() + 2 * IDLE_MS;
+      while (Date.now() < until) {
+        expect((await client.post('/machine/nowhere', {})).status).toBe(404);
+        await new Promise((r) => setTimeout(r, IDLE_MS / 4));
+      }
+    } finally {
+      client.close();
+    }
+  });
+});
+
 describe('half-open upgrades', () => {
   it('closes thousands of half-open upgrades in time while an honest client registers', async () => {
     const key = await authKey();
