@@ -20,7 +20,7 @@ import { Worker } from 'node:worker_threads';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../packages/server/src/app.js';
-import type { AppContext } from '../packages/server/src/context.js';
+import type { AppContext } from '../packages/server/src/core/context.js';
 import { newId } from '../packages/server/src/lib/ids.js';
 import { LogIds } from '../packages/server/src/lib/log-ids.js';
 import { generateSecret, hashSecret } from '../packages/server/src/lib/secrets.js';

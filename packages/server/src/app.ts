@@ -4,12 +4,13 @@
  * the app (every way of starting it serves the same pages); `console: false` leaves it out.
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
-import { type AppContext, DEFAULT_SETTINGS, type Settings } from './context.js';
 import { type EmbeddedRelayOptions, startEmbeddedRelay } from './control/derp/embedded-relay.js';
 import { nodeRoutes } from './control/native/node.routes.js';
 import { tailscaleRoutes, ts2021Upgrade } from './control/tailscale/ts2021.js';
 import { routeUpgrades, type UpgradeHandler } from './control/upgrades.js';
+import { type AppContext, DEFAULT_SETTINGS, type Settings } from './core/context.js';
 import type { Worker } from './core/worker.js';
+import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './edge/rate-limiter.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
 import { clientErrorHandler } from './http/client-error.js';
@@ -19,7 +20,6 @@ import { frameworkErrorHandler, MAX_PARAM_LENGTH } from './http/framework-errors
 import { healthRoutes } from './http/health.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerPipeline } from './http/pipeline.js';
-import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './http/rate-limiter.js';
 import { requestIdFrom } from './http/request-id.js';
 import { registerRequestLog } from './http/request-log.js';
 import { registerRouteTable } from './http/route-table.js';

@@ -3,6 +3,6 @@ export { DEFAULT_DB, databaseUrl, serveConfig } from './config.js';
 export { redact, type ServeOptions, serve, stopOnSignals } from './main.js';
 export { setKeyRateLimit } from './modules/keys/keys.service.js';
 export { bootstrapIfEmpty, createNetwork, setPlan } from './modules/network/network.service.js';
-export { consoleLoginLink } from './modules/sessions/console-login.js';
+export { consoleLoginLink } from './modules/sso/console-login.js';
 export { openStorage, type Storage } from './storage/database.js';
 export { VERSION } from './version.js';

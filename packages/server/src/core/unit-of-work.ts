@@ -4,11 +4,12 @@
  * so no committed change is without its record and no record exists of a change that did
  * not happen.
  */
-import type { AppContext } from '../context.js';
+
 import { advisoryLock } from '../storage/advisory-lock.js';
 import type { Db } from '../storage/database.js';
 import type { Actor } from './actor.js';
 import { auditLockName, changeEntry, insertAuditEntries } from './audit-entries.js';
+import type { AppContext } from './context.js';
 import { appendEvents, type EventDraft } from './events.js';
 
 export interface Work<T> {

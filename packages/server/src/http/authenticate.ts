@@ -6,7 +6,7 @@
  */
 import type { Scope } from '@warren/contract';
 import type { FastifyRequest } from 'fastify';
-import type { ApiPrincipal } from '../context.js';
+import type { ApiPrincipal } from '../core/context.js';
 import { parseList } from '../lib/json.js';
 import { hashSecret, isWellFormedSecret, sameHash } from '../lib/secrets.js';
 import { CommittedCache } from '../storage/committed-cache.js';

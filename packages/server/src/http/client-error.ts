@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { STATUS_TITLES } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../core/context.js';
 import { anonymousRow } from './audit.js';
 import { noRouteError, problemBody } from './error-handler.js';
 import { ApiError } from './problem.js';

@@ -4,12 +4,12 @@
  * response, the audit entry of every call that did not write its own.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimitDecision } from '../edge/rate-limiter.js';
 import { auditRow } from './audit.js';
 import { authenticateApiKey, bearerToken, requireScope } from './authenticate.js';
 import { checkHostHeader } from './host-header.js';
 import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
 import { ApiError, unauthenticated } from './problem.js';
-import type { RateLimitDecision } from './rate-limiter.js';
 import { authModeOf } from './route-table.js';
 import { authenticateSession, wantsSession } from './session-auth.js';
 

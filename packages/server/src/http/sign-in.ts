@@ -7,13 +7,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../core/actor.js';
 import { unitOfWork } from '../core/unit-of-work.js';
+import { callOf } from '../edge/actor.js';
 import {
   type OpenedSession,
   openSession,
   SESSION_LIFETIME_MS,
   sweepSessions,
 } from '../modules/sessions/sessions.store.js';
-import { callOf } from './actor.js';
 import { SESSION_COOKIE, setCookie } from './session-cookie.js';
 
 export interface SigningInUser {

@@ -5,11 +5,11 @@
  * Devices are rate-limited per device, not per API key.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../context.js';
+import type { AppContext } from '../../core/context.js';
+import { decisionOfHit, type HitRow, type RateLimitDecision, WINDOW_MS } from '../../edge/rate-limiter.js';
 import { bearerToken } from '../../http/authenticate.js';
 import { rateLimited, setRateLimitHeaders } from '../../http/pipeline.js';
 import { unauthenticated } from '../../http/problem.js';
-import { decisionOfHit, type HitRow, type RateLimitDecision, WINDOW_MS } from '../../http/rate-limiter.js';
 import { hashSecret, isWellFormedSecret, sameHash } from '../../lib/secrets.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
 import { runPrepared } from '../../storage/pg-statements.js';

@@ -6,13 +6,13 @@
 import { HeartbeatBody, type HeartbeatRequest, RegisterBody, type RegisterRequest } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { actorOf } from '../../http/actor.js';
+import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../http/openapi.js';
+import { enroll } from '../../modules/devices/enrollment.service.js';
+import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
+import { authenticateAuthKey, authKeyOf } from '../../modules/keys/auth-keys.js';
 import { deviceNetmap, netmapVersion, versionMatches } from '../../modules/netmap/netmap.service.js';
-import { authenticateAuthKey, authKeyOf } from './auth-key.js';
-import { enroll } from './enrollment.service.js';
 import { authenticateDevice } from './node-auth.js';
-import { disconnect, heartbeat } from './presence.service.js';
 
 const tags = ['node'];
 

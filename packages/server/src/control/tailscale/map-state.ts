@@ -6,7 +6,7 @@
  * (map-delta.ts) and only what changed is sent.
  */
 import type { DeviceBody, PeerBody } from '@warren/contract';
-import type { AppContext } from '../../context.js';
+import type { AppContext } from '../../core/context.js';
 import { currentPolicy } from '../../modules/acl/policy-cache.js';
 import { deviceNetmap } from '../../modules/netmap/netmap.service.js';
 import { deviceIdentities, policyDevice, policyUsers } from '../../modules/netmap/policy-inputs.repository.js';

@@ -9,8 +9,8 @@
  */
 import type { ServerHttp2Stream } from 'node:http2';
 import { type Actor, systemActor } from '../../core/actor.js';
+import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
 import { netmapHead } from '../../modules/netmap/netmap.repository.js';
-import { disconnect, heartbeat } from '../native/presence.service.js';
 import { deltaResponse, fullResponse, KEEP_ALIVE } from './map-delta.js';
 import { advertisedRoutes, type MapRequest, reportOf } from './map-request.js';
 import { type Control, type MapState, mapState } from './map-state.js';

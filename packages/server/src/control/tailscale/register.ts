@@ -10,15 +10,15 @@
  * Refusals are answered in the response's `Error`, which the client shows as it is.
  */
 import { NODE_KEY_PATTERN } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import { type Actor, systemActor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { ApiError } from '../../core/errors.js';
 import { currentPolicy } from '../../modules/acl/policy-cache.js';
 import { deleteDevice } from '../../modules/devices/devices.service.js';
+import { enroll } from '../../modules/devices/enrollment.service.js';
+import { disconnect } from '../../modules/devices/presence.service.js';
+import { usableAuthKey } from '../../modules/keys/auth-keys.js';
 import { canApplyTags, type PolicyRole } from '../../policy/index.js';
-import { usableAuthKey } from '../native/auth-key.js';
-import { enroll } from '../native/enrollment.service.js';
-import { disconnect } from '../native/presence.service.js';
 import type { Hostinfo } from './map-request.js';
 import { userProfile } from './tailcfg.js';
 import { type NodeRow, nodeByKey, rotateNodeKey } from './tailscale.repository.js';

@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../edge/actor.js';
 import {
   getPolicy,
   policyAtVersion,
@@ -15,7 +16,6 @@ import {
   replacePolicy,
   validatePolicyText,
 } from '../../modules/acl/acl.service.js';
-import { actorOf } from '../actor.js';
 import { apiSchema, ref } from '../openapi.js';
 import { ApiError } from '../problem.js';
 

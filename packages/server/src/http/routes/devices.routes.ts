@@ -8,6 +8,7 @@ import {
 } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../edge/actor.js';
 import { approveDevice, expireDevice, updateDevice } from '../../modules/devices/approval.service.js';
 import { deviceDetail } from '../../modules/devices/device-details.js';
 import { DeviceIndex } from '../../modules/devices/device-index.js';
@@ -22,7 +23,6 @@ import {
 } from '../../modules/devices/devices.service.js';
 import { ListBodies } from '../../modules/devices/list-bodies.js';
 import { isPostgres } from '../../storage/database.js';
-import { actorOf } from '../actor.js';
 import { apiSchema, ref } from '../openapi.js';
 
 /** One device record, as the route's response schema serialises it. */

@@ -7,10 +7,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { insufficientScope } from '../../core/errors.js';
+import { actorOf } from '../../edge/actor.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { findUser, listUsers } from '../../modules/users/users.repository.js';
 import { createUser, deleteUser, updateUser } from '../../modules/users/users.service.js';
-import { actorOf } from '../actor.js';
 import { publicBase } from '../public-url.js';
 import { LIST_SCHEMA, resourceTypes, schemas, serviceProviderConfig } from '../scim/scim.discovery.js';
 import { SCIM_TYPE, ScimError, scimErrorHandler } from '../scim/scim.errors.js';

@@ -1,8 +1,8 @@
 /** /v1/network/sso: a network's OpenID provider (read; set with scope `all`). */
 import { SetSsoBody, type SetSsoRequest } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
+import { actorOf } from '../../edge/actor.js';
 import { getSso, presentSso, setSso } from '../../modules/sso/sso.service.js';
-import { actorOf } from '../actor.js';
 import { apiSchema, ref } from '../openapi.js';
 import { callbackUrl } from '../public-url.js';
 

@@ -10,6 +10,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../core/errors.js';
+import { actorOf } from '../../edge/actor.js';
 import { logPageSchema } from '../../modules/logs/paging.js';
 import { deliveryPage } from '../../modules/webhooks/deliveries.js';
 import { presentWebhook } from '../../modules/webhooks/webhooks.presenter.js';
@@ -22,7 +23,6 @@ import {
   testWebhook,
   updateWebhook,
 } from '../../modules/webhooks/webhooks.service.js';
-import { actorOf } from '../actor.js';
 import { apiSchema, ref } from '../openapi.js';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });

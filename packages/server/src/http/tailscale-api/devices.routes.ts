@@ -5,11 +5,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../edge/actor.js';
 import { setDeviceAuthorized, updateDevice } from '../../modules/devices/approval.service.js';
 import { deviceDetail } from '../../modules/devices/device-details.js';
 import { deleteDevice, listDeviceDetails, setDeviceTags } from '../../modules/devices/devices.service.js';
 import { setApprovedRoutes } from '../../modules/routes/approved-set.service.js';
-import { actorOf } from '../actor.js';
 import { invalidRequest } from '../problem.js';
 import { advertisedRoutes, enabledRoutes, presentTailscaleDevice } from './devices.presenter.js';
 import { listOrEmpty, tailnetOf } from './tailnet.js';

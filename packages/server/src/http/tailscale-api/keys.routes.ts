@@ -6,10 +6,10 @@
 import type { KeyBody } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { actorOf } from '../../edge/actor.js';
 import { presentKey } from '../../modules/keys/keys.presenter.js';
 import { listKeys } from '../../modules/keys/keys.repository.js';
 import { createKey, deleteKey, getKey } from '../../modules/keys/keys.service.js';
-import { actorOf } from '../actor.js';
 import { invalidRequest } from '../problem.js';
 import { listOrEmpty, tailnetOf } from './tailnet.js';
 

@@ -14,9 +14,9 @@
  * comments and refuse trailing commas).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actorOf } from '../../edge/actor.js';
 import { getPolicy, replacePolicy, validatePolicyText } from '../../modules/acl/acl.service.js';
 import { DEFAULT_POLICY } from '../../policy/index.js';
-import { actorOf } from '../actor.js';
 import { policyErrorData } from './errors.js';
 import { tailnetOf } from './tailnet.js';
 

@@ -7,9 +7,9 @@
 
 import { parseDuration } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
+import { actorOf } from '../../edge/actor.js';
 import { describeNetwork } from '../../modules/network/network.service.js';
 import { updateNetworkSettings } from '../../modules/network/settings.service.js';
-import { actorOf } from '../actor.js';
 import { invalidRequest } from '../problem.js';
 import { tailnetOf } from './tailnet.js';
 

@@ -9,8 +9,8 @@
  * new autoApprovers allow are approved, each with its own audit entry.
  */
 import type { ValidationResultBody } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
@@ -18,9 +18,9 @@ import { iso } from '../../lib/time.js';
 import { compilePolicy, policyEtag } from '../../policy/index.js';
 import { logNoNetmapChange } from '../network/netmap-changes.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { autoApprovePending } from '../routes/auto-approve.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { insertPolicyVersion, policyHead, policyVersion, policyVersions } from './acl.repository.js';
-import { autoApprovePending } from './auto-approve.js';
 import {
   type CurrentPolicy,
   currentPolicy,

@@ -4,8 +4,8 @@
  * so it moves the netmap epoch and logs the device, like a re-tag.
  */
 import type { DeviceBody, PatchDeviceRequest } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { invalidState, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';

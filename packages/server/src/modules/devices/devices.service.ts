@@ -3,8 +3,8 @@
  * An id of another network is 404 like an unknown one, so nothing reveals it exists.
  */
 import { type DeviceBody, TAG_RE } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { invalidTag, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';

@@ -8,8 +8,8 @@
  */
 
 import type { ExpressionBuilder } from 'kysely';
-import type { AppContext } from '../../context.js';
 import { systemActor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Database } from '../../storage/schema.js';

@@ -5,8 +5,9 @@
  * device is expired by exactly one of them. Found through the partial index of migration 018,
  * so a pass costs what is due, not the size of the fleet.
  */
-import type { AppContext } from '../../context.js';
+
 import { systemActor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { logNetmapChange } from '../network/netmap-changes.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';

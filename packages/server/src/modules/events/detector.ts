@@ -6,8 +6,8 @@
  * claim changed the row emits, so each transition is announced exactly once.
  */
 
-import type { AppContext } from '../../context.js';
 import { systemActor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';

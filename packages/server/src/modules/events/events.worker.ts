@@ -3,7 +3,7 @@
  * expiring) every few seconds and the retention sweep, which keeps events as long as the plan
  * keeps its logs.
  */
-import type { AppContext } from '../../context.js';
+import type { AppContext } from '../../core/context.js';
 import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Db } from '../../storage/database.js';
 import { expireDueLogins } from '../devices/key-expiry.js';

@@ -16,8 +16,8 @@ import {
   type Scope,
   TAG_RE,
 } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import { type Actor, systemActor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { ApiError, invalidDuration, invalidRequest, invalidTag, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';

@@ -5,7 +5,7 @@
  * so writers and readers are never held up for long. Several instances sweeping the same
  * PostgreSQL database at once is harmless: a row is deleted once.
  */
-import type { AppContext, Settings } from '../../context.js';
+import type { AppContext, Settings } from '../../core/context.js';
 import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Db } from '../../storage/database.js';
 import { limitsOf } from '../network/plans.js';

@@ -8,7 +8,7 @@
  * never see a later entry before an earlier one commits.
  */
 import type { ConnectionLogRequest, ReportedConnectionRequest } from '@warren/contract';
-import type { AppContext, DevicePrincipal } from '../../context.js';
+import type { AppContext, DevicePrincipal } from '../../core/context.js';
 import { invalidRequest } from '../../core/errors.js';
 import { batchedWrites } from '../../lib/write-batches.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';

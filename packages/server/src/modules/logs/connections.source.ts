@@ -10,11 +10,11 @@
  * internet addresses, never for the mesh's own.
  */
 
-import { deviceGone } from '../../control/native/presence.service.js';
 import { invalidRequest } from '../../http/problem.js';
 // The prefix arithmetic of the policy engine (a pure module), so routes and logs read CIDRs alike.
 import { containsPrefix, type Prefix, parsePrefix } from '../../policy/cidr.js';
 import type { Db } from '../../storage/database.js';
+import { deviceGone } from '../devices/presence.service.js';
 import { reservedReason } from '../routes/reserved-prefixes.js';
 import { hostOf, type ParsedEndpoint } from './connections.address.js';
 import { reporterSources } from './connections.repository.js';

@@ -16,10 +16,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { DeviceBody } from '@warren/contract';
-import type { AppContext } from '../../context.js';
-import { deviceGone } from '../../control/native/presence.service.js';
+import type { AppContext } from '../../core/context.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { routesOfDevice } from '../devices/devices.repository.js';
+import { deviceGone } from '../devices/presence.service.js';
 import { isIsolated } from '../devices/standing.js';
 import { isOnline } from '../network/online.js';
 import type { RouteRow } from '../routes/routes.repository.js';

@@ -3,7 +3,7 @@
  * first API key (scope `all`, 90 days) in one transaction; the key's secret is returned once.
  */
 import { DEFAULT_KEY_LIFETIME, PLANS, type Plan, parseDuration } from '@warren/contract';
-import type { Settings } from '../../context.js';
+import type { Settings } from '../../core/context.js';
 import { newId } from '../../lib/ids.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { DEFAULT_POLICY, policyEtag } from '../../policy/index.js';

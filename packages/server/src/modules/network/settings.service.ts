@@ -5,8 +5,8 @@
  * to logins made after the change.
  */
 import { MAX_KEY_LIFETIME_MS, type PatchNetworkRequest, parseDuration } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { ApiError, invalidDuration } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { describeNetwork } from './network.service.js';

@@ -8,8 +8,8 @@
  * bumped the network's netmap epoch.
  */
 import type { Db } from '../../storage/database.js';
-import { type AutoApproval, autoApproveAdvertised } from '../acl/auto-approve.js';
 import { policyInTransaction } from '../acl/policy-cache.js';
+import { type AutoApproval, autoApproveAdvertised } from './auto-approve.js';
 
 export async function onRoutesAdvertised(
   trx: Db,

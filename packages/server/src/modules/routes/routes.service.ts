@@ -8,8 +8,8 @@
  * time, can no longer be approved (reserved-prefixes.ts).
  */
 import type { EventType, RouteBody, RouteState } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { invalidState, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { logNetmapChange } from '../network/netmap-changes.js';

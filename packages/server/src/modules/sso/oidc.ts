@@ -5,7 +5,7 @@
  * for each sign-in, never cached, so every instance sees a key rotation at once.
  */
 import * as client from 'openid-client';
-import type { AppContext } from '../../context.js';
+import type { AppContext } from '../../core/context.js';
 import { ApiError, unauthenticated } from '../../core/errors.js';
 import { openClientSecret } from './client-secret.js';
 import type { SsoSettings } from './sso.repository.js';

@@ -2,8 +2,9 @@
  * Who a verified email is in a network: its user, or — when the email's domain is one the
  * network allows — a new `member` (within the plan's seats, like any other new user).
  */
-import type { AppContext } from '../../context.js';
+
 import { systemActor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { ApiError, unauthenticated } from '../../core/errors.js';
 import type { SigningInUser } from '../../http/sign-in.js';
 import { createUser } from '../users/users.service.js';

@@ -4,8 +4,8 @@
  * names. Changing the settings is a change like any other: audited in its own transaction.
  */
 import type { SetSsoRequest, SsoConfigBody } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { invalidRequest, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';

@@ -5,8 +5,8 @@
  * stay.
  */
 import type { CreateUserRequest, Role, UserBody } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { ApiError, invalidRequest, invalidState, notFound, planLimit } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';

@@ -1,6 +1,6 @@
 /** GET /v1/webhooks/{id}/deliveries: keyset pages in creation order, with opaque cursors. */
 import type { DeliveryListRequest } from '@warren/contract';
-import type { AppContext } from '../../context.js';
+import type { AppContext } from '../../core/context.js';
 import { notFound } from '../../core/errors.js';
 import { decodeCursor, type LogPage } from '../logs/paging.js';
 import { presentDelivery } from './webhooks.presenter.js';

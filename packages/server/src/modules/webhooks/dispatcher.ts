@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import type { AppContext } from '../../context.js';
+import type { AppContext } from '../../core/context.js';
 import { matchesFilters } from '../../core/events.js';
 import { onEventsCommitted } from '../../core/unit-of-work.js';
 import type { WorkerLog } from '../../core/worker.js';

@@ -5,9 +5,9 @@
  * rotation so receivers can switch without losing a delivery.
  */
 import { EVENT_FILTER_PATTERN, EVENT_TYPES, type WebhookBody } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
 import { auditLockName } from '../../core/audit-entries.js';
+import type { AppContext } from '../../core/context.js';
 import { invalidRequest, invalidState, notFound, planLimit } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';

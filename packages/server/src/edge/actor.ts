@@ -1,7 +1,7 @@
 /** The Actor of an HTTP call: who called (an API key or a device), from where, and how. */
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../core/actor.js';
-import { callPath } from './audit.js';
+import { callPath } from '../http/audit.js';
 
 /** What any actor of an HTTP call carries: the call's id, address, and request line. */
 export function callOf(request: FastifyRequest, status: number): Pick<Actor, 'requestId' | 'clientAddr' | 'request'> {

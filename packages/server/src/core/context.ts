@@ -3,11 +3,11 @@
  * Also the request decorations set by the authentication hooks.
  */
 import type { Scope, ValidationResultBody } from '@warren/contract';
-import type { AuditLog } from './http/audit.js';
-import type { RateLimiter } from './http/rate-limiter.js';
-import type { LogIds } from './lib/log-ids.js';
-import type { Clock } from './lib/time.js';
-import type { Db, Dialect } from './storage/database.js';
+import type { RateLimiter } from '../edge/rate-limiter.js';
+import type { AuditLog } from '../http/audit.js';
+import type { LogIds } from '../lib/log-ids.js';
+import type { Clock } from '../lib/time.js';
+import type { Db, Dialect } from '../storage/database.js';
 
 export interface Settings {
   /** Requests per minute of an API key without its own rateLimit. */

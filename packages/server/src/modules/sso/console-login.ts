@@ -4,8 +4,8 @@
  */
 import { ApiError, invalidRequest, notFound } from '../../core/errors.js';
 import type { Db } from '../../storage/database.js';
-import { networksNamed, ssoEnforced } from '../sso/sso.repository.js';
-import { createLoginLink, LINK_LIFETIME_MS } from './login-links.js';
+import { createLoginLink, LINK_LIFETIME_MS } from '../sessions/login-links.js';
+import { networksNamed, ssoEnforced } from './sso.repository.js';
 
 export async function consoleLoginLink(
   db: Db,

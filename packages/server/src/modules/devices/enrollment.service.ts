@@ -19,30 +19,30 @@
  */
 import { type DeviceBody, NODE_KEY_PATTERN, type RegisterRequest } from '@warren/contract';
 import { sql } from 'kysely';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { invalidRequest, invalidState, planLimit, unauthenticated } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { listText, parseList } from '../../lib/json.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
-import { MAX_ADDR_INDEX, nameBase, nameOf } from '../../modules/devices/addresses.js';
-import { deviceDetail } from '../../modules/devices/device-details.js';
-import { presentDeviceDetail } from '../../modules/devices/devices.presenter.js';
-import { insertTags, replaceTags } from '../../modules/devices/devices.repository.js';
-import { loginExpiry } from '../../modules/devices/standing.js';
-import { logNetmapChange } from '../../modules/network/netmap-changes.js';
-import { advanceAddressIndex, bumpEpochsForEnrollment } from '../../modules/network/network.repository.js';
-import { limitsOf } from '../../modules/network/plans.js';
-import { logPresenceChange } from '../../modules/network/presence-changes.js';
-import { nodeKeyLifetime } from '../../modules/network/settings.service.js';
-import { canonicalPrefixes } from '../../modules/routes/prefixes.js';
-import { approvalEntries, routeEvents } from '../../modules/routes/route-events.js';
-import { syncAdvertised } from '../../modules/routes/routes.repository.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
-import { type AuthKeyRow, refusalNow } from './auth-key.js';
+import { type AuthKeyRow, refusalNow } from '../keys/auth-keys.js';
+import { logNetmapChange } from '../network/netmap-changes.js';
+import { advanceAddressIndex, bumpEpochsForEnrollment } from '../network/network.repository.js';
+import { limitsOf } from '../network/plans.js';
+import { logPresenceChange } from '../network/presence-changes.js';
+import { nodeKeyLifetime } from '../network/settings.service.js';
+import { canonicalPrefixes } from '../routes/prefixes.js';
+import { approvalEntries, routeEvents } from '../routes/route-events.js';
+import { syncAdvertised } from '../routes/routes.repository.js';
+import { MAX_ADDR_INDEX, nameBase, nameOf } from './addresses.js';
+import { deviceDetail } from './device-details.js';
+import { presentDeviceDetail } from './devices.presenter.js';
+import { insertTags, replaceTags } from './devices.repository.js';
+import { loginExpiry } from './standing.js';
 
 const NODE_KEY_RE = new RegExp(NODE_KEY_PATTERN);
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyPolicy } from '../acl/helpers.js';
 import { auditEntries, createAuthKey, enroll, heartbeat, netmapEpoch } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
-import { applyPolicy } from './helpers.js';
 
 const policy = (autoApprovers: string) => `{
   "tagOwners": { "tag:router": ["autogroup:admin"] },

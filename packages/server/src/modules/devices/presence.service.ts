@@ -6,18 +6,18 @@
  * before anything is written.
  */
 import type { HeartbeatRequest } from '@warren/contract';
-import type { AppContext } from '../../context.js';
 import type { Actor } from '../../core/actor.js';
+import type { AppContext } from '../../core/context.js';
 import { unauthenticated } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
-import { logNetmapChange } from '../../modules/network/netmap-changes.js';
-import { bumpNetmapEpoch } from '../../modules/network/network.repository.js';
-import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../../modules/network/online.js';
-import { crossPresence } from '../../modules/network/presence-crossings.js';
-import { advertisedText, canonicalPrefixes } from '../../modules/routes/prefixes.js';
-import { approvalEntries, routeEvents } from '../../modules/routes/route-events.js';
-import { syncAdvertised } from '../../modules/routes/routes.repository.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
+import { logNetmapChange } from '../network/netmap-changes.js';
+import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../network/online.js';
+import { crossPresence } from '../network/presence-crossings.js';
+import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
+import { approvalEntries, routeEvents } from '../routes/route-events.js';
+import { syncAdvertised } from '../routes/routes.repository.js';
 
 /** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
 export const deviceGone = () =>
