@@ -23,7 +23,8 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { Warren } from '@warren/client';
 import { type Simulation, simulate } from '../packages/cli/src/commands/node-agent.js';
-import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from '../packages/server/src/edge/rate-limiter.js';
+import type { RateLimiter } from '../packages/server/src/core/context.js';
+import { MemoryRateLimiter, PostgresRateLimiter } from '../packages/server/src/edge/rate-limiter.js';
 import { openStorage } from '../packages/server/src/storage/database.js';
 import { initWarren, serveWarren } from './warren-process.js';
 

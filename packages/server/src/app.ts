@@ -8,9 +8,9 @@ import { type EmbeddedRelayOptions, startEmbeddedRelay } from './control/derp/em
 import { nodeRoutes } from './control/native/node.routes.js';
 import { tailscaleRoutes, ts2021Upgrade } from './control/tailscale/ts2021.js';
 import { routeUpgrades, type UpgradeHandler } from './control/upgrades.js';
-import { type AppContext, DEFAULT_SETTINGS, type Settings } from './core/context.js';
+import { type AppContext, DEFAULT_SETTINGS, type RateLimiter, type Settings } from './core/context.js';
 import type { Worker } from './core/worker.js';
-import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './edge/rate-limiter.js';
+import { MemoryRateLimiter, PostgresRateLimiter } from './edge/rate-limiter.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
 import { clientErrorHandler } from './http/client-error.js';

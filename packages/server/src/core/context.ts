@@ -1,13 +1,13 @@
 /**
- * What every module receives: storage, the clock, the audit log and the rate limiter.
- * Also the request decorations set by the authentication hooks.
+ * What every module receives: storage, the clock, the audit log and the rate limiter. The
+ * last two are named here by what callers need of them; their implementations live at the
+ * request boundary (http/audit.ts, edge/rate-limiter.ts) and app.ts hands them in.
  */
-import type { Scope, ValidationResultBody } from '@warren/contract';
-import type { RateLimiter } from '../edge/rate-limiter.js';
-import type { AuditLog } from '../http/audit.js';
+import type { ValidationResultBody } from '@warren/contract';
 import type { LogIds } from '../lib/log-ids.js';
 import type { Clock } from '../lib/time.js';
 import type { Db, Dialect } from '../storage/database.js';
+import type { AuditRow } from './audit-entries.js';
 
 export interface Settings {
   /** Requests per minute of an API key without its own rateLimit. */
@@ -52,11 +52,39 @@ export const DEFAULT_SETTINGS: Settings = {
   enrollRateLimit: 20_000,
 };
 
+/** The audit entries of calls that change nothing, written in batches (http/audit.ts). */
+export interface AuditQueue {
+  enqueue(row: AuditRow): void;
+  /** Counts a use of an API key (its `uses` and `lastUsed`), written with the next batch. */
+  noteKeyUse(keyId: string, at: number): void;
+  /** Writes everything queued so far; resolves when it is committed. */
+  flush(): Promise<void>;
+  /** Resolves once everything queued before the call is committed (one write shared by concurrent callers). */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+  /** Told of a batch that could not be written (the calls it recorded were already answered). */
+  onError?: (error: unknown) => void;
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until a slot frees up (≥ 1 when refused). */
+  resetSeconds: number;
+}
+
+/** At most `limit` hits per bucket in any 60-second window, shared by every instance. */
+export interface RateLimiter {
+  hit(bucket: string, limit: number): Promise<RateLimitDecision>;
+  close(): void;
+}
+
 export interface AppContext {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  audit: AuditLog;
+  audit: AuditQueue;
   limiter: RateLimiter;
   /** Opaque ids and cursors of the logs. */
   logIds: LogIds;
@@ -65,56 +93,8 @@ export interface AppContext {
   policies: { validate(text: string): Promise<ValidationResultBody> };
 }
 
-/**
- * The caller of a management endpoint: an API key of one network, or a person's console
- * session (then `keyId` is null, `keyName` is their login name and `user` says who).
- */
-export interface ApiPrincipal {
-  networkId: string;
-  keyId: string | null;
-  /** The caller's name: the key's, or the signed-in user's login name. */
-  keyName: string;
-  scopes: Scope[];
-  expiresAt: number;
-  user?: SessionPrincipal;
-}
-
-/** The person behind a console session. */
-export interface SessionPrincipal {
-  id: string;
-  loginName: string;
-  role: string;
-  csrfToken: string;
-  /** When the session ends at the latest (12 hours after sign-in). */
-  sessionExpiresAt: number;
-}
-
 /** The caller of a node-protocol endpoint: an enrolled device. */
 export interface DevicePrincipal {
   networkId: string;
   deviceId: string;
-}
-
-export type AuthMode = 'api' | 'none' | 'node';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    ctx: AppContext;
-  }
-  interface FastifyRequest {
-    principal: ApiPrincipal | null;
-    device: DevicePrincipal | null;
-    /** Network of the caller, for the audit entry (set by whichever authentication ran). */
-    networkId: string | null;
-    /** Set once the call's audit entry was written inside the transaction of its change. */
-    audited: boolean;
-  }
-  interface FastifyContextConfig {
-    /** Scope that suffices for this route besides `all` (GETs also accept `read`); `any`: every valid key. */
-    scope?: Scope | 'any';
-    /** Who may call: API keys (default), anyone, or devices (node protocol; its plugin authenticates). */
-    auth?: AuthMode;
-    /** `false`: calls are not audited (probes that devices make every few seconds). */
-    audit?: false;
-  }
 }

@@ -12,24 +12,12 @@
  * an advisory lock.
  */
 import { sql } from 'kysely';
+import type { RateLimitDecision, RateLimiter } from '../core/context.js';
 import type { Clock } from '../lib/time.js';
 import type { Db } from '../storage/database.js';
 import { runPrepared } from '../storage/pg-statements.js';
 
 export const WINDOW_MS = 60_000;
-
-export interface RateLimitDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Seconds until a slot frees up (≥ 1 when refused). */
-  resetSeconds: number;
-}
-
-export interface RateLimiter {
-  hit(bucket: string, limit: number): Promise<RateLimitDecision>;
-  close(): void;
-}
 
 function decide(
   hits: number,

@@ -1,6 +1,6 @@
 /** Sign-in endpoints take no key: they are limited per client address, like any anonymous call. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { rateLimited, setRateLimitHeaders } from './pipeline.js';
+import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 
 export async function limitByAddress(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { ctx } = request.server;

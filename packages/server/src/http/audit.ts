@@ -6,6 +6,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { AuditRow } from '../core/audit-entries.js';
 import { insertAuditEntries } from '../core/audit-entries.js';
+import type { AuditQueue } from '../core/context.js';
+import { callPath } from '../edge/actor.js';
 import type { Db } from '../storage/database.js';
 
 const FLUSH_DELAY_MS = 50;
@@ -26,15 +28,6 @@ export interface CallFacts {
   clientAddr: string;
   requestId: string;
   time: number;
-}
-
-/** Longer targets are cut: an entry records the call, not whatever a client chose to send. */
-const MAX_PATH = 2048;
-
-/** The path an entry records of a request target: no query string, cut to MAX_PATH. */
-export function callPath(target: string): string {
-  const query = target.indexOf('?');
-  return (query === -1 ? target : target.slice(0, query)).slice(0, MAX_PATH);
 }
 
 /** The entry of a call of no network and no key (refused before anyone was identified). */
@@ -84,7 +77,7 @@ export function auditRow(
 
 export { auditLockName, insertAuditEntries } from '../core/audit-entries.js';
 
-export class AuditLog {
+export class AuditLog implements AuditQueue {
   private queue: AuditRow[] = [];
   private keyUse = new Map<string, { at: number; count: number }>();
   private timer: NodeJS.Timeout | undefined;

@@ -1,44 +1,11 @@
 /**
  * OpenAPI 3.1 from the route schemas. Components are the contract's named schemas, so the
- * document reads `Device` and `Problem`; every route documents its error responses.
+ * document reads `Device` and `Problem`; every route documents its error responses
+ * (edge/api-schema.ts).
  */
 import swagger from '@fastify/swagger';
 import { COMPONENT_SCHEMAS } from '@warren/contract';
-import type { FastifyInstance, FastifySchema } from 'fastify';
-import { Type } from 'typebox';
-
-export const ref = (id: string) => Type.Unsafe({ $ref: `${id}#` });
-/** Error responses: RFC 9457 problems, served (and documented) as application/problem+json. */
-const problem = {
-  description: 'Problem details (RFC 9457)',
-  content: { 'application/problem+json': { schema: ref('Problem') } },
-};
-
-/** Error statuses every authenticated route can answer with. */
-const COMMON_ERRORS = { 401: problem, 403: problem, 429: problem, 500: problem } as const;
-
-/**
- * Error statuses that follow from what a route takes: anything it validates can be 400, a
- * path parameter can be longer than the router accepts (414), a body can be too large (413)
- * or of another type (415).
- */
-function inputErrors(schema: FastifySchema): number[] {
-  const errors: number[] = [];
-  if (schema.params || schema.querystring || schema.body) errors.push(400);
-  if (schema.params) errors.push(414);
-  if (schema.body) errors.push(413, 415);
-  return errors;
-}
-
-/** A route schema with the standard error responses merged in. */
-export function apiSchema(
-  schema: FastifySchema & { response?: Record<string, unknown> },
-  errors: number[] = [],
-): FastifySchema {
-  const response: Record<string, unknown> = { ...COMMON_ERRORS, ...schema.response };
-  for (const status of [...inputErrors(schema), ...errors]) response[status] = problem;
-  return { security: [{ bearer: [] }], ...schema, response };
-}
+import type { FastifyInstance } from 'fastify';
 
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
   for (const schema of COMPONENT_SCHEMAS) app.addSchema(schema);

@@ -4,9 +4,10 @@
  * response, the audit entry of every call that did not write its own.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RateLimitDecision } from '../edge/rate-limiter.js';
+import { bearerToken } from '../edge/bearer-token.js';
+import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 import { auditRow } from './audit.js';
-import { authenticateApiKey, bearerToken, requireScope } from './authenticate.js';
+import { authenticateApiKey, requireScope } from './authenticate.js';
 import { checkHostHeader } from './host-header.js';
 import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
 import { ApiError, unauthenticated } from './problem.js';
@@ -18,22 +19,6 @@ const UNAUDITED = new Set(['/healthz', '/readyz']);
 
 function unaudited(request: FastifyRequest): boolean {
   return request.routeOptions.config?.audit === false || UNAUDITED.has(request.routeOptions.url ?? '');
-}
-
-export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
-  reply.header('RateLimit-Limit', decision.limit);
-  reply.header('RateLimit-Remaining', decision.remaining);
-  reply.header('RateLimit-Reset', decision.resetSeconds);
-  if (!decision.allowed) reply.header('Retry-After', decision.resetSeconds);
-}
-
-export function rateLimited(decision: RateLimitDecision, who: string): ApiError {
-  return new ApiError(
-    'rate_limited',
-    `${who} made more than ${decision.limit} requests in the last minute; retry after ${decision.resetSeconds} s`,
-    {},
-    { 'Retry-After': String(decision.resetSeconds) },
-  );
 }
 
 /**

@@ -4,7 +4,7 @@
  * under other methods answers 405 with `Allow` instead of 404.
  */
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { AuthMode } from '../core/context.js';
+import type { AuthMode } from '../edge/request-principals.js';
 
 export interface RouteEntry {
   method: string;

@@ -6,9 +6,9 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, unauthenticated } from '../core/errors.js';
+import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 import { scopesOfRole } from '../modules/sessions/roles.js';
 import { csrfTokenOf, findSession, sameToken } from '../modules/sessions/sessions.store.js';
-import { rateLimited, setRateLimitHeaders } from './pipeline.js';
 import { clearCookie, readCookie, SESSION_COOKIE } from './session-cookie.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter, WINDOW_MS } from '../../src/edge/rate-limiter.js';
+import type { RateLimiter } from '../../src/core/context.js';
+import { MemoryRateLimiter, PostgresRateLimiter, WINDOW_MS } from '../../src/edge/rate-limiter.js';
 import { openStorage } from '../../src/storage/database.js';
 import { backend, freshDatabase, TestClock, type TestDatabase } from '../harness.js';
 

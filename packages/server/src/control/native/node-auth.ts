@@ -5,10 +5,10 @@
  * Devices are rate-limited per device, not per API key.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../core/context.js';
-import { decisionOfHit, type HitRow, type RateLimitDecision, WINDOW_MS } from '../../edge/rate-limiter.js';
-import { bearerToken } from '../../http/authenticate.js';
-import { rateLimited, setRateLimitHeaders } from '../../http/pipeline.js';
+import type { AppContext, RateLimitDecision } from '../../core/context.js';
+import { bearerToken } from '../../edge/bearer-token.js';
+import { rateLimited, setRateLimitHeaders } from '../../edge/rate-limit-reply.js';
+import { decisionOfHit, type HitRow, WINDOW_MS } from '../../edge/rate-limiter.js';
 import { unauthenticated } from '../../http/problem.js';
 import { hashSecret, isWellFormedSecret, sameHash } from '../../lib/secrets.js';
 import { compiledQuery } from '../../storage/compiled-query.js';

@@ -7,11 +7,11 @@ import { HeartbeatBody, type HeartbeatRequest, RegisterBody, type RegisterReques
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
-import { apiSchema, ref } from '../../http/openapi.js';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import { enroll } from '../../modules/devices/enrollment.service.js';
 import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
-import { authenticateAuthKey, authKeyOf } from '../../modules/keys/auth-keys.js';
 import { deviceNetmap, netmapVersion, versionMatches } from '../../modules/netmap/netmap.service.js';
+import { authenticateAuthKey, authKeyOf } from './auth-key.js';
 import { authenticateDevice } from './node-auth.js';
 
 const tags = ['node'];

@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import {
   getPolicy,
   policyAtVersion,
@@ -16,7 +17,6 @@ import {
   replacePolicy,
   validatePolicyText,
 } from '../../modules/acl/acl.service.js';
-import { apiSchema, ref } from '../openapi.js';
 import { ApiError } from '../problem.js';
 
 export const HUJSON = 'application/hujson';

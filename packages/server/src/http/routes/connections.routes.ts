@@ -11,10 +11,10 @@ import {
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { Type } from 'typebox';
 import { authenticateDevice } from '../../control/native/node-auth.js';
+import { apiSchema } from '../../edge/api-schema.js';
+import { toApiError } from '../../edge/to-api-error.js';
 import { connectionsPage, reportConnections } from '../../modules/logs/connections.service.js';
 import { logPageSchema } from '../../modules/logs/paging.js';
-import { toApiError } from '../error-handler.js';
-import { apiSchema } from '../openapi.js';
 import { ApiError, invalidRequest } from '../problem.js';
 
 const ENTRY_PATH = /^\/entries\/(\d+)(?:\/(.*))?$/;

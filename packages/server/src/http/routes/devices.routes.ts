@@ -9,6 +9,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import { approveDevice, expireDevice, updateDevice } from '../../modules/devices/approval.service.js';
 import { deviceDetail } from '../../modules/devices/device-details.js';
 import { DeviceIndex } from '../../modules/devices/device-index.js';
@@ -23,7 +24,6 @@ import {
 } from '../../modules/devices/devices.service.js';
 import { ListBodies } from '../../modules/devices/list-bodies.js';
 import { isPostgres } from '../../storage/database.js';
-import { apiSchema, ref } from '../openapi.js';
 
 /** One device record, as the route's response schema serialises it. */
 const DEVICE_SCHEMA = { $ref: 'Device#' };

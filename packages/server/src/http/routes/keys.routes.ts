@@ -3,10 +3,10 @@ import { CreateKeyBody, type CreateKeyRequest, KeyListQuery, type KeyState } fro
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import { presentKey } from '../../modules/keys/keys.presenter.js';
 import { listKeys } from '../../modules/keys/keys.repository.js';
 import { createKey, deleteKey, getKey } from '../../modules/keys/keys.service.js';
-import { apiSchema, ref } from '../openapi.js';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const tags = ['keys'];

@@ -1,10 +1,10 @@
 /** GET /v1/me: who the caller is — the signed-in person or the API key — and what it may do. */
 import type { MeBody } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import { iso } from '../../lib/time.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { findUser } from '../../modules/users/users.repository.js';
-import { apiSchema, ref } from '../openapi.js';
 
 export async function meRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;

@@ -5,9 +5,9 @@
 import { PatchNetworkBody, type PatchNetworkRequest } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../../edge/actor.js';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import { describeNetwork } from '../../modules/network/network.service.js';
 import { updateNetworkSettings } from '../../modules/network/settings.service.js';
-import { apiSchema, ref } from '../openapi.js';
 
 export async function networkRoutes(app: FastifyInstance): Promise<void> {
   app.get(

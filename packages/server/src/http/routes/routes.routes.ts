@@ -3,10 +3,10 @@ import { RouteListQuery, type RouteState } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import { presentRoute } from '../../modules/routes/routes.presenter.js';
 import { listRoutes } from '../../modules/routes/routes.repository.js';
 import { approveRoute, disableRoute } from '../../modules/routes/routes.service.js';
-import { apiSchema, ref } from '../openapi.js';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const tags = ['routes'];

@@ -2,8 +2,8 @@
 import { SetSsoBody, type SetSsoRequest } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../../edge/actor.js';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import { getSso, presentSso, setSso } from '../../modules/sso/sso.service.js';
-import { apiSchema, ref } from '../openapi.js';
 import { callbackUrl } from '../public-url.js';
 
 const tags = ['network'];

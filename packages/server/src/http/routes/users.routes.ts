@@ -9,10 +9,10 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { listUsers } from '../../modules/users/users.repository.js';
 import { createUser, deleteUser, type UserChange, updateUser } from '../../modules/users/users.service.js';
-import { apiSchema, ref } from '../openapi.js';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const tags = ['users'];

@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../core/errors.js';
 import { actorOf } from '../../edge/actor.js';
+import { apiSchema, ref } from '../../edge/api-schema.js';
 import { logPageSchema } from '../../modules/logs/paging.js';
 import { deliveryPage } from '../../modules/webhooks/deliveries.js';
 import { presentWebhook } from '../../modules/webhooks/webhooks.presenter.js';
@@ -23,7 +24,6 @@ import {
   testWebhook,
   updateWebhook,
 } from '../../modules/webhooks/webhooks.service.js';
-import { apiSchema, ref } from '../openapi.js';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const DeliveryParams = Type.Object({ id: Type.String({ maxLength: 64 }), deliveryId: Type.String({ maxLength: 64 }) });

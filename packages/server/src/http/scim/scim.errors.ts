@@ -4,7 +4,7 @@
  * and 429 included — is turned into it here.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { toApiError } from '../error-handler.js';
+import { toApiError } from '../../edge/to-api-error.js';
 
 export const SCIM_TYPE = 'application/scim+json; charset=utf-8';
 const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';

@@ -6,7 +6,8 @@
  */
 import type { PolicyProblem } from '@warren/contract';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { noRouteError, toApiError } from '../error-handler.js';
+import { toApiError } from '../../edge/to-api-error.js';
+import { noRouteError } from '../error-handler.js';
 import type { ApiError } from '../problem.js';
 
 /** Policy problems as Tailscale's `data`: one entry, each problem with where it is. */

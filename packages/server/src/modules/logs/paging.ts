@@ -9,7 +9,7 @@ import { type LogPageRequest, parseDuration } from '@warren/contract';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { invalidDuration, invalidRequest } from '../../core/errors.js';
-import { ref } from '../../http/openapi.js';
+import { ref } from '../../edge/api-schema.js';
 import type { LogIds, LogKind } from '../../lib/log-ids.js';
 import type { Db } from '../../storage/database.js';
 

@@ -1,0 +1,54 @@
+/**
+ * What authentication leaves on a request: who called (an API key, a person's console session,
+ * or a device) and for which network, and what each route declares about its callers.
+ */
+import type { Scope } from '@warren/contract';
+import type { AppContext, DevicePrincipal } from '../core/context.js';
+
+/**
+ * The caller of a management endpoint: an API key of one network, or a person's console
+ * session (then `keyId` is null, `keyName` is their login name and `user` says who).
+ */
+export interface ApiPrincipal {
+  networkId: string;
+  keyId: string | null;
+  /** The caller's name: the key's, or the signed-in user's login name. */
+  keyName: string;
+  scopes: Scope[];
+  expiresAt: number;
+  user?: SessionPrincipal;
+}
+
+/** The person behind a console session. */
+export interface SessionPrincipal {
+  id: string;
+  loginName: string;
+  role: string;
+  csrfToken: string;
+  /** When the session ends at the latest (12 hours after sign-in). */
+  sessionExpiresAt: number;
+}
+
+export type AuthMode = 'api' | 'none' | 'node';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+  interface FastifyRequest {
+    principal: ApiPrincipal | null;
+    device: DevicePrincipal | null;
+    /** Network of the caller, for the audit entry (set by whichever authentication ran). */
+    networkId: string | null;
+    /** Set once the call's audit entry was written inside the transaction of its change. */
+    audited: boolean;
+  }
+  interface FastifyContextConfig {
+    /** Scope that suffices for this route besides `all` (GETs also accept `read`); `any`: every valid key. */
+    scope?: Scope | 'any';
+    /** Who may call: API keys (default), anyone, or devices (node protocol; its plugin authenticates). */
+    auth?: AuthMode;
+    /** `false`: calls are not audited (probes that devices make every few seconds). */
+    audit?: false;
+  }
+}
