@@ -5,6 +5,7 @@
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { type EmbeddedRelayOptions, startEmbeddedRelay } from './control/derp/embedded-relay.js';
+import { connectionReportRoutes } from './control/native/connections.routes.js';
 import { nodeRoutes } from './control/native/node.routes.js';
 import { tailscaleRoutes, ts2021Upgrade } from './control/tailscale/ts2021.js';
 import { routeUpgrades, type UpgradeHandler } from './control/upgrades.js';
@@ -25,7 +26,7 @@ import { registerRequestLog } from './http/request-log.js';
 import { registerRouteTable } from './http/route-table.js';
 import { aclRoutes } from './http/routes/acl.routes.js';
 import { auditLogRoutes } from './http/routes/audit-log.routes.js';
-import { connectionLogRoutes, connectionReportRoutes } from './http/routes/connections.routes.js';
+import { connectionLogRoutes } from './http/routes/connections.routes.js';
 import { devicesRoutes } from './http/routes/devices.routes.js';
 import { eventsRoutes } from './http/routes/events.routes.js';
 import { keysRoutes } from './http/routes/keys.routes.js';

@@ -38,3 +38,8 @@ export function apiSchema(
   for (const status of [...inputErrors(schema), ...errors]) response[status] = problem;
   return { security: [{ bearer: [] }], ...schema, response };
 }
+
+/** The 200 response schema of a log page whose entries are the component `entry`. */
+export function logPageSchema(entry: string) {
+  return Type.Object({ entries: Type.Array(ref(entry)), nextCursor: Type.String(), hasMore: Type.Boolean() });
+}

@@ -12,16 +12,10 @@ import {
   type OpenedSession,
   openSession,
   SESSION_LIFETIME_MS,
+  type SigningInUser,
   sweepSessions,
 } from '../modules/sessions/sessions.store.js';
 import { SESSION_COOKIE, setCookie } from './session-cookie.js';
-
-export interface SigningInUser {
-  networkId: string;
-  id: string;
-  loginName: string;
-  role: string;
-}
 
 /** The person as the actor of their own requests (and of signing in). */
 export function userActor(request: FastifyRequest, user: SigningInUser, status: number): Actor {

@@ -6,10 +6,10 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, RateLimitDecision } from '../../core/context.js';
+import { unauthenticated } from '../../core/errors.js';
 import { bearerToken } from '../../edge/bearer-token.js';
 import { rateLimited, setRateLimitHeaders } from '../../edge/rate-limit-reply.js';
 import { decisionOfHit, type HitRow, WINDOW_MS } from '../../edge/rate-limiter.js';
-import { unauthenticated } from '../../http/problem.js';
 import { hashSecret, isWellFormedSecret, sameHash } from '../../lib/secrets.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
 import { runPrepared } from '../../storage/pg-statements.js';

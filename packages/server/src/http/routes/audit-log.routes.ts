@@ -2,10 +2,10 @@
 import { type AuditEntryBody, AuditLogQuery, type AuditLogRequest } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import type { Selectable } from 'kysely';
-import { apiSchema } from '../../edge/api-schema.js';
+import { apiSchema, logPageSchema } from '../../edge/api-schema.js';
 import type { LogIds } from '../../lib/log-ids.js';
 import { iso } from '../../lib/time.js';
-import { logPageSchema, readPage } from '../../modules/logs/paging.js';
+import { readPage } from '../../modules/logs/paging.js';
 import type { AuditLogTable } from '../../storage/schema.js';
 
 function presentAudit(ids: LogIds, row: Selectable<AuditLogTable>): AuditEntryBody {

@@ -3,9 +3,9 @@ import { EVENT_FILTER_PATTERN, EventListQuery, type EventListRequest } from '@wa
 import type { FastifyInstance } from 'fastify';
 import { invalidRequest } from '../../core/errors.js';
 import { type EventRow, presentEvent } from '../../core/events.js';
-import { apiSchema } from '../../edge/api-schema.js';
+import { apiSchema, logPageSchema } from '../../edge/api-schema.js';
 import { typeFilter } from '../../modules/events/event-filters.js';
-import { logPageSchema, readPage } from '../../modules/logs/paging.js';
+import { readPage } from '../../modules/logs/paging.js';
 
 const FILTER_RE = new RegExp(EVENT_FILTER_PATTERN);
 

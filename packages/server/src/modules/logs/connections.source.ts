@@ -10,7 +10,7 @@
  * internet addresses, never for the mesh's own.
  */
 
-import { invalidRequest } from '../../http/problem.js';
+import { invalidRequest } from '../../core/errors.js';
 // The prefix arithmetic of the policy engine (a pure module), so routes and logs read CIDRs alike.
 import { containsPrefix, type Prefix, parsePrefix } from '../../policy/cidr.js';
 import type { Db } from '../../storage/database.js';

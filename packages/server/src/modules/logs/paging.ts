@@ -7,9 +7,7 @@
  */
 import { type LogPageRequest, parseDuration } from '@warren/contract';
 import { sql } from 'kysely';
-import { Type } from 'typebox';
 import { invalidDuration, invalidRequest } from '../../core/errors.js';
-import { ref } from '../../edge/api-schema.js';
 import type { LogIds, LogKind } from '../../lib/log-ids.js';
 import type { Db } from '../../storage/database.js';
 
@@ -77,11 +75,6 @@ export interface LogPage<T> {
   entries: T[];
   nextCursor: string;
   hasMore: boolean;
-}
-
-/** The 200 response schema of a log page whose entries are the component `entry`. */
-export function logPageSchema(entry: string) {
-  return Type.Object({ entries: Type.Array(ref(entry)), nextCursor: Type.String(), hasMore: Type.Boolean() });
 }
 
 /**

@@ -14,6 +14,14 @@ export const SESSION_IDLE_MS = 3_600_000;
 /** last_used_at is written at most this often, so a busy console does not write per call. */
 const TOUCH_EVERY_MS = 60_000;
 
+/** The person a sign-in (single sign-on or a one-time link) opens a session for. */
+export interface SigningInUser {
+  networkId: string;
+  id: string;
+  loginName: string;
+  role: string;
+}
+
 export interface SessionUser {
   networkId: string;
   userId: string;

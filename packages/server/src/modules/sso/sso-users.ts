@@ -6,7 +6,7 @@
 import { systemActor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError, unauthenticated } from '../../core/errors.js';
-import type { SigningInUser } from '../../http/sign-in.js';
+import type { SigningInUser } from '../sessions/sessions.store.js';
 import { createUser } from '../users/users.service.js';
 import type { VerifiedIdentity } from './oidc.js';
 import type { SsoSettings } from './sso.repository.js';
