@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { logRetentionDays, sweepConnectionLog } from '../../src/modules/logs/connections.retention.js';
+import { sweepConnectionLog } from '../../src/modules/logs/connections.retention.js';
+import { logRetentionDays } from '../../src/modules/network/plans.js';
 import { startServer, type TestServer } from '../harness.js';
 import { addDevice, entry, report, type TestDevice } from './helpers.js';
 

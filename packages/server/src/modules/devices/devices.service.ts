@@ -2,14 +2,13 @@
  * Device rules for the management API: list with filters, read, delete, replace tags.
  * An id of another network is 404 like an unknown one, so nothing reveals it exists.
  */
-import { type DeviceBody, TAG_RE } from '@warren/contract';
+import type { DeviceBody } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
-import { invalidTag, notFound } from '../../core/errors.js';
+import { notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
-import { requireOwnedTags } from '../acl/tag-ownership.js';
-import { checkTags } from '../keys/keys.service.js';
+import { checkTags, requireOwnedTags, requireTagSyntax } from '../acl/tags.js';
 import { logNetmapChange } from '../network/netmap-changes.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
 import type { DeviceIndex, IndexFilter } from './device-index.js';
@@ -37,7 +36,7 @@ export interface DeviceListInput {
 
 /** The requested tags, each checked, without repeats. */
 function checkedTags(input: DeviceListInput): string[] {
-  for (const tag of input.tag ?? []) if (!TAG_RE.test(tag)) throw invalidTag(tag);
+  requireTagSyntax(input.tag ?? []);
   return input.tag ? [...new Set(input.tag)] : [];
 }
 

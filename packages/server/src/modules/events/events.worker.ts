@@ -7,7 +7,7 @@ import type { AppContext } from '../../core/context.js';
 import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Db } from '../../storage/database.js';
 import { expireDueLogins } from '../devices/key-expiry.js';
-import { logRetentionDays } from '../logs/connections.retention.js';
+import { logRetentionDays } from '../network/plans.js';
 import { detectKeyExpiry, detectPresence, forgetGone } from './detector.js';
 
 const DETECT_INTERVAL_MS = 5_000;

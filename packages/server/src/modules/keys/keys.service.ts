@@ -14,17 +14,16 @@ import {
   parseDuration,
   SCOPES,
   type Scope,
-  TAG_RE,
 } from '@warren/contract';
 import { type Actor, systemActor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
-import { ApiError, invalidDuration, invalidRequest, invalidTag, notFound } from '../../core/errors.js';
+import { ApiError, invalidDuration, invalidRequest, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { listText, parseList } from '../../lib/json.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import type { Db } from '../../storage/database.js';
-import { requireOwnedTags } from '../acl/tag-ownership.js';
+import { checkTags, requireOwnedTags } from '../acl/tags.js';
 import { findUserId } from '../users/users.repository.js';
 import { presentKey } from './keys.presenter.js';
 import { findKey, insertKey, revokeKey } from './keys.repository.js';
@@ -40,11 +39,6 @@ export function keyLifetime(expiresIn: string | undefined): number {
   if (ms <= 0) throw new ApiError('invalid_duration', `expiresIn must be longer than 0 (got "${text}")`);
   if (ms > MAX_KEY_LIFETIME_MS) throw new ApiError('invalid_duration', `expiresIn may not exceed 365d (got "${text}")`);
   return ms;
-}
-
-export function checkTags(tags: readonly string[]): string[] {
-  for (const tag of tags) if (!TAG_RE.test(tag)) throw invalidTag(tag);
-  return [...new Set(tags)].sort();
 }
 
 /** Scopes of `scopes` that a key with `own` does not hold (none when it holds `all`). */

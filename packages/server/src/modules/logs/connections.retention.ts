@@ -8,17 +8,12 @@
 import type { AppContext, Settings } from '../../core/context.js';
 import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Db } from '../../storage/database.js';
-import { limitsOf } from '../network/plans.js';
+import { logRetentionDays } from '../network/plans.js';
 import { deleteConnectionsBefore } from './connections.repository.js';
 
 const DAY_MS = 86_400_000;
 export const RETENTION_BATCH = 5_000;
 export const RETENTION_INTERVAL_MS = 10 * 60_000;
-
-export function logRetentionDays(plan: string, settings: Partial<Settings> = {}): number {
-  if (plan === 'premium' && settings.premiumLogRetentionDays) return settings.premiumLogRetentionDays;
-  return limitsOf(plan).logRetentionDays;
-}
 
 export interface SweepOptions {
   settings?: Partial<Settings>;

@@ -10,9 +10,8 @@ import { DEFAULT_POLICY, policyEtag } from '../../policy/index.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
-import { logRetentionDays } from '../logs/connections.retention.js';
 import { updatePlan } from './network.repository.js';
-import { limitsOf } from './plans.js';
+import { limitsOf, logRetentionDays } from './plans.js';
 
 export interface CreateNetworkInput {
   name: string;

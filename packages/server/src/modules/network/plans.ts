@@ -1,5 +1,6 @@
 /** What each plan allows. The API surface is the same on every plan; only limits differ. */
 import type { Plan } from '@warren/contract';
+import type { Settings } from '../../core/context.js';
 
 export interface PlanLimits {
   users: number | null; // null: unlimited
@@ -15,4 +16,10 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
 
 export function limitsOf(plan: string): PlanLimits {
   return PLAN_LIMITS[plan as Plan] ?? PLAN_LIMITS.free;
+}
+
+/** Days a network's logs (connections, events) are kept: its plan's, or the operator's for premium. */
+export function logRetentionDays(plan: string, settings: Partial<Settings> = {}): number {
+  if (plan === 'premium' && settings.premiumLogRetentionDays) return settings.premiumLogRetentionDays;
+  return limitsOf(plan).logRetentionDays;
 }
