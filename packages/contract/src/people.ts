@@ -2,8 +2,7 @@
  * People: single sign-on settings and the caller's own record (`GET /v1/me`).
  */
 import { type Static, Type } from 'typebox';
-import { SCOPES } from './formats.js';
-import type { UserBody } from './schemas.js';
+import { type ROLES, SCOPES } from './formats.js';
 
 const closed = { additionalProperties: false } as const;
 const scopeList = Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))));
@@ -59,6 +58,17 @@ export const Me = Type.Object(
   },
   { $id: 'Me', description: 'the caller: the signed-in user of a console session, or the API key' },
 );
+/** A person of the network (the `User` schema of schemas.ts). */
+export interface UserBody {
+  id: string;
+  loginName: string;
+  displayName: string;
+  role: (typeof ROLES)[number];
+  status: string;
+  created: string;
+  lastSeen: string | null;
+  deviceCount: number;
+}
 export interface MeBody {
   type: 'user' | 'key';
   network: { id: string; name: string };

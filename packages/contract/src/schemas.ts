@@ -292,16 +292,6 @@ export interface DeviceBody {
   expires?: string | null;
   exitNode?: boolean;
 }
-export interface UserBody {
-  id: string;
-  loginName: string;
-  displayName: string;
-  role: (typeof ROLES)[number];
-  status: string;
-  created: string;
-  lastSeen: string | null;
-  deviceCount: number;
-}
 export interface NetworkBody {
   id: string;
   name: string;
