@@ -5,12 +5,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+// The server's public entry, as the CLI uses it: the console's tests never reach into its modules.
+import { bootstrapIfEmpty, buildApp, openStorage, type Storage } from '@warren/server';
 import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/src/app.ts';
-import { bootstrapIfEmpty } from '../../server/src/modules/network/network.service.ts';
-import { openStorage, type Storage } from '../../server/src/storage/database.ts';
 import { type IdentityProvider, startIdentityProvider } from '../../server/test/people/identity-provider.ts';
 import { buildConsole, launch } from './harness.ts';
 
