@@ -1,0 +1,147 @@
+/**
+ * The layers of docs/ARCHITECTURE.md, held against the code: arrows point down (http/ and
+ * control/ → modules/ → core/ → storage/; policy/ imported, importing nothing of the server),
+ * no import cycles, and domain folders import each other downwards only, but for the few
+ * upward imports named below (and in docs/ARCHITECTURE.md) with their reasons.
+ */
+import { describe, expect, it } from 'vitest';
+import { cycles, importGraph } from './import-graph.js';
+
+const SERVER = 'packages/server/src/';
+
+const graph = importGraph([
+  'packages/server/src',
+  'packages/contract/src',
+  'packages/client/src',
+  'packages/cli/src',
+  'packages/console/src',
+  'packages/console/browser',
+]);
+
+/** The part of the code a file belongs to: a folder of the server (a domain for modules/), or a package. */
+function area(file: string): string {
+  if (file.startsWith(SERVER)) {
+    const [first, second] = file.slice(SERVER.length).split('/');
+    if (second === undefined) return 'app';
+    return first === 'modules' ? `modules/${second}` : first!;
+  }
+  return file.split('/')[1]!;
+}
+
+/** Domain folders, top to bottom: each may import the ones below it. */
+const DOMAINS = [
+  'netmap',
+  'events',
+  'webhooks',
+  'logs',
+  'sso',
+  'users',
+  'devices',
+  'keys',
+  'routes',
+  'acl',
+  'sessions',
+  'network',
+];
+
+/** The upward imports between domain folders that are allowed, each with its reason (at most three). */
+const UPWARD: { from: string; to: string; why: string }[] = [
+  {
+    from: 'acl',
+    to: 'routes',
+    why: 'a stored policy approves the pending routes its autoApprovers allow, in its transaction',
+  },
+  {
+    from: 'routes',
+    to: 'netmap',
+    why: 'autoApprovers judge a route by its device as the policy sees it (policy inputs)',
+  },
+  { from: 'keys', to: 'users', why: 'an auth key names the user its devices will belong to' },
+];
+
+/** Imports from files of `from` areas to files of `to` areas. */
+function importsBetween(from: (area: string) => boolean, to: (area: string) => boolean): string[] {
+  const found: string[] = [];
+  for (const [file, targets] of graph) {
+    if (!from(area(file))) continue;
+    for (const target of targets) if (to(area(target))) found.push(`${file} → ${target}`);
+  }
+  return found.sort();
+}
+
+const is =
+  (...areas: string[]) =>
+  (a: string) =>
+    areas.some((name) => a === name || a.startsWith(`${name}/`));
+const server = (a: string) =>
+  ['app', 'http', 'control', 'edge', 'core', 'lib', 'policy', 'storage'].includes(a) || a.startsWith('modules/');
+
+describe('the layers of the code', () => {
+  it('reads a graph of the whole server', () => {
+    // A guard against a reader that silently finds nothing (a moved folder, a changed pattern).
+    expect(graph.size).toBeGreaterThan(200);
+    expect(importsBetween(is('app'), is('http')).length).toBeGreaterThan(10);
+  });
+
+  it('has no import cycles', () => {
+    expect(cycles(graph)).toEqual([]);
+  });
+
+  it('keeps services and repositories free of HTTP and of device protocols', () => {
+    expect(importsBetween(is('modules'), is('http', 'control', 'edge', 'app'))).toEqual([]);
+  });
+
+  it('keeps the device protocols and the admin API apart', () => {
+    expect(importsBetween(is('control'), is('http'))).toEqual([]);
+    expect(importsBetween(is('http'), is('control'))).toEqual([]);
+  });
+
+  it('keeps the request boundary below both faces and above the domains', () => {
+    expect(importsBetween(is('edge'), is('http', 'control', 'modules', 'app'))).toEqual([]);
+  });
+
+  it('keeps the core below the domains and free of HTTP', () => {
+    expect(importsBetween(is('core'), is('http', 'control', 'edge', 'modules', 'app'))).toEqual([]);
+  });
+
+  it('keeps storage and migrations free of domain code', () => {
+    expect(importsBetween(is('storage'), (a) => server(a) && a !== 'storage')).toEqual([]);
+  });
+
+  it('keeps the policy engine pure', () => {
+    expect(importsBetween(is('policy'), (a) => server(a) && a !== 'policy')).toEqual([]);
+  });
+
+  it('keeps the contract and the client free of the server', () => {
+    expect(importsBetween(is('contract'), (a) => a !== 'contract')).toEqual([]);
+    expect(importsBetween(is('client'), (a) => server(a))).toEqual([]);
+  });
+
+  it('lets the console reach the server only through its public entry', () => {
+    const inside = importsBetween(is('console'), server).filter((i) => !i.endsWith(`→ ${SERVER}index.ts`));
+    expect(inside).toEqual([]);
+  });
+
+  it('lists every domain folder in its order', () => {
+    const folders = new Set([...graph.keys()].map(area).filter((a) => a.startsWith('modules/')));
+    expect([...folders].map((a) => a.slice('modules/'.length)).sort()).toEqual([...DOMAINS].sort());
+  });
+
+  it('imports between domain folders downwards, but for the named exceptions', () => {
+    expect(UPWARD.length).toBeLessThanOrEqual(3);
+    const level = (a: string) => DOMAINS.indexOf(a.slice('modules/'.length));
+    const upward = new Map<string, string[]>();
+    for (const found of importsBetween(is('modules'), is('modules'))) {
+      const [file, target] = found.split(' → ') as [string, string];
+      const [from, to] = [area(file), area(target)];
+      if (from === to || level(from) < level(to)) continue;
+      const pair = `${from.slice('modules/'.length)} → ${to.slice('modules/'.length)}`;
+      upward.set(pair, [...(upward.get(pair) ?? []), found]);
+    }
+    const allowed = UPWARD.map(({ from, to }) => `${from} → ${to}`);
+    const unexpected = [...upward].filter(([pair]) => !allowed.includes(pair)).flatMap(([, imports]) => imports);
+    expect(unexpected).toEqual([]);
+    // An exception no longer used comes off the list (and off docs/ARCHITECTURE.md).
+    expect(allowed.filter((pair) => !upward.has(pair))).toEqual([]);
+  });
+});
