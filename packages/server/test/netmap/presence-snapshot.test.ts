@@ -1,6 +1,6 @@
 /**
  * The presence snapshot follows devices timing out, and devices whose presence a call moved,
- * by reading only those again (modules/node/presence-snapshot.ts); it must always equal the
+ * by reading only those again (modules/netmap/presence-snapshot.ts); it must always equal the
  * online set read whole.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 /**
  * POST /machine/register over the Noise channel (the machine key is what the handshake proved):
  *  - with an auth key (`tailscale up --auth-key`): every auth-key rule of a native enrollment
- *    applies (modules/node/enrollment.service.ts); tags the client asks for
+ *    applies (modules/devices/enrollment.service.ts); tags the client asks for
  *    (`--advertise-tags`) must be owned in tagOwners by the key's user, unless the key carries
  *    tags of its own, which win as in Tailscale;
  *  - a known node key of this machine logs in again without a key; with `OldNodeKey`, the

@@ -153,7 +153,7 @@ export async function enroll(
     // An enrolled device is online: presence snapshots are stale too (presence-snapshot.ts).
     const network = await bumpEpochsForEnrollment(trx, networkId);
     const owner = await deviceOwner(trx, networkId, key.user_id);
-    // A suspended user's devices are refused (http/node-auth.ts): so is enrolling a new one.
+    // A suspended user's devices are refused (control/native/node-auth.ts): so is enrolling a new one.
     if (owner?.status === 'suspended') throw unauthenticated(`the user of this auth key (${owner.id}) is suspended`);
     const userId = owner?.id ?? null;
     const existing = await trx

@@ -149,7 +149,7 @@ async function countActiveOwners(db: Db, networkId: string, exceptId: string): P
 
 /**
  * A suspended user's devices go offline at once (their node credentials are refused from now
- * on, see http/node-auth.ts), so every peer's view changes: both epochs move.
+ * on, see control/native/node-auth.ts), so every peer's view changes: both epochs move.
  */
 async function disconnectDevicesOf(trx: Db, networkId: string, userId: string): Promise<void> {
   const result = await trx
