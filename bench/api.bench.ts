@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { Warren } from '@warren/client';
-import { type Simulation, simulate } from '../packages/cli/src/commands/node-agent.js';
+import { type Simulation, simulate } from '../packages/cli/src/node/fleet-simulator.js';
 import type { RateLimiter } from '../packages/server/src/core/context.js';
 import { MemoryRateLimiter, PostgresRateLimiter } from '../packages/server/src/edge/rate-limiter.js';
 import { openStorage } from '../packages/server/src/storage/database.js';

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Warren } from '@warren/client';
-import { type Simulation, simulate } from '../packages/cli/src/commands/node-agent.js';
+import { type Simulation, simulate } from '../packages/cli/src/node/fleet-simulator.js';
 import { initWarren, serveWarren } from './warren-process.js';
 
 const { values: flags } = parseArgs({

@@ -11,7 +11,9 @@ import type { AddressInfo } from 'node:net';
 import { NodeClient, Warren } from '@warren/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../../server/test/harness.js';
-import { Agent, gatedFetch, randomNodeKey, simulate } from '../src/commands/node-agent.js';
+import { Agent, randomNodeKey } from '../src/node/agent.js';
+import { gatedFetch } from '../src/node/concurrency.js';
+import { simulate } from '../src/node/fleet-simulator.js';
 import { WARREN_FROM_SOURCES } from './bin.js';
 
 const until = async (check: () => boolean, ms = 10_000) => {

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTags } from '../../server/test/acl/helpers.js';
 import { startServer, type TestServer } from '../../server/test/harness.js';
 import { Agent, nodeUp, simulate } from '../src/commands/node.js';
-import { randomNodeKey } from '../src/commands/node-agent.js';
 import type { Io } from '../src/commands/output.js';
+import { randomNodeKey } from '../src/node/agent.js';
 import { warren } from './run.js';
 
 const until = async (check: () => Promise<boolean> | boolean, ms = 10_000) => {

@@ -1,16 +1,18 @@
 /**
  * `warren node up` and `warren node simulate`: one device agent for this machine, or many
- * simulated ones in this process (the agent itself is in node-agent.ts).
+ * simulated ones in this process (the agent itself is in node/agent.ts, the fleet in node/fleet-simulator.ts).
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import { dirname } from 'node:path';
 import type { DeviceBody } from '@warren/contract';
 import type { Command } from 'commander';
-import { Agent, isStatus, message, newNodeKey, simulate } from './node-agent.js';
+import { Agent, isStatus, message, newNodeKey } from '../node/agent.js';
+import { simulate } from '../node/fleet-simulator.js';
 import { DEFAULT_URL, examples, type Io, UsageError, visible } from './output.js';
 
-export { Agent, type AgentOptions, type SimulateOptions, type Simulation, simulate } from './node-agent.js';
+export { Agent, type AgentOptions } from '../node/agent.js';
+export { type SimulateOptions, type Simulation, simulate } from '../node/fleet-simulator.js';
 
 interface State {
   server: string;

@@ -8,16 +8,17 @@
  * A simulated fleet of thousands of agents lives in one process and talks to one server, so
  * what each agent holds and sends is bounded: a sample of its peers (`maxPeers`), a fleet-wide
  * number of netmap fetches in flight (`netmapSlots`), a timeout on every request, and a stop
- * that aborts instead of waiting.
+ * that aborts instead of waiting. The fleet itself is fleet-simulator.ts; the bounds it shares
+ * between agents are concurrency.ts.
  */
 import { generateKeyPairSync, randomBytes, randomInt } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import { platform } from 'node:os';
-import { type HeartbeatResult, NODE_TIMEOUT_MS, NodeClient, type RegisterResult, WarrenError } from '@warren/client';
+import { type HeartbeatResult, NodeClient, type RegisterResult, WarrenError } from '@warren/client';
 import type { DeviceBody, NetmapBody, ReportedConnectionRequest } from '@warren/contract';
 import { VERSION } from '../package.js';
+import type { Slots } from './concurrency.js';
 
-const HEARTBEAT_MS: [number, number] = [15_000, 20_000];
+export const HEARTBEAT_MS: [number, number] = [15_000, 20_000];
 /** Ticks to wait before trying an endpoint again that answered 404. */
 const MISSING_BACKOFF_TICKS = 10;
 
@@ -51,74 +52,6 @@ export const isStatus = (error: unknown, status: number) => error instanceof War
  * unknown /v1 paths as management calls, and the heartbeat just accepted the credential.
  */
 const isMissing = (error: unknown) => isStatus(error, 404) || isStatus(error, 401);
-
-/**
- * A fleet-wide count of netmap fetches in flight, shared by the agents of one simulation. An
- * agent that finds every slot taken skips the fetch until its next heartbeat instead of
- * queueing (as gatedFetch does for every request): a netmap can wait a round, and a queue of
- * them would hold the fleet's request slots from its heartbeats.
- */
-export class Slots {
-  private taken = 0;
-  constructor(readonly limit: number) {}
-
-  /** Takes a slot when one is free; a taken slot must be given back with `release`. */
-  tryTake(): boolean {
-    if (this.taken >= this.limit) return false;
-    this.taken++;
-    return true;
-  }
-
-  release(): void {
-    this.taken--;
-  }
-}
-
-/**
- * `fetch` with at most `limit` requests of a fleet in flight; the rest wait their turn. A fleet
- * of thousands sharing one process would otherwise open a connection per concurrent request,
- * and a burst of them overflows the server's accept queue, where every new connection, the
- * operator's own included, waits out TCP's retransmission back-off. A slot is held until the
- * body has been read, so the connection is free again when the next request takes it.
- */
-export function gatedFetch(inner: typeof fetch, limit: number): typeof fetch {
-  let inFlight = 0;
-  const waiting: Array<() => void> = [];
-  const release = () => {
-    inFlight--;
-    waiting.shift()?.();
-  };
-  return async (input, init) => {
-    if (inFlight >= limit) {
-      await new Promise<void>((resolve, reject) => {
-        const signal = init?.signal;
-        const go = () => {
-          signal?.removeEventListener('abort', abandon);
-          resolve();
-        };
-        const abandon = () => {
-          waiting.splice(waiting.indexOf(go), 1);
-          reject(signal?.reason);
-        };
-        signal?.throwIfAborted();
-        signal?.addEventListener('abort', abandon, { once: true });
-        waiting.push(go);
-      });
-    }
-    inFlight++;
-    try {
-      const response = await inner(input, init);
-      const body = await response.arrayBuffer();
-      return new Response(response.status === 304 || body.byteLength === 0 ? null : body, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-      });
-    } finally {
-      release();
-    }
-  };
-}
 
 export interface AgentOptions {
   server: string;
@@ -342,190 +275,4 @@ export class Agent {
   private log(line: string): void {
     this.options.log?.(`${this.options.hostname}: ${line}`);
   }
-}
-
-/** Runs `work` over `items` with at most `limit` in flight. */
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-}
-
-/**
- * Lets one signal serve `users` requests in flight at once. Each request listens to its signal
- * until it ends, and Node warns of a leak past 10 listeners, which bounded concurrency above 10
- * reaches legitimately.
- */
-function shareable<S extends AbortSignal>(signal: S, users: number): S {
-  setMaxListeners(Math.max(users, 10), signal);
-  return signal;
-}
-
-/**
- * A signal for the simulation's own requests that follows the caller's: the caller's signal
- * gets one listener (removed by `release`) rather than one per request in flight.
- */
-function follow(outer: AbortSignal | undefined, users: number): { signal: AbortSignal; release(): void } {
-  const controller = new AbortController();
-  const abort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) abort();
-  else outer?.addEventListener('abort', abort, { once: true });
-  return { signal: shareable(controller.signal, users), release: () => outer?.removeEventListener('abort', abort) };
-}
-
-export interface SimulateOptions {
-  server: string;
-  authKey: string;
-  count: number;
-  /** Enrollments in flight at once (default 32). */
-  concurrency?: number;
-  advertiseRoutes?: string[];
-  /** Hostnames are `<prefix>-1` … `<prefix>-N` (default `sim`). */
-  hostnamePrefix?: string;
-  /** Start heartbeating once enrolled (default true). */
-  heartbeat?: boolean;
-  heartbeatMs?: [number, number];
-  netmap?: boolean;
-  connections?: boolean;
-  /**
-   * Netmap fetches in flight at once across the whole fleet (default 4): with a permissive
-   * policy every netmap lists every device, so a large fleet's netmaps are large and many.
-   */
-  netmapConcurrency?: number;
-  /** Peers each device keeps from its netmap (default 32), to pick synthetic connection targets. */
-  maxPeers?: number;
-  /** Requests of the whole fleet in flight at once (default 64); the rest wait (see gatedFetch). */
-  requestConcurrency?: number;
-  /** Gives up on one request after this many ms (default 30 000); also bounds stop()'s disconnects. */
-  timeoutMs?: number;
-  /** Progress lines, about one a second while enrolling. */
-  progress?: (line: string) => void;
-  signal?: AbortSignal;
-  fetch?: typeof fetch;
-}
-
-export interface Simulation {
-  agents: Agent[];
-  enrolled: number;
-  failed: number;
-  /** Failures by error code. */
-  failures: Record<string, number>;
-  /**
-   * Failures by distinct reason, `code: detail` as the server gave it (`unreachable: …` when
-   * there was no answer), so that 10,000 refusals for one cause read as one line.
-   */
-  reasons: Record<string, number>;
-  /** Seconds the enrollment took. */
-  seconds: number;
-  /**
-   * Stops every agent at once, then disconnects them (bounded concurrency) within one request
-   * timeout; resolves to how many could not be disconnected in that time.
-   */
-  stop(disconnect?: boolean): Promise<{ notDisconnected: number }>;
-}
-
-/**
- * Enrolls `count` devices with bounded concurrency, then (unless `heartbeat: false`) starts
- * their agents with staggered first beats. A 401 (the key stopped working) ends enrollment
- * early: every later attempt would fail the same way.
- */
-export async function simulate(options: SimulateOptions): Promise<Simulation> {
-  const { count, signal } = options;
-  const concurrency = options.concurrency ?? 32;
-  const prefix = options.hostnamePrefix ?? 'sim';
-  const timeoutMs = options.timeoutMs ?? NODE_TIMEOUT_MS;
-  const netmapSlots = new Slots(options.netmapConcurrency ?? 4);
-  const fleetFetch = gatedFetch(options.fetch ?? fetch, options.requestConcurrency ?? 64);
-  const agents: Agent[] = [];
-  const failures: Record<string, number> = {};
-  const reasons: Record<string, number> = {};
-  let failed = 0;
-  let refused = false;
-  const started = performance.now();
-  const elapsed = () => (performance.now() - started) / 1000;
-  const progress = options.progress;
-  const ticker = progress
-    ? setInterval(() => {
-        const rate = Math.round(agents.length / elapsed());
-        progress(`enrolled ${agents.length}/${count} (${rate}/s)${failed ? `, ${failed} failed` : ''}`);
-      }, 1000)
-    : undefined;
-  const indexes = Array.from({ length: count }, (_, i) => i);
-  const enrolling = follow(signal, concurrency);
-  await pool(indexes, concurrency, async (i) => {
-    if (refused || signal?.aborted) return;
-    const agent = new Agent({
-      server: options.server,
-      hostname: `${prefix}-${i + 1}`,
-      os: 'linux',
-      nodeKey: randomNodeKey(),
-      advertiseRoutes: options.advertiseRoutes,
-      heartbeatMs: options.heartbeatMs,
-      netmap: options.netmap,
-      connections: options.connections,
-      maxPeers: options.maxPeers ?? 32,
-      netmapSlots,
-      timeoutMs,
-      log: progress,
-      fetch: fleetFetch,
-    });
-    try {
-      await agent.enroll(options.authKey, enrolling.signal);
-      agents.push(agent);
-    } catch (error) {
-      if (signal?.aborted) return;
-      failed++;
-      const code = error instanceof WarrenError ? error.code : 'unreachable';
-      failures[code] = (failures[code] ?? 0) + 1;
-      const reason = error instanceof WarrenError ? error.message : `unreachable: ${message(error)}`;
-      reasons[reason] = (reasons[reason] ?? 0) + 1;
-      if (isStatus(error, 401)) {
-        if (!refused) progress?.(`the server refused the auth key: ${message(error)}`);
-        refused = true;
-      }
-    }
-  });
-  enrolling.release();
-  clearInterval(ticker);
-  const seconds = elapsed();
-  if (options.heartbeat !== false && !signal?.aborted) {
-    const [, max] = options.heartbeatMs ?? HEARTBEAT_MS;
-    for (const agent of agents) agent.start(Math.random() * max);
-  }
-  return {
-    agents,
-    enrolled: agents.length,
-    failed,
-    failures,
-    reasons,
-    seconds,
-    stop: async (disconnect = true) => {
-      // Every loop first, so no device heartbeats while others are already disconnecting.
-      await Promise.all(agents.map((agent) => agent.stop(false)));
-      if (!disconnect) return { notDisconnected: 0 };
-      // One deadline for the whole fleet: against a server that stopped answering, waiting a
-      // timeout per device would take count / concurrency timeouts. Calls still queued when it
-      // passes fail at once.
-      const deadline = shareable(AbortSignal.timeout(timeoutMs), concurrency);
-      let notDisconnected = 0;
-      let first: unknown;
-      await pool(agents, concurrency, async (agent) => {
-        try {
-          await agent.disconnect(deadline);
-        } catch (error) {
-          notDisconnected++;
-          first ??= error;
-        }
-      });
-      if (notDisconnected > 0) {
-        progress?.(
-          `${notDisconnected} of ${agents.length} devices were not disconnected (${message(first)}); ` +
-            'the server shows them offline 60 s after their last heartbeat',
-        );
-      }
-      return { notDisconnected };
-    },
-  };
 }
