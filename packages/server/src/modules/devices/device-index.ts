@@ -19,7 +19,7 @@
 import { parseList } from '../../lib/json.js';
 import type { Db } from '../../storage/database.js';
 import { committedVersion } from '../../storage/sqlite-statements.js';
-import { isOnline, ONLINE_WINDOW_MS } from '../network/online.js';
+import { isOnline, onlineUntil } from '../network/online.js';
 import { type DeviceStamp, deviceChangesSince } from './devices.repository.js';
 
 /** What a list filters and orders by, for one device; also the stamp its record is kept by. */
@@ -110,7 +110,7 @@ export class NetworkDevices {
       if (tags.length > 1 && !tags.every((tag) => device.tags.includes(tag))) continue;
       const isUp = isOnline(device, now);
       // Shown online now, offline once its heartbeat is too old: the answer changes then.
-      if (isUp) validUntil = Math.min(validUntil, (device.last_seen_at as number) + ONLINE_WINDOW_MS);
+      if (isUp) validUntil = Math.min(validUntil, onlineUntil(device.last_seen_at as number));
       if (online !== undefined && isUp !== online) continue;
       devices.push(device);
     }

@@ -15,7 +15,7 @@ import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import type { Database, DevicesTable } from '../../storage/schema.js';
-import { ONLINE_WINDOW_MS, onlineWhere } from '../network/online.js';
+import { onlineSince, onlineWhere } from '../network/online.js';
 import { type RouteRow, routesWithPrimary, routesWithPrimarySince } from '../routes/routes.repository.js';
 
 export interface DeviceFilter {
@@ -291,7 +291,7 @@ export const deviceRoutesQuery = (db: Db, p: { networkId: string; deviceId: stri
 const routesOf = compiledQuery(deviceRoutesQuery);
 
 export async function routesOfDevice(db: Db, networkId: string, now: number, deviceId: string): Promise<RouteRow[]> {
-  return routesOf(db, { networkId, deviceId, cutoff: now - ONLINE_WINDOW_MS });
+  return routesOf(db, { networkId, deviceId, cutoff: onlineSince(now) });
 }
 
 /**

@@ -13,7 +13,7 @@ import type { AppContext } from '../../core/context.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Database } from '../../storage/schema.js';
-import { EPHEMERAL_OFFLINE_MS, ONLINE_WINDOW_MS } from '../network/online.js';
+import { EPHEMERAL_OFFLINE_MS, onlineSince } from '../network/online.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
 
 const SWEEP_INTERVAL_MS = 30_000;
@@ -24,7 +24,7 @@ function expired(eb: ExpressionBuilder<Database, 'devices'>, now: number) {
   return eb.and([
     eb('ephemeral', '=', 1),
     eb.or([
-      eb('last_seen_at', '<=', now - ONLINE_WINDOW_MS - EPHEMERAL_OFFLINE_MS),
+      eb('last_seen_at', '<=', onlineSince(now) - EPHEMERAL_OFFLINE_MS),
       eb.and([eb('disconnected', '<>', 0), eb('last_seen_at', '<=', now - EPHEMERAL_OFFLINE_MS)]),
     ]),
   ]);

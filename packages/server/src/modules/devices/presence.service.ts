@@ -13,7 +13,7 @@ import { unitOfWork } from '../../core/unit-of-work.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
 import { logNetmapChange } from '../network/netmap-changes.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
-import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../network/online.js';
+import { onlineSince, onlineSinceWhere } from '../network/online.js';
 import { crossPresence } from '../network/presence-crossings.js';
 import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
@@ -55,7 +55,7 @@ async function setPresence(
   now: number,
 ): Promise<{ advertised_routes: string } | undefined> {
   const stays = online ? staysOnline : staysOffline;
-  const [unchanged] = await stays(ctx.db, { id: deviceId, now, cutoff: now - ONLINE_WINDOW_MS });
+  const [unchanged] = await stays(ctx.db, { id: deviceId, now, cutoff: onlineSince(now) });
   if (unchanged) return unchanged;
   return crossPresence(ctx.db, networkId, deviceId, { last_seen_at: now, disconnected: online ? 0 : 1 });
 }

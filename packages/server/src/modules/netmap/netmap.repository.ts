@@ -10,7 +10,7 @@ import { compiledQuery } from '../../storage/compiled-query.js';
 import { type Db, isPostgres } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import { type DeviceRow, deviceRoutesQuery, deviceRows } from '../devices/devices.repository.js';
-import { ONLINE_WINDOW_MS, onlineWhere } from '../network/online.js';
+import { onlineSince, onlineWhere } from '../network/online.js';
 import { networkRoutes, primaryFlag, type RouteRow } from '../routes/routes.repository.js';
 
 export interface NetmapHead {
@@ -78,7 +78,7 @@ const servedQuery = (db: Db, p: { networkId: string; cutoff: number }) =>
 const servedOf = compiledQuery(servedQuery);
 
 export async function servedRoutes(db: Db, networkId: string, now: number): Promise<ServedRouteRow[]> {
-  return servedOf(db, { networkId, cutoff: now - ONLINE_WINDOW_MS });
+  return servedOf(db, { networkId, cutoff: onlineSince(now) });
 }
 
 export type SelfRow = DeviceRow & { netmap_version: number; netmap_hash: string | null };
@@ -124,7 +124,7 @@ export async function viewRows(
   deviceId: string,
   now: number,
 ): Promise<ViewRows | undefined> {
-  const cutoff = now - ONLINE_WINDOW_MS;
+  const cutoff = onlineSince(now);
   if (isPostgres(db)) {
     const [row] = await viewRowsOf(db, { networkId, deviceId, cutoff });
     if (!row?.self) return undefined;

@@ -26,7 +26,7 @@
  */
 import { MinHeap } from '../../lib/min-heap.js';
 import type { Db } from '../../storage/database.js';
-import { ONLINE_WINDOW_MS } from '../network/online.js';
+import { onlineSince, onlineUntil } from '../network/online.js';
 import { presenceChangedSince } from '../network/presence-changes.js';
 import { type NetmapHead, onlineAmong, onlineDevices } from './netmap.repository.js';
 import { OnlineSet } from './online-set.js';
@@ -155,7 +155,7 @@ async function advance(
   moved: readonly string[],
   now: number,
 ): Promise<Taken> {
-  const cutoff = now - ONLINE_WINDOW_MS;
+  const cutoff = onlineSince(now);
   const { seen, due, hashes, digest } = before;
   const check = new Set(moved);
   for (let top = due.peek(); top !== undefined && top.at <= cutoff; top = due.peek()) {
@@ -211,7 +211,7 @@ function made(
     due,
     hashes,
     digest,
-    validUntil: (due.peek()?.at ?? Number.POSITIVE_INFINITY) + ONLINE_WINDOW_MS,
+    validUntil: onlineUntil(due.peek()?.at ?? Number.POSITIVE_INFINITY),
   };
 }
 

@@ -7,7 +7,7 @@ import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import type { Database } from '../../storage/schema.js';
-import { ONLINE_WINDOW_MS, onlineSinceWhere } from '../network/online.js';
+import { onlineSince, onlineSinceWhere } from '../network/online.js';
 import { advertisedText } from './prefixes.js';
 import { onRoutesAdvertised } from './route-hooks.js';
 
@@ -26,7 +26,7 @@ export function networkRoutes(db: Db, networkId: string) {
  * node is in service, so each of them is primary. The correlated NOT EXISTS runs on
  * routes_network_prefix; its own `devices` hides the outer one, so the one online rule reads
  * the competitor's device there and the route's own device outside. The online cutoff
- * (`now - ONLINE_WINDOW_MS`) is taken as a value, so queries built once can bind it.
+ * (`onlineSince(now)`) is taken as a value, so queries built once can bind it.
  */
 export function primaryFlag(eb: ExpressionBuilder<Database, 'routes' | 'devices'>, cutoff: number) {
   // A device waiting for approval or whose login expired serves no one (devices/standing.ts).
@@ -45,7 +45,7 @@ export function primaryFlag(eb: ExpressionBuilder<Database, 'routes' | 'devices'
 }
 
 export function routesWithPrimary(db: Db, networkId: string, now: number) {
-  return routesWithPrimarySince(db, networkId, now - ONLINE_WINDOW_MS);
+  return routesWithPrimarySince(db, networkId, onlineSince(now));
 }
 
 /** routesWithPrimary with the online cutoff given, for queries built once. */
