@@ -38,7 +38,9 @@ async function authKey(body: Record<string, unknown> = {}): Promise<string> {
   return res.body.key;
 }
 
-async function devices(): Promise<Array<{ id: string; name: string; addresses?: string[]; tags: string[] }>> {
+async function devices(): Promise<
+  Array<{ id: string; name: string; addresses?: string[]; tags: string[]; protocol?: string; dnsName?: string }>
+> {
   const res = await warren.call('GET', '/v1/devices?fields=all');
   assert.equal(res.status, 200);
   return res.body.devices;
@@ -81,6 +83,8 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     for (const client of clients) {
       const device = listed.find((d) => d.name === client.name);
       assert.ok(device, `${client.name} is listed in /v1/devices`);
+      assert.equal(device.protocol, 'tailscale');
+      assert.equal(device.dnsName, `${client.name}.${DOMAIN}`);
       const status = await until(`${client.name} sees two peers`, 20_000, async () => {
         const s = await client.status();
         return s.BackendState === 'Running' && peers(s).length === 2 ? s : undefined;

@@ -73,6 +73,12 @@ export const Device = Type.Object(
     exitNode: Type.Optional(
       Type.Boolean({ description: 'the device serves as an exit node: 0.0.0.0/0 and ::/0 approved and advertised' }),
     ),
+    protocol: Type.Optional(
+      Type.Union([Type.Literal('native'), Type.Literal('tailscale')], {
+        description: "what the device speaks: Warren's node protocol or Tailscale's control protocol",
+      }),
+    ),
+    dnsName: Type.Optional(Type.String({ description: 'its MagicDNS name, <name>.<network domain>' })),
   },
   { $id: 'Device', description: 'A device; detail fields appear on GET /v1/devices/{id} and with ?fields=all' },
 );
@@ -291,6 +297,8 @@ export interface DeviceBody {
   ephemeral?: boolean;
   expires?: string | null;
   exitNode?: boolean;
+  protocol?: 'native' | 'tailscale';
+  dnsName?: string;
 }
 export interface NetworkBody {
   id: string;

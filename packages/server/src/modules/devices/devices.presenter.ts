@@ -5,6 +5,7 @@
 import type { DeviceBody } from '@warren/contract';
 import { parseList } from '../../lib/json.js';
 import { iso, isoOrNull } from '../../lib/time.js';
+import { dnsDomain } from '../network/dns-domain.js';
 import { isOnline } from '../network/online.js';
 import { presentDeviceRoute, servesAsExitNode } from '../routes/routes.presenter.js';
 import type { RouteRow } from '../routes/routes.repository.js';
@@ -43,5 +44,7 @@ export function presentDeviceDetail(row: DeviceRow, now: number, routes: readonl
     ephemeral: row.ephemeral !== 0,
     expires: isoOrNull(row.expires_at),
     exitNode: servesAsExitNode(routes),
+    protocol: row.protocol as DeviceBody['protocol'],
+    dnsName: `${row.name}.${dnsDomain(row.network_name)}`,
   };
 }

@@ -49,7 +49,8 @@ export type DeviceRow = Pick<
   | 'authorized'
   | 'key_expiry_disabled'
   | 'key_expired'
-> & { user_login: string | null };
+  | 'protocol'
+> & { user_login: string | null; network_name: string };
 
 type DeviceEb = ExpressionBuilder<Database, 'devices'>;
 
@@ -148,6 +149,7 @@ function filtered(db: Db, networkId: string, now: number, filter: DeviceFilter) 
 export function deviceRows(query: SelectQueryBuilder<Database, 'devices', object>) {
   return query
     .leftJoin('users', 'users.id', 'devices.user_id')
+    .innerJoin('networks', 'networks.id', 'devices.network_id')
     .select([
       'devices.id',
       'devices.name',
@@ -166,7 +168,9 @@ export function deviceRows(query: SelectQueryBuilder<Database, 'devices', object
       'devices.authorized',
       'devices.key_expiry_disabled',
       'devices.key_expired',
+      'devices.protocol',
       'users.login_name as user_login',
+      'networks.name as network_name',
     ]);
 }
 

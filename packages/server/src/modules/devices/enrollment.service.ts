@@ -229,7 +229,16 @@ export async function enroll(
       if (prefixes.length === 0) {
         // Nothing else to read back: present the row just written (saves two queries per enrollment).
         actor.id = deviceId;
-        const device = presentDeviceDetail({ ...row, user_login: owner?.login_name ?? null }, now, []);
+        const device = presentDeviceDetail(
+          {
+            ...row,
+            protocol: tailscale ? 'tailscale' : 'native',
+            user_login: owner?.login_name ?? null,
+            network_name: network.name,
+          },
+          now,
+          [],
+        );
         return { value: { device, nodeToken }, target: deviceId, events: enrollEvents(event, device) };
       }
     }

@@ -31,18 +31,19 @@ export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<void
 export async function bumpEpochsForEnrollment(
   trx: Db,
   networkId: string,
-): Promise<{ nextAddrIndex: number; plan: string; deviceApproval: boolean; nodeKeyExpiry: string }> {
+): Promise<{ nextAddrIndex: number; plan: string; deviceApproval: boolean; nodeKeyExpiry: string; name: string }> {
   const row = await trx
     .updateTable('networks')
     .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1), presence_epoch: eb('presence_epoch', '+', 1) }))
     .where('id', '=', networkId)
-    .returning(['next_addr_index', 'plan', 'device_approval', 'node_key_expiry'])
+    .returning(['next_addr_index', 'plan', 'device_approval', 'node_key_expiry', 'name'])
     .executeTakeFirstOrThrow();
   return {
     nextAddrIndex: Number(row.next_addr_index),
     plan: row.plan,
     deviceApproval: Number(row.device_approval) !== 0,
     nodeKeyExpiry: row.node_key_expiry,
+    name: row.name,
   };
 }
 

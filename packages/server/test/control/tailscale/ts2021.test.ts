@@ -78,8 +78,14 @@ describe('POST /ts2021', () => {
     const { answer } = await joined(await authKey(), 'laptop');
     expect(answer.MachineAuthorized).toBe(true);
     expect(answer.Login.LoginName).toBe('owner@example.com');
-    const list = await json(await server.call('GET', '/v1/devices'));
+    const list = await json(await server.call('GET', '/v1/devices?fields=all'));
     expect(list.devices.map((d: { name: string }) => d.name)).toEqual(['laptop']);
+    expect(list.devices[0]).toMatchObject({
+      protocol: 'tailscale',
+      dnsName: 'laptop.test.warren.internal',
+      clientVersion: '1.102.5',
+      os: 'linux',
+    });
   });
 
   it('answers refusals in Error: unknown key, unowned tags', async () => {
@@ -144,6 +150,22 @@ describe('POST /ts2021', () => {
     expect((await server.call('DELETE', `/v1/devices/${beta.id}`)).status).toBe(204);
     await stream.next(4);
     expect(stream.messages[3].PeersRemoved).toEqual([(changed[0] as { ID: number }).ID]);
+  });
+
+  it('rotates the node key of a known machine without an auth key; the old key stops working', async () => {
+    const a = await joined(await authKey(), 'rotor');
+    const fresh = nodeKey();
+    const res = await a.client.post('/machine/register', { NodeKey: fresh, OldNodeKey: a.nodeKey });
+    expect(JSON.parse(res.body.toString()).MachineAuthorized).toBe(true);
+    expect((await a.client.post('/machine/map', mapRequest(fresh, false))).status).toBe(200);
+    expect((await a.client.post('/machine/map', mapRequest(a.nodeKey, false))).status).toBe(401);
+    const list = await json(await server.call('GET', '/v1/devices'));
+    expect(list.devices.map((d: { name: string }) => d.name)).toEqual(['rotor']);
+    // Another machine cannot take the device over with its node key.
+    const other = await controlClient(server.url);
+    clients.push(other);
+    const stolen = await other.post('/machine/register', { NodeKey: nodeKey(), OldNodeKey: fresh });
+    expect(JSON.parse(stolen.body.toString()).Error).toMatch(/auth key/);
   });
 
   it('logs out: an ephemeral device is deleted', async () => {

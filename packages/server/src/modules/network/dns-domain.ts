@@ -1,0 +1,14 @@
+/**
+ * A network's DNS domain (MagicDNS): `<network name>.warren.internal`, the name lower case with
+ * each run of characters outside [a-z0-9-] a dash, as a DNS label. Devices are
+ * `<device name>.<domain>` (`dnsName` in /v1, names in Tailscale clients' maps).
+ */
+export function dnsDomain(networkName: string): string {
+  const label =
+    networkName
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 63) || 'network';
+  return `${label}.warren.internal`;
+}
