@@ -15,7 +15,7 @@ import { SignIn } from './pages/SignIn.tsx';
 import { Users } from './pages/Users.tsx';
 import { Webhooks } from './pages/Webhooks.tsx';
 import { navigate, useLocation } from './router.ts';
-import { Failure, Link, Loading } from './ui.tsx';
+import { Empty, Failure, Link, Loading, PageHeader } from './ui.tsx';
 
 // The policy editor brings CodeMirror: loaded when first opened.
 const Policy = lazy(() => import('./pages/Policy.tsx').then((m) => ({ default: m.Policy })));
@@ -94,13 +94,17 @@ export function App() {
         </span>
       </header>
       <main id="main" tabIndex={-1}>
-        <Suspense fallback={<Loading what="the page" />}>{page(path, can)}</Suspense>
+        <Suspense fallback={<Loading what="the page" />}>{page(path, can, me.data.user?.role)}</Suspense>
       </main>
     </div>
   );
 }
 
-function page(path: string, can: Can): ReactNode {
+function page(path: string, can: Can, role: string | undefined): ReactNode {
+  // A section the navigation hides is refused here too, before any call it would make is
+  // refused by the server: a bookmark or a typed URL then explains instead of failing.
+  const section = SECTIONS.find((s) => path === s.path || path.startsWith(`${s.path}/`));
+  if (section && !section.show(can)) return <NotForYourRole section={section.label} role={role} />;
   const device = /^\/devices\/([^/]+)$/.exec(path);
   if (device) return <DeviceDetail id={decodeURIComponent(device[1]!)} can={can} />;
   switch (path) {
@@ -130,4 +134,21 @@ function page(path: string, can: Can): ReactNode {
         </p>
       );
   }
+}
+
+function NotForYourRole({ section, role }: { section: string; role: string | undefined }) {
+  return (
+    <section>
+      <PageHeader title={section} />
+      <Empty>
+        <p>
+          {role ? `Your role (${role})` : 'This sign-in'} does not include the {section} page. An owner or admin of the
+          network can change your role if you need it.
+        </p>
+        <p>
+          <Link to="/devices">Go to your devices</Link>
+        </p>
+      </Empty>
+    </section>
+  );
 }

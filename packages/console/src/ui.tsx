@@ -1,6 +1,6 @@
 /** Small shared pieces: links, states, relative time, copy. */
 import type { MouseEvent, ReactNode } from 'react';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { messageOf } from './api.ts';
 import { navigate } from './router.ts';
 
@@ -94,7 +94,15 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   );
 }
 
+/** The tab's title: the page first, so a row of tabs (and the history menu) tells pages apart. */
+export function useTitle(title: string): void {
+  useEffect(() => {
+    document.title = `${title} · Warren`;
+  }, [title]);
+}
+
 export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  useTitle(title);
   return (
     <header className="page-header">
       <h1>{title}</h1>
@@ -126,4 +134,18 @@ export function SecretOnce(props: { what: string; secret: string; copyLabel: str
       </button>
     </div>
   );
+}
+
+const BYTE_UNITS = ['B', 'kB', 'MB', 'GB', 'TB', 'PB'];
+
+/** A byte count as people read it (decimal units, as `ls -h --si` and Tailscale's console do). */
+export function bytes(count: number): string {
+  let value = count;
+  let unit = 0;
+  while (value >= 1000 && unit < BYTE_UNITS.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  const shown = unit === 0 || value >= 100 ? Math.round(value).toString() : value.toFixed(1).replace(/\.0$/, '');
+  return `${shown} ${BYTE_UNITS[unit]}`;
 }

@@ -1,7 +1,34 @@
-/** Sign-in: single sign-on by network name, or the one-time link an administrator made. */
+/**
+ * Sign-in: single sign-on by network name, or the one-time link an administrator made. A link
+ * that cannot sign in sends the browser here with `?problem=` (GET /auth/link), said in words.
+ */
 import { type FormEvent, useState } from 'react';
+import { useLocation } from '../router.ts';
+import { useTitle } from '../ui.tsx';
+
+const LOGIN_COMMAND = 'warren console login --network NAME --user EMAIL';
+
+/** What went wrong with a sign-in link, and what to do next. */
+const PROBLEMS: Record<string, { title: string; advice: string }> = {
+  link_invalid: {
+    title: 'This sign-in link no longer works.',
+    advice:
+      'A sign-in link works once and for 10 minutes. It was already used, it expired, or it was copied incompletely. Ask an administrator for a new link.',
+  },
+  sso_required: {
+    title: 'This network signs in only through single sign-on.',
+    advice: 'Sign-in links are turned off here. Enter the network name below to sign in with your identity provider.',
+  },
+  user_inactive: {
+    title: 'This account cannot sign in.',
+    advice: 'The user of this link was suspended or removed. Ask an owner or admin of the network to restore it.',
+  },
+};
 
 export function SignIn() {
+  useTitle('Sign in');
+  const { query } = useLocation();
+  const problem = PROBLEMS[query.get('problem') ?? ''];
   const [network, setNetwork] = useState('');
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -10,6 +37,14 @@ export function SignIn() {
   return (
     <main id="main" className="signin">
       <h1>Sign in to Warren</h1>
+      {problem && (
+        <div className="notice error" role="alert">
+          <p>
+            <strong>{problem.title}</strong>
+          </p>
+          <p>{problem.advice}</p>
+        </div>
+      )}
       <form onSubmit={submit}>
         <label htmlFor="network">Network</label>
         <input id="network" name="network" required value={network} onChange={(e) => setNetwork(e.target.value)} />
@@ -18,7 +53,7 @@ export function SignIn() {
       <p>
         Without single sign-on, ask an administrator for a one-time sign-in link:
         <br />
-        <code>warren console login --network NAME --user EMAIL</code>
+        <code>{LOGIN_COMMAND}</code>
       </p>
     </main>
   );

@@ -12,6 +12,12 @@ import type { AuditRow } from './audit-entries.js';
 export interface Settings {
   /** Requests per minute of an API key without its own rateLimit. */
   apiRateLimit: number;
+  /**
+   * Requests per minute of one person's console sessions. A page of the console makes several
+   * calls (the page's list, its filters' lookups, the session check), so a person clicking
+   * through it needs more than a script's default; API keys keep apiRateLimit.
+   */
+  sessionRateLimit: number;
   /** Requests per minute of one client address without a valid key. */
   anonymousRateLimit: number;
   /** Node-protocol calls per minute of one device. */
@@ -47,6 +53,7 @@ export interface Settings {
 
 export const DEFAULT_SETTINGS: Settings = {
   apiRateLimit: 100,
+  sessionRateLimit: 600,
   anonymousRateLimit: 100,
   deviceRateLimit: 300,
   enrollRateLimit: 20_000,

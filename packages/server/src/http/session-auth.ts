@@ -2,7 +2,8 @@
  * A console session as the principal of a `/v1` call: the session cookie → the person, with
  * the scopes of their role. Every unsafe method must also carry the session's CSRF token in
  * `X-CSRF-Token` (a cookie is sent by the browser whoever made the page; the header only by
- * our own script). Sessions are rate-limited per person, like a key.
+ * our own script). Sessions are rate-limited per person, with a budget of their own (a person
+ * clicking through the console's pages, not a script: settings.sessionRateLimit).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, unauthenticated } from '../core/errors.js';
@@ -51,7 +52,7 @@ export async function authenticateSession(request: FastifyRequest, reply: Fastif
       sessionExpiresAt: session.expiresAt,
     },
   };
-  const decision = await ctx.limiter.hit(`user:${session.userId}`, ctx.settings.apiRateLimit);
+  const decision = await ctx.limiter.hit(`user:${session.userId}`, ctx.settings.sessionRateLimit);
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) throw rateLimited(decision, `user ${session.loginName}`);
 }

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { openStorage } from '../../src/storage/database.js';
+import { createLoginLink } from '../../src/modules/sessions/login-links.js';
 import { backend, json, startServer, type TestServer } from '../harness.js';
+import { Browser } from '../people/browser.js';
 
 describe('rate limits', () => {
   let server: TestServer;
@@ -130,6 +132,32 @@ describe.runIf(backend === 'postgres')('rate limits across instances (PostgreSQL
     } finally {
       await other.close();
       await second.close();
+      await server.close();
+    }
+  });
+});
+
+describe("a console session's rate limit", () => {
+  it('gives a person 600 calls a minute of their own, while API keys keep 100', async () => {
+    const server = await startServer({ settings: { apiRateLimit: 100 } });
+    try {
+      const users = await json(await server.call('GET', '/v1/users'));
+      const token = await createLoginLink(server.database.storage.db, server.networkId, users.users[0].id, server.clock.now());
+      const browser = new Browser();
+      expect((await browser.get(`${server.url}/auth/link?token=${token}`)).status).toBe(303);
+      for (let i = 1; i <= 600; i++) {
+        const res = await browser.get(`${server.url}/v1/network`);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('ratelimit-limit')).toBe('600');
+      }
+      const refused = await browser.get(`${server.url}/v1/network`);
+      expect(refused.status).toBe(429);
+      expect(await json(refused)).toMatchObject({ code: 'rate_limited' });
+      // The session's budget is its own: the network's API key (one call so far) is not charged for it.
+      const key = await server.call('GET', '/v1/network');
+      expect(key.headers.get('ratelimit-limit')).toBe('100');
+      expect(key.headers.get('ratelimit-remaining')).toBe('98');
+    } finally {
       await server.close();
     }
   });

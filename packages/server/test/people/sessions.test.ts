@@ -49,6 +49,27 @@ describe('one-time sign-in links', () => {
     expect(stored.map((r) => r.token_hash)).not.toContain(token);
   });
 
+  it('send a person who opens a used, expired or refused link to a page that says so', async () => {
+    const db = server.database.storage.db;
+    const page = { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } };
+    const open = (token: string) => new Browser().get(`${server.url}/auth/link?token=${token}`, page);
+    const used = await createLoginLink(db, server.networkId, ownerId, server.clock.now());
+    expect((await open(used)).status).toBe(303);
+    const again = await open(used);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe('/signin?problem=link_invalid');
+    expect(again.headers.getSetCookie()).toEqual([]);
+    const late = await createLoginLink(db, server.networkId, ownerId, server.clock.now());
+    server.clock.advance(10 * 60_000 + 1);
+    expect((await open(late)).headers.get('location')).toBe('/signin?problem=link_invalid');
+    const suspended = await addUser('gone@example.com', 'member');
+    const link = await createLoginLink(db, server.networkId, suspended, server.clock.now());
+    await server.call('PATCH', `/v1/users/${suspended}`, { body: { status: 'suspended' } });
+    const refused = await open(link);
+    expect(refused.headers.get('location')).toBe('/signin?problem=user_inactive');
+    expect(refused.headers.getSetCookie()).toEqual([]);
+  });
+
   it('are refused on a network that enforces single sign-on', async () => {
     const token = await createLoginLink(server.database.storage.db, server.networkId, ownerId, server.clock.now());
     const set = (enforce: boolean) =>
@@ -57,6 +78,9 @@ describe('one-time sign-in links', () => {
       });
     expect((await set(true)).status).toBe(200);
     try {
+      const other = await createLoginLink(server.database.storage.db, server.networkId, ownerId, server.clock.now());
+      const page = await new Browser().get(`${server.url}/auth/link?token=${other}`, { headers: { accept: 'text/html' } });
+      expect(page.headers.get('location')).toBe('/signin?problem=sso_required');
       await expectProblem(await new Browser().get(`${server.url}/auth/link?token=${token}`), 403, 'sso_required');
     } finally {
       expect((await set(false)).status).toBe(200);

@@ -3,7 +3,7 @@
  * single sign-on); `POST /auth/logout` ends the session. Browsers call these, not API clients:
  * they stay out of /v1 and of the OpenAPI document.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApiError, unauthenticated } from '../../core/errors.js';
 import { redeemLoginLink } from '../../modules/sessions/login-links.js';
@@ -15,6 +15,14 @@ import { startSession } from '../sign-in.js';
 
 const LinkQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
 
+/** Why a link did not sign in, as the console's sign-in page names it (`/signin?problem=`). */
+type LinkProblem = 'link_invalid' | 'sso_required' | 'user_inactive';
+
+/** A browser navigating (it asks for HTML first), not a script that reads problem details. */
+function wantsPage(request: FastifyRequest): boolean {
+  return (request.headers.accept ?? '').includes('text/html');
+}
+
 export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
   app.addHook('preHandler', limitByAddress);
@@ -24,10 +32,23 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     { config: { auth: 'none' }, schema: { hide: true, querystring: LinkQuery } },
     async (request, reply) => {
       const now = ctx.clock.now();
+      // A person opened the link: a refusal is a page that says what happened, not a JSON body.
+      const refuse = (problem: LinkProblem, error: ApiError) => {
+        if (!wantsPage(request)) throw error;
+        return reply.redirect(`/signin?problem=${problem}`, 303);
+      };
       const link = await redeemLoginLink(ctx.db, request.query.token, now);
-      if (!link) throw unauthenticated('this sign-in link is unknown, expired or already used; ask for a new one');
+      if (!link) {
+        return refuse(
+          'link_invalid',
+          unauthenticated('this sign-in link is unknown, expired or already used; ask for a new one'),
+        );
+      }
       if (await ssoEnforced(ctx.db, link.networkId)) {
-        throw new ApiError('sso_required', 'this network signs in only through its identity provider (/auth/login)');
+        return refuse(
+          'sso_required',
+          new ApiError('sso_required', 'this network signs in only through its identity provider (/auth/login)'),
+        );
       }
       const user = await ctx.db
         .selectFrom('users')
@@ -35,7 +56,9 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
         .where('id', '=', link.userId)
         .where('network_id', '=', link.networkId)
         .executeTakeFirst();
-      if (user?.status !== 'active') throw unauthenticated('the user of this link was removed or suspended');
+      if (user?.status !== 'active') {
+        return refuse('user_inactive', unauthenticated('the user of this link was removed or suspended'));
+      }
       await startSession(
         request,
         reply,
