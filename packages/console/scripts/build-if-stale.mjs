@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { isStale } from '../../../scripts/stale.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const sources = ['src', 'index.html', 'vite.config.ts', 'package.json', '../client/src', '../contract/src'];
+const sources = ['src', 'public', 'index.html', 'vite.config.ts', 'package.json', '../client/src', '../contract/src'];
 
 if (
   !isStale(

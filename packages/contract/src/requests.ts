@@ -109,7 +109,15 @@ export type LogPageRequest = Static<typeof LogPageQuery>;
 export const ConnectionLogQuery = Type.Object({ ...logPaging, device: Type.Optional(Type.String()) });
 export type ConnectionLogRequest = Static<typeof ConnectionLogQuery>;
 /** GET /v1/logs/audit: paging plus the `key` filter. */
-export const AuditLogQuery = Type.Object({ ...logPaging, key: Type.Optional(Type.String()) });
+export const AuditLogQuery = Type.Object({
+  ...logPaging,
+  key: Type.Optional(Type.String()),
+  changes: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description: 'true: only calls that changed state (entries with an action), not reads or heartbeats',
+    }),
+  ),
+});
 export type AuditLogRequest = Static<typeof AuditLogQuery>;
 
 export const RegisterBody = Type.Object(

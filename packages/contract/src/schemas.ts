@@ -111,6 +111,16 @@ export const Network = Type.Object(
     usage: Type.Object({ users: Type.Integer(), devices: Type.Integer() }),
     deviceApproval: Type.Boolean({ description: 'new devices wait for an admin to approve them' }),
     nodeKeyExpiry: Type.String({ description: "how long a device's login lasts (a duration, or 0 for never)" }),
+    sso: Type.Object(
+      {
+        configured: Type.Boolean(),
+        enforce: Type.Boolean(),
+        redirectUri: Type.String({
+          description: 'the URI to register with the identity provider, before setting it up',
+        }),
+      },
+      { description: 'whether single sign-on is set up (its settings: GET /v1/network/sso)' },
+    ),
   },
   { $id: 'Network', description: 'limits are null when unlimited' },
 );
@@ -161,6 +171,11 @@ export const Route = Type.Object(
 
 const Endpoint = Type.Object({
   deviceId: Nullable(Type.String()),
+  deviceName: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: "the device's name when the entry was read; null when there is no device or it was deleted",
+    }),
+  ),
   addr: Type.String(),
 });
 
@@ -308,6 +323,7 @@ export interface NetworkBody {
   usage: { users: number; devices: number };
   deviceApproval: boolean;
   nodeKeyExpiry: string;
+  sso: { configured: boolean; enforce: boolean; redirectUri: string };
 }
 export interface KeyBody {
   id: string;
@@ -348,8 +364,8 @@ export interface ConnectionEntryBody {
   start: string;
   end: string;
   proto: string;
-  src: { deviceId: string | null; addr: string };
-  dst: { deviceId: string | null; addr: string };
+  src: { deviceId: string | null; deviceName?: string | null; addr: string };
+  dst: { deviceId: string | null; deviceName?: string | null; addr: string };
   txBytes: number;
   rxBytes: number;
   txPackets: number;

@@ -36,6 +36,10 @@ export function DeviceDetail({ id, can }: { id: string; can: Can }) {
       </PageHeader>
       {remove.isError && <Failure error={remove.error} />}
       <dl className="facts">
+        <dt>Id</dt>
+        <dd>
+          <code>{d.id}</code> <CopyButton text={d.id} label="Copy the device id" />
+        </dd>
         <dt>State</dt>
         <dd>
           <span className={d.online ? 'pill on' : 'pill'}>{d.online ? 'online' : 'offline'}</span>
@@ -52,6 +56,18 @@ export function DeviceDetail({ id, can }: { id: string; can: Can }) {
         <dd>{d.os || '—'}</dd>
         <dt>Client version</dt>
         <dd>{d.clientVersion ?? '—'}</dd>
+        <dt>Created</dt>
+        <dd>
+          <Time iso={d.created} />
+        </dd>
+        <dt>Key expiry</dt>
+        <dd>{d.expires ? <Expiry iso={d.expires} /> : 'never'}</dd>
+        {d.ephemeral && (
+          <>
+            <dt>Ephemeral</dt>
+            <dd>removed 10 minutes after it goes offline</dd>
+          </>
+        )}
       </dl>
       <h2>Addresses</h2>
       <ul className="plain">
@@ -67,7 +83,7 @@ export function DeviceDetail({ id, can }: { id: string; can: Can }) {
       ) : (
         <ul className="plain">
           {(d.routes ?? []).map((route) => (
-            <li key={route.id}>
+            <li key={route.id} className="route-line">
               <code>{route.prefix}</code> <span className="pill">{route.state}</span>
               {route.exitNode && <span className="pill">exit node</span>}
               {route.primary && <span className="pill on">primary</span>}{' '}
@@ -79,6 +95,17 @@ export function DeviceDetail({ id, can }: { id: string; can: Can }) {
       <h2>Tags</h2>
       <Tags id={id} tags={d.tags} editable={can.write('devices')} />
     </section>
+  );
+}
+
+/** When the device's key expires, with the exact time beside the relative one. */
+function Expiry({ iso }: { iso: string }) {
+  const past = Date.parse(iso) <= Date.now();
+  return (
+    <span className={past ? 'error' : undefined}>
+      {past ? 'expired ' : ''}
+      <Time iso={iso} /> <span className="subtle inline-subtle">({new Date(iso).toLocaleString()})</span>
+    </span>
   );
 }
 

@@ -1,4 +1,7 @@
-/** Keys: auth keys (enrollment) and API keys with their state; create (secret shown once); delete. */
+/**
+ * Keys: auth keys (enrollment) and API keys with their state; create (secret shown once, the
+ * form opened on demand, tags offered from the policy's tagOwners); delete a key still in use.
+ */
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { CreateKeyInput, Scope } from '@warren/client';
@@ -14,6 +17,7 @@ export function Keys({ can }: { can: Can }) {
   const queries = useQueryClient();
   const keys = useQuery({ queryKey: ['keys'], queryFn: () => api.keys.list() });
   const [secret, setSecret] = useState<{ name: string; key: string } | null>(null);
+  const [creating, setCreating] = useState(false);
   const remove = useMutation({
     mutationFn: (id: string) => api.keys.delete(id),
     onSettled: () => queries.invalidateQueries({ queryKey: ['keys'] }),
@@ -24,7 +28,13 @@ export function Keys({ can }: { can: Can }) {
   };
   return (
     <section>
-      <PageHeader title="Keys" />
+      <PageHeader title="Keys">
+        {editable && !creating && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New key
+          </button>
+        )}
+      </PageHeader>
       {secret && (
         <SecretOnce
           what={`the secret of ${secret.name}`}
@@ -33,7 +43,15 @@ export function Keys({ can }: { can: Can }) {
           onDone={() => setSecret(null)}
         />
       )}
-      {editable && <CreateKey onCreated={(name, key) => setSecret({ name, key })} />}
+      {editable && creating && (
+        <CreateKey
+          onCreated={(name, key) => {
+            setSecret({ name, key });
+            setCreating(false);
+          }}
+          onCancel={() => setCreating(false)}
+        />
+      )}
       {remove.isError && <Failure error={remove.error} />}
       {keys.isPending ? (
         <Loading what="keys" />
@@ -41,7 +59,7 @@ export function Keys({ can }: { can: Can }) {
         <Failure error={keys.error} retry={() => keys.refetch()} />
       ) : keys.data.length === 0 ? (
         <Empty>
-          <p>No keys. Create an auth key above to enroll devices, or an API key for scripts.</p>
+          <p>No keys. Create an auth key to enroll devices, or an API key for scripts.</p>
         </Empty>
       ) : (
         <TableWrap label="Keys">
@@ -81,9 +99,17 @@ export function Keys({ can }: { can: Can }) {
                   </td>
                   {editable && (
                     <td>
-                      <button type="button" className="danger" onClick={() => confirmDelete(key)}>
-                        Delete
-                      </button>
+                      {/* A revoked key is already deleted: it stays listed for the record only. */}
+                      {key.state !== 'revoked' && (
+                        <button
+                          type="button"
+                          className="danger"
+                          onClick={() => confirmDelete(key)}
+                          aria-label={`Delete ${key.name || key.description || key.id}`}
+                        >
+                          Delete
+                        </button>
+                      )}
                     </td>
                   )}
                 </tr>
@@ -96,9 +122,15 @@ export function Keys({ can }: { can: Can }) {
   );
 }
 
-function CreateKey({ onCreated }: { onCreated: (name: string, key: string) => void }) {
+function CreateKey({ onCreated, onCancel }: { onCreated: (name: string, key: string) => void; onCancel: () => void }) {
   const queries = useQueryClient();
   const [type, setType] = useState<'auth' | 'api'>('auth');
+  const [tags, setTags] = useState('');
+  // The tags a key may give its devices are the policy's tagOwners.
+  const policy = useQuery({ queryKey: ['policy'], queryFn: () => api.acl.get() });
+  const defined = Object.keys((policy.data?.policy as { tagOwners?: Record<string, unknown> })?.tagOwners ?? {});
+  const chosen = tags.split(/[\s,]+/).filter(Boolean);
+  const offered = defined.filter((tag) => !chosen.includes(tag));
   const create = useMutation({
     mutationFn: (input: CreateKeyInput) => api.keys.create(input),
     onSuccess: (created) => {
@@ -120,14 +152,11 @@ function CreateKey({ onCreated }: { onCreated: (name: string, key: string) => vo
         description,
       });
     } else {
-      const tags = String(form.get('tags') ?? '')
-        .split(/[\s,]+/)
-        .filter(Boolean);
       create.mutate({
         type: 'auth',
         reusable: form.get('reusable') === 'on',
         ephemeral: form.get('ephemeral') === 'on',
-        tags: tags.length ? tags : undefined,
+        tags: chosen.length ? chosen : undefined,
         expiresIn,
         description,
       });
@@ -165,8 +194,35 @@ function CreateKey({ onCreated }: { onCreated: (name: string, key: string) => vo
         <>
           <label>
             Tags
-            <input name="tags" placeholder="tag:server tag:ci" />
+            <input
+              name="tags"
+              list="defined-tags"
+              placeholder="tag:server tag:ci"
+              value={tags}
+              onChange={(e) => setTags(e.target.value)}
+            />
           </label>
+          <datalist id="defined-tags">
+            {offered.map((tag) => (
+              <option key={tag} value={tag} />
+            ))}
+          </datalist>
+          {offered.length > 0 && (
+            <div className="suggestions">
+              <span id="tag-suggestions">Tags in the policy:</span>
+              {offered.map((tag) => (
+                <button
+                  key={tag}
+                  type="button"
+                  aria-describedby="tag-suggestions"
+                  aria-label={`Add ${tag}`}
+                  onClick={() => setTags([...chosen, tag].join(' '))}
+                >
+                  {tag}
+                </button>
+              ))}
+            </div>
+          )}
           <label>
             <input type="checkbox" name="reusable" /> Reusable
           </label>
@@ -189,6 +245,9 @@ function CreateKey({ onCreated }: { onCreated: (name: string, key: string) => vo
       </label>
       <button type="submit" className="primary" disabled={create.isPending}>
         Create key
+      </button>
+      <button type="button" onClick={onCancel}>
+        Cancel
       </button>
       {create.isError && <Failure error={create.error} />}
     </form>

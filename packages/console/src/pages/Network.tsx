@@ -1,10 +1,9 @@
 /** Network: plan, limits and usage, and single sign-on settings. */
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { WarrenError } from '@warren/client';
 import type { FormEvent } from 'react';
 import { api, type Can } from '../api.ts';
-import { Failure, Loading, PageHeader, Time } from '../ui.tsx';
+import { CopyButton, Failure, Loading, PageHeader, Time } from '../ui.tsx';
 
 export function Network({ can }: { can: Can }) {
   const network = useQuery({ queryKey: ['network'], queryFn: () => api.network.get() });
@@ -27,7 +26,7 @@ export function Network({ can }: { can: Can }) {
       <h2>Usage</h2>
       <Usage label="Users" used={n.usage.users} limit={n.limits.users} />
       <Usage label="Devices" used={n.usage.devices} limit={n.limits.devices} />
-      <Sso editable={can.all} />
+      <Sso editable={can.all} configured={n.sso.configured} redirectUri={n.sso.redirectUri} />
     </section>
   );
 }
@@ -45,14 +44,17 @@ function Usage({ label, used, limit }: { label: string; used: number; limit: num
   );
 }
 
-function Sso({ editable }: { editable: boolean }) {
+function Sso({ editable, configured, redirectUri }: { editable: boolean; configured: boolean; redirectUri: string }) {
   const queries = useQueryClient();
-  const sso = useQuery({ queryKey: ['sso'], queryFn: () => api.network.sso(), retry: false });
+  // Asked only when set up: GET /v1/network/sso answers 404 otherwise, an error in the console.
+  const sso = useQuery({ queryKey: ['sso'], queryFn: () => api.network.sso(), retry: false, enabled: configured });
   const save = useMutation({
     mutationFn: (input: Parameters<typeof api.network.setSso>[0]) => api.network.setSso(input),
-    onSuccess: (data) => queries.setQueryData(['sso'], data),
+    onSuccess: (data) => {
+      queries.setQueryData(['sso'], data);
+      return queries.invalidateQueries({ queryKey: ['network'] });
+    },
   });
-  const missing = sso.error instanceof WarrenError && sso.error.status === 404;
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
@@ -69,11 +71,17 @@ function Sso({ editable }: { editable: boolean }) {
   return (
     <>
       <h2>Single sign-on</h2>
-      {sso.isPending ? (
+      <p>
+        Redirect URI to register with your identity provider: <code data-testid="redirect-uri">{redirectUri}</code>{' '}
+        <CopyButton text={redirectUri} label="Copy the redirect URI" />
+      </p>
+      {!configured ? (
+        <p>Single sign-on is not set up: people sign in with one-time links.</p>
+      ) : sso.isPending ? (
         <Loading what="single sign-on" />
-      ) : sso.isError && !missing ? (
+      ) : sso.isError ? (
         <Failure error={sso.error} />
-      ) : sso.data ? (
+      ) : (
         <dl className="facts">
           <dt>Issuer</dt>
           <dd>{sso.data.issuer}</dd>
@@ -83,19 +91,13 @@ function Sso({ editable }: { editable: boolean }) {
           <dd>{sso.data.allowedDomains.join(', ') || 'any'}</dd>
           <dt>Only single sign-on</dt>
           <dd>{sso.data.enforce ? 'yes' : 'no'}</dd>
-          <dt>Redirect URI</dt>
-          <dd>
-            <code>{sso.data.redirectUri}</code>
-          </dd>
           <dt>Updated</dt>
           <dd>
             <Time iso={sso.data.updated} />
           </dd>
         </dl>
-      ) : (
-        <p>Single sign-on is not set up: people sign in with one-time links.</p>
       )}
-      {editable && (
+      {editable && (!configured || sso.data) && (
         <form className="card" onSubmit={submit} aria-labelledby="sso-form">
           <h3 id="sso-form">{sso.data ? 'Change' : 'Set up'} single sign-on</h3>
           <label>

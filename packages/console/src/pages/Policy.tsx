@@ -122,10 +122,19 @@ export function Policy({ can }: { can: Can }) {
             />
           </div>
           <aside aria-label="Validation">
-            <h2>Problems</h2>
-            <Problems problems={problems} goTo={goTo} />
-            <h2>Tests</h2>
-            <TestResults tests={tests} problems={problems} goTo={goTo} />
+            {editable ? (
+              <>
+                <h2>Problems</h2>
+                <Problems problems={problems} goTo={goTo} />
+                <h2>Tests</h2>
+                <TestResults tests={tests} problems={problems} goTo={goTo} />
+              </>
+            ) : (
+              <p>
+                You can read the policy. Checking it and running its <code>tests</code> is for those who may change it
+                (owners, admins and network admins).
+              </p>
+            )}
             <History onRestore={(t) => setDraft(t)} editable={editable} />
           </aside>
         </div>

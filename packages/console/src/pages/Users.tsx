@@ -1,9 +1,13 @@
-/** Users: roles, status, device count; add, change role, suspend/restore, remove. */
+/**
+ * Users: roles, status, device count; add, change role, suspend/restore, remove. Nothing about
+ * a person changes on a single keystroke: a role picked in the select is saved only with its
+ * own button, and suspending asks first (both end the person's sessions).
+ */
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { WarrenError } from '@warren/client';
 import type { UserBody } from '@warren/contract';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useState } from 'react';
 import { api, type Can } from '../api.ts';
 import { Empty, Failure, Loading, PageHeader, TableWrap, Time } from '../ui.tsx';
 
@@ -52,7 +56,7 @@ export function Users({ can }: { can: Can }) {
             <caption className="sr-only">Users</caption>
             <thead>
               <tr>
-                <th scope="col">Login</th>
+                <th scope="col">User</th>
                 <th scope="col">Role</th>
                 <th scope="col">Status</th>
                 <th scope="col">Devices</th>
@@ -62,66 +66,120 @@ export function Users({ can }: { can: Can }) {
             </thead>
             <tbody>
               {users.data.map((user) => (
-                <tr key={user.id}>
-                  <td>
-                    {user.loginName}
-                    {user.displayName && user.displayName !== user.loginName && <small> ({user.displayName})</small>}
-                  </td>
-                  <td>
-                    {editable ? (
-                      <select
-                        aria-label={`Role of ${user.loginName}`}
-                        value={user.role}
-                        onChange={(e) => change.mutate({ user, input: { role: e.target.value as Role } })}
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r}>{r}</option>
-                        ))}
-                      </select>
-                    ) : (
-                      user.role
-                    )}
-                  </td>
-                  <td>
-                    <span className={user.status === 'active' ? 'pill on' : 'pill'}>{user.status}</span>
-                  </td>
-                  <td>{user.deviceCount}</td>
-                  <td>
-                    <Time iso={user.lastSeen} />
-                  </td>
-                  {editable && (
-                    <td className="row-actions">
-                      <button
-                        type="button"
-                        onClick={() =>
-                          change.mutate({
-                            user,
-                            input: { status: user.status === 'suspended' ? 'active' : 'suspended' },
-                          })
-                        }
-                      >
-                        {user.status === 'suspended' ? 'Restore' : 'Suspend'}
-                      </button>
-                      <button
-                        type="button"
-                        className="danger"
-                        onClick={() => {
-                          if (window.confirm(`Remove ${user.loginName}? Their devices are deleted too.`)) {
-                            change.mutate({ user, input: null });
-                          }
-                        }}
-                      >
-                        Remove
-                      </button>
-                    </td>
-                  )}
-                </tr>
+                <UserRow
+                  key={user.id}
+                  user={user}
+                  editable={editable}
+                  busy={change.isPending}
+                  change={(input) => change.mutate({ user, input })}
+                />
               ))}
             </tbody>
           </table>
         </TableWrap>
       )}
     </section>
+  );
+}
+
+function UserRow(props: {
+  user: UserBody;
+  editable: boolean;
+  busy: boolean;
+  change: (input: UserChange | null) => void;
+}) {
+  const { user, editable } = props;
+  // The role picked in the select, not yet saved.
+  const [role, setRole] = useState<Role>(user.role);
+  // A saved change (here or elsewhere) is the new starting point.
+  useEffect(() => setRole(user.role), [user.role]);
+  const picked = role !== user.role;
+  const suspend = () => {
+    if (
+      window.confirm(
+        `Suspend ${user.loginName}? Their console sessions end and their devices are disconnected until you restore them. Nothing is deleted.`,
+      )
+    ) {
+      props.change({ status: 'suspended' });
+    }
+  };
+  return (
+    <tr>
+      <td>
+        <span className="login">{user.loginName}</span>
+        {user.displayName && user.displayName !== user.loginName && (
+          <span className="subtle" title="Display name">
+            {user.displayName}
+          </span>
+        )}
+      </td>
+      <td>
+        {editable ? (
+          <span className="row-actions">
+            <select
+              aria-label={`Role of ${user.loginName}`}
+              value={role}
+              onChange={(e) => setRole(e.target.value as Role)}
+            >
+              {ROLES.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+            {picked && (
+              <>
+                <button
+                  type="button"
+                  className="primary"
+                  disabled={props.busy}
+                  aria-label={`Make ${user.loginName} ${role}`}
+                  onClick={() => props.change({ role })}
+                >
+                  Save role
+                </button>
+                <button
+                  type="button"
+                  onClick={() => setRole(user.role)}
+                  aria-label={`Keep ${user.loginName} ${user.role}`}
+                >
+                  Cancel
+                </button>
+              </>
+            )}
+          </span>
+        ) : (
+          user.role
+        )}
+      </td>
+      <td>
+        <span className={user.status === 'active' ? 'pill on' : 'pill'}>{user.status}</span>
+      </td>
+      <td>{user.deviceCount}</td>
+      <td>
+        <Time iso={user.lastSeen} />
+      </td>
+      {editable && (
+        <td className="row-actions">
+          {user.status === 'suspended' ? (
+            <button type="button" onClick={() => props.change({ status: 'active' })}>
+              Restore
+            </button>
+          ) : (
+            <button type="button" onClick={suspend}>
+              Suspend
+            </button>
+          )}
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              if (window.confirm(`Remove ${user.loginName}? Their devices are deleted too.`)) props.change(null);
+            }}
+          >
+            Remove
+          </button>
+        </td>
+      )}
+    </tr>
   );
 }
 

@@ -26,6 +26,7 @@ import * as unloggedRateLimits from './migrations/016_unlogged_rate_limits.js';
 import * as heartbeatHotUpdates from './migrations/017_heartbeat_hot_updates.js';
 import * as deviceApprovalExpiry from './migrations/018_device_approval_expiry.js';
 import * as tailscaleDevices from './migrations/019_tailscale_devices.js';
+import * as auditChanges from './migrations/020_audit_changes.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -56,6 +57,7 @@ const MIGRATIONS = {
   '017_heartbeat_hot_updates': heartbeatHotUpdates,
   '018_device_approval_expiry': deviceApprovalExpiry,
   '019_tailscale_devices': tailscaleDevices,
+  '020_audit_changes': auditChanges,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { openStorage } from '../../src/storage/database.js';
 import { createLoginLink } from '../../src/modules/sessions/login-links.js';
+import { openStorage } from '../../src/storage/database.js';
 import { backend, json, startServer, type TestServer } from '../harness.js';
 import { Browser } from '../people/browser.js';
 
@@ -142,7 +142,12 @@ describe("a console session's rate limit", () => {
     const server = await startServer({ settings: { apiRateLimit: 100 } });
     try {
       const users = await json(await server.call('GET', '/v1/users'));
-      const token = await createLoginLink(server.database.storage.db, server.networkId, users.users[0].id, server.clock.now());
+      const token = await createLoginLink(
+        server.database.storage.db,
+        server.networkId,
+        users.users[0].id,
+        server.clock.now(),
+      );
       const browser = new Browser();
       expect((await browser.get(`${server.url}/auth/link?token=${token}`)).status).toBe(303);
       for (let i = 1; i <= 600; i++) {

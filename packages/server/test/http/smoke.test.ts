@@ -31,4 +31,16 @@ describe('health and discovery', () => {
     expect(res.status).toBe(200);
     expect(await json(res)).toMatchObject({ id: server.networkId, plan: 'premium', usage: { users: 1, devices: 0 } });
   });
+
+  it('says whether single sign-on is set up, and the redirect URI to register before setting it up', async () => {
+    const before = await json(await server.call('GET', '/v1/network'));
+    expect(before.sso).toEqual({ configured: false, enforce: false, redirectUri: `${server.url}/auth/callback` });
+    const set = await server.call('PUT', '/v1/network/sso', {
+      body: { issuer: 'https://id.example.com', clientId: 'c', clientSecret: 's', enforce: true },
+    });
+    expect(set.status).toBe(200);
+    expect((await json(set)).redirectUri).toBe(before.sso.redirectUri);
+    const after = await json(await server.call('GET', '/v1/network'));
+    expect(after.sso).toEqual({ configured: true, enforce: true, redirectUri: before.sso.redirectUri });
+  });
 });

@@ -108,7 +108,8 @@ describe('connection log: refused reports and queries', () => {
       ['since=-1h', 'invalid_duration'],
       ['since=', 'invalid_duration'],
       [`since=1h&cursor=${cursor}`, 'invalid_request'],
-      ['device=web-1', 'invalid_request'],
+      ['device=web_1', 'invalid_request'],
+      ['device=-web', 'invalid_request'],
     ];
     for (const [query, code] of cases) {
       const response = await server.call('GET', `/v1/logs/connections?${query}`);

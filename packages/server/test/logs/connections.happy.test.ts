@@ -41,8 +41,8 @@ describe('connection log: report and page', () => {
       start: '2026-11-22T10:00:00Z',
       end: '2026-11-22T10:00:07.250Z',
       proto: 'tcp',
-      src: { deviceId: a.id, addr: `${a.ipv4}:51234` },
-      dst: { deviceId: b.id, addr: `${b.ipv4}:443` },
+      src: { deviceId: a.id, deviceName: a.name, addr: `${a.ipv4}:51234` },
+      dst: { deviceId: b.id, deviceName: b.name, addr: `${b.ipv4}:443` },
       txBytes: 1200,
       rxBytes: 56000,
       txPackets: 10,
@@ -66,6 +66,7 @@ describe('connection log: report and page', () => {
     expect((await report(server, a, batch)).status).toBe(202);
     const { entries } = await page(server, { cursor: before });
     expect(entries.map((e) => e.dst.deviceId)).toEqual([b.id, null, c.id, null, b.id]);
+    expect(entries.map((e) => e.dst.deviceName)).toEqual([b.name, null, c.name, null, b.name]);
     expect(entries.map((e) => e.src.deviceId)).toEqual([a.id, a.id, a.id, a.id, a.id]);
     expect(entries[2].dst.addr).toBe(`[${c.ipv6}]:22`);
     expect(entries[4].proto).toBe('icmp');
@@ -117,6 +118,13 @@ describe('connection log: report and page', () => {
     expect(since.entries.map((x) => x.txBytes)).toEqual([batches[0]![1][1]!, ...batches[2]![1]].map((x) => x.txBytes));
     const none = await page(server, { since: '1h', device: 'dev_doesnotexist' });
     expect(none).toMatchObject({ entries: [], hasMore: false });
+    // By name, as people know devices: the same entries as by id; an unknown name selects none.
+    const byName = await readAll(server, { cursor: start, device: d.name.toUpperCase(), limit: 2 });
+    expect(byName.entries.map((x) => x.txBytes)).toEqual(expected);
+    expect(await page(server, { since: '1h', device: 'no-such-device' })).toMatchObject({
+      entries: [],
+      hasMore: false,
+    });
   });
 
   it('keeps the order of entries within a batch', async () => {

@@ -19,6 +19,7 @@ describe('connection log: sources are the reporter’s', () => {
   /** The logs helpers' view of an enrolled device. */
   const asTestDevice = (e: EnrolledDevice): TestDevice => ({
     id: e.device.id,
+    name: e.device.name,
     token: e.nodeToken,
     networkId: server.networkId,
     addrIndex: 0,
@@ -74,12 +75,12 @@ describe('connection log: sources are the reporter’s', () => {
     expect(res.status, await res.clone().text()).toBe(202);
     const added = (await stored()).slice(before);
     expect(added.map((e) => e.src)).toEqual([
-      { deviceId: gw.id, addr: `${gw.ipv4}:40000` },
-      { deviceId: gw.id, addr: `[${gw.ipv6}]:40001` },
-      { deviceId: gw.id, addr: `${gw.ipv4}:40002` },
+      { deviceId: gw.id, deviceName: gw.name, addr: `${gw.ipv4}:40000` },
+      { deviceId: gw.id, deviceName: gw.name, addr: `[${gw.ipv6}]:40001` },
+      { deviceId: gw.id, deviceName: gw.name, addr: `${gw.ipv4}:40002` },
     ]);
     // the mapped destination resolves to the peer like its IPv4 address
-    expect(added[2].dst).toEqual({ deviceId: peer.id, addr: `${peer.ipv4}:443` });
+    expect(added[2].dst).toEqual({ deviceId: peer.id, deviceName: peer.name, addr: `${peer.ipv4}:443` });
   });
 
   it('accepts sources inside an approved route the reporter serves', async () => {

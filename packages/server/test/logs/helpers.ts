@@ -11,6 +11,7 @@ import type { TestServer } from '../harness.js';
 
 export interface TestDevice {
   id: string;
+  name: string;
   token: string;
   networkId: string;
   addrIndex: number;
@@ -52,13 +53,14 @@ export async function addDevice(server: TestServer, networkId = server.networkId
       .where('id', '=', networkId)
       .execute();
     const now = server.clock.now();
+    const name = `host-${id.slice(4, 10)}`;
     await trx
       .insertInto('devices')
       .values(
         deviceRow({
           id,
           networkId,
-          name: `host-${id.slice(4, 10)}`,
+          name,
           addrIndex,
           nodeTokenHash: hashSecret(token),
           now,
@@ -67,7 +69,7 @@ export async function addDevice(server: TestServer, networkId = server.networkId
         }),
       )
       .execute();
-    return { id, token, networkId, addrIndex, ipv4: ipv4Of(addrIndex), ipv6: ipv6Of(addrIndex) };
+    return { id, name, token, networkId, addrIndex, ipv4: ipv4Of(addrIndex), ipv6: ipv6Of(addrIndex) };
   });
 }
 

@@ -79,7 +79,9 @@ describe('one-time sign-in links', () => {
     expect((await set(true)).status).toBe(200);
     try {
       const other = await createLoginLink(server.database.storage.db, server.networkId, ownerId, server.clock.now());
-      const page = await new Browser().get(`${server.url}/auth/link?token=${other}`, { headers: { accept: 'text/html' } });
+      const page = await new Browser().get(`${server.url}/auth/link?token=${other}`, {
+        headers: { accept: 'text/html' },
+      });
       expect(page.headers.get('location')).toBe('/signin?problem=sso_required');
       await expectProblem(await new Browser().get(`${server.url}/auth/link?token=${token}`), 403, 'sso_required');
     } finally {

@@ -1,4 +1,7 @@
-/** GET /v1/logs/audit: the audit log of the caller's network, keyset-paged like connections. */
+/**
+ * GET /v1/logs/audit: the audit log of the caller's network, keyset-paged like connections;
+ * `changes=true` keeps only the calls that changed state.
+ */
 import { type AuditEntryBody, AuditLogQuery, type AuditLogRequest } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import type { Selectable } from 'kysely';
@@ -37,7 +40,7 @@ export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
         {
           operationId: 'listAuditLog',
           tags: ['logs'],
-          summary: 'Page through the audit log (ascending; tail with nextCursor)',
+          summary: 'Page through the audit log (ascending; tail with nextCursor); key and changes filter it',
           querystring: AuditLogQuery,
           response: { 200: logPageSchema('AuditEntry') },
         },
@@ -47,6 +50,7 @@ export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
     async (request) => {
       const networkId = request.principal!.networkId;
       const { key } = request.query;
+      const changesOnly = request.query.changes === 'true';
       // Entries of calls this instance has answered so far become visible to the caller.
       await ctx.audit.settled();
       const fetch = (afterSeq: number, rows: number) => {
@@ -56,6 +60,8 @@ export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
           .where('network_id', '=', networkId)
           .where('seq', '>', afterSeq);
         if (key) query = query.where('key_id', '=', key);
+        // Served by the partial index of changes (migration 020), not a scan of every read.
+        if (changesOnly) query = query.where('action', 'is not', null);
         return query.orderBy('seq').limit(rows).execute();
       };
       const present = (row: Selectable<AuditLogTable>) => presentAudit(ctx.logIds, row);

@@ -8,6 +8,7 @@ import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
 import { describeNetwork } from '../../modules/network/network.service.js';
 import { updateNetworkSettings } from '../../modules/network/settings.service.js';
+import { callbackUrl } from '../public-url.js';
 
 export async function networkRoutes(app: FastifyInstance): Promise<void> {
   app.get(
@@ -21,7 +22,8 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: ref('Network') },
       }),
     },
-    async (request) => describeNetwork(app.ctx.db, request.principal!.networkId, app.ctx.settings),
+    async (request) =>
+      describeNetwork(app.ctx.db, request.principal!.networkId, callbackUrl(request), app.ctx.settings),
   );
 
   app.patch<{ Body: PatchNetworkRequest }>(
@@ -39,6 +41,6 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
         [400],
       ),
     },
-    async (request) => updateNetworkSettings(app.ctx, actorOf(request), request.body),
+    async (request) => updateNetworkSettings(app.ctx, actorOf(request), request.body, callbackUrl(request)),
   );
 }

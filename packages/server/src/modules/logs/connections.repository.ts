@@ -236,3 +236,35 @@ export async function deleteConnectionsBefore(
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** The names of the devices a page of entries names, in one query (deleted ones are absent). */
+export async function deviceNames(
+  db: Db,
+  networkId: string,
+  rows: readonly ConnectionRow[],
+): Promise<Map<string, string>> {
+  const ids = new Set<string>();
+  for (const row of rows) {
+    if (row.src_device_id) ids.add(row.src_device_id);
+    if (row.dst_device_id) ids.add(row.dst_device_id);
+  }
+  if (ids.size === 0) return new Map();
+  const found = await db
+    .selectFrom('devices')
+    .select(['id', 'name'])
+    .where('network_id', '=', networkId)
+    .where('id', 'in', [...ids])
+    .execute();
+  return new Map(found.map((d) => [d.id, d.name]));
+}
+
+/** The id of the network's device with this name (names are unique in a network), if any. */
+export async function deviceIdByName(db: Db, networkId: string, name: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('devices')
+    .select('id')
+    .where('network_id', '=', networkId)
+    .where('name', '=', name.toLowerCase())
+    .executeTakeFirst();
+  return row?.id;
+}

@@ -17,6 +17,8 @@ import { presentConnection } from './connections.presenter.js';
 import {
   type ConnectionRow,
   connectionsAfter,
+  deviceIdByName,
+  deviceNames,
   devicesByAddrIndex,
   insertConnections,
   lastLoggedAt,
@@ -27,6 +29,8 @@ import { type ParsedConnection, parseConnection } from './connections.validate.j
 import { readPage } from './paging.js';
 
 const DEVICE_ID = /^dev_[0-9a-z]{1,40}$/;
+/** Device names are DNS labels (modules/devices/addresses.ts). */
+const DEVICE_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/i;
 
 /** Checks every entry; the first bad one refuses the batch, naming its index. */
 export function parseBatch(entries: readonly ReportedConnectionRequest[], reporter: string): ParsedConnection[] {
@@ -122,11 +126,25 @@ export async function reportConnections(
 
 /** GET /v1/logs/connections: one page of the network's log, ascending by recording order. */
 export async function connectionsPage(ctx: AppContext, networkId: string, query: ConnectionLogRequest) {
-  const { device } = query;
-  if (device !== undefined && !DEVICE_ID.test(device)) {
-    throw invalidRequest(`device "${device}" is not a device id (dev_…)`);
-  }
-  const fetch = (afterSeq: number, rows: number) => connectionsAfter(ctx.db, networkId, afterSeq, rows, device);
-  const present = (row: ConnectionRow) => presentConnection(ctx.logIds, row);
+  const device = query.device === undefined ? undefined : await deviceOfFilter(ctx.db, networkId, query.device);
+  let names: ReadonlyMap<string, string> = new Map();
+  const fetch = async (afterSeq: number, rows: number) => {
+    // A name, like an id, that no device of the network has selects nothing.
+    if (device === null) return [];
+    const found = await connectionsAfter(ctx.db, networkId, afterSeq, rows, device);
+    names = await deviceNames(ctx.db, networkId, found);
+    return found;
+  };
+  const present = (row: ConnectionRow) => presentConnection(ctx.logIds, row, names);
   return readPage(ctx, 'connections', networkId, query, ctx.clock.now(), fetch, present);
+}
+
+/**
+ * The `device` filter as a device id: an id as given, a name looked up (as the CLI and the
+ * console know devices by name); null for a name no device of the network has.
+ */
+async function deviceOfFilter(db: Db, networkId: string, device: string): Promise<string | null | undefined> {
+  if (DEVICE_ID.test(device)) return device;
+  if (!DEVICE_NAME.test(device)) throw invalidRequest(`device "${device}" is neither a device id (dev_…) nor a name`);
+  return (await deviceIdByName(db, networkId, device)) ?? null;
 }

@@ -121,13 +121,26 @@ export async function countNetworks(db: Db): Promise<number> {
   return Number(row.n);
 }
 
-/** The network as GET /v1/network shows it; retention follows the server's settings. */
 /** The network row, as `GET /v1/network` reads it on every call: built once (storage/compiled-query.ts). */
 const networkById = compiledQuery((db, p: { id: string }) =>
-  db.selectFrom('networks').selectAll().where('id', '=', p.id),
+  db
+    .selectFrom('networks')
+    .leftJoin('sso_configs', 'sso_configs.network_id', 'networks.id')
+    .selectAll('networks')
+    .select(['sso_configs.network_id as sso_network', 'sso_configs.enforce as sso_enforce'])
+    .where('networks.id', '=', p.id),
 );
 
-export async function describeNetwork(db: Db, networkId: string, settings: Partial<Settings> = {}) {
+/**
+ * The network as GET /v1/network shows it. `redirectUri` is where the identity provider sends
+ * people back: an administrator registers it with the provider before setting single sign-on up.
+ */
+export async function describeNetwork(
+  db: Db,
+  networkId: string,
+  redirectUri: string,
+  settings: Partial<Settings> = {},
+) {
   const [network] = await networkById(db, { id: networkId });
   if (!network) throw new Error(`network ${networkId} does not exist`);
   return {
@@ -139,5 +152,6 @@ export async function describeNetwork(db: Db, networkId: string, settings: Parti
     usage: { users: Number(network.user_count), devices: Number(network.device_count) },
     deviceApproval: network.device_approval !== 0,
     nodeKeyExpiry: network.node_key_expiry,
+    sso: { configured: network.sso_network !== null, enforce: network.sso_enforce === 1, redirectUri },
   };
 }

@@ -22,7 +22,13 @@ export function nodeKeyLifetime(text: string): number {
   return ms;
 }
 
-export async function updateNetworkSettings(ctx: AppContext, actor: Actor, body: PatchNetworkRequest) {
+/** `redirectUri`: the single sign-on callback the answer names (see describeNetwork). */
+export async function updateNetworkSettings(
+  ctx: AppContext,
+  actor: Actor,
+  body: PatchNetworkRequest,
+  redirectUri: string,
+) {
   const { networkId } = actor;
   if (body.nodeKeyExpiry !== undefined) nodeKeyLifetime(body.nodeKeyExpiry);
   return unitOfWork(ctx, actor, 'network.update', async (trx) => {
@@ -33,6 +39,6 @@ export async function updateNetworkSettings(ctx: AppContext, actor: Actor, body:
     if (Object.keys(changes).length > 0) {
       await trx.updateTable('networks').set(changes).where('id', '=', networkId).execute();
     }
-    return { value: await describeNetwork(trx, networkId, ctx.settings), target: networkId };
+    return { value: await describeNetwork(trx, networkId, redirectUri, ctx.settings), target: networkId };
   });
 }
