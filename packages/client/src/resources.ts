@@ -22,6 +22,8 @@ import type {
   CreateKeyInput,
   CreateUserInput,
   DeviceListQuery,
+  DevicePage,
+  DevicePageQuery,
   KeyListQuery,
   RouteListQuery,
   UpdateUserInput,
@@ -29,6 +31,9 @@ import type {
 } from './types.js';
 
 export const id = (value: string): string => encodeURIComponent(value);
+
+/** Devices per page when a page is asked for without a limit (the server's default too). */
+const DEVICE_PAGE = 100;
 
 export class Devices {
   constructor(private readonly http: Transport) {}
@@ -41,6 +46,26 @@ export class Devices {
       query: { user: query.user, tag, online: query.online, fields: query.fields },
     });
     return body.devices;
+  }
+
+  /**
+   * `GET /v1/devices` a page at a time, in name order, searched by `q` (a part of the name or
+   * an address): for lists too long to read whole. Pass `nextCursor` back for the next page.
+   */
+  page(query: DevicePageQuery = {}, options: CallOptions = {}): Promise<DevicePage> {
+    const tag = typeof query.tag === 'string' ? [query.tag] : query.tag;
+    return this.http.json<DevicePage>('GET', '/v1/devices', {
+      ...options,
+      query: {
+        user: query.user,
+        tag,
+        online: query.online,
+        fields: query.fields,
+        q: query.q,
+        limit: query.limit ?? DEVICE_PAGE,
+        cursor: query.cursor,
+      },
+    });
   }
 
   /** `GET /v1/devices/{id}`: the detail record. */

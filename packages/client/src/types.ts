@@ -2,7 +2,7 @@
  * Types of the client's calls that the contract does not name: query filters, create and
  * update inputs, the policy document, and the results that pair a body with its ETag.
  */
-import type { KeyBody, KeyState, Role, RouteState, Scope } from '@warren/contract';
+import type { DeviceBody, KeyBody, KeyState, Role, RouteState, Scope } from '@warren/contract';
 
 /** Options every call accepts. */
 export interface CallOptions {
@@ -20,6 +20,23 @@ export interface DeviceListQuery {
   online?: boolean;
   /** `all` adds the detail fields (addresses, routes, clientVersion, …) to every record. */
   fields?: 'default' | 'all';
+}
+
+export interface DevicePageQuery extends DeviceListQuery {
+  /** A part of the name, or an address. */
+  q?: string;
+  /** Devices per page (1–1000, default 100). */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** One page of devices in name order, and how many the filters select in all. */
+export interface DevicePage {
+  devices: DeviceBody[];
+  nextCursor: string | null;
+  hasMore: boolean;
+  total: number;
 }
 
 export interface UserListQuery {

@@ -36,6 +36,18 @@ describe('Warren client: devices and routes', () => {
     expect(detailed[0]!.routes).toEqual([expect.objectContaining({ prefix: '10.0.0.0/24', state: 'pending' })]);
   });
 
+  it('pages and searches the list in name order', async () => {
+    const first = await warren.devices.page({ limit: 2 });
+    expect(first.devices.map((d) => d.name)).toEqual(['gw-1', 'web-1']);
+    expect(first).toMatchObject({ hasMore: true, total: 3 });
+    const second = await warren.devices.page({ limit: 2, cursor: first.nextCursor! });
+    expect(second).toMatchObject({ hasMore: false, nextCursor: null, total: 3 });
+    expect(second.devices.map((d) => d.name)).toEqual(['web-2']);
+    const found = await warren.devices.page({ q: 'web', tag: 'tag:web', fields: 'all' });
+    expect(found.devices.map((d) => d.name)).toEqual(['web-1', 'web-2']);
+    expect(found.devices[0]!.addresses).toHaveLength(2);
+  });
+
   it('gets the detail record', async () => {
     const device = await warren.devices.get(web[0]!.id);
     expect(device).toMatchObject({ id: web[0]!.id, name: 'web-1', online: true, tags: ['tag:server', 'tag:web'] });

@@ -72,6 +72,9 @@ export const DeviceListQuery = Type.Object({
   tag: Type.Optional(Type.Array(Type.String())),
   online: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
   fields: Type.Optional(Type.Union([Type.Literal('default'), Type.Literal('all')])),
+  q: Type.Optional(Type.String({ maxLength: 64, description: 'a part of the name, or an address of the device' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  cursor: Type.Optional(Type.String({ maxLength: 200 })),
 });
 
 /** PATCH /v1/devices/{id}: what an admin may change on a device besides its tags. */

@@ -113,5 +113,76 @@ describe('GET /v1/devices filters', () => {
   it('shows another network nothing', async () => {
     const other = await server.addNetwork();
     expect(await listDevices(server, '', other.apiKey)).toEqual([]);
+    const page = await json(await server.call('GET', '/v1/devices?limit=10&q=a', { key: other.apiKey }));
+    expect(page).toEqual({ devices: [], nextCursor: null, hasMore: false, total: 0 });
+  });
+});
+
+describe('GET /v1/devices in pages, and searched', () => {
+  let server: TestServer;
+  const names = ['web-3', 'db-1', 'web-1', 'laptop-ana', 'web-2', 'db-2', 'router-1'];
+  const devices: Record<string, { id: string; addresses: string[] }> = {};
+
+  beforeAll(async () => {
+    server = await startServer();
+    await defineTags(server, ['tag:web']);
+    const web = await createAuthKey(server, { reusable: true, tags: ['tag:web'] });
+    const plain = await createAuthKey(server, { reusable: true });
+    for (const name of names) {
+      const { device } = await enroll(server, name.startsWith('web') ? web.key : plain.key, { hostname: name });
+      devices[name] = device;
+    }
+  });
+  afterAll(() => server.close());
+
+  const page = async (query: string) => {
+    const res = await server.call('GET', `/v1/devices?${query}`);
+    expect(res.status, await res.clone().text()).toBe(200);
+    return json(res);
+  };
+
+  it('pages in name order with a cursor, the total counted once per page, nothing lost or repeated', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const body: any = await page(`limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(body.total).toBe(names.length);
+      seen.push(...body.devices.map((d: { name: string }) => d.name));
+      expect(body.hasMore).toBe(body.nextCursor !== null);
+      cursor = body.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(seen).toEqual([...names].sort());
+    expect(pages).toBe(3);
+  });
+
+  it('searches by a part of the name or by an address, with the other filters', async () => {
+    const found = async (query: string) => (await page(query)).devices.map((d: { name: string }) => d.name);
+    expect(await found('q=web')).toEqual(['web-1', 'web-2', 'web-3']);
+    expect(await found('q=WEB-2')).toEqual(['web-2']);
+    expect(await found('q=1&tag=tag:web')).toEqual(['web-1']);
+    expect(await found(`q=${devices['db-2']!.addresses[0]}`)).toEqual(['db-2']);
+    expect(await found(`q=${devices['laptop-ana']!.addresses[1]!.toUpperCase()}`)).toEqual(['laptop-ana']);
+    expect(await found('q=100.64.250.250')).toEqual([]);
+    expect(await found('q=no%25such_')).toEqual([]);
+    const searched = await page('q=db&limit=1');
+    expect(searched).toMatchObject({ total: 2, hasMore: true });
+    expect(searched.devices[0].name).toBe('db-1');
+    expect((await page(`q=db&limit=1&cursor=${searched.nextCursor}`)).devices[0].name).toBe('db-2');
+  });
+
+  it('gives detail records with fields=all, each with its routes and addresses', async () => {
+    const body = await page('limit=2&fields=all');
+    expect(body.devices.map((d: { name: string }) => d.name)).toEqual(['db-1', 'db-2']);
+    expect(body.devices[0]).toMatchObject({ addresses: devices['db-1']!.addresses, routes: [], clientVersion: null });
+  });
+
+  it('refuses a bad limit, cursor or search', async () => {
+    await expectProblem(await server.call('GET', '/v1/devices?limit=0'), 400, 'invalid_request');
+    await expectProblem(await server.call('GET', '/v1/devices?limit=1001'), 400, 'invalid_request');
+    await expectProblem(await server.call('GET', '/v1/devices?cursor=not-a-cursor!'), 400, 'invalid_request');
+    await expectProblem(await server.call('GET', '/v1/devices?q=%20'), 400, 'invalid_request');
+    await expectProblem(await server.call('GET', `/v1/devices?q=${'a'.repeat(65)}`), 400, 'invalid_request');
   });
 });

@@ -20,7 +20,9 @@ import {
   type KeptLists,
   listDeviceDetails,
   listDevicesBody,
+  listDevicesPage,
   setDeviceTags,
+  wantsPage,
 } from '../../modules/devices/devices.service.js';
 import { ListBodies } from '../../modules/devices/list-bodies.js';
 import { isPostgres } from '../../storage/database.js';
@@ -42,15 +44,26 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
         {
           operationId: 'listDevices',
           tags,
-          summary: 'List devices; user, tag (repeatable, all must match), online and fields combine with AND',
+          summary: 'List devices; user, tag (repeatable, all must match), online, q and fields combine with AND',
+          description:
+            'Without limit, cursor or q: every device, oldest first. With any of them: pages in name order ' +
+            '(limit, default 100; nextCursor continues) with the total the filters select.',
           querystring: DeviceListQuery,
-          response: { 200: Type.Object({ devices: Type.Array(ref('Device')) }) },
+          response: {
+            200: Type.Object({
+              devices: Type.Array(ref('Device')),
+              nextCursor: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+              hasMore: Type.Optional(Type.Boolean()),
+              total: Type.Optional(Type.Integer()),
+            }),
+          },
         },
         [400],
       ),
     },
     async (request, reply) => {
       const networkId = request.principal!.networkId;
+      if (wantsPage(request.query)) return listDevicesPage(ctx, networkId, request.query);
       if (request.query.fields === 'all') return { devices: await listDeviceDetails(ctx, networkId, request.query) };
       // Records serialised by the Device schema when they change, then reused (device-records.ts).
       kept ??= {

@@ -7,6 +7,8 @@
  * is fd7a:115c:a1e0:: plus the same offset, so both addresses of a device read alike.
  */
 
+import { isIPv4, isIPv6 } from 'node:net';
+
 const V4_BASE = (100 << 24) | (64 << 16); // 100.64.0.0
 const V6_PREFIX = 'fd7a:115c:a1e0::';
 const HOSTS_PER_BLOCK = 254; // .1 – .254 of every /24
@@ -28,6 +30,42 @@ export function ipv6Of(index: number): string {
   const high = Math.floor(offset / 65536);
   const low = offset % 65536;
   return high === 0 ? `${V6_PREFIX}${low.toString(16)}` : `${V6_PREFIX}${high.toString(16)}:${low.toString(16)}`;
+}
+
+/**
+ * The counter value of a device address (IPv4 in 100.64.0.0/10 or IPv6 in fd7a:115c:a1e0::/48,
+ * the inverse of ipv4Of and ipv6Of), or undefined for any other text: a search by address is
+ * then one probe of the (network_id, addr_index) index.
+ */
+export function addrIndexOf(address: string): number | undefined {
+  const offset = isIPv4(address) ? v4Offset(address) : isIPv6(address) ? v6Offset(address) : undefined;
+  if (offset === undefined || offset <= 0) return undefined;
+  const host = offset % 256;
+  if (host === 0 || host === 255) return undefined;
+  const index = Math.floor(offset / 256) * HOSTS_PER_BLOCK + host;
+  return index <= MAX_ADDR_INDEX ? index : undefined;
+}
+
+function v4Offset(address: string): number | undefined {
+  const value = address.split('.').reduce((n, part) => n * 256 + Number(part), 0);
+  const offset = value - V4_BASE;
+  return offset >= 0 && offset < 2 ** 22 ? offset : undefined;
+}
+
+function v6Offset(address: string): number | undefined {
+  const groups = expandIPv6(address.toLowerCase());
+  // fd7a:115c:a1e0:0:0:0:high:low
+  if (groups.slice(0, 6).join(':') !== 'fd7a:115c:a1e0:0:0:0') return undefined;
+  return Number.parseInt(groups[6]!, 16) * 65536 + Number.parseInt(groups[7]!, 16);
+}
+
+/** The eight groups of an IPv6 address, each without leading zeros. */
+function expandIPv6(address: string): string[] {
+  const [head = '', tail] = address.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const middle = tail === undefined ? [] : Array(8 - left.length - right.length).fill('0');
+  return [...left, ...middle, ...right].map((g) => Number.parseInt(g, 16).toString(16));
 }
 
 export function addressesOf(index: number): string[] {

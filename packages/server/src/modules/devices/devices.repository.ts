@@ -26,6 +26,8 @@ export interface DeviceFilter {
   online?: boolean;
   /** The tag whose rows drive the query (see drivingTag); the other tags become EXISTS probes. */
   driver?: string;
+  /** A search: names containing this text (name characters only), or the device at an address. */
+  search?: { nameContains?: string; addrIndex?: number };
 }
 
 const RARITY_CAP = 1000;
@@ -84,7 +86,20 @@ function filterConditions(eb: DeviceEb, networkId: string, now: number, filter: 
     );
   }
   if (filter.online !== undefined) conditions.push(onlineWhere(eb, now, filter.online));
+  if (filter.search) conditions.push(searchWhere(eb, filter.search));
   return eb.and(conditions);
+}
+
+/**
+ * Names containing the text (a LIKE: a scan of the network's names, a few milliseconds at the
+ * sizes a person searches), or the device at an address (the unique (network_id, addr_index)
+ * index). The text holds only name characters, so it carries no LIKE wildcard.
+ */
+function searchWhere(eb: DeviceEb, search: NonNullable<DeviceFilter['search']>) {
+  const matches = [];
+  if (search.nameContains !== undefined) matches.push(eb('devices.name', 'like', `%${search.nameContains}%`));
+  if (search.addrIndex !== undefined) matches.push(eb('devices.addr_index', '=', search.addrIndex));
+  return eb.or(matches);
 }
 
 /**
@@ -183,6 +198,29 @@ export function listDevicesQuery(db: Db, networkId: string, now: number, filter:
 
 export async function listDevices(db: Db, networkId: string, now: number, filter: DeviceFilter): Promise<DeviceRow[]> {
   return listDevicesQuery(db, networkId, now, filter).execute();
+}
+
+/**
+ * One page of the list in name order (names are unique in a network, so the last name is the
+ * keyset cursor and the (network_id, name) index serves the order), and how many devices the
+ * filter selects in all.
+ */
+export async function readDevicesPage(
+  db: Db,
+  networkId: string,
+  now: number,
+  filter: DeviceFilter,
+  page: { afterName?: string; limit: number },
+): Promise<{ rows: DeviceRow[]; total: number }> {
+  let query = deviceRows(filtered(db, networkId, now, filter));
+  if (page.afterName !== undefined) query = query.where('devices.name', '>', page.afterName);
+  const [rows, count] = await Promise.all([
+    query.orderBy('devices.name').limit(page.limit).execute(),
+    filtered(db, networkId, now, filter)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
 }
 
 /** What a list needs to tell a kept record from a stale one: the version and the presence. */

@@ -5,16 +5,17 @@
 import type { DeviceBody } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
-import { notFound } from '../../core/errors.js';
+import { invalidRequest, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
 import { checkTags, requireOwnedTags, requireTagSyntax } from '../acl/tags.js';
 import { logNetmapChange } from '../network/netmap-changes.js';
+import { addrIndexOf } from './addresses.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
 import type { DeviceIndex, IndexFilter } from './device-index.js';
 import type { DeviceRecords } from './device-records.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
-import { presentDeviceDetail } from './devices.presenter.js';
+import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
 import {
   bumpNetmapEpoch,
   type DeviceFilter,
@@ -22,7 +23,9 @@ import {
   drivingTag,
   listDeviceStamps,
   listDevices,
+  readDevicesPage,
   replaceTags,
+  routesOfDevices,
   routesOfFilter,
 } from './devices.repository.js';
 import type { ListBodies } from './list-bodies.js';
@@ -32,7 +35,18 @@ export interface DeviceListInput {
   tag?: string[];
   online?: 'true' | 'false';
   fields?: 'default' | 'all';
+  /** Search: a part of the name, or an address. */
+  q?: string;
+  /** Paging in name order (either one asks for pages). */
+  limit?: number;
+  cursor?: string;
 }
+
+/** Whether the list is asked for in pages (or searched), not whole. */
+export const wantsPage = (input: DeviceListInput): boolean =>
+  input.limit !== undefined || input.cursor !== undefined || input.q !== undefined;
+
+const DEFAULT_PAGE = 100;
 
 /** The requested tags, each checked, without repeats. */
 function checkedTags(input: DeviceListInput): string[] {
@@ -102,6 +116,56 @@ function rowsReader(ctx: AppContext, networkId: string) {
 
 function indexFilter(input: DeviceListInput): IndexFilter {
   return { user: input.user, tags: checkedTags(input), online: onlineOf(input) };
+}
+
+/**
+ * A page of the list in name order, with the number of devices the filter selects: what a
+ * console shows of 10,000 devices without reading them all. The cursor is the page's last
+ * name, made opaque; fields=all adds the routes of the page's devices in one more query.
+ */
+export async function listDevicesPage(ctx: AppContext, networkId: string, input: DeviceListInput) {
+  const filter = await deviceFilter(ctx.db, networkId, input);
+  if (input.q !== undefined) filter.search = searchOf(input.q);
+  const now = ctx.clock.now();
+  const limit = input.limit ?? DEFAULT_PAGE;
+  const afterName = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  const { rows, total } = await readDevicesPage(ctx.db, networkId, now, filter, { afterName, limit: limit + 1 });
+  const hasMore = rows.length > limit;
+  const page = hasMore ? rows.slice(0, limit) : rows;
+  let devices: DeviceBody[];
+  if (input.fields === 'all') {
+    const byDevice = groupByDevice(
+      await routesOfDevices(
+        ctx.db,
+        networkId,
+        now,
+        page.map((r) => r.id),
+      ),
+    );
+    devices = page.map((row) => presentDeviceDetail(row, now, byDevice.get(row.id) ?? []));
+  } else {
+    devices = page.map((row) => presentDevice(row, now));
+  }
+  const last = page[page.length - 1];
+  return { devices, nextCursor: hasMore && last ? encodeCursor(last.name) : null, hasMore, total };
+}
+
+function searchOf(q: string): NonNullable<DeviceFilter['search']> {
+  const text = q.trim().toLowerCase();
+  if (text.length === 0 || text.length > 64)
+    throw invalidRequest('q is a part of a device name or an address (1–64 characters)');
+  // Names are DNS labels: other text (an address, a typo) matches no name.
+  return { nameContains: /^[a-z0-9-]+$/.test(text) ? text : undefined, addrIndex: addrIndexOf(text) };
+}
+
+const encodeCursor = (name: string) => Buffer.from(name, 'utf8').toString('base64url');
+
+function decodeCursor(cursor: string): string {
+  const name = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name) || encodeCursor(name) !== cursor) {
+    throw invalidRequest('cursor is not a cursor returned by this API for the device list');
+  }
+  return name;
 }
 
 /** The list with `fields=all`: detail records with their routes, read in two queries. */
