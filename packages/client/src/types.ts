@@ -108,13 +108,15 @@ export interface LogQuery {
 }
 
 export interface ConnectionLogQuery extends LogQuery {
-  /** Entries that this device is the source or destination of. */
+  /** Entries that this device (its id or its name) is the source or destination of. */
   device?: string;
 }
 
 export interface AuditLogQuery extends LogQuery {
   /** Entries of calls made with this API key id. */
   key?: string;
+  /** `'true'`: only calls that changed state (entries with an action). */
+  changes?: 'true' | 'false';
 }
 
 export interface EventQuery extends LogQuery {

@@ -149,6 +149,7 @@ describe('the web console', () => {
   it('creates an auth key and copies its secret, shown once', async () => {
     const { context, page } = await signedIn(browser, warren, OWNER);
     await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('button', { name: 'New key' }).click();
     await page.getByLabel('Tags').fill('tag:web');
     await page.getByLabel('Reusable').check();
     await page.getByRole('button', { name: 'Create key' }).click();

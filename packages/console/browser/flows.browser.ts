@@ -42,6 +42,9 @@ describe('tasks in the web console', () => {
     expect(await page.getByRole('link', { name: 'Keys' }).getAttribute('aria-current')).toBe('page');
     // The new page has the focus: the next Tab starts in its content, not back in the navigation.
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    await page.getByRole('button', { name: 'New key' }).waitFor();
+    await tabTo(page, 'New key');
+    await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Create key' }).waitFor();
     await expectEveryControlReachable(page);
 

@@ -11,8 +11,8 @@ const SHOTS = resolve(import.meta.dirname, '..', '..', '..', 'docs', 'console');
 const OWNER = 'admin@example.com';
 
 buildConsole();
-const warren = await startWarren();
 const browser = await launch();
+const warren = await startWarren();
 try {
   await warren.call('PUT', '/v1/acl', {
     tagOwners: { 'tag:web': [OWNER], 'tag:db': [OWNER] },

@@ -4,11 +4,13 @@ import { type FormEvent, useState } from 'react';
 import { api, type Can } from '../api.ts';
 import { navigate } from '../router.ts';
 import { CopyButton, Failure, Link, Loading, PageHeader, Time } from '../ui.tsx';
+import { useDeviceChanges } from './device-changes.ts';
 import { RouteActions } from './RouteActions.tsx';
 
 export function DeviceDetail({ id, can }: { id: string; can: Can }) {
   const queries = useQueryClient();
-  const device = useQuery({ queryKey: ['device', id], queryFn: () => api.devices.get(id), refetchInterval: 10_000 });
+  const device = useQuery({ queryKey: ['device', id], queryFn: () => api.devices.get(id) });
+  useDeviceChanges(can.read);
   const remove = useMutation({
     mutationFn: () => api.devices.delete(id),
     onSuccess: async () => {

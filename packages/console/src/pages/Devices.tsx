@@ -1,30 +1,47 @@
 /**
- * Devices: the list filters (user, tag, online) live in the URL; online state is polled; the
- * table is paged (100 rows) so 10,000 devices render as fast as 100.
+ * Devices: the server pages the list (50 in name order) and searches it by name or address;
+ * the filters (search, user, tag, online) live in the URL. The page is fetched again only when
+ * the events stream says a device changed (useDeviceChanges), not on a timer, so an idle list
+ * of 10,000 devices costs one small events call every few seconds.
  */
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { DeviceBody } from '@warren/contract';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, type Can, messageOf } from '../api.ts';
 import { setQuery, useLocation } from '../router.ts';
 import { Empty, Failure, Link, Loading, PageHeader, TableWrap, Time } from '../ui.tsx';
+import { useDeviceChanges } from './device-changes.ts';
 
-const PAGE = 100;
-const POLL_MS = 10_000;
+const PAGE = 50;
 
 export function Devices({ can }: { can: Can }) {
   const { query } = useLocation();
+  const q = query.get('q') ?? '';
   const user = query.get('user') ?? '';
   const tag = query.get('tag') ?? '';
   const online = query.get('online') ?? '';
-  const page = Math.max(0, Number(query.get('page') ?? '0') || 0);
-  const filter = { user: user || undefined, tag: tag || undefined, online: online ? online === 'true' : undefined };
+  const filter = {
+    q: q || undefined,
+    user: user || undefined,
+    tag: tag || undefined,
+    online: online ? online === 'true' : undefined,
+  };
+  const filterKey = JSON.stringify(filter);
+  // The cursors of the pages before this one: Previous goes back one, a new filter starts over.
+  const [cursors, setCursors] = useState<string[]>([]);
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the filter's text is what changes
+  useEffect(() => {
+    setCursors([]);
+    setCursor(undefined);
+  }, [filterKey]);
   const devices = useQuery({
-    queryKey: ['devices', filter],
-    queryFn: () => api.devices.list(filter),
-    refetchInterval: POLL_MS,
+    queryKey: ['devices', filter, cursor],
+    queryFn: () => api.devices.page({ ...filter, fields: 'all', limit: PAGE, cursor }),
+    placeholderData: (previous) => previous,
   });
+  useDeviceChanges(can.read);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const queries = useQueryClient();
   const remove = useMutation({
@@ -37,9 +54,9 @@ export function Devices({ can }: { can: Can }) {
     },
   });
 
-  const rows = devices.data ?? [];
-  const pages = Math.max(1, Math.ceil(rows.length / PAGE));
-  const shown = rows.slice(page * PAGE, page * PAGE + PAGE);
+  const shown = devices.data?.devices ?? [];
+  const total = devices.data?.total ?? 0;
+  const first = cursors.length * PAGE;
   const mayDelete = can.write('devices') || can.ownDevicesOnly;
   const toggle = (id: string) => {
     const next = new Set(selected);
@@ -51,6 +68,7 @@ export function Devices({ can }: { can: Can }) {
       remove.mutate([...selected]);
     }
   };
+  const filtered = Boolean(q || user || tag || online);
 
   return (
     <section aria-labelledby="devices-title">
@@ -62,6 +80,16 @@ export function Devices({ can }: { can: Can }) {
         )}
       </PageHeader>
       <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter devices">
+        <label>
+          Search
+          <input
+            name="q"
+            type="search"
+            defaultValue={q}
+            placeholder="name or address"
+            onChange={(e) => setQuery({ q: e.target.value.trim() })}
+          />
+        </label>
         {!can.ownDevicesOnly && (
           <label>
             User
@@ -69,7 +97,7 @@ export function Devices({ can }: { can: Can }) {
               name="user"
               defaultValue={user}
               placeholder="login name or id"
-              onChange={(e) => setQuery({ user: e.target.value.trim(), page: undefined })}
+              onChange={(e) => setQuery({ user: e.target.value.trim() })}
             />
           </label>
         )}
@@ -79,12 +107,12 @@ export function Devices({ can }: { can: Can }) {
             name="tag"
             defaultValue={tag}
             placeholder="tag:server"
-            onChange={(e) => setQuery({ tag: e.target.value.trim(), page: undefined })}
+            onChange={(e) => setQuery({ tag: e.target.value.trim() })}
           />
         </label>
         <label>
           Online
-          <select name="online" value={online} onChange={(e) => setQuery({ online: e.target.value, page: undefined })}>
+          <select name="online" value={online} onChange={(e) => setQuery({ online: e.target.value })}>
             <option value="">any</option>
             <option value="true">online</option>
             <option value="false">offline</option>
@@ -96,23 +124,18 @@ export function Devices({ can }: { can: Can }) {
         <Loading what="devices" />
       ) : devices.isError ? (
         <Failure error={devices.error} retry={() => devices.refetch()} />
-      ) : rows.length === 0 ? (
+      ) : total === 0 ? (
         <Empty>
-          {user || tag || online ? (
-            <p>No device matches these filters. Clear a filter to see more.</p>
-          ) : (
-            <p>
-              No devices yet. Create an auth key on the <Link to="/keys">Keys</Link> page and enroll a device with it.
-            </p>
-          )}
+          {filtered ? <p>No device matches these filters. Clear a filter to see more.</p> : <NoDevices can={can} />}
         </Empty>
       ) : (
         <>
           <p className="count" aria-live="polite">
-            {rows.length} device{rows.length === 1 ? '' : 's'}
+            {total} device{total === 1 ? '' : 's'}
+            {total > PAGE && ` · showing ${first + 1}–${first + shown.length}`}
           </p>
           <TableWrap label="Devices">
-            <table>
+            <table className="devices">
               <thead>
                 <tr>
                   {mayDelete && (
@@ -128,9 +151,10 @@ export function Devices({ can }: { can: Can }) {
                     </th>
                   )}
                   <th scope="col">Name</th>
-                  <th scope="col">User</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">State</th>
+                  <th scope="col">Address</th>
+                  <th scope="col">Owner</th>
+                  <th scope="col">OS</th>
+                  <th scope="col">Version</th>
                   <th scope="col">Last seen</th>
                 </tr>
               </thead>
@@ -141,15 +165,31 @@ export function Devices({ can }: { can: Can }) {
               </tbody>
             </table>
           </TableWrap>
-          {pages > 1 && (
+          {(cursors.length > 0 || devices.data.hasMore) && (
             <nav className="pager" aria-label="Pages of devices">
-              <button type="button" disabled={page === 0} onClick={() => setQuery({ page: String(page - 1) })}>
+              <button
+                type="button"
+                disabled={cursors.length === 0}
+                onClick={() => {
+                  setCursor(cursors.length > 1 ? cursors[cursors.length - 2] : undefined);
+                  setCursors(cursors.slice(0, -1));
+                }}
+              >
                 Previous
               </button>
               <span>
-                Page {page + 1} of {pages}
+                Page {cursors.length + 1} of {Math.ceil(total / PAGE)}
               </span>
-              <button type="button" disabled={page >= pages - 1} onClick={() => setQuery({ page: String(page + 1) })}>
+              <button
+                type="button"
+                disabled={!devices.data.nextCursor}
+                onClick={() => {
+                  const next = devices.data.nextCursor ?? undefined;
+                  if (!next) return;
+                  setCursors([...cursors, next]);
+                  setCursor(next);
+                }}
+              >
                 Next
               </button>
             </nav>
@@ -162,8 +202,29 @@ export function Devices({ can }: { can: Can }) {
   );
 }
 
+/** What someone with no devices can do next, by what their role allows. */
+function NoDevices({ can }: { can: Can }) {
+  if (can.write('keys')) {
+    return (
+      <p>
+        No devices yet. Create an auth key on the <Link to="/keys">Keys</Link> page and enroll a device with it.
+      </p>
+    );
+  }
+  if (can.ownDevicesOnly) {
+    return (
+      <p>
+        You have no devices yet. To add one, ask an administrator of the network for an auth key and enroll the device
+        with it; it then appears here.
+      </p>
+    );
+  }
+  return <p>No devices yet. They appear here once someone enrolls one.</p>;
+}
+
 function Row(props: { device: DeviceBody; selectable: boolean; selected: Set<string>; toggle: (id: string) => void }) {
   const { device } = props;
+  const ipv4 = device.addresses?.find((a) => a.includes('.'));
   return (
     <tr>
       {props.selectable && (
@@ -176,14 +237,25 @@ function Row(props: { device: DeviceBody; selectable: boolean; selected: Set<str
           />
         </td>
       )}
-      <td>
-        <Link to={`/devices/${encodeURIComponent(device.id)}`}>{device.name}</Link>
+      <td className="device-name">
+        {/* The state sits with the name: the first thing seen, also on a phone. */}
+        <span className={device.online ? 'dot on' : 'dot'} aria-hidden="true" />
+        <Link to={`/devices/${encodeURIComponent(device.id)}`}>{device.name}</Link>{' '}
+        <span className={device.online ? 'state-label on' : 'state-label'}>{device.online ? 'online' : 'offline'}</span>
       </td>
-      <td>{device.user?.loginName ?? '—'}</td>
-      <td>{device.tags.join(', ') || '—'}</td>
+      <td>{ipv4 ? <code>{ipv4}</code> : '—'}</td>
       <td>
-        <span className={device.online ? 'pill on' : 'pill'}>{device.online ? 'online' : 'offline'}</span>
+        {/* A tagged device is identified by its tags, not by the user who enrolled it (as in the CLI). */}
+        {device.tags.length > 0
+          ? device.tags.map((t) => (
+              <span key={t} className="pill">
+                {t}
+              </span>
+            ))
+          : (device.user?.loginName ?? '—')}
       </td>
+      <td>{device.os || '—'}</td>
+      <td>{device.clientVersion ?? '—'}</td>
       <td>
         <Time iso={device.lastSeen} />
       </td>

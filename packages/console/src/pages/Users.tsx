@@ -158,25 +158,27 @@ function UserRow(props: {
         <Time iso={user.lastSeen} />
       </td>
       {editable && (
-        <td className="row-actions">
-          {user.status === 'suspended' ? (
-            <button type="button" onClick={() => props.change({ status: 'active' })}>
-              Restore
+        <td>
+          <span className="row-actions">
+            {user.status === 'suspended' ? (
+              <button type="button" onClick={() => props.change({ status: 'active' })}>
+                Restore
+              </button>
+            ) : (
+              <button type="button" onClick={suspend}>
+                Suspend
+              </button>
+            )}
+            <button
+              type="button"
+              className="danger"
+              onClick={() => {
+                if (window.confirm(`Remove ${user.loginName}? Their devices are deleted too.`)) props.change(null);
+              }}
+            >
+              Remove
             </button>
-          ) : (
-            <button type="button" onClick={suspend}>
-              Suspend
-            </button>
-          )}
-          <button
-            type="button"
-            className="danger"
-            onClick={() => {
-              if (window.confirm(`Remove ${user.loginName}? Their devices are deleted too.`)) props.change(null);
-            }}
-          >
-            Remove
-          </button>
+          </span>
         </td>
       )}
     </tr>

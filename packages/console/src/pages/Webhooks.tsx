@@ -94,20 +94,22 @@ export function Webhooks({ can }: { can: Can }) {
                     <Time iso={hook.lastDelivery} />
                   </td>
                   {editable && (
-                    <td className="row-actions">
-                      <button type="button" onClick={() => act.mutate({ id: hook.id, what: 'test' })}>
-                        Send a test
-                      </button>
-                      <button
-                        type="button"
-                        className="danger"
-                        onClick={() => {
-                          if (window.confirm(`Delete the endpoint ${hook.url}?`))
-                            act.mutate({ id: hook.id, what: 'delete' });
-                        }}
-                      >
-                        Delete
-                      </button>
+                    <td>
+                      <span className="row-actions">
+                        <button type="button" onClick={() => act.mutate({ id: hook.id, what: 'test' })}>
+                          Send a test
+                        </button>
+                        <button
+                          type="button"
+                          className="danger"
+                          onClick={() => {
+                            if (window.confirm(`Delete the endpoint ${hook.url}?`))
+                              act.mutate({ id: hook.id, what: 'delete' });
+                          }}
+                        >
+                          Delete
+                        </button>
+                      </span>
                     </td>
                   )}
                 </tr>
