@@ -113,7 +113,12 @@ describe('the console pages people tripped on', () => {
     await revoked.first().waitFor();
     expect(await revoked.getByRole('button', { name: /Delete/ }).count()).toBe(0);
     const valid = page.getByRole('row').filter({ hasText: 'valid' });
-    expect(await valid.first().getByRole('button', { name: /Delete/ }).count()).toBe(1);
+    expect(
+      await valid
+        .first()
+        .getByRole('button', { name: /Delete/ })
+        .count(),
+    ).toBe(1);
     await context.close();
   });
 
@@ -225,7 +230,9 @@ describe('the console pages people tripped on', () => {
     await page.getByLabel('Changes only').uncheck();
     await page.waitForURL(/calls=all/);
     await page.waitForFunction(() =>
-      [...document.querySelectorAll('table tbody tr td:nth-child(4)')].some((c) => c.textContent?.startsWith('GET /v1/')),
+      [...document.querySelectorAll('table tbody tr td:nth-child(4)')].some((c) =>
+        c.textContent?.startsWith('GET /v1/'),
+      ),
     );
     await context.close();
   });
@@ -281,7 +288,9 @@ describe('the device list at scale', () => {
     const header = await page.locator('table thead th').allInnerTexts();
     expect(header.slice(1)).toEqual(['Name', 'Address', 'Owner', 'OS', 'Version', 'Last seen']);
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'node-000', exact: true }) });
-    expect(await row.innerText()).toMatch(/node-000\s+offline\s+100\.64\.0\.\d+\s+admin@example\.com\s+linux\s+1\.2\.3/);
+    expect(await row.innerText()).toMatch(
+      /node-000\s+offline\s+100\.64\.0\.\d+\s+admin@example\.com\s+linux\s+1\.2\.3/,
+    );
 
     await page.getByRole('button', { name: 'Next' }).click();
     await page.getByText('showing 51–100').waitFor();
