@@ -159,7 +159,8 @@ describe('the console pages people tripped on', () => {
     const facts = await page.locator('dl.facts').innerText();
     expect(facts).toContain(router.id);
     expect(facts).toMatch(/Created\s+(just now|\d+ (seconds?|minutes?) ago)/);
-    expect(facts).toMatch(/Key expiry\s+never/);
+    // The network's default login lifetime is 180 days.
+    expect(facts).toMatch(/Key expiry\s+in 6 months/);
     for (const prefix of ['10.20.0.0/16', '10.30.0.0/16']) {
       const approve = await page.getByRole('button', { name: `Approve ${prefix}` }).boundingBox();
       const code = await page.locator('li.route-line').filter({ hasText: prefix }).locator('code').boundingBox();

@@ -63,7 +63,23 @@ export function DeviceDetail({ id, can }: { id: string; can: Can }) {
           <Time iso={d.created} />
         </dd>
         <dt>Key expiry</dt>
-        <dd>{d.expires ? <Expiry iso={d.expires} /> : 'never'}</dd>
+        <dd>
+          {d.keyExpiry ? (
+            <Expiry iso={d.keyExpiry} />
+          ) : d.keyExpiryDisabled ? (
+            'never (expiry disabled for this device)'
+          ) : (
+            'never'
+          )}
+        </dd>
+        {!d.authorized && (
+          <>
+            <dt>Approval</dt>
+            <dd>
+              <span className="pill">waiting for approval</span>
+            </dd>
+          </>
+        )}
         {d.ephemeral && (
           <>
             <dt>Ephemeral</dt>
