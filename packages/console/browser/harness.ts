@@ -33,10 +33,12 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Builds whatever is older than its sources: the console, and the server and CLI that
+ * `warren serve` runs from their builds (a test of changed server code must not meet the old).
+ */
 export function buildConsole(): void {
-  execFileSync(process.execPath, [join(ROOT, 'packages', 'console', 'scripts', 'build-if-stale.mjs')], {
-    stdio: 'inherit',
-  });
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
 }
 
 export async function startWarren(): Promise<Warren> {
