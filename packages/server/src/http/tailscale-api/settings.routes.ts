@@ -11,6 +11,7 @@ import { actorOf } from '../../edge/actor.js';
 import { describeNetwork } from '../../modules/network/network.service.js';
 import { updateNetworkSettings } from '../../modules/network/settings.service.js';
 import { invalidRequest } from '../problem.js';
+import { callbackUrl } from '../public-url.js';
 import { tailnetOf } from './tailnet.js';
 
 const hide = { hide: true };
@@ -46,7 +47,8 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
   app.get<{ Params: { tailnet: string } }>(
     '/tailnet/:tailnet/settings',
     { config: { scope: 'all' }, schema: hide },
-    async (request) => settingsOf(await describeNetwork(ctx.db, tailnetOf(request), ctx.settings)),
+    async (request) =>
+      settingsOf(await describeNetwork(ctx.db, tailnetOf(request), callbackUrl(request), ctx.settings)),
   );
 
   app.patch<{ Params: { tailnet: string }; Body: Patch }>(
@@ -69,10 +71,15 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
       if (body.devicesApprovalOn != null && typeof body.devicesApprovalOn !== 'boolean') {
         throw invalidRequest('devicesApprovalOn must be true or false');
       }
-      const network = await updateNetworkSettings(ctx, actorOf(request), {
-        ...(body.devicesApprovalOn != null ? { deviceApproval: body.devicesApprovalOn } : {}),
-        ...(days != null ? { nodeKeyExpiry: `${days}d` } : {}),
-      });
+      const network = await updateNetworkSettings(
+        ctx,
+        actorOf(request),
+        {
+          ...(body.devicesApprovalOn != null ? { deviceApproval: body.devicesApprovalOn } : {}),
+          ...(days != null ? { nodeKeyExpiry: `${days}d` } : {}),
+        },
+        callbackUrl(request),
+      );
       return settingsOf(network);
     },
   );
