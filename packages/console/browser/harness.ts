@@ -55,7 +55,8 @@ export async function startWarren(): Promise<Warren> {
     {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, WARREN_LOG_LEVEL: 'warn' },
+      // Single sign-on shows and uses absolute URLs only from the public URL.
+      env: { ...process.env, WARREN_LOG_LEVEL: 'warn', WARREN_PUBLIC_URL: url },
     },
   );
   for (let i = 0; ; i++) {

@@ -115,9 +115,12 @@ export const Network = Type.Object(
       {
         configured: Type.Boolean(),
         enforce: Type.Boolean(),
-        redirectUri: Type.String({
-          description: 'the URI to register with the identity provider, before setting it up',
-        }),
+        redirectUri: Nullable(
+          Type.String({
+            description:
+              'the URI to register with the identity provider, before setting it up; null until the server has a public URL',
+          }),
+        ),
       },
       { description: 'whether single sign-on is set up (its settings: GET /v1/network/sso)' },
     ),
@@ -323,7 +326,7 @@ export interface NetworkBody {
   usage: { users: number; devices: number };
   deviceApproval: boolean;
   nodeKeyExpiry: string;
-  sso: { configured: boolean; enforce: boolean; redirectUri: string };
+  sso: { configured: boolean; enforce: boolean; redirectUri: string | null };
 }
 export interface KeyBody {
   id: string;

@@ -44,7 +44,15 @@ function Usage({ label, used, limit }: { label: string; used: number; limit: num
   );
 }
 
-function Sso({ editable, configured, redirectUri }: { editable: boolean; configured: boolean; redirectUri: string }) {
+function Sso({
+  editable,
+  configured,
+  redirectUri,
+}: {
+  editable: boolean;
+  configured: boolean;
+  redirectUri: string | null;
+}) {
   const queries = useQueryClient();
   // Asked only when set up: GET /v1/network/sso answers 404 otherwise, an error in the console.
   const sso = useQuery({ queryKey: ['sso'], queryFn: () => api.network.sso(), retry: false, enabled: configured });
@@ -71,10 +79,17 @@ function Sso({ editable, configured, redirectUri }: { editable: boolean; configu
   return (
     <>
       <h2>Single sign-on</h2>
-      <p>
-        Redirect URI to register with your identity provider: <code data-testid="redirect-uri">{redirectUri}</code>{' '}
-        <CopyButton text={redirectUri} label="Copy the redirect URI" />
-      </p>
+      {redirectUri ? (
+        <p>
+          Redirect URI to register with your identity provider: <code data-testid="redirect-uri">{redirectUri}</code>{' '}
+          <CopyButton text={redirectUri} label="Copy the redirect URI" />
+        </p>
+      ) : (
+        <p>
+          Single sign-on needs the server's public URL: start <code>warren serve</code> with{' '}
+          <code>WARREN_PUBLIC_URL</code> set to the address browsers reach it at.
+        </p>
+      )}
       {!configured ? (
         <p>Single sign-on is not set up: people sign in with one-time links.</p>
       ) : sso.isPending ? (

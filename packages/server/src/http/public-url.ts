@@ -22,3 +22,11 @@ export function publicBase(request: FastifyRequest, what: string): string {
 
 export const callbackUrl = (request: FastifyRequest): string =>
   `${publicBase(request, 'single sign-on')}/auth/callback`;
+
+/**
+ * The single sign-on redirect URI to show before anything is set up, or null while no public
+ * URL is configured (GET /v1/network must answer either way).
+ */
+export function redirectUriIfKnown(request: FastifyRequest): string | null {
+  return request.server.ctx.settings.publicUrl ? callbackUrl(request) : null;
+}

@@ -43,4 +43,15 @@ describe('health and discovery', () => {
     const after = await json(await server.call('GET', '/v1/network'));
     expect(after.sso).toEqual({ configured: true, enforce: true, redirectUri: before.sso.redirectUri });
   });
+
+  it('answers without a redirect URI while the server has no public URL', async () => {
+    const bare = await startServer({ publicUrl: false });
+    try {
+      const res = await bare.call('GET', '/v1/network');
+      expect(res.status).toBe(200);
+      expect((await json(res)).sso).toEqual({ configured: false, enforce: false, redirectUri: null });
+    } finally {
+      await bare.close();
+    }
+  });
 });

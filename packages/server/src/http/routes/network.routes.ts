@@ -8,7 +8,7 @@ import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
 import { describeNetwork } from '../../modules/network/network.service.js';
 import { updateNetworkSettings } from '../../modules/network/settings.service.js';
-import { callbackUrl } from '../public-url.js';
+import { redirectUriIfKnown } from '../public-url.js';
 
 export async function networkRoutes(app: FastifyInstance): Promise<void> {
   app.get(
@@ -23,7 +23,7 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
       }),
     },
     async (request) =>
-      describeNetwork(app.ctx.db, request.principal!.networkId, callbackUrl(request), app.ctx.settings),
+      describeNetwork(app.ctx.db, request.principal!.networkId, redirectUriIfKnown(request), app.ctx.settings),
   );
 
   app.patch<{ Body: PatchNetworkRequest }>(
@@ -41,6 +41,6 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
         [400],
       ),
     },
-    async (request) => updateNetworkSettings(app.ctx, actorOf(request), request.body, callbackUrl(request)),
+    async (request) => updateNetworkSettings(app.ctx, actorOf(request), request.body, redirectUriIfKnown(request)),
   );
 }

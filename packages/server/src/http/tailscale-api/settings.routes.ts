@@ -11,7 +11,7 @@ import { actorOf } from '../../edge/actor.js';
 import { describeNetwork } from '../../modules/network/network.service.js';
 import { updateNetworkSettings } from '../../modules/network/settings.service.js';
 import { invalidRequest } from '../problem.js';
-import { callbackUrl } from '../public-url.js';
+import { redirectUriIfKnown } from '../public-url.js';
 import { tailnetOf } from './tailnet.js';
 
 const hide = { hide: true };
@@ -48,7 +48,7 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
     '/tailnet/:tailnet/settings',
     { config: { scope: 'all' }, schema: hide },
     async (request) =>
-      settingsOf(await describeNetwork(ctx.db, tailnetOf(request), callbackUrl(request), ctx.settings)),
+      settingsOf(await describeNetwork(ctx.db, tailnetOf(request), redirectUriIfKnown(request), ctx.settings)),
   );
 
   app.patch<{ Params: { tailnet: string }; Body: Patch }>(
@@ -78,7 +78,7 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
           ...(body.devicesApprovalOn != null ? { deviceApproval: body.devicesApprovalOn } : {}),
           ...(days != null ? { nodeKeyExpiry: `${days}d` } : {}),
         },
-        callbackUrl(request),
+        redirectUriIfKnown(request),
       );
       return settingsOf(network);
     },

@@ -133,12 +133,13 @@ const networkById = compiledQuery((db, p: { id: string }) =>
 
 /**
  * The network as GET /v1/network shows it. `redirectUri` is where the identity provider sends
- * people back: an administrator registers it with the provider before setting single sign-on up.
+ * people back: an administrator registers it with the provider before setting single sign-on
+ * up (null while the server has no public URL, without which single sign-on cannot work).
  */
 export async function describeNetwork(
   db: Db,
   networkId: string,
-  redirectUri: string,
+  redirectUri: string | null,
   settings: Partial<Settings> = {},
 ) {
   const [network] = await networkById(db, { id: networkId });

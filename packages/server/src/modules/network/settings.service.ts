@@ -27,7 +27,7 @@ export async function updateNetworkSettings(
   ctx: AppContext,
   actor: Actor,
   body: PatchNetworkRequest,
-  redirectUri: string,
+  redirectUri: string | null,
 ) {
   const { networkId } = actor;
   if (body.nodeKeyExpiry !== undefined) nodeKeyLifetime(body.nodeKeyExpiry);
