@@ -51,9 +51,9 @@
 // - Tests are symbolic (see tests.ts): a login is any untagged device of that user, a group each
 //   of its members, a tag a device tagged exactly so; tests know no roles, so autogroup:admin
 //   matches no login or group; abstract devices have no address. `proto` defaults to tcp. An
-//   `accept` target is one host and one port, as Tailscale checks it (a port list, range, `*`
-//   or a CIDR fails, as in Tailscale); a `deny` target may name any ports and prefixes, and
-//   must be denied for all of them.
+//   `accept` target must be accepted for all of its traffic (every listed port: the contract
+//   keeps port lists, ranges and `*`, which Tailscale fails) and names one host (a CIDR fails,
+//   as in Tailscale); a `deny` target may name any ports and prefixes, denied for all of them.
 // - `proto` is a name (tcp, udp, icmp, ipv6-icmp, sctp, gre, esp, ah, igmp) or an IANA number
 //   as a string; only tcp, udp and sctp have ports, so a rule narrowed to other protocols needs
 //   `:*` ports, and their traffic matches a destination whatever its ports (as in Tailscale).

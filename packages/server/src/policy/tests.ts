@@ -9,11 +9,11 @@
 // IP and CIDR tests. Tests know no roles, so autogroup:admin matches no login or group as a test
 // source; as a source itself it is an admin's device in no group. autogroup:member stands for
 // every login the policy names and one it does not, autogroup:tagged for every tag of tagOwners
-// and a tag the policy does not name. An `accept` target is one host and one port, as Tailscale
-// checks it: Tailscale fails an accept of a port list, a range or `*`, and of a CIDR (or a host
-// alias of one), so Warren reports them as failures. A `deny` target takes any port form and
-// any prefix, and every listed port of all of it must be denied. A test with neither checks
-// nothing and is refused.
+// and a tag the policy does not name. Targets take any port form (the contract's rule, where
+// Tailscale fails an accept of several ports): an `accept` needs every listed port accepted, a
+// `deny` every one denied. An `accept` target is one host, as Tailscale checks it: an accept of
+// a CIDR (or a host alias of one) fails; a `deny` target may name any prefix. A test with
+// neither checks nothing and is refused.
 
 import type { Node } from 'jsonc-parser';
 import type { Checker } from './checker.js';
@@ -29,7 +29,7 @@ export interface TestTarget {
   text: string;
   node: Node;
   sel: Selector;
-  /** One port for an accept; for a deny, every listed port must be denied (`*` is 1-65535). */
+  /** Every listed port must be accepted (or denied); `*` stands for 1-65535. */
   ports: PortRanges;
 }
 
@@ -116,19 +116,14 @@ function parseTargets(node: Node | undefined, accept: boolean, c: Checker, defs:
       if (r.msg) c.error(item.node, r.msg);
     } else if (!TEST_KINDS.has(r.sel.kind)) {
       c.error(item.node, `test destination "${item.value}" must be a login name, group, tag, host or IP with a port`);
-    } else if (accept && !(r.ports.length === 1 && r.ports[0][0] === r.ports[0][1])) {
-      c.error(
-        item.node,
-        `test accept "${item.value}" names several ports: an accept checks one port, and Tailscale fails a list, a range or "*"; write one target per port`,
-      );
     } else if (accept && r.sel.kind === 'prefix' && (isRange(r.sel.prefix) || writtenAsCidr(item.value))) {
       c.error(
         item.node,
         `test accept "${item.value}" names a range of addresses: an accept checks one host (a login, group, tag, IP or host alias of one address), and Tailscale fails a CIDR`,
       );
     } else {
-      // Port 0 is not a port traffic uses: a deny of `*` asks for every real one.
-      const ports = accept ? r.ports : r.ports.map(([lo, hi]) => [Math.max(lo, 1), hi] as const);
+      // Port 0 is not a port traffic uses: `*` asks for every real one.
+      const ports = r.ports.map(([lo, hi]) => [Math.max(lo, 1), hi] as const);
       out.push({ text: item.value, node: item.node, sel: r.sel, ports });
     }
   }
