@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import shlex
 import socket
 import subprocess
 import threading
@@ -20,7 +22,12 @@ import pytest
 import warren
 
 REPO = Path(__file__).resolve().parents[3]
-WARREN = ["node", str(REPO / "packages" / "cli" / "bin" / "warren.js")]
+# The checkout's command, unless WARREN_COMMAND names another: the packaging checks run the
+# tests of the built sdist against an installed wheel and an installed `warren`.
+WARREN = shlex.split(os.environ.get("WARREN_COMMAND", "")) or [
+    "node",
+    str(REPO / "packages" / "cli" / "bin" / "warren.js"),
+]
 
 # The suite's policy: the tags the tests give out, members reaching their own devices, and
 # tag:ci reaching tag:server. Tests that change the policy put this one back.
@@ -88,7 +95,7 @@ def _create_suite_key(url: str, init_key: str) -> str:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("warren")
     database = f"sqlite:{tmp / 'warren.db'}"
-    init = subprocess.run([*WARREN, "init", "--db", database, "--json"], cwd=REPO, capture_output=True, text=True)
+    init = subprocess.run([*WARREN, "init", "--db", database, "--json"], cwd=tmp, capture_output=True, text=True)
     if init.returncode != 0:
         raise RuntimeError(f"warren init exited with {init.returncode}:\n{init.stderr}")
     init_key = json.loads(init.stdout)["apiKey"]
@@ -98,7 +105,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         process = subprocess.Popen(
             # Webhook tests deliver to a receiver on loopback over plain http, which only this allows.
             [*WARREN, "serve", "--db", database, "--host", "127.0.0.1", "--port", url.rsplit(":", 1)[1], "--webhooks-allow-private"],
-            cwd=REPO,
+            cwd=tmp,
             stdout=output,
             stderr=subprocess.STDOUT,
         )
