@@ -60,8 +60,8 @@ export function clientErrorHandler(ctx: AppContext, app: () => FastifyInstance) 
     // belong to it, so the connection is closed without a word. One exception: a request
     // whose body stopped arriving, or broke its encoding (a malformed chunk), has a response
     // that has not started, which this answer takes the place of.
-    const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-    const bodyUnderWay = pending !== undefined && !pending.headersSent && !pending.req.complete;
+    const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    const bodyUnderWay = pending != null && !pending.headersSent && pending.req?.complete === false;
     // A connection that never sent a byte made no request: it is closed without an answer or
     // an audit entry (idle connections must not turn into writes to the audit log).
     const silent = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0;
