@@ -27,9 +27,11 @@ class Client(OwnsConnections):
 
     The calls, by attribute:
 
-    - ``devices``: ``list``, ``get``, ``delete``, ``set_tags``
+    - ``devices``: ``list``, ``get``, ``delete``, ``set_tags``, ``update`` (key expiry),
+      ``approve`` (a device waiting for approval), ``expire`` (end its login now)
     - ``users``: ``list``, ``create``, ``update``, ``delete``
-    - ``network``: ``get`` (plan, limits, usage), ``me``, ``sso``, ``set_sso``
+    - ``network``: ``get`` (plan, limits, usage), ``update`` (device approval, key expiry),
+      ``me``, ``sso``, ``set_sso``
     - ``policy``: ``get``, ``get_text``, ``set``, ``validate``, ``history``, ``version``
     - ``keys``: ``list``, ``create``, ``get``, ``delete`` (auth keys and API keys)
     - ``routes``: ``list``, ``approve``, ``disable``
