@@ -195,7 +195,10 @@ async function main(): Promise<number> {
   const db = flags.db ?? `sqlite:${join(dir, 'warren.db')}`;
   const label = db.startsWith('postgres') ? 'PostgreSQL' : 'SQLite';
   const initKey = initWarren(db);
-  const { url, child } = await serveWarren(db, { env: { WARREN_WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+  // A public URL: single sign-on settings (one of the reads) can only be stored with one.
+  const { url, child } = await serveWarren(db, {
+    env: { WARREN_WEBHOOKS_ALLOW_PRIVATE: 'true', WARREN_PUBLIC_URL: 'https://warren.example.com' },
+  });
   let raw: { url: string; child: ChildProcess } | undefined;
   let fleet: Simulation[] = [];
   try {
