@@ -37,7 +37,7 @@ check() {
 }
 
 python39=""
-for candidate in "${PYTHON39:-}" python3.9 "$HOME"/.pyenv/versions/3.9*/bin/python3.9; do
+for candidate in "${PYTHON39:-}" python3.9 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.9*/bin/python3.9; do
   if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 9)' 2>/dev/null; then
     python39=$candidate
     break
