@@ -16,16 +16,17 @@
 //
 // Needs `wrk` (Debian: `apt-get install wrk`).
 
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { Warren } from '@warren/client';
 import { type Simulation, simulate } from '../packages/cli/src/node/fleet-simulator.js';
 import type { RateLimiter } from '../packages/server/src/core/context.js';
 import { MemoryRateLimiter, PostgresRateLimiter } from '../packages/server/src/edge/rate-limiter.js';
 import { openStorage } from '../packages/server/src/storage/database.js';
+import { rawServer, requireWrk, wrk } from './load.js';
 import { initWarren, serveWarren } from './warren-process.js';
 
 const { values: flags } = parseArgs({
@@ -39,78 +40,14 @@ const { values: flags } = parseArgs({
 const DEVICES = Number(flags.devices);
 const DURATION = Number(flags.duration);
 const CONNECTIONS = Number(flags.connections);
+const load = { threads: 2, connections: CONNECTIONS, seconds: DURATION };
 if (!(DEVICES >= 1050)) throw new Error('--devices must be at least 1050 (50 canaries and 1,000 listed devices)');
 
 const root = join(import.meta.dirname, '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
+const _tsx = join(root, 'node_modules', '.bin', 'tsx');
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
-try {
-  execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-} catch (error) {
-  // wrk prints its version and exits 1; only a missing binary is an error.
-  if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-    console.error('the api benchmark needs wrk (Debian: apt-get install wrk)');
-    process.exit(1);
-  }
-}
-
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-/**
- * Runs wrk against one URL and reads its throughput, latency percentiles and non-2xx count.
- * Asynchronously: the fleet's heartbeats go on meanwhile, so listed devices stay online.
- */
-async function wrk(url: string, apiKey: string): Promise<Load> {
-  const { stdout: out } = await promisify(execFile)(
-    'wrk',
-    ['-t2', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-H', `Authorization: Bearer ${apiKey}`, url],
-    { encoding: 'utf8' },
-  );
-  const ms = (label: string): number => {
-    const match = out.match(new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm'));
-    if (!match) return Number.NaN;
-    const value = Number(match[1]);
-    return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
-  };
-  const errors = Number(out.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
-  const socketErrors = out.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
-  const socket = socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
-  const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1]);
-  if (!(rps > 0) || errors + socket > 0) console.error(`wrk at ${url}:\n${out}`);
-  return {
-    rps,
-    p50: ms('50%'),
-    p99: ms('99%'),
-    errors: errors + socket,
-  };
-}
-
-/** The baseline server (bench/raw-server.ts) in its own process, answering with Warren's bytes. */
-async function rawServer(
-  dir: string,
-  apiKey: string,
-  bodies: Map<string, Buffer>,
-): Promise<{ url: string; child: ChildProcess }> {
-  const file = join(dir, 'raw-bodies.json');
-  writeFileSync(
-    file,
-    JSON.stringify({ apiKey, bodies: Object.fromEntries([...bodies].map(([p, b]) => [p, b.toString()])) }),
-  );
-  const child = spawn(tsx, [join(import.meta.dirname, 'raw-server.ts'), file], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
-    child.once('exit', (code) => reject(new Error(`raw server exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, child };
-}
+requireWrk('api');
 
 async function startWarren(db: string): Promise<{ url: string; apiKey: string; child: ChildProcess }> {
   const apiKey = initWarren(db);
@@ -194,8 +131,8 @@ async function measureApi(dir: string, db: string, label: string): Promise<void>
     for (const row of ROWS) {
       // One call first, answered only once the previous load's queued requests are done.
       await fetch(`${url}${row.path}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.arrayBuffer());
-      const warren = await wrk(`${url}${row.path}`, apiKey);
-      const baseline = await wrk(`${raw.url}${row.path}`, apiKey);
+      const warren = await wrk(`${url}${row.path}`, apiKey, load);
+      const baseline = await wrk(`${raw.url}${row.path}`, apiKey, load);
       console.log(
         `${row.name.padEnd(44)} ${fmt(warren.rps).padStart(12)} ${fmt(warren.p50, 2).padStart(8)} ` +
           `${fmt(warren.p99, 2).padStart(8)} ${fmt(baseline.rps).padStart(10)} ${fmt(warren.rps / baseline.rps, 2).padStart(6)}  ` +

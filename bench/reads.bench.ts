@@ -19,13 +19,14 @@
 //
 // Needs `wrk` (Debian: `apt-get install wrk`).
 
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { Warren } from '@warren/client';
 import { type Simulation, simulate } from '../packages/cli/src/node/fleet-simulator.js';
+import { rawServer, requireWrk, wrk } from './load.js';
 import { initWarren, serveWarren } from './warren-process.js';
 
 const { values: flags } = parseArgs({
@@ -40,6 +41,7 @@ const { values: flags } = parseArgs({
 const DEVICES = Number(flags.devices);
 const DURATION = Number(flags.duration);
 const CONNECTIONS = Number(flags.connections);
+const load = { threads: 1, connections: CONNECTIONS, seconds: DURATION };
 if (!(DEVICES >= 10)) throw new Error('--devices must be at least 10');
 
 const TARGET = { ratio: 0.25, p99Ms: 25, stall: 3 };
@@ -53,48 +55,10 @@ const VARIANTS: Record<string, string[]> = {
 const SKIPPED = new Set(['/v1/node/netmap']);
 
 const root = join(import.meta.dirname, '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
+const _tsx = join(root, 'node_modules', '.bin', 'tsx');
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
-try {
-  execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-} catch (error) {
-  // wrk prints its version and exits 1; only a missing binary is an error.
-  if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-    console.error('the reads benchmark needs wrk (Debian: apt-get install wrk)');
-    process.exit(1);
-  }
-}
-
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-async function wrk(url: string, apiKey: string): Promise<Load> {
-  const { stdout: out } = await promisify(execFile)(
-    'wrk',
-    ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-H', `Authorization: Bearer ${apiKey}`, url],
-    { encoding: 'utf8' },
-  );
-  const ms = (label: string): number => {
-    const match = out.match(new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm'));
-    if (!match) return Number.NaN;
-    const value = Number(match[1]);
-    return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
-  };
-  const errors = Number(out.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
-  const socketErrors = out.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
-  const socket = socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
-  return {
-    rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1]),
-    p50: ms('50%'),
-    p99: ms('99%'),
-    errors: errors + socket,
-  };
-}
+requireWrk('reads');
 
 /** Every GET of the OpenAPI document, with its path parameters, in document order. */
 function documentedReads(): { path: string; params: string[] }[] {
@@ -170,26 +134,6 @@ async function populate(
   };
 }
 
-async function rawServer(
-  dir: string,
-  apiKey: string,
-  bodies: Map<string, Buffer>,
-): Promise<{ url: string; child: ChildProcess }> {
-  const file = join(dir, 'raw-bodies.json');
-  writeFileSync(
-    file,
-    JSON.stringify({ apiKey, bodies: Object.fromEntries([...bodies].map(([p, b]) => [p, b.toString()])) }),
-  );
-  const child = spawn(tsx, [join(import.meta.dirname, 'raw-server.ts'), file], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
-    child.once('exit', (code) => reject(new Error(`raw server exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, child };
-}
-
 async function main(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'warren-bench-reads-'));
   const db = flags.db ?? `sqlite:${join(dir, 'warren.db')}`;
@@ -233,8 +177,8 @@ async function main(): Promise<number> {
     let failing = 0;
     for (const call of calls) {
       await fetch(`${url}${call}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.arrayBuffer());
-      const warren = await wrk(`${url}${call}`, apiKey);
-      const baseline = await wrk(`${raw.url}${call}`, apiKey);
+      const warren = await wrk(`${url}${call}`, apiKey, load);
+      const baseline = await wrk(`${raw.url}${call}`, apiKey, load);
       const ratio = warren.rps / baseline.rps;
       const misses = [
         warren.errors > 0 ? `${warren.errors} errors` : '',
