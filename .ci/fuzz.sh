@@ -32,7 +32,8 @@ api_key=$(warren init --db "$db" --network fuzz --json | json_field .apiKey)
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url="http://127.0.0.1:$port"
 # node itself in the background, not the `warren` function: $! must be the server's own pid.
-node packages/cli/bin/warren.js serve --db "$db" --port "$port" >"$work/serve.log" 2>&1 &
+# A public URL, as production has: single sign-on and SCIM answer 503 without one.
+WARREN_PUBLIC_URL="http://127.0.0.1:$port" node packages/cli/bin/warren.js serve --db "$db" --port "$port" >"$work/serve.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do
   curl -fsS "$url/readyz" >/dev/null 2>&1 && break
