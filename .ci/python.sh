@@ -20,10 +20,10 @@ venv() {
     rm -rf "$dir"
     "$python" -m venv "$dir"
   fi
-  local pip=("$dir/bin/python" -m pip --quiet --disable-pip-version-check)
-  "${pip[@]}" install -c "$constraints" pytest mypy setuptools
+  # Every test tool at the exact version of constraints.txt, whatever the registry has now.
+  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -c "$constraints" pytest mypy setuptools
   # No build isolation: the build uses the pinned setuptools above instead of fetching the newest.
-  "${pip[@]}" install --no-deps --no-build-isolation -e "$client"
+  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e "$client"
 }
 
 # check DIR: mypy --strict for DIR's Python, then the tests. pytest exits 5 when it collected
