@@ -25,8 +25,18 @@ type DeviceRoute struct {
 	ExitNode bool `json:"exitNode"`
 }
 
-// Device is a device record. The detail fields (Addresses to Expires) are set by Get and
-// SetTags, and by List with Fields "all"; otherwise they are empty.
+// Protocol is what a device speaks to the control server.
+type Protocol string
+
+const (
+	// ProtocolNative is Warren's node protocol (/v1/node/*), spoken by Warren's own agent.
+	ProtocolNative Protocol = "native"
+	// ProtocolTailscale is Tailscale's control protocol, spoken by the official Tailscale client.
+	ProtocolTailscale Protocol = "tailscale"
+)
+
+// Device is a device record. The detail fields (Addresses onward) are set by Get and SetTags,
+// and by List with Fields "all"; otherwise they are empty.
 type Device struct {
 	ID       string     `json:"id"`
 	Name     string     `json:"name"`
@@ -53,6 +63,10 @@ type Device struct {
 	Expires       *time.Time    `json:"expires,omitempty"`
 	// ExitNode is set when the device serves as an exit node (both default routes approved).
 	ExitNode *bool `json:"exitNode,omitempty"`
+	// Protocol is what the device speaks: ProtocolNative or ProtocolTailscale.
+	Protocol Protocol `json:"protocol,omitempty"`
+	// DNSName is its MagicDNS name, <name>.<network domain>.
+	DNSName string `json:"dnsName,omitempty"`
 }
 
 // DeviceListOptions filters List; every filter set must match (AND).

@@ -141,7 +141,7 @@ Enroll = Callable[..., Tuple[warren.NodeClient, warren.Registration]]
 
 @pytest.fixture
 def enroll(server: Server, client: warren.Client) -> Iterator[Enroll]:
-    """Enrolls devices through the node protocol: ``enroll(hostname, tags=, user=, advertise_routes=)``."""
+    """Enrolls devices through the node protocol: ``enroll(hostname, tags=, user=, advertise_routes=, pre_approved=)``."""
     nodes: List[warren.NodeClient] = []
 
     def enroll_one(
@@ -150,8 +150,11 @@ def enroll(server: Server, client: warren.Client) -> Iterator[Enroll]:
         tags: Sequence[str] = (),
         user: Optional[str] = None,
         advertise_routes: Optional[Sequence[str]] = None,
+        pre_approved: Optional[bool] = None,
     ) -> Tuple[warren.NodeClient, warren.Registration]:
-        auth = client.keys.create(tags=tags, user=user, expires_in="1h", description="python suite")
+        auth = client.keys.create(
+            tags=tags, user=user, pre_approved=pre_approved, expires_in="1h", description="python suite"
+        )
         assert auth.key is not None
         node = warren.NodeClient(server.url)
         nodes.append(node)

@@ -24,6 +24,8 @@ Role = Literal["owner", "admin", "network-admin", "it-admin", "auditor", "member
 UserStatus = Literal["active", "suspended"]
 Scope = Literal["read", "devices", "acls", "keys", "users", "webhooks", "all"]
 DeliveryState = Literal["pending", "delivered", "failed"]
+Protocol = Literal["native", "tailscale"]
+"""What a device speaks: Warren's node protocol, or Tailscale's control protocol."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class DeviceRoute:
 
 @dataclass(frozen=True)
 class Device:
-    """A device; ``addresses`` … ``expires`` are set on ``get`` and on ``list(fields="all")``."""
+    """A device; ``addresses`` onward are set on ``get`` and on ``list(fields="all")``."""
 
     id: str
     name: str
@@ -73,6 +75,9 @@ class Device:
     expires: Optional[datetime] = None
     exit_node: Optional[bool] = None
     """Whether the device serves as an exit node (both default routes approved and advertised)."""
+    protocol: Optional[Protocol] = None
+    dns_name: Optional[str] = None
+    """Its MagicDNS name, ``<name>.<network domain>``."""
 
 
 @dataclass(frozen=True)
