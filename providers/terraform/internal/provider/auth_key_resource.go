@@ -31,6 +31,7 @@ type authKeyModel struct {
 	keyComputed
 	Reusable    types.Bool   `tfsdk:"reusable"`
 	Ephemeral   types.Bool   `tfsdk:"ephemeral"`
+	PreApproved types.Bool   `tfsdk:"pre_approved"`
 	Tags        types.Set    `tfsdk:"tags"`
 	User        types.String `tfsdk:"user"`
 	UserID      types.String `tfsdk:"user_id"`
@@ -56,6 +57,11 @@ func (r *authKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 		},
 		"ephemeral": schema.BoolAttribute{
 			MarkdownDescription: "Devices it enrolls are removed after 10 minutes offline. Default `false`.",
+			Optional:            true, Computed: true, Default: booldefault.StaticBool(false),
+			PlanModifiers: replaceBool,
+		},
+		"pre_approved": schema.BoolAttribute{
+			MarkdownDescription: "Devices it enrolls skip device approval (network setting `deviceApproval`). Default `false`.",
 			Optional:            true, Computed: true, Default: booldefault.StaticBool(false),
 			PlanModifiers: replaceBool,
 		},
@@ -94,6 +100,7 @@ func (r *authKeyResource) Create(ctx context.Context, req resource.CreateRequest
 			Type:        warren.KeyTypeAuth,
 			Reusable:    plan.Reusable.ValueBool(),
 			Ephemeral:   plan.Ephemeral.ValueBool(),
+			PreApproved: plan.PreApproved.ValueBool(),
 			Tags:        stringSet(ctx, plan.Tags, &resp.Diagnostics),
 			User:        plan.User.ValueString(),
 			Description: plan.Description.ValueString(),
@@ -108,6 +115,7 @@ func (m *authKeyModel) apply(k *warren.Key) {
 	m.set(k)
 	m.Reusable = types.BoolValue(k.Reusable)
 	m.Ephemeral = types.BoolValue(k.Ephemeral)
+	m.PreApproved = types.BoolValue(k.PreApproved)
 	m.Tags = setOf(k.Tags)
 	m.Description = types.StringValue(k.Description)
 	userID := ""

@@ -20,8 +20,9 @@ type deviceSetting interface {
 	apply(*warren.Device)
 }
 
-// deviceResource is what warren_device_tags and warren_device_routes share. push makes the
-// device match the model and returns its record; clear undoes the setting on destroy.
+// deviceResource is what warren_device_tags, warren_device_routes and warren_device_approval
+// share. push makes the device match the model and returns its record; clear undoes the setting
+// on destroy.
 type deviceResource[M any, P interface {
 	*M
 	deviceSetting
@@ -30,6 +31,9 @@ type deviceResource[M any, P interface {
 	what  string // "tags", "approved routes"
 	push  func(ctx context.Context, c *warren.Client, m P, diags *diag.Diagnostics) (*warren.Device, error)
 	clear func(ctx context.Context, c *warren.Client, id string) error
+	// holds, when set, says whether the device still has the setting at all; when it does not
+	// (a device de-authorized elsewhere), Read drops the resource so the next plan creates it.
+	holds func(*warren.Device) bool
 }
 
 // deviceIDAttributes are the id and device_id attributes of a device setting.
@@ -80,6 +84,10 @@ func (r *deviceResource[M, P]) Read(ctx context.Context, req resource.ReadReques
 	id := P(&m).deviceID()
 	device, err := r.client.Devices.Get(ctx, id)
 	if !readFound(ctx, resp, "read device "+id, err) {
+		return
+	}
+	if r.holds != nil && !r.holds(device) {
+		resp.State.RemoveResource(ctx)
 		return
 	}
 	P(&m).apply(device)

@@ -18,19 +18,25 @@ type deviceRouteModel struct {
 }
 
 type deviceModel struct {
-	ID            types.String       `tfsdk:"id"`
-	Name          types.String       `tfsdk:"name"`
-	Hostname      types.String       `tfsdk:"hostname"`
-	OS            types.String       `tfsdk:"os"`
-	Online        types.Bool         `tfsdk:"online"`
-	UserID        types.String       `tfsdk:"user_id"`
-	UserLoginName types.String       `tfsdk:"user_login_name"`
-	Tags          types.Set          `tfsdk:"tags"`
-	Addresses     types.List         `tfsdk:"addresses"`
-	Routes        []deviceRouteModel `tfsdk:"routes"`
-	ClientVersion types.String       `tfsdk:"client_version"`
-	Created       types.String       `tfsdk:"created"`
-	LastSeen      types.String       `tfsdk:"last_seen"`
+	ID                types.String       `tfsdk:"id"`
+	Name              types.String       `tfsdk:"name"`
+	Hostname          types.String       `tfsdk:"hostname"`
+	OS                types.String       `tfsdk:"os"`
+	Online            types.Bool         `tfsdk:"online"`
+	UserID            types.String       `tfsdk:"user_id"`
+	UserLoginName     types.String       `tfsdk:"user_login_name"`
+	Tags              types.Set          `tfsdk:"tags"`
+	Addresses         types.List         `tfsdk:"addresses"`
+	Routes            []deviceRouteModel `tfsdk:"routes"`
+	ClientVersion     types.String       `tfsdk:"client_version"`
+	Created           types.String       `tfsdk:"created"`
+	LastSeen          types.String       `tfsdk:"last_seen"`
+	Protocol          types.String       `tfsdk:"protocol"`
+	DNSName           types.String       `tfsdk:"dns_name"`
+	Authorized        types.Bool         `tfsdk:"authorized"`
+	KeyExpiry         types.String       `tfsdk:"key_expiry"`
+	KeyExpired        types.Bool         `tfsdk:"key_expired"`
+	KeyExpiryDisabled types.Bool         `tfsdk:"key_expiry_disabled"`
 }
 
 // deviceAttributes describes deviceModel; id and name are set by the caller, since
@@ -61,22 +67,43 @@ func deviceAttributes() map[string]schema.Attribute {
 		"client_version": str("Version of the device's client, if it reported one."),
 		"created":        str("When it enrolled (RFC 3339)."),
 		"last_seen":      str("Its last heartbeat (RFC 3339)."),
+		"protocol":       str("What it speaks: `native` (Warren's agent) or `tailscale` (the Tailscale client)."),
+		"dns_name":       str("Its MagicDNS name, `<name>.<network domain>`."),
+		"authorized": schema.BoolAttribute{
+			MarkdownDescription: "`false` while it waits for approval (network setting `deviceApproval`).",
+			Computed:            true,
+		},
+		"key_expiry": str("When its login expires (RFC 3339); null when it never does."),
+		"key_expired": schema.BoolAttribute{
+			MarkdownDescription: "Its login expired: it is in no netmap until it logs in again.",
+			Computed:            true,
+		},
+		"key_expiry_disabled": schema.BoolAttribute{MarkdownDescription: "Its login never expires.", Computed: true},
 	}
 }
 
 // newDeviceModel converts a device's detail record.
 func newDeviceModel(d *warren.Device) deviceModel {
 	m := deviceModel{
-		ID:            types.StringValue(d.ID),
-		Name:          types.StringValue(d.Name),
-		Hostname:      types.StringValue(d.Hostname),
-		OS:            types.StringValue(d.OS),
-		Online:        types.BoolValue(d.Online),
-		Tags:          setOf(d.Tags),
-		ClientVersion: types.StringPointerValue(d.ClientVersion),
-		Created:       types.StringValue(rfc3339(d.Created)),
-		LastSeen:      types.StringNull(),
-		Routes:        []deviceRouteModel{},
+		ID:                types.StringValue(d.ID),
+		Name:              types.StringValue(d.Name),
+		Hostname:          types.StringValue(d.Hostname),
+		OS:                types.StringValue(d.OS),
+		Online:            types.BoolValue(d.Online),
+		Tags:              setOf(d.Tags),
+		ClientVersion:     types.StringPointerValue(d.ClientVersion),
+		Created:           types.StringValue(rfc3339(d.Created)),
+		LastSeen:          types.StringNull(),
+		Routes:            []deviceRouteModel{},
+		Protocol:          types.StringValue(string(d.Protocol)),
+		DNSName:           types.StringValue(d.DNSName),
+		Authorized:        types.BoolValue(d.Authorized),
+		KeyExpiry:         types.StringNull(),
+		KeyExpired:        types.BoolValue(d.KeyExpired),
+		KeyExpiryDisabled: types.BoolValue(d.KeyExpiryDisabled),
+	}
+	if d.KeyExpiry != nil {
+		m.KeyExpiry = types.StringValue(rfc3339(*d.KeyExpiry))
 	}
 	if d.User != nil {
 		m.UserID = types.StringValue(d.User.ID)

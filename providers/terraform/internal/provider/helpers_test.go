@@ -54,24 +54,29 @@ func enrollDevice(t *testing.T, hostname string, routes ...string) string {
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("acceptance test: set TF_ACC=1")
 	}
-	ctx := context.Background()
-	key, err := apiClient(t).Keys.Create(ctx, &warren.CreateKeyRequest{Description: "enroll " + hostname, ExpiresIn: "1h"})
+	key, err := apiClient(t).Keys.Create(context.Background(), &warren.CreateKeyRequest{Description: "enroll " + hostname, ExpiresIn: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return registerWith(t, key.Key, hostname, routes...).Device.ID
+}
+
+// registerWith enrolls a device through the node protocol with the given auth key.
+func registerWith(t *testing.T, authKey, hostname string, routes ...string) *warren.Registration {
+	t.Helper()
 	node, err := warren.NewNodeClient()
 	if err != nil {
 		t.Fatal(err)
 	}
 	nodeKey := make([]byte, 32)
 	_, _ = rand.Read(nodeKey)
-	reg, err := node.Register(ctx, key.Key, &warren.RegisterRequest{
+	reg, err := node.Register(context.Background(), authKey, &warren.RegisterRequest{
 		Hostname: hostname, OS: "linux", NodeKey: "nodekey:" + hex.EncodeToString(nodeKey), AdvertiseRoutes: routes,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return reg.Device.ID
+	return reg
 }
 
 // outOfBand runs a change through the API, as someone outside Terraform would, failing the

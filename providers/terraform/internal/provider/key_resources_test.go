@@ -108,6 +108,7 @@ func TestAccAuthKey(t *testing.T) {
 					resource.TestCheckResourceAttr(key.address, "state", "valid"),
 					resource.TestCheckResourceAttr(key.address, "reusable", "true"),
 					resource.TestCheckResourceAttr(key.address, "ephemeral", "false"),
+					resource.TestCheckResourceAttr(key.address, "pre_approved", "false"),
 					resource.TestCheckTypeSetElemAttr(key.address, "tags.*", "tag:ci"),
 				),
 			},

@@ -18,6 +18,9 @@ type networkModel struct {
 	Plan   types.String  `tfsdk:"plan"`
 	Limits networkLimits `tfsdk:"limits"`
 	Usage  networkUsage  `tfsdk:"usage"`
+	// DeviceApproval and NodeKeyExpiry are the network's device settings.
+	DeviceApproval types.Bool   `tfsdk:"device_approval"`
+	NodeKeyExpiry  types.String `tfsdk:"node_key_expiry"`
 }
 
 type networkLimits struct {
@@ -48,6 +51,14 @@ func (d *networkDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 			"id":   schema.StringAttribute{MarkdownDescription: "The network's id (`net_…`).", Computed: true},
 			"name": schema.StringAttribute{MarkdownDescription: "The network's name.", Computed: true},
 			"plan": schema.StringAttribute{MarkdownDescription: "`free` or `premium`.", Computed: true},
+			"device_approval": schema.BoolAttribute{
+				MarkdownDescription: "New devices wait for an admin's approval (see `warren_device_approval`).",
+				Computed:            true,
+			},
+			"node_key_expiry": schema.StringAttribute{
+				MarkdownDescription: "How long a device's login lasts (`180d`), or `0` for never.",
+				Computed:            true,
+			},
 			"limits": schema.SingleNestedAttribute{
 				MarkdownDescription: "The plan's limits; `null` is unlimited.",
 				Computed:            true,
@@ -79,6 +90,9 @@ func (d *networkDataSource) Read(ctx context.Context, _ datasource.ReadRequest, 
 		ID:   types.StringValue(n.ID),
 		Name: types.StringValue(n.Name),
 		Plan: types.StringValue(n.Plan),
+
+		DeviceApproval: types.BoolValue(n.DeviceApproval),
+		NodeKeyExpiry:  types.StringValue(n.NodeKeyExpiry),
 		Limits: networkLimits{
 			Users:            int64Pointer(n.Limits.Users),
 			Devices:          int64Pointer(n.Limits.Devices),

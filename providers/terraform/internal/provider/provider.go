@@ -108,6 +108,7 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewUserResource,
 		NewDeviceTagsResource,
 		NewDeviceRoutesResource,
+		NewDeviceApprovalResource,
 		NewWebhookResource,
 	}
 }
