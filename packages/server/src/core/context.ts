@@ -96,8 +96,15 @@ export interface AppContext {
   /** Opaque ids and cursors of the logs. */
   logIds: LogIds;
   settings: Settings;
-  /** Policy validation off the event loop, within the time budget (modules/acl/policy-pool.ts). */
-  policies: { validate(text: string): Promise<ValidationResultBody> };
+  /**
+   * Policy validation off the event loop, within the time budget (modules/acl/policy-pool.ts).
+   * `prepare` also hands back, for a valid text, what the worker read from it: its shape belongs
+   * to the policy engine, which the core does not know, so the acl module that asks reads it.
+   */
+  policies: {
+    validate(text: string): Promise<ValidationResultBody>;
+    prepare(text: string): Promise<ValidationResultBody & { prepared?: unknown }>;
+  };
 }
 
 /** The caller of a node-protocol endpoint: an enrolled device. */

@@ -3,7 +3,7 @@
 // adds 1-based line/column positions, readable syntax messages and duplicate-key detection
 // (which jsonc-parser silently resolves as "last one wins").
 
-import { createScanner, type Node, type ParseError, parseTree } from 'jsonc-parser';
+import { createScanner, type Node, type ParseError, parse, parseTree } from 'jsonc-parser';
 import type { PolicyError } from './types.js';
 
 /** Maps offsets to 1-based line and column (columns count UTF-16 code units; a tab is one). */
@@ -149,4 +149,9 @@ export function properties(node: Node): Array<{ key: string; keyNode: Node; valu
     if (keyNode && value && typeof keyNode.value === 'string') out.push({ key: keyNode.value, keyNode, value });
   }
   return out;
+}
+
+/** Already validated HuJSON text → its plain JSON value (comments and trailing commas dropped). */
+export function hujsonValue(text: string): unknown {
+  return parse(text, [], { allowTrailingComma: true, disallowComments: false });
 }

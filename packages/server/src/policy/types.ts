@@ -68,7 +68,6 @@ export interface CompiledDst {
   sel: Selector;
   ports: PortRanges;
   protos: ProtoSet;
-  text: string;
 }
 
 /** An `acls` rule or a grant: both compile to this. */

@@ -19,7 +19,6 @@ const GRANT_FIELDS = ['src', 'dst', 'ip', 'app', 'via'];
 interface IpEntry {
   protos: ProtoSet;
   ports: PortRanges;
-  text: string;
 }
 
 export function checkGrants(node: Node, c: Checker, defs: Definitions, out: ParsedPolicy['rules']): void {
@@ -51,9 +50,11 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
     const ips = mergeIps(ipNode ? c.strings(ipNode, '"ip"').flatMap((item) => parseIp(item, c)) : []);
     // Without `ip`, an `app` grant opens no network access: it adds no rule.
     if (ips.length === 0 || sels.length === 0) continue;
+    // Each entry shares its ip's ports: a wide grant holds (entries × selectors) references,
+    // never copies of the ports or of the texts they were read from.
     const dst: CompiledDst[] = [];
     for (const ip of ips) {
-      for (const d of sels) dst.push({ sel: d.sel, ports: ip.ports, protos: ip.protos, text: `${d.text} ${ip.text}` });
+      for (const d of sels) dst.push({ sel: d.sel, ports: ip.ports, protos: ip.protos });
     }
     const broad = overPermissiveRule(src, dst);
     // Entries are ip × dst: report at the dst selector of the first one that takes part.
@@ -66,8 +67,8 @@ function checkGrantDestinations(
   node: Node | undefined,
   c: Checker,
   defs: Definitions,
-): Array<{ sel: Selector; text: string; node: Node }> {
-  const out: Array<{ sel: Selector; text: string; node: Node }> = [];
+): Array<{ sel: Selector; node: Node }> {
+  const out: Array<{ sel: Selector; node: Node }> = [];
   for (const item of node ? c.strings(node, '"dst"') : []) {
     const r = parseSelector(item.value, defs);
     if (!r.ok) {
@@ -79,7 +80,7 @@ function checkGrantDestinations(
       } else if (r.msg) c.error(item.node, r.msg);
       continue;
     }
-    out.push({ sel: r.sel, text: item.value, node: item.node });
+    out.push({ sel: r.sel, node: item.node });
   }
   return out;
 }
@@ -93,34 +94,31 @@ function checkGrantDestinations(
  */
 function mergeIps(ips: IpEntry[]): IpEntry[] {
   if (ips.length < 2) return ips;
-  const byProto = new Map<number | 'any', { ranges: Array<readonly [number, number]>; texts: string[] }>();
+  const byProto = new Map<number | 'any', Array<readonly [number, number]>>();
   for (const ip of ips) {
     for (const proto of ip.protos ?? ['any' as const]) {
-      let entry = byProto.get(proto);
-      if (!entry) {
-        entry = { ranges: [], texts: [] };
-        byProto.set(proto, entry);
+      let ranges = byProto.get(proto);
+      if (!ranges) {
+        ranges = [];
+        byProto.set(proto, ranges);
       }
-      for (const range of ip.ports) entry.ranges.push(range);
-      entry.texts.push(ip.text);
+      for (const range of ip.ports) ranges.push(range);
     }
   }
   const merged: IpEntry[] = [];
-  const byPorts = new Map<string, { protos: number[]; ports: PortRanges; texts: string[] }>();
-  for (const [proto, { ranges, texts }] of byProto) {
+  const byPorts = new Map<string, { protos: number[]; ports: PortRanges }>();
+  for (const [proto, ranges] of byProto) {
     const ports = normalizePorts(ranges);
     if (proto === 'any') {
-      merged.push({ protos: null, ports, text: texts.join(',') });
+      merged.push({ protos: null, ports });
       continue;
     }
     const key = ports.map(([lo, hi]) => `${lo}-${hi}`).join(',');
     const group = byPorts.get(key);
-    if (group) {
-      group.protos.push(proto);
-      for (const text of texts) group.texts.push(text);
-    } else byPorts.set(key, { protos: [proto], ports, texts: [...texts] });
+    if (group) group.protos.push(proto);
+    else byPorts.set(key, { protos: [proto], ports });
   }
-  for (const { protos, ports, texts } of byPorts.values()) merged.push({ protos, ports, text: texts.join(',') });
+  for (const group of byPorts.values()) merged.push(group);
   return merged;
 }
 
@@ -145,7 +143,7 @@ function carriesPort(entry: string, defs: Definitions): boolean {
 /** One `ip` entry: `*`, ports (`443`, `80,443`, `8000-8999`), or `proto:ports` (`tcp:443`, `icmp:*`). */
 function parseIp(item: StringItem, c: Checker): IpEntry[] {
   const text = item.value;
-  if (text === '*') return [{ protos: null, ports: ALL_PORTS, text }];
+  if (text === '*') return [{ protos: null, ports: ALL_PORTS }];
   const colon = text.indexOf(':');
   let protos: ProtoSet = null;
   if (colon >= 0) {
@@ -166,5 +164,5 @@ function parseIp(item: StringItem, c: Checker): IpEntry[] {
     c.error(item.node, `ip "${text}": ${text.slice(0, colon)} has no ports: write "${text.slice(0, colon)}:*"`);
     return [];
   }
-  return [{ protos, ports: ports.ranges, text }];
+  return [{ protos, ports: ports.ranges }];
 }

@@ -127,7 +127,7 @@ export function checkAcls(node: Node, c: Checker, defs: Definitions, out: Parsed
         continue;
       }
       if (!checkRuleDestination(item, r.ports, protos, c)) continue;
-      dst.push({ sel: r.sel, ports: r.ports, protos, text: item.value });
+      dst.push({ sel: r.sel, ports: r.ports, protos });
       dstNodes.push(item.node);
     }
     if (dst.some((d) => d.sel.kind === 'self')) checkSelfSources(srcItems, defs, c);

@@ -19,7 +19,7 @@ import { checkAcls, checkAutoApprovers } from './validate-rules.js';
  * not parse (a tree recovered from broken syntax is not run).
  */
 export type ValidateResult = (
-  | { ok: true; policy: CompiledPolicy; errors: [] }
+  | { ok: true; policy: CompiledPolicy; parsed: ParsedPolicy; errors: [] }
   | { ok: false; errors: PolicyError[] }
 ) & { tests: PolicyTestResult[] };
 
@@ -64,7 +64,7 @@ export function validatePolicy(text: string, options: { runTests?: boolean } = {
   if (options.runTests !== false) runTests(policy, tests, c);
   for (const r of results) r.failures = reported(r.failures);
   if (c.errors.length > 0) return { ok: false, errors: reported(c.errors), tests: results };
-  return { ok: true, policy, errors: [], tests: results };
+  return { ok: true, policy, parsed, errors: [], tests: results };
 }
 
 /** The compiled policy of a valid text (its tests are not run again: see validatePolicy). */

@@ -94,7 +94,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
       const policy = await getPolicy(ctx, request.principal!.networkId);
       reply.header('etag', policy.etag);
       if (wantsHujson(request)) return reply.type(HUJSON_TYPE).send(policy.text);
-      return reply.type(JSON_TYPE).send(JSON.stringify(policy.document));
+      return reply.type(JSON_TYPE).send(policy.meaning);
     },
   );
 
@@ -122,7 +122,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const stored = await replacePolicy(ctx, actorOf(request), bodyText(request), request.headers['if-match']);
       reply.header('etag', stored.etag);
-      return reply.type(JSON_TYPE).send(JSON.stringify(stored.document));
+      return reply.type(JSON_TYPE).send(stored.meaning);
     },
   );
 

@@ -47,7 +47,7 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
     reply.header('etag', policy.etag);
     if ((request.headers.accept ?? '').includes(HUJSON))
       return reply.type(`${HUJSON}; charset=utf-8`).send(policy.text);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(policy.document));
+    return reply.type('application/json; charset=utf-8').send(policy.meaning);
   };
 
   app.get<{ Params: { tailnet: string } }>('/tailnet/:tailnet/acl', { config, schema: hide }, async (request, reply) =>

@@ -15,7 +15,7 @@ import { ApiError, notFound } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
-import { compilePolicy, policyEtag } from '../../policy/index.js';
+import { compileParsedPolicy, policyEtag } from '../../policy/index.js';
 import { logNoNetmapChange } from '../network/netmap-changes.js';
 import { bumpNetmapEpoch } from '../network/network.repository.js';
 import { autoApprovePending } from '../routes/auto-approve.js';
@@ -29,6 +29,7 @@ import {
   rememberPolicy,
   sameDocument,
 } from './policy-cache.js';
+import type { PreparedPolicy } from './policy-pool.js';
 
 export interface PolicyVersionBody {
   version: number;
@@ -66,16 +67,19 @@ export async function replacePolicy(
   ifMatch: string | undefined,
 ): Promise<CurrentPolicy> {
   const { networkId } = actor;
-  const result = await ctx.policies.validate(text);
+  const result = await ctx.policies.prepare(text);
   if (!result.valid) {
     const n = result.errors.length;
     throw new ApiError('policy_invalid', `the policy has ${n} problem${n === 1 ? '' : 's'}`, {
       errors: result.errors,
     });
   }
-  // Valid and within the budget: compiling again here (without the tests, which passed) costs
-  // a fraction of what the worker spent, and gives the indexes this thread serves netmaps from.
-  const compiled = compilePolicy(text);
+  // Valid and within the budget. The worker read the text (the costly part) and sent what it
+  // read; only the indexes this thread serves netmaps from are built here, so a large policy
+  // holds the event loop for a fraction of what reading it again would.
+  const prepared = result.prepared as PreparedPolicy;
+  const compiled = compileParsedPolicy(prepared.parsed);
+  const meaning = prepared.meaning;
   const etag = policyEtag(text);
   const stored = await unitOfWork(ctx, actor, 'policy.update', async (trx, now) => {
     // The network row first (as every netmap-changing transaction does): on PostgreSQL its lock
@@ -92,7 +96,7 @@ export async function replacePolicy(
     const version = (head?.version ?? 0) + 1;
     await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: actor.name ?? '' });
     const approved = (await autoApprovePending(trx, networkId, compiled, now)).map((a) => a.routeId);
-    const value = preparePolicy({ version, etag }, text, compiled);
+    const value = preparePolicy({ version, etag }, text, { compiled, meaning });
     // A new text of the same meaning (comments, layout) changes no netmap: every instance then
     // carries its view over instead of rebuilding it (netmap.cache.ts).
     if (before && approved.length === 0 && sameDocument(before, value)) await logNoNetmapChange(trx, networkId);

@@ -7,16 +7,19 @@
  * differ from the cached entry. The ETag is a digest of the text, so an entry can never serve
  * the wrong text. Concurrent misses for one version share a single compilation.
  */
-import { parse } from 'jsonc-parser';
-import { type CompiledPolicy, compilePolicy } from '../../policy/index.js';
+import { type CompiledPolicy, compilePolicy, hujsonValue } from '../../policy/index.js';
 import type { Db } from '../../storage/database.js';
 import { type PolicyHead, policyHead, policyVersion } from './acl.repository.js';
 
 export interface CurrentPolicy extends PolicyHead {
   text: string;
   compiled: CompiledPolicy;
-  /** The document as plain JSON (comments dropped), as GET /v1/acl returns it. */
-  document: unknown;
+  /**
+   * The document as JSON text, comments and layout dropped: what GET /v1/acl returns, and what
+   * two texts of the same meaning share. Made once per version, so that neither an answer nor
+   * a netmap's cache check serialises a large document again.
+   */
+  meaning: string;
 }
 
 /** Networks whose policy is kept compiled; the least recently used is dropped past this. */
@@ -32,20 +35,25 @@ interface Entry {
 
 const cache = new Map<string, Entry>();
 
-/** HuJSON text (already validated) → plain JSON value. */
-function policyDocument(text: string): unknown {
-  return parse(text, [], { allowTrailingComma: true, disallowComments: false });
-}
-
-export function preparePolicy(head: PolicyHead, text: string, compiled?: CompiledPolicy): CurrentPolicy {
-  return { ...head, text, compiled: compiled ?? compilePolicy(text), document: policyDocument(text) };
+/** `compiled` and `meaning` when made elsewhere (a worker read the text: see acl.service.ts). */
+export function preparePolicy(
+  head: PolicyHead,
+  text: string,
+  made: { compiled: CompiledPolicy; meaning: string } | undefined = undefined,
+): CurrentPolicy {
+  return {
+    ...head,
+    text,
+    compiled: made?.compiled ?? compilePolicy(text),
+    meaning: made?.meaning ?? JSON.stringify(hujsonValue(text)),
+  };
 }
 
 /**
  * The policy's meaning as text: its document as plain JSON, without comments or layout. Two
  * texts with the same key compile to the same rules.
  */
-export const meaningKey = (policy: CurrentPolicy): string => JSON.stringify(policy.document);
+export const meaningKey = (policy: CurrentPolicy): string => policy.meaning;
 
 export const sameDocument = (a: CurrentPolicy, b: CurrentPolicy): boolean => meaningKey(a) === meaningKey(b);
 

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ValidationResultBody } from '@warren/contract';
 import { ApiError } from '../../core/errors.js';
+import type { ParsedPolicy } from '../../policy/index.js';
 
 export interface PolicyPoolOptions {
   /** Worker threads (default 2: validations are rare, and the machine has other work). */
@@ -27,9 +28,19 @@ export interface PolicyPoolOptions {
   maxHeapMb?: number;
 }
 
+/** A valid policy as read by a worker, for the thread that stores it to index. */
+export interface PreparedPolicy {
+  parsed: ParsedPolicy;
+  /** The document as JSON text, comments and layout dropped (policy-cache.ts). */
+  meaning: string;
+}
+
+export type PreparedResult = ValidationResultBody & { prepared?: PreparedPolicy };
+
 interface Job {
   text: string;
-  resolve: (result: ValidationResultBody) => void;
+  prepare: boolean;
+  resolve: (result: PreparedResult) => void;
   reject: (error: Error) => void;
 }
 
@@ -70,9 +81,21 @@ export class PolicyPool {
 
   /** The validation result of `text`; rejects with policy_too_complex past the budget. */
   validate(text: string): Promise<ValidationResultBody> {
+    return this.run(text, false).then(({ valid, errors, tests }) => ({ valid, errors, tests }));
+  }
+
+  /**
+   * validate(), and for a valid text what the worker read (`prepared`): a caller storing the
+   * policy builds its indexes from that instead of reading the text again on its own thread.
+   */
+  prepare(text: string): Promise<PreparedResult> {
+    return this.run(text, true);
+  }
+
+  private run(text: string, prepare: boolean): Promise<PreparedResult> {
     if (this.closed) return Promise.reject(new Error('the policy pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ text, resolve, reject });
+      this.queue.push({ text, prepare, resolve, reject });
       this.dispatch();
     });
   }
@@ -107,7 +130,7 @@ export class PolicyPool {
             () => this.fail(i, slot, policyTooComplex(`over ${this.options.budgetMs} ms`)),
             this.options.budgetMs,
           );
-          slot.worker.postMessage({ id, text: job.text });
+          slot.worker.postMessage({ id, text: job.text, prepare: job.prepare });
         },
         () => {},
       );
@@ -127,7 +150,7 @@ export class PolicyPool {
       markFailed = reject;
     });
     const slot: Slot = { worker, ready };
-    worker.on('message', (message: { ready?: true; id?: number } & ValidationResultBody) => {
+    worker.on('message', (message: { ready?: true; id?: number } & PreparedResult) => {
       if (message.ready) {
         markReady();
         return;
@@ -136,8 +159,8 @@ export class PolicyPool {
       if (!job || job.id !== message.id) return;
       clearTimeout(job.timer);
       slot.job = undefined;
-      const { valid, errors, tests } = message;
-      job.resolve({ valid, errors, tests });
+      const { valid, errors, tests, prepared } = message;
+      job.resolve({ valid, errors, tests, prepared });
       this.dispatch();
     });
     worker.on('error', (error: Error & { code?: string }) => {

@@ -5,7 +5,7 @@
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { validatePolicy } from '../../policy/index.js';
+import { hujsonValue, validatePolicy } from '../../policy/index.js';
 
 // On Linux a thread has its own nice value (setpriority on "the calling process" sets the
 // calling thread's): validating a policy yields the CPU to the thread that answers requests.
@@ -20,11 +20,15 @@ if (process.platform === 'linux') {
 
 const port = parentPort;
 if (port) {
-  port.on('message', ({ id, text }: { id: number; text: string }) => {
+  port.on('message', ({ id, text, prepare }: { id: number; text: string; prepare?: boolean }) => {
     // The compiled policy holds getters and class instances that cannot cross threads: the
-    // verdict, the problems and the tests' results are what callers need from here.
+    // verdict, the problems and the tests' results are what callers need from here. A caller
+    // about to store the policy (`prepare`) also gets what it read — plain maps and arrays —
+    // and the document as JSON text, so that its own thread only builds the indexes.
     const result = validatePolicy(text);
-    port.postMessage({ id, valid: result.ok, errors: result.errors, tests: result.tests });
+    const prepared =
+      prepare && result.ok ? { parsed: result.parsed, meaning: JSON.stringify(hujsonValue(text)) } : undefined;
+    port.postMessage({ id, valid: result.ok, errors: result.errors, tests: result.tests, prepared });
   });
   port.postMessage({ ready: true });
 }
