@@ -8,8 +8,14 @@
  * to each other or to the count of entries; the zero bytes make a forged or altered cursor
  * fail to decrypt to anything (a chance of 2^-64), and the domain byte keeps an id from being
  * replayed as a cursor, or a cursor of one log as one of the other.
+ *
+ * ECB mode keeps no state from one block to the next, so one cipher and one decipher made with
+ * the key serve every block: each `update` of exactly one block is that block's permutation,
+ * the same bytes a cipher made for it alone gives. Making a cipher per id (a key schedule and
+ * an OpenSSL context each time) cost 3.3 µs, six times the block itself, and a log page seals
+ * one id per entry.
  */
-import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { type Cipher, createCipheriv, createDecipheriv, type Decipher } from 'node:crypto';
 import { ID_PREFIX } from '@warren/contract';
 import type { Db } from '../storage/database.js';
 import { base32, fromBase32 } from './ids.js';
@@ -23,10 +29,14 @@ const DOMAIN = {
 } as const;
 
 export class LogIds {
-  private readonly key: Buffer;
+  private readonly cipher: Cipher;
+  private readonly decipher: Decipher;
 
   constructor(secret: Buffer) {
-    this.key = deriveKey(secret, 'warren log ids v1');
+    const key = deriveKey(secret, 'warren log ids v1');
+    // Padding off: a whole block in gives that block out at once, and nothing is held back.
+    this.cipher = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false);
+    this.decipher = createDecipheriv('aes-256-ecb', key, null).setAutoPadding(false);
   }
 
   /** The key of this database's logs, derived from the server secret every instance shares. */
@@ -66,13 +76,11 @@ export class LogIds {
     const block = Buffer.alloc(16);
     block[0] = domain;
     block.writeBigUInt64BE(BigInt(seq), 8);
-    const cipher = createCipheriv('aes-256-ecb', this.key, null).setAutoPadding(false);
-    return Buffer.concat([cipher.update(block), cipher.final()]);
+    return this.cipher.update(block);
   }
 
   private open(domain: number, sealed: Buffer): number | undefined {
-    const decipher = createDecipheriv('aes-256-ecb', this.key, null).setAutoPadding(false);
-    const block = Buffer.concat([decipher.update(sealed), decipher.final()]);
+    const block = this.decipher.update(sealed);
     if (block[0] !== domain || block.subarray(1, 8).some((byte) => byte !== 0)) return undefined;
     const seq = block.readBigUInt64BE(8);
     return seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : undefined;
