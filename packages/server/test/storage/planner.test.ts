@@ -1,5 +1,6 @@
 import { type Compilable, CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listUsersQuery } from '../../src/modules/users/users.repository.js';
 import type { Db } from '../../src/storage/database.js';
 import { notForIndex } from '../../src/storage/planner.js';
 import { backend, freshDatabase, type TestDatabase } from '../harness.js';
@@ -38,5 +39,22 @@ describe.skipIf(backend !== 'sqlite')('notForIndex', () => {
       .where('devices.network_id', '=', 'net_a')
       .where('id', 'in', ids);
     expect(await plan(db, plain)).toMatch(/USING INDEX devices_network_\w+ \(network_id=\?\)/);
+  });
+});
+
+describe.skipIf(backend !== 'sqlite')('the user list', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await freshDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it("counts each user's devices through the (network_id, user_id) index, not a scan of all devices", async () => {
+    const { db } = database.storage;
+    const text = await plan(db, listUsersQuery(db, 'net_a'));
+    expect(text).toMatch(
+      /SEARCH devices USING (COVERING )?INDEX devices_network_user \(network_id=\? AND user_id=\?\)/,
+    );
+    expect(text).not.toMatch(/SCAN devices/);
   });
 });

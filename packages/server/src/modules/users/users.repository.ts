@@ -13,24 +13,35 @@ const USER_COLUMNS = [
 ] as const;
 
 function usersWithDevices(db: Db, networkId: string) {
-  return db
-    .selectFrom('users')
-    .leftJoin('devices', 'devices.user_id', 'users.id')
-    .select((eb) => [
-      ...USER_COLUMNS,
-      eb.fn.count<number>('devices.id').as('device_count'),
-      eb.fn.max<number | null>('devices.last_seen_at').as('device_seen_at'),
-    ])
-    .where('users.network_id', '=', networkId)
-    .groupBy([...USER_COLUMNS]);
+  return (
+    db
+      .selectFrom('users')
+      // The network in the join too: devices are indexed by (network_id, user_id), and a join on
+      // user_id alone read every device of every network for each user listed.
+      .leftJoin('devices', (join) =>
+        join.onRef('devices.network_id', '=', 'users.network_id').onRef('devices.user_id', '=', 'users.id'),
+      )
+      .select((eb) => [
+        ...USER_COLUMNS,
+        eb.fn.count<number>('devices.id').as('device_count'),
+        eb.fn.max<number | null>('devices.last_seen_at').as('device_seen_at'),
+      ])
+      .where('users.network_id', '=', networkId)
+      .groupBy([...USER_COLUMNS])
+  );
 }
 
 export type UserRow = Awaited<ReturnType<typeof findUser>> & {};
 
-export async function listUsers(db: Db, networkId: string, role?: string) {
+/** The user list query, unexecuted (a test holds its plan). */
+export function listUsersQuery(db: Db, networkId: string, role?: string) {
   let query = usersWithDevices(db, networkId);
   if (role) query = query.where('users.role', '=', role);
-  return query.orderBy('users.created_at').orderBy('users.id').execute();
+  return query.orderBy('users.created_at').orderBy('users.id');
+}
+
+export async function listUsers(db: Db, networkId: string, role?: string) {
+  return listUsersQuery(db, networkId, role).execute();
 }
 
 export async function findUser(db: Db, networkId: string, id: string) {
