@@ -154,6 +154,35 @@ export async function startServer(
   return server;
 }
 
+/** A second server process's view: the same database and clock, its own app and connections. */
+export interface SecondInstance {
+  url: string;
+  /** GET with the network's `all` key. */
+  get(path: string): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/**
+ * Another instance over `server`'s database, as a second `warren serve` would be: what one
+ * writes reaches the other only through the database, so whatever it keeps must follow.
+ */
+export async function secondInstance(server: TestServer): Promise<SecondInstance> {
+  const { url, schema } = server.database;
+  const storage = await openStorage(url, schema ? { schema, poolSize: 5 } : {});
+  const app = await buildApp({ storage, clock: server.clock, settings: { apiRateLimit: 100_000 } });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    url: base,
+    get: (path) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${server.apiKey}` } }),
+    close: async () => {
+      await app.close();
+      await storage.close();
+    },
+  };
+}
+
 /** Reads a JSON body, failing loudly with the body text when it is not JSON. */
 export async function json<T = any>(response: Response): Promise<T> {
   const text = await response.text();

@@ -27,6 +27,7 @@ import * as heartbeatHotUpdates from './migrations/017_heartbeat_hot_updates.js'
 import * as deviceApprovalExpiry from './migrations/018_device_approval_expiry.js';
 import * as tailscaleDevices from './migrations/019_tailscale_devices.js';
 import * as auditChanges from './migrations/020_audit_changes.js';
+import * as deviceDetailVersion from './migrations/021_device_detail_version.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -58,6 +59,7 @@ const MIGRATIONS = {
   '018_device_approval_expiry': deviceApprovalExpiry,
   '019_tailscale_devices': tailscaleDevices,
   '020_audit_changes': auditChanges,
+  '021_device_detail_version': deviceDetailVersion,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

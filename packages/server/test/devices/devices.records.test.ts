@@ -3,12 +3,9 @@
  * tests list through a second instance on the same database, so every change below reaches it
  * only through the database: a list must never show a record older than the change.
  */
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { openStorage, type Storage } from '../../src/storage/database.js';
 import { defineTags } from '../acl/helpers.js';
-import { json } from '../harness.js';
+import { json, type SecondInstance, secondInstance } from '../harness.js';
 import {
   type EnrolledDevice,
   enroll,
@@ -22,33 +19,23 @@ import {
 describe('device list records kept between calls', () => {
   let server: Awaited<ReturnType<typeof startWithAuthKey>>['server'];
   let authKey: string;
-  let second: FastifyInstance;
-  let secondStorage: Storage;
-  let secondUrl: string;
+  let second: SecondInstance;
   const devices: EnrolledDevice[] = [];
 
   beforeAll(async () => {
     ({ server, authKey } = await startWithAuthKey());
     await defineTags(server, ['tag:web', 'tag:db']);
-    const { url, schema } = server.database;
-    secondStorage = await openStorage(url, schema ? { schema, poolSize: 5 } : {});
-    second = await buildApp({ storage: secondStorage, clock: server.clock, settings: { apiRateLimit: 100_000 } });
-    await second.listen({ host: '127.0.0.1', port: 0 });
-    const address = second.server.address();
-    secondUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    second = await secondInstance(server);
     for (let i = 0; i < 3; i++) devices.push(await enroll(server, authKey, { hostname: `host${i}` }));
   });
   afterAll(async () => {
     await second.close();
-    await secondStorage.close();
     await server.close();
   });
 
   /** The list as the second instance serves it, and its detail records from the first. */
   async function listBoth(query = '') {
-    const res = await fetch(`${secondUrl}/v1/devices${query}`, {
-      headers: { authorization: `Bearer ${server.apiKey}` },
-    });
+    const res = await second.get(`/v1/devices${query}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const listed = (await json(res)).devices;

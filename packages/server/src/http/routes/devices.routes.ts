@@ -12,20 +12,16 @@ import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
 import { approveDevice, expireDevice, updateDevice } from '../../modules/devices/approval.service.js';
 import { deviceDetail } from '../../modules/devices/device-details.js';
-import { DeviceIndex } from '../../modules/devices/device-index.js';
-import { DeviceRecords } from '../../modules/devices/device-records.js';
+import type { SerializeDevice } from '../../modules/devices/device-records.js';
 import {
   type DeviceListInput,
   deleteDevice,
-  type KeptLists,
-  listDeviceDetails,
+  listDeviceDetailsBody,
   listDevicesBody,
   listDevicesPage,
   setDeviceTags,
   wantsPage,
 } from '../../modules/devices/devices.service.js';
-import { ListBodies } from '../../modules/devices/list-bodies.js';
-import { isPostgres } from '../../storage/database.js';
 
 /** One device record, as the route's response schema serialises it. */
 const DEVICE_SCHEMA = { $ref: 'Device#' };
@@ -34,7 +30,7 @@ const tags = ['devices'];
 
 export async function devicesRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  let kept: KeptLists | undefined;
+  let serialize: SerializeDevice | undefined;
 
   app.get<{ Querystring: DeviceListInput }>(
     '/devices',
@@ -64,13 +60,12 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const networkId = request.principal!.networkId;
       if (wantsPage(request.query)) return listDevicesPage(ctx, networkId, request.query);
-      if (request.query.fields === 'all') return { devices: await listDeviceDetails(ctx, networkId, request.query) };
       // Records serialised by the Device schema when they change, then reused (device-records.ts).
-      kept ??= {
-        records: new DeviceRecords(reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string),
-        index: isPostgres(ctx.db) ? undefined : { devices: new DeviceIndex(), bodies: new ListBodies() },
-      };
-      const body = await listDevicesBody(ctx, kept, networkId, request.query);
+      serialize ??= reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string;
+      const body =
+        request.query.fields === 'all'
+          ? await listDeviceDetailsBody(ctx, networkId, request.query, serialize)
+          : await listDevicesBody(ctx, networkId, request.query, serialize);
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );

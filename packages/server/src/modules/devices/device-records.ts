@@ -1,11 +1,20 @@
 /**
- * The device list's records, kept by each server process between calls. Listing 1,000 devices
- * used to read and convert every text column of every row and serialise every record again;
- * now a list reads only each device's id, record version and presence (listDeviceStamps),
- * reads full rows only for devices it has not kept at that version, and re-serialises a kept
- * record only when its presence moved. A heartbeat moves presence, not the version; a rename,
- * a re-tag or a new owner moves the version (triggers of migration 011), whichever instance
- * made the change, so a kept record is never served stale.
+ * The device list's records, kept by each server process between calls: the list records
+ * (`GET /v1/devices`) and the detail records (`?fields=all`, `/api/v2`'s device list). Listing
+ * 1,000 devices used to read and convert every text column of every row and serialise every
+ * record again; now a list reads only each device's id, record version and presence
+ * (listDeviceStamps, or the kept index on SQLite), reads full rows only for devices it has not
+ * kept at that version, and re-serialises a kept record only when its presence moved. A
+ * heartbeat moves presence, not the version; anything else a record shows of the device's row
+ * moves the version (triggers of migrations 011, 018 and 021), whichever instance made the
+ * change, so a kept record is never served stale.
+ *
+ * A detail record also shows the device's routes, whose `primary` follows other routers'
+ * presence and approval. The caller reads the network's routes on every call (one query,
+ * as many rows as the network has routes, not devices), and a detail record is kept by its
+ * version and the text of its routes as that call read them: a route approved, withdrawn, or
+ * handed over to another router, by a write or by a router timing out, rebuilds the records of
+ * just the devices whose routes show it.
  *
  * Presence always comes from the stamp of this very call, so `online` agrees with the list's
  * own `online` filter. The number of kept records is bounded; the oldest are dropped first.
@@ -13,73 +22,93 @@
 import type { DeviceBody } from '@warren/contract';
 import { isoOrNull } from '../../lib/time.js';
 import { isOnline } from '../network/online.js';
-import { presentDevice } from './devices.presenter.js';
+import type { RouteRow } from '../routes/routes.repository.js';
+import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
 import type { DeviceRow, DeviceStamp } from './devices.repository.js';
 
-/** A list record → its JSON, by the response schema of the route. */
+/** A record → its JSON, by the Device response schema of the routes. */
 export type SerializeDevice = (record: DeviceBody) => string;
+
+/** Reads the rows of the devices whose records are not kept; one deleted in between is absent. */
+export type RowsReader = (ids: string[]) => Promise<(DeviceRow & { record_version: number })[]>;
+
+/** The routes of a network's devices, by device, as one call read them (for detail records). */
+export type RoutesByDevice = ReadonlyMap<string, readonly RouteRow[]>;
 
 interface Kept {
   version: number;
+  /** What the record shows of the device's routes (detail records; '' for list records). */
+  routes: string;
   online: boolean;
   seen: number | null;
-  /** The record's JSON, UTF-8 encoded once: a list is then one copy of these bytes. */
-  json: Buffer;
   record: DeviceBody;
+  /** The record's JSON, UTF-8 encoded once, made when a body first needs it. */
+  json: Buffer | undefined;
 }
 
-/** The list's response body is `{"devices":[…]}`, written around the kept bytes in one copy. */
+/** A list's response body is `{"devices":[…]}`, written around the kept bytes in one copy. */
 const OPEN = Buffer.from('{"devices":[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']}');
+const NO_ROUTES: readonly RouteRow[] = [];
 
-export class DeviceRecords {
+/** Everything a detail record shows of a device's routes, as text: equal text, equal record. */
+export function routesText(routes: readonly RouteRow[]): string {
+  let text = '';
+  for (const r of routes) text += `${r.id} ${r.prefix} ${r.state} ${r.advertised} ${Number(r.is_primary)};`;
+  return text;
+}
+
+/** One kind of record (list or detail), kept by device id. */
+class KeptRecords {
   private readonly kept = new Map<string, Kept>();
 
   constructor(
-    private readonly serialize: SerializeDevice,
-    private readonly capacity = 100_000,
+    private readonly capacity: number,
+    private readonly present: (row: DeviceRow, now: number, routes: readonly RouteRow[]) => DeviceBody,
   ) {}
 
-  /**
-   * The list's response body, `{"devices":[…]}` with the records of `stamps` in their order,
-   * as UTF-8 bytes. `readRows` reads the rows
-   * of the devices not kept at their stamp's version; one deleted in between is left out.
-   */
-  async listBody(
-    stamps: readonly DeviceStamp[],
-    now: number,
-    readRows: (ids: string[]) => Promise<(DeviceRow & { record_version: number })[]>,
-  ): Promise<Buffer> {
-    const stale = stamps.filter((stamp) => this.kept.get(stamp.id)?.version !== Number(stamp.record_version));
-    if (stale.length > 0) {
-      for (const row of await readRows(stale.map((stamp) => stamp.id))) this.keep(row, now);
-    }
-    const parts: Buffer[] = [OPEN];
-    for (const stamp of stamps) {
-      const kept = this.kept.get(stamp.id);
-      if (!kept) continue;
-      if (parts.length > 1) parts.push(COMMA);
-      parts.push(this.withPresence(kept, stamp, now));
-    }
-    parts.push(CLOSE);
-    return Buffer.concat(parts);
-  }
-
-  /** How many records are kept (for tests and the benchmark). */
   get size(): number {
     return this.kept.size;
   }
 
-  private keep(row: DeviceRow & { record_version: number }, now: number): void {
-    const record = presentDevice(row, now);
+  /** The kept records of `stamps`, in their order, current at the stamps and `routes`. */
+  async current(
+    stamps: readonly DeviceStamp[],
+    now: number,
+    readRows: RowsReader,
+    routes: RoutesByDevice | undefined,
+  ): Promise<Kept[]> {
+    const routesOf = (id: string) => routes?.get(id) ?? NO_ROUTES;
+    const stale = stamps.filter((stamp) => {
+      const kept = this.kept.get(stamp.id);
+      return kept?.version !== Number(stamp.record_version) || kept.routes !== routesText(routesOf(stamp.id));
+    });
+    if (stale.length > 0) {
+      for (const row of await readRows(stale.map((stamp) => stamp.id))) {
+        const deviceRoutes = routesOf(row.id);
+        this.keep(row, this.present(row, now, deviceRoutes), routesText(deviceRoutes));
+      }
+    }
+    const current: Kept[] = [];
+    for (const stamp of stamps) {
+      const kept = this.kept.get(stamp.id);
+      if (!kept) continue;
+      withPresence(kept, stamp, now);
+      current.push(kept);
+    }
+    return current;
+  }
+
+  private keep(row: DeviceRow & { record_version: number }, record: DeviceBody, routes: string): void {
     this.kept.delete(row.id);
     this.kept.set(row.id, {
       version: Number(row.record_version),
+      routes,
       online: record.online,
       seen: row.last_seen_at == null ? null : Number(row.last_seen_at),
       record,
-      json: Buffer.from(this.serialize(record)),
+      json: undefined,
     });
     if (this.kept.size > this.capacity) {
       // Map iteration is insertion order: the first keys are the records kept longest ago.
@@ -89,16 +118,72 @@ export class DeviceRecords {
       }
     }
   }
+}
 
-  private withPresence(kept: Kept, stamp: DeviceStamp, now: number): Buffer {
-    const online = isOnline(stamp, now);
-    const seen = stamp.last_seen_at == null ? null : Number(stamp.last_seen_at);
-    if (kept.online !== online || kept.seen !== seen) {
-      kept.record = { ...kept.record, online, lastSeen: isoOrNull(seen) };
-      kept.online = online;
-      kept.seen = seen;
-      kept.json = Buffer.from(this.serialize(kept.record));
-    }
-    return kept.json;
+function withPresence(kept: Kept, stamp: DeviceStamp, now: number): void {
+  const online = isOnline(stamp, now);
+  const seen = stamp.last_seen_at == null ? null : Number(stamp.last_seen_at);
+  if (kept.online !== online || kept.seen !== seen) {
+    kept.record = { ...kept.record, online, lastSeen: isoOrNull(seen) };
+    kept.online = online;
+    kept.seen = seen;
+    kept.json = undefined;
+  }
+}
+
+function body(records: readonly Kept[], serialize: SerializeDevice): Buffer {
+  const parts: Buffer[] = [OPEN];
+  for (const kept of records) {
+    if (parts.length > 1) parts.push(COMMA);
+    kept.json ??= Buffer.from(serialize(kept.record));
+    parts.push(kept.json);
+  }
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
+}
+
+export class DeviceRecords {
+  private readonly list: KeptRecords;
+  private readonly details: KeptRecords;
+
+  constructor(capacity = 100_000) {
+    this.list = new KeptRecords(capacity, (row, now) => presentDevice(row, now));
+    this.details = new KeptRecords(capacity, presentDeviceDetail);
+  }
+
+  /** The list's response body, `{"devices":[…]}` with the list records of `stamps` in their order. */
+  async listBody(
+    stamps: readonly DeviceStamp[],
+    now: number,
+    readRows: RowsReader,
+    serialize: SerializeDevice,
+  ): Promise<Buffer> {
+    return body(await this.list.current(stamps, now, readRows, undefined), serialize);
+  }
+
+  /** The detail records of `stamps`, in their order, with the routes given. */
+  async detailRecords(
+    stamps: readonly DeviceStamp[],
+    now: number,
+    readRows: RowsReader,
+    routes: RoutesByDevice,
+  ): Promise<DeviceBody[]> {
+    return (await this.details.current(stamps, now, readRows, routes)).map((kept) => kept.record);
+  }
+
+  /** `{"devices":[…]}` with the detail records of `stamps`, in their order, with the routes given. */
+  async detailBody(
+    stamps: readonly DeviceStamp[],
+    now: number,
+    readRows: RowsReader,
+    routes: RoutesByDevice,
+    serialize: SerializeDevice,
+  ): Promise<Buffer> {
+    return body(await this.details.current(stamps, now, readRows, routes), serialize);
+  }
+
+  /** How many records are kept, of each kind (for tests and the benchmark). */
+  get size(): { list: number; details: number } {
+    return { list: this.list.size, details: this.details.size };
   }
 }

@@ -289,18 +289,12 @@ export async function devicesByIds(
   return rows;
 }
 
-/** The routes of every device a filter selects, in one query (for ?fields=all). */
-export async function routesOfFilter(
-  db: Db,
-  networkId: string,
-  now: number,
-  filter: DeviceFilter,
-): Promise<RouteRow[]> {
-  return routesWithPrimary(db, networkId, now)
-    .where('routes.device_id', 'in', filtered(db, networkId, now, filter).select('devices.id'))
-    .orderBy('routes.created_at')
-    .orderBy('routes.prefix')
-    .execute();
+/**
+ * Every route of the network with its primary flag at `now`, in each device's route order
+ * (detail records of a whole list): as many rows as the network has routes, not devices.
+ */
+export async function routesOfNetwork(db: Db, networkId: string, now: number): Promise<RouteRow[]> {
+  return routesWithPrimary(db, networkId, now).orderBy('routes.created_at').orderBy('routes.prefix').execute();
 }
 
 /** The routes of the given devices, in one query per 500 devices. */

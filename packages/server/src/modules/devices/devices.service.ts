@@ -12,23 +12,24 @@ import { checkTags, requireOwnedTags, requireTagSyntax } from '../acl/tags.js';
 import { logNetmapChange } from '../network/netmap-changes.js';
 import { addrIndexOf } from './addresses.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
-import type { DeviceIndex, IndexFilter } from './device-index.js';
-import type { DeviceRecords } from './device-records.js';
+import type { IndexFilter } from './device-index.js';
+import { routesText, type SerializeDevice } from './device-records.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
 import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
 import {
   bumpNetmapEpoch,
   type DeviceFilter,
+  type DeviceStamp,
   devicesByIds,
   drivingTag,
   listDeviceStamps,
-  listDevices,
   readDevicesPage,
   replaceTags,
   routesOfDevices,
-  routesOfFilter,
+  routesOfNetwork,
 } from './devices.repository.js';
-import type { ListBodies } from './list-bodies.js';
+import { type KeptLists, keptLists } from './kept-lists.js';
+import type { BodyMade, ListBodies } from './list-bodies.js';
 
 export interface DeviceListInput {
   user?: string;
@@ -62,15 +63,6 @@ async function deviceFilter(db: Db, networkId: string, input: DeviceListInput): 
 }
 
 /**
- * What a server keeps between list calls: records on every dialect; on SQLite also the index
- * of what lists filter by and the bodies it answered with.
- */
-export interface KeptLists {
-  records: DeviceRecords;
-  index?: { devices: DeviceIndex; bodies: ListBodies };
-}
-
-/**
  * The list with `fields=default`, as its response body (UTF-8 JSON): kept records are reused
  * (device-records.ts), so a list reads full rows only of devices that changed since. Which
  * devices it shows comes from the kept index on SQLite (device-index.ts), from a query per call
@@ -78,37 +70,110 @@ export interface KeptLists {
  */
 export async function listDevicesBody(
   ctx: AppContext,
+  networkId: string,
+  input: DeviceListInput,
+  serialize: SerializeDevice,
+): Promise<Buffer> {
+  const kept = keptLists(ctx);
+  const now = ctx.clock.now();
+  const selection = await selectDevices(ctx, kept, networkId, input, now);
+  if (!selection.index) return kept.records.listBody(selection.stamps, now, rowsReader(ctx, networkId), serialize);
+  const { bodies, made } = selection.index;
+  const cached = bodies.get('list', networkId, made, now);
+  if (cached) return cached;
+  const body = await kept.records.listBody(selection.stamps, now, rowsReader(ctx, networkId), serialize);
+  bodies.keep('list', networkId, made, body);
+  return body;
+}
+
+/**
+ * The list with `fields=all`, as its response body: the same selection as the list, detail
+ * records kept by version and routes (device-records.ts), the network's routes read once per
+ * call. On SQLite the body itself is kept while the index and the routes read are unchanged.
+ */
+export async function listDeviceDetailsBody(
+  ctx: AppContext,
+  networkId: string,
+  input: DeviceListInput,
+  serialize: SerializeDevice,
+): Promise<Buffer> {
+  const kept = keptLists(ctx);
+  const now = ctx.clock.now();
+  const { selection, routes } = await selectWithRoutes(ctx, kept, networkId, input, now);
+  const build = () =>
+    kept.records.detailBody(selection.stamps, now, rowsReader(ctx, networkId), routes.byDevice, serialize);
+  if (!selection.index) return build();
+  const { bodies } = selection.index;
+  // The routes as read are part of what the body shows (primaries follow other routers' presence).
+  const made = { ...selection.index.made, routes: routes.text };
+  const cached = bodies.get('details', networkId, made, now);
+  if (cached) return cached;
+  const body = await build();
+  bodies.keep('details', networkId, made, body);
+  return body;
+}
+
+/** The detail records the list selects, in creation order (`/api/v2`'s device list). */
+export async function listDeviceDetails(
+  ctx: AppContext,
+  networkId: string,
+  input: DeviceListInput,
+): Promise<DeviceBody[]> {
+  const kept = keptLists(ctx);
+  const now = ctx.clock.now();
+  const { selection, routes } = await selectWithRoutes(ctx, kept, networkId, input, now);
+  return kept.records.detailRecords(selection.stamps, now, rowsReader(ctx, networkId), routes.byDevice);
+}
+
+/**
+ * The stamps of the devices a list's filters select, in creation order: from the kept index on
+ * SQLite, with what its kept body is valid for; from a query on PostgreSQL.
+ */
+async function selectDevices(
+  ctx: AppContext,
   kept: KeptLists,
   networkId: string,
   input: DeviceListInput,
-): Promise<Buffer> {
-  const now = ctx.clock.now();
+  now: number,
+): Promise<{ stamps: readonly DeviceStamp[]; index?: { bodies: ListBodies; made: BodyMade } }> {
   if (!kept.index) {
     const filter = await deviceFilter(ctx.db, networkId, input);
-    const stamps = await listDeviceStamps(ctx.db, networkId, now, filter);
-    return kept.records.listBody(stamps, now, rowsReader(ctx, networkId));
+    return { stamps: await listDeviceStamps(ctx.db, networkId, now, filter) };
   }
   const filter = indexFilter(input);
   const devices = await kept.index.devices.view(ctx.db, networkId);
-  if (!devices) return kept.records.listBody([], now, rowsReader(ctx, networkId));
-  const cached = kept.index.bodies.get(networkId, filter, devices, now);
-  if (cached) return cached;
+  if (!devices) return { stamps: [] };
   const generation = devices.generation;
   const selection = devices.select(filter, now);
-  const body = await kept.records.listBody(selection.devices, now, rowsReader(ctx, networkId));
-  kept.index.bodies.keep(
-    networkId,
-    filter,
-    { devices, generation, madeAt: now, validUntil: selection.validUntil },
-    body,
-  );
-  return body;
+  const made = { filter, devices, generation, madeAt: now, validUntil: selection.validUntil, routes: '' };
+  return { stamps: selection.devices, index: { bodies: kept.index.bodies, made } };
+}
+
+/** The selection and the network's routes, read side by side (detail records show both). */
+async function selectWithRoutes(
+  ctx: AppContext,
+  kept: KeptLists,
+  networkId: string,
+  input: DeviceListInput,
+  now: number,
+) {
+  const [selection, routes] = await Promise.all([
+    selectDevices(ctx, kept, networkId, input, now),
+    routesByDevice(ctx.db, networkId, now),
+  ]);
+  return { selection, routes };
+}
+
+/** The network's routes, with their primaries at `now`, by device, and as one text. */
+async function routesByDevice(db: Db, networkId: string, now: number) {
+  const routes = await routesOfNetwork(db, networkId, now);
+  return { byDevice: groupByDevice(routes), text: routesText(routes) };
 }
 
 /**
  * Reads the rows of devices whose records are not kept. Made only when a body is built: the
  * kept body of an unchanged list is most calls, and a closure made per call costs more there
- * than the rest of the lookup (the loader names each one it makes).
+ * than the rest of the lookup (the loader names each function a call makes).
  */
 function rowsReader(ctx: AppContext, networkId: string) {
   return (ids: string[]) => devicesByIds(ctx.db, networkId, ids);
@@ -166,18 +231,6 @@ function decodeCursor(cursor: string): string {
     throw invalidRequest('cursor is not a cursor returned by this API for the device list');
   }
   return name;
-}
-
-/** The list with `fields=all`: detail records with their routes, read in two queries. */
-export async function listDeviceDetails(ctx: AppContext, networkId: string, input: DeviceListInput) {
-  const filter = await deviceFilter(ctx.db, networkId, input);
-  const now = ctx.clock.now();
-  const [rows, routes] = await Promise.all([
-    listDevices(ctx.db, networkId, now, filter),
-    routesOfFilter(ctx.db, networkId, now, filter),
-  ]);
-  const byDevice = groupByDevice(routes);
-  return rows.map((row) => presentDeviceDetail(row, now, byDevice.get(row.id) ?? []));
 }
 
 export async function deleteDevice(ctx: AppContext, actor: Actor, id: string): Promise<void> {
