@@ -2,13 +2,16 @@
  * One unit of work per change: the change, its audit entry and its events commit in one
  * transaction, or none of them does. A failed audit or event write rolls the change back,
  * so no committed change is without its record and no record exists of a change that did
- * not happen.
+ * not happen. What the change touches that other instances follow by an epoch (netmaps,
+ * presence) it declares to `changes` (changes.ts): the epoch moves and the devices are logged
+ * in the same transaction.
  */
 
 import { advisoryLock } from '../storage/advisory-lock.js';
 import type { Db } from '../storage/database.js';
 import type { Actor } from './actor.js';
 import { auditLockName, changeEntry, insertAuditEntries } from './audit-entries.js';
+import { type Changes, inTransaction } from './changes.js';
 import type { AppContext } from './context.js';
 import { appendEvents, type EventDraft } from './events.js';
 
@@ -40,12 +43,12 @@ export async function unitOfWork<T>(
   ctx: Pick<AppContext, 'db' | 'clock'>,
   actor: Actor,
   action: string | null,
-  fn: (trx: Db, now: number) => Promise<Work<T>>,
+  fn: (trx: Db, now: number, changes: Changes) => Promise<Work<T>>,
 ): Promise<T> {
   const now = ctx.clock.now();
   let wroteEvents = false;
   const value = await ctx.db.transaction().execute(async (trx) => {
-    const work = await fn(trx, now);
+    const work = await inTransaction(trx, actor.networkId, (_, changes) => fn(trx, now, changes));
     if (work.unchanged) return work.value;
     // Last, as they take the network's audit lock (see insertAuditEntries); the events rely
     // on the same lock for their order.

@@ -6,8 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
-import { bumpNetmapEpoch } from '../../src/modules/devices/devices.repository.js';
-import { bumpPresenceEpoch } from '../../src/modules/netmap/netmap.repository.js';
+import { bumpNetmapEpoch, bumpPresenceEpoch } from '../../src/modules/network/epochs.js';
 import { policyEtag } from '../../src/policy/etag.js';
 import { applyPolicy, policyDefining, policyText } from '../acl/helpers.js';
 import { nodeCall } from '../devices/helpers.js';

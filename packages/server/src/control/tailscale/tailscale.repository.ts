@@ -6,8 +6,8 @@
  * every instance notices it.
  */
 
-import { logNetmapChange } from '../../modules/network/netmap-changes.js';
-import { bumpNetmapEpoch } from '../../modules/network/network.repository.js';
+import { withChanges } from '../../core/changes.js';
+import { netmapEpoch } from '../../modules/network/epochs.js';
 import type { Db } from '../../storage/database.js';
 
 export interface NodeRow {
@@ -95,11 +95,8 @@ export async function storeReport(db: Db, node: NodeRow, reported: Reported): Pr
     node.endpoints !== reported.endpoints ||
     node.home_derp !== reported.homeDerp;
   if (!peersSee && (reported.hostinfo === null || reported.hostinfo === node.hostinfo)) return false;
-  await db.transaction().execute(async (trx) => {
-    if (peersSee) {
-      await bumpNetmapEpoch(trx, node.network_id);
-      await logNetmapChange(trx, node.network_id, [node.id]);
-    }
+  await withChanges(db, node.network_id, async (trx, changes) => {
+    if (peersSee) await changes.touch(netmapEpoch, [node.id]);
     await trx
       .updateTable('devices')
       .set({
@@ -122,9 +119,8 @@ export async function storeReport(db: Db, node: NodeRow, reported: Reported): Pr
 
 /** A new node key for a device (`OldNodeKey` → `NodeKey`): its peers get the new key. */
 export async function rotateNodeKey(db: Db, node: NodeRow, nodeKey: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await bumpNetmapEpoch(trx, node.network_id);
-    await logNetmapChange(trx, node.network_id, [node.id]);
+  await withChanges(db, node.network_id, async (trx, changes) => {
+    await changes.touch(netmapEpoch, [node.id]);
     await trx.updateTable('devices').set({ node_key: nodeKey }).where('id', '=', node.id).execute();
   });
   node.node_key = nodeKey;

@@ -16,8 +16,8 @@ import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
 import { compileParsedPolicy, policyEtag } from '../../policy/index.js';
-import { logNoNetmapChange } from '../network/netmap-changes.js';
-import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { netmapEpoch } from '../network/epochs.js';
+import { NO_DEVICE_CHANGED } from '../network/netmap-changes.js';
 import { autoApprovePending } from '../routes/auto-approve.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { insertPolicyVersion, policyHead, policyVersion, policyVersions } from './acl.repository.js';
@@ -81,10 +81,10 @@ export async function replacePolicy(
   const compiled = compileParsedPolicy(prepared.parsed);
   const meaning = prepared.meaning;
   const etag = policyEtag(text);
-  const stored = await unitOfWork(ctx, actor, 'policy.update', async (trx, now) => {
+  const stored = await unitOfWork(ctx, actor, 'policy.update', async (trx, now, changes) => {
     // The network row first (as every netmap-changing transaction does): on PostgreSQL its lock
     // serialises writers of this network, so the version read below is the one we replace.
-    await bumpNetmapEpoch(trx, networkId);
+    await changes.touch(netmapEpoch);
     const head = await policyHead(trx, networkId);
     if (ifMatch !== undefined && !(head && ifMatchAccepts(ifMatch, head.etag))) {
       throw new ApiError(
@@ -99,7 +99,9 @@ export async function replacePolicy(
     const value = preparePolicy({ version, etag }, text, { compiled, meaning });
     // A new text of the same meaning (comments, layout) changes no netmap: every instance then
     // carries its view over instead of rebuilding it (netmap.cache.ts).
-    if (before && approved.length === 0 && sameDocument(before, value)) await logNoNetmapChange(trx, networkId);
+    if (before && approved.length === 0 && sameDocument(before, value)) {
+      await changes.touch(netmapEpoch, NO_DEVICE_CHANGED);
+    }
     const events: EventDraft[] = [
       { type: 'policy.updated', data: { etag, version } },
       ...(await routeEvents(trx, networkId, now, { approved })),

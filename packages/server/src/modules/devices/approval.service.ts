@@ -1,7 +1,7 @@
 /**
  * Device approval and login expiry, the admin's side: approve a waiting device, expire a
  * device's login now, turn its expiry off or on. Each change alters who appears in netmaps,
- * so it moves the netmap epoch and logs the device, like a re-tag.
+ * so it touches the netmap epoch with the device, like a re-tag.
  */
 import type { DeviceBody, PatchDeviceRequest } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
@@ -9,14 +9,8 @@ import type { AppContext } from '../../core/context.js';
 import { invalidState, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
-import { logNetmapChange } from '../network/netmap-changes.js';
-import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { netmapEpoch } from '../network/epochs.js';
 import { deviceDetail } from './device-details.js';
-
-async function netmapsChange(trx: Db, networkId: string, deviceId: string): Promise<void> {
-  await bumpNetmapEpoch(trx, networkId);
-  await logNetmapChange(trx, networkId, [deviceId]);
-}
 
 async function standingOf(trx: Db, networkId: string, id: string) {
   const row = await trx
@@ -32,11 +26,11 @@ async function standingOf(trx: Db, networkId: string, id: string) {
 /** POST /v1/devices/{id}/approve: 409 when the device is approved already. */
 export async function approveDevice(ctx: AppContext, actor: Actor, id: string): Promise<DeviceBody> {
   const { networkId } = actor;
-  return unitOfWork(ctx, actor, 'device.approve', async (trx, now) => {
+  return unitOfWork(ctx, actor, 'device.approve', async (trx, now, changes) => {
     if ((await standingOf(trx, networkId, id)).authorized !== 0) {
       throw invalidState(`device ${id} is approved already`);
     }
-    await netmapsChange(trx, networkId, id);
+    await changes.touch(netmapEpoch, [id]);
     await trx.updateTable('devices').set({ authorized: 1 }).where('id', '=', id).execute();
     const device = await deviceDetail(trx, networkId, id, now);
     return { value: device, target: id, events: [{ type: 'device.approved', data: { device } }] };
@@ -54,10 +48,10 @@ export async function setDeviceAuthorized(
   authorized: boolean,
 ): Promise<DeviceBody> {
   const { networkId } = actor;
-  return unitOfWork(ctx, actor, authorized ? 'device.approve' : 'device.unapprove', async (trx, now) => {
+  return unitOfWork(ctx, actor, authorized ? 'device.approve' : 'device.unapprove', async (trx, now, changes) => {
     const changed = ((await standingOf(trx, networkId, id)).authorized !== 0) !== authorized;
     if (changed) {
-      await netmapsChange(trx, networkId, id);
+      await changes.touch(netmapEpoch, [id]);
       await trx
         .updateTable('devices')
         .set({ authorized: authorized ? 1 : 0 })
@@ -76,10 +70,10 @@ export async function setDeviceAuthorized(
  */
 export async function expireDevice(ctx: AppContext, actor: Actor, id: string): Promise<DeviceBody> {
   const { networkId } = actor;
-  return unitOfWork(ctx, actor, 'device.key_expire', async (trx, now) => {
+  return unitOfWork(ctx, actor, 'device.key_expire', async (trx, now, changes) => {
     const expired = (await standingOf(trx, networkId, id)).key_expired !== 0;
     if (!expired) {
-      await netmapsChange(trx, networkId, id);
+      await changes.touch(netmapEpoch, [id]);
       await trx.updateTable('devices').set({ key_expired: 1, expires_at: now }).where('id', '=', id).execute();
     }
     const device = await deviceDetail(trx, networkId, id, now);
@@ -99,12 +93,12 @@ export async function updateDevice(
   body: PatchDeviceRequest,
 ): Promise<DeviceBody> {
   const { networkId } = actor;
-  return unitOfWork(ctx, actor, 'device.update', async (trx, now) => {
+  return unitOfWork(ctx, actor, 'device.update', async (trx, now, changes) => {
     const before = await standingOf(trx, networkId, id);
     const disabled = body.keyExpiryDisabled;
     const changed = disabled !== undefined && disabled !== (before.key_expiry_disabled !== 0);
     if (changed) {
-      await netmapsChange(trx, networkId, id);
+      await changes.touch(netmapEpoch, [id]);
       await trx
         .updateTable('devices')
         .set(disabled ? { key_expiry_disabled: 1, key_expired: 0 } : { key_expiry_disabled: 0 })

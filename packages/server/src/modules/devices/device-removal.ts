@@ -3,19 +3,23 @@
  * ephemeral sweeper. Deleting the row revokes the node credential at once (it is looked up
  * by the row), frees the address index, and takes the routes out of every netmap.
  */
+import type { Changes } from '../../core/changes.js';
 import type { EventDraft } from '../../core/events.js';
 import type { Db } from '../../storage/database.js';
-import { logNetmapChange } from '../network/netmap-changes.js';
-import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { netmapEpoch } from '../network/epochs.js';
 import { deviceDetails } from './device-details.js';
 
 /** Returns how many devices were deleted (ids of other networks or already gone count for nothing). */
-export async function removeDevices(trx: Db, networkId: string, deviceIds: readonly string[]): Promise<number> {
+export async function removeDevices(
+  trx: Db,
+  changes: Changes,
+  networkId: string,
+  deviceIds: readonly string[],
+): Promise<number> {
   if (deviceIds.length === 0) return 0;
-  // Every remaining device whose view included these must see a new netmap. The network row
-  // first, as every netmap-changing transaction takes it (no lock cycles with route rows).
-  await bumpNetmapEpoch(trx, networkId);
-  await logNetmapChange(trx, networkId, deviceIds);
+  // Every remaining device whose view included these must see a new netmap. Declared first, as
+  // every netmap-changing transaction takes the network row first (no lock cycles with route rows).
+  await changes.touch(netmapEpoch, deviceIds);
   let removed = 0;
   for (let i = 0; i < deviceIds.length; i += 500) {
     const ids = deviceIds.slice(i, i + 500);

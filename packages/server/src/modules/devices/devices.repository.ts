@@ -360,9 +360,6 @@ export async function insertTags(trx: Db, networkId: string, deviceId: string, t
     .execute();
 }
 
-// The network row has one owner; callers not yet moved to it import the bump from here.
-export { bumpNetmapEpoch } from '../network/network.repository.js';
-
 /**
  * Whether a node key (`nodekey:` + hex) belongs to an enrolled device of any network: the relay
  * serves every network of the instance and admits only their devices.

@@ -9,7 +9,7 @@ import { invalidRequest, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
 import { checkTags, requireOwnedTags, requireTagSyntax } from '../acl/tags.js';
-import { logNetmapChange } from '../network/netmap-changes.js';
+import { netmapEpoch } from '../network/epochs.js';
 import { addrIndexOf } from './addresses.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
 import type { IndexFilter } from './device-index.js';
@@ -17,7 +17,6 @@ import { routesText, type SerializeDevice } from './device-records.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
 import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
 import {
-  bumpNetmapEpoch,
   type DeviceFilter,
   type DeviceStamp,
   devicesByIds,
@@ -235,10 +234,10 @@ function decodeCursor(cursor: string): string {
 
 export async function deleteDevice(ctx: AppContext, actor: Actor, id: string): Promise<void> {
   const { networkId } = actor;
-  await unitOfWork(ctx, actor, 'device.delete', async (trx, now) => {
+  await unitOfWork(ctx, actor, 'device.delete', async (trx, now, changes) => {
     const events = await deletionEvents(trx, networkId, [id], now);
-    // removeDevices bumps the netmap epoch; nothing deleted (another network's id) rolls it back.
-    if ((await removeDevices(trx, networkId, [id])) === 0) throw notFound(`device ${id} does not exist`);
+    // removeDevices moves the netmap epoch; nothing deleted (another network's id) rolls it back.
+    if ((await removeDevices(trx, changes, networkId, [id])) === 0) throw notFound(`device ${id} does not exist`);
     return { value: undefined, target: id, events };
   });
 }
@@ -253,10 +252,9 @@ export async function setDeviceTags(
   const wanted = checkTags(tags);
   // Every tag must be defined in the policy's tagOwners (an API key may apply any defined tag).
   await requireOwnedTags(ctx.db, networkId, wanted);
-  return unitOfWork(ctx, actor, 'device.tags', async (trx, now) => {
+  return unitOfWork(ctx, actor, 'device.tags', async (trx, now, changes) => {
     // Tags are identity in the policy, so every netmap may change.
-    await bumpNetmapEpoch(trx, networkId);
-    await logNetmapChange(trx, networkId, [id]);
+    await changes.touch(netmapEpoch, [id]);
     if (!(await replaceTags(trx, networkId, id, wanted))) throw notFound(`device ${id} does not exist`);
     const device = await deviceDetail(trx, networkId, id, now);
     return { value: device, target: id, events: [{ type: 'device.updated', data: { device } }] };

@@ -30,10 +30,9 @@ import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { type AuthKeyRow, refusalNow } from '../keys/auth-keys.js';
-import { logNetmapChange } from '../network/netmap-changes.js';
-import { advanceAddressIndex, bumpEpochsForEnrollment } from '../network/network.repository.js';
+import { moveEpochsForEnrollment, netmapEpoch, presenceEpoch } from '../network/epochs.js';
+import { advanceAddressIndex } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
-import { logPresenceChange } from '../network/presence-changes.js';
 import { nodeKeyLifetime } from '../network/settings.service.js';
 import { canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
@@ -134,7 +133,7 @@ export async function enroll(
   const nodeTokenHash = hashSecret(nodeToken);
   const base = nameBase(body.hostname);
 
-  return unitOfWork(ctx, actor, 'device.enroll', async (trx, now) => {
+  return unitOfWork(ctx, actor, 'device.enroll', async (trx, now, changes) => {
     await advisoryLock(trx, `enroll:${key.id}`);
     const use = await trx
       .updateTable('keys')
@@ -151,7 +150,7 @@ export async function enroll(
     if (Number(use.numUpdatedRows) === 0) throw await refusalNow(trx, key.id, now);
 
     // An enrolled device is online: presence snapshots are stale too (presence-snapshot.ts).
-    const network = await bumpEpochsForEnrollment(trx, networkId);
+    const network = await moveEpochsForEnrollment(trx, networkId, changes);
     const owner = await deviceOwner(trx, networkId, key.user_id);
     // A suspended user's devices are refused (control/native/node-auth.ts): so is enrolling a new one.
     if (owner?.status === 'suspended') throw unauthenticated(`the user of this auth key (${owner.id}) is suspended`);
@@ -191,8 +190,8 @@ export async function enroll(
         );
       }
       deviceId = existing.id;
-      await logNetmapChange(trx, networkId, [deviceId]);
-      await logPresenceChange(trx, networkId, [deviceId]);
+      await changes.touch(netmapEpoch, [deviceId]);
+      await changes.touch(presenceEpoch, [deviceId]);
       await trx.updateTable('devices').set(common).where('id', '=', deviceId).execute();
       await replaceTags(trx, networkId, deviceId, tags);
     } else {
@@ -206,8 +205,8 @@ export async function enroll(
       await advanceAddressIndex(trx, networkId, addrIndex);
       const { name, seq } = await allocateName(trx, networkId, base);
       deviceId = newId('device');
-      await logNetmapChange(trx, networkId, [deviceId]);
-      await logPresenceChange(trx, networkId, [deviceId]);
+      await changes.touch(netmapEpoch, [deviceId]);
+      await changes.touch(presenceEpoch, [deviceId]);
       const row = {
         ...common,
         id: deviceId,

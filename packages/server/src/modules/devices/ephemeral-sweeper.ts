@@ -47,7 +47,7 @@ export async function sweepEphemeralDevices(ctx: Pick<AppContext, 'db' | 'clock'
     let removed = 0;
     for (const device of candidates) {
       const actor = systemActor(device.network_id, 'ephemeral-sweeper');
-      const gone = await unitOfWork(ctx, actor, 'device.expire', async (trx, now) => {
+      const gone = await unitOfWork(ctx, actor, 'device.expire', async (trx, now, changes) => {
         const still = await trx
           .selectFrom('devices')
           .select('id')
@@ -57,7 +57,7 @@ export async function sweepEphemeralDevices(ctx: Pick<AppContext, 'db' | 'clock'
         if (!still) return { value: false, target: device.id, unchanged: true };
         const events = await deletionEvents(trx, device.network_id, [device.id], now);
         // Another instance may delete it between the check and here: then nothing is recorded.
-        if ((await removeDevices(trx, device.network_id, [device.id])) === 0) {
+        if ((await removeDevices(trx, changes, device.network_id, [device.id])) === 0) {
           return { value: false, target: device.id, unchanged: true };
         }
         return { value: true, target: device.id, events };

@@ -9,8 +9,7 @@
 import { systemActor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
-import { logNetmapChange } from '../network/netmap-changes.js';
-import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { netmapEpoch } from '../network/epochs.js';
 import { deviceDetails } from './device-details.js';
 
 const BATCH = 500;
@@ -29,33 +28,37 @@ export async function expireDueLogins(ctx: Pick<AppContext, 'db' | 'clock'>): Pr
   for (const row of due) byNetwork.set(row.network_id, [...(byNetwork.get(row.network_id) ?? []), row.id]);
   let expired = 0;
   for (const [networkId, ids] of byNetwork) {
-    expired += await unitOfWork(ctx, systemActor(networkId, 'key-expiry'), 'device.key_expire', async (trx, at) => {
-      const claimed = await trx
-        .updateTable('devices')
-        .set({ key_expired: 1 })
-        .where('network_id', '=', networkId)
-        .where('id', 'in', ids)
-        .where('key_expired', '=', 0)
-        .where('key_expiry_disabled', '=', 0)
-        .where('expires_at', '<=', at)
-        .returning('id')
-        .execute();
-      if (claimed.length === 0) return { value: 0, target: null, unchanged: true };
-      const claimedIds = claimed.map((row) => row.id).sort();
-      await bumpNetmapEpoch(trx, networkId);
-      await logNetmapChange(trx, networkId, claimedIds);
-      const details = await deviceDetails(trx, networkId, claimedIds, at);
-      const events = claimedIds.flatMap((id) => {
-        const device = details.get(id);
-        return device ? [{ type: 'device.key_expired' as const, data: { device } }] : [];
-      });
-      return {
-        value: claimedIds.length,
-        target: claimedIds[0] ?? null,
-        also: claimedIds.slice(1).map((id) => ({ action: 'device.key_expire', target: id })),
-        events,
-      };
-    });
+    expired += await unitOfWork(
+      ctx,
+      systemActor(networkId, 'key-expiry'),
+      'device.key_expire',
+      async (trx, at, changes) => {
+        const claimed = await trx
+          .updateTable('devices')
+          .set({ key_expired: 1 })
+          .where('network_id', '=', networkId)
+          .where('id', 'in', ids)
+          .where('key_expired', '=', 0)
+          .where('key_expiry_disabled', '=', 0)
+          .where('expires_at', '<=', at)
+          .returning('id')
+          .execute();
+        if (claimed.length === 0) return { value: 0, target: null, unchanged: true };
+        const claimedIds = claimed.map((row) => row.id).sort();
+        await changes.touch(netmapEpoch, claimedIds);
+        const details = await deviceDetails(trx, networkId, claimedIds, at);
+        const events = claimedIds.flatMap((id) => {
+          const device = details.get(id);
+          return device ? [{ type: 'device.key_expired' as const, data: { device } }] : [];
+        });
+        return {
+          value: claimedIds.length,
+          target: claimedIds[0] ?? null,
+          also: claimedIds.slice(1).map((id) => ({ action: 'device.key_expire', target: id })),
+          events,
+        };
+      },
+    );
   }
   return expired;
 }

@@ -11,8 +11,7 @@ import type { AppContext } from '../../core/context.js';
 import { unauthenticated } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
-import { logNetmapChange } from '../network/netmap-changes.js';
-import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { netmapEpoch } from '../network/epochs.js';
 import { onlineSince, onlineSinceWhere } from '../network/online.js';
 import { crossPresence } from '../network/presence-crossings.js';
 import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
@@ -72,9 +71,8 @@ export async function heartbeat(ctx: AppContext, actor: Actor, body: HeartbeatRe
   const row = await setPresence(ctx, networkId, deviceId, true, now);
   if (!row) throw deviceGone();
   if (prefixes && advertisedText(prefixes) !== row.advertised_routes) {
-    await unitOfWork(ctx, actor, 'route.advertise', async (trx) => {
-      await bumpNetmapEpoch(trx, networkId);
-      await logNetmapChange(trx, networkId, [deviceId]);
+    await unitOfWork(ctx, actor, 'route.advertise', async (trx, _now, changes) => {
+      await changes.touch(netmapEpoch, [deviceId]);
       const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
       const events = await routeEvents(trx, networkId, now, routes);
       return { value: undefined, target: deviceId, events, also: approvalEntries(routes.approved) };

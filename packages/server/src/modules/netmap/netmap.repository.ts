@@ -48,8 +48,6 @@ export async function netmapHead(db: Db, networkId: string): Promise<NetmapHead 
   return row && headFrom(row);
 }
 
-export { bumpPresenceEpoch } from '../network/network.repository.js';
-
 /** The users of these logins, as the policy sees them (a patched view meeting new owners). */
 export async function usersNamed(db: Db, networkId: string, logins: readonly string[]): Promise<PolicyUser[]> {
   const rows = await db

@@ -4,9 +4,9 @@
  * (a netmap view, a presence snapshot) read again only the devices that changed after E,
  * instead of the whole network, whichever instance made the change.
  *
- * Rows are written after the epoch bump and in the same transaction; the bump locks the
- * network's row until commit, so epochs commit in order and a head that shows epoch E comes
- * with the rows of every epoch up to E. An epoch with no row at all (a change that does not
+ * Rows are written after the epoch moves and in the same transaction (core/changes.ts); the
+ * move locks the network's row until commit, so epochs commit in order and a head that shows
+ * epoch E comes with the rows of every epoch up to E. An epoch with no row at all (a change that does not
  * log) is not covered, and a reader older than it starts over from a whole read: forgetting to
  * log is slower, never wrong.
  */
@@ -18,11 +18,10 @@ export const KEPT_EPOCHS = 1_000;
 const PRUNE_EVERY = 64;
 
 type LogTable = 'netmap_changes' | 'presence_changes';
-type EpochColumn = 'netmap_epoch' | 'presence_epoch';
 
 export interface EpochLog {
-  /** Records that the epoch the transaction `trx` just moved to is about these ids. */
-  log(trx: Db, networkId: string, ids: readonly string[]): Promise<void>;
+  /** Records that the move to `epoch`, which the transaction `trx` made, is about these ids. */
+  log(trx: Db, networkId: string, epoch: number, ids: readonly string[]): Promise<void>;
   /**
    * The ids logged after epoch `from` up to `to`, or undefined when the log does not cover
    * every epoch in between (pruned, or an epoch that did not log).
@@ -32,7 +31,7 @@ export interface EpochLog {
   prune(db: Db, networkId: string, epoch: number): Promise<void>;
 }
 
-export function epochLog(table: LogTable, epochColumn: EpochColumn): EpochLog {
+export function epochLog(table: LogTable): EpochLog {
   // One shape for both tables; Kysely's types follow one of them.
   const t = table as 'netmap_changes';
   const prune = async (db: Db, networkId: string, epoch: number) => {
@@ -44,14 +43,8 @@ export function epochLog(table: LogTable, epochColumn: EpochColumn): EpochLog {
       .execute();
   };
   return {
-    async log(trx, networkId, ids) {
+    async log(trx, networkId, epoch, ids) {
       if (ids.length === 0) return;
-      const row = await trx
-        .selectFrom('networks')
-        .select(epochColumn)
-        .where('id', '=', networkId)
-        .executeTakeFirstOrThrow();
-      const epoch = Number((row as Record<EpochColumn, number>)[epochColumn]);
       const unique = [...new Set(ids)];
       for (let i = 0; i < unique.length; i += 500) {
         await trx

@@ -4,38 +4,29 @@
  * by reading again only the devices that changed since the epoch of its view, instead of the
  * whole network, whichever instance made the change.
  *
- * Written by the changes that concern devices (enrollment, deletion, tags, routes), after the
- * epoch bump and in the same transaction, so a head that shows the new epoch comes with its rows.
- * An epoch with no row at all — a policy that changed meaning, a user's role, anything that does
- * not log — is not covered, and an instance whose view is older than it rebuilds the view:
- * forgetting to log is slower, never wrong. A policy replaced by a text of the same meaning logs
- * its epoch as about no device.
+ * Written for the changes that name the devices they touch (enrollment, deletion, tags, routes)
+ * when they are done, in their transaction (core/changes.ts), so a head that shows the new epoch
+ * comes with its rows. An epoch with no row at all — a policy that changed meaning, a user's
+ * role, any change that names no device — is not covered, and an instance whose view is older
+ * than it rebuilds the view: forgetting to name devices is slower, never wrong. A policy
+ * replaced by a text of the same meaning logs its epoch as about no device.
  */
 import type { Db } from '../../storage/database.js';
 import { epochLog } from './epoch-log.js';
 
 export { KEPT_EPOCHS } from './epoch-log.js';
 
-const netmapLog = epochLog('netmap_changes', 'netmap_epoch');
+/** The log itself, written through netmapEpoch (epochs.ts). */
+export const netmapLog = epochLog('netmap_changes');
 
-/** The row that marks an epoch as about no device at all (logNoNetmapChange). */
+/** The row that marks an epoch as about no device at all. */
 const NO_DEVICE = '';
 
 /**
- * Records that the netmap epoch the transaction `trx` just moved to concerns these devices.
- * Call after bumpNetmapEpoch, inside the same transaction.
+ * The devices to name for a netmap move that changed no device's netmap (a policy replaced by a
+ * text of the same meaning), so views are carried to it instead of rebuilt.
  */
-export async function logNetmapChange(trx: Db, networkId: string, deviceIds: readonly string[]): Promise<void> {
-  await netmapLog.log(trx, networkId, deviceIds);
-}
-
-/**
- * Records that the epoch the transaction just moved to changed no device's netmap (a policy
- * replaced by a text of the same meaning), so views are carried to it instead of rebuilt.
- */
-export async function logNoNetmapChange(trx: Db, networkId: string): Promise<void> {
-  await netmapLog.log(trx, networkId, [NO_DEVICE]);
-}
+export const NO_DEVICE_CHANGED: readonly string[] = [NO_DEVICE];
 
 /**
  * The devices changed after epoch `from` up to `to`, or undefined when the log does not cover

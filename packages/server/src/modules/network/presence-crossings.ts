@@ -14,11 +14,12 @@
  * named twice in one batch is written once, with its latest presence.
  */
 import { sql } from 'kysely';
+import { withChanges } from '../../core/changes.js';
 import { batchedWrites } from '../../lib/write-batches.js';
 import type { Db } from '../../storage/database.js';
 import { isPostgres } from '../../storage/database.js';
-import { bumpPresenceEpoch } from './network.repository.js';
-import { logPresenceChange, prunePresenceChanges } from './presence-changes.js';
+import { presenceEpoch, presenceMoveCtes } from './epochs.js';
+import { prunePresenceChanges } from './presence-changes.js';
 
 export interface Presence {
   last_seen_at: number;
@@ -67,15 +68,8 @@ async function writeCrossings(db: Db, networkId: string, batch: readonly Crossin
                     ${sorted.map((c) => c.disconnected)}::integer[]) as v(id, last_seen_at, disconnected)
         where devices.id = v.id and devices.network_id = ${networkId}
         returning devices.id, devices.advertised_routes
-      ), bumped as (
-        update networks set presence_epoch = presence_epoch + 1
-        where id = ${networkId} and exists (select 1 from crossed) returning presence_epoch
-      ), logged as (
-        insert into presence_changes (network_id, epoch, device_id)
-        select ${networkId}, bumped.presence_epoch, crossed.id from bumped cross join crossed
-        on conflict do nothing
-      )
-      select crossed.id, crossed.advertised_routes, (select presence_epoch from bumped) as epoch from crossed`.execute(
+      ), ${presenceMoveCtes(networkId)}
+      select crossed.id, crossed.advertised_routes, (select presence_epoch from moved) as epoch from crossed`.execute(
       db,
     );
     for (const row of rows) crossed.set(row.id, { advertised_routes: row.advertised_routes });
@@ -84,7 +78,7 @@ async function writeCrossings(db: Db, networkId: string, batch: readonly Crossin
     return crossed;
   }
   // SQLite: one writer, so the transaction holds nothing another connection waits on for long.
-  await db.transaction().execute(async (trx) => {
+  await withChanges(db, networkId, async (trx, changes) => {
     for (const { deviceId, last_seen_at, disconnected } of batch) {
       const row = await trx
         .updateTable('devices')
@@ -95,9 +89,7 @@ async function writeCrossings(db: Db, networkId: string, batch: readonly Crossin
         .executeTakeFirst();
       if (row) crossed.set(deviceId, row);
     }
-    if (crossed.size === 0) return;
-    await bumpPresenceEpoch(trx, networkId);
-    await logPresenceChange(trx, networkId, [...crossed.keys()]);
+    if (crossed.size > 0) await changes.touch(presenceEpoch, [...crossed.keys()]);
   });
   return crossed;
 }

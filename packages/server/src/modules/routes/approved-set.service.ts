@@ -13,8 +13,7 @@ import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
-import { logNetmapChange } from '../network/netmap-changes.js';
-import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { netmapEpoch } from '../network/epochs.js';
 import { canonicalPrefixes } from './prefixes.js';
 import { presentRoute } from './routes.presenter.js';
 import { listRoutes } from './routes.repository.js';
@@ -27,8 +26,8 @@ export async function setApprovedRoutes(
 ): Promise<RouteBody[]> {
   const { networkId } = actor;
   const wanted = new Set(canonicalPrefixes(prefixes));
-  return unitOfWork(ctx, actor, 'route.set_approved', async (trx, now) => {
-    await bumpNetmapEpoch(trx, networkId);
+  return unitOfWork(ctx, actor, 'route.set_approved', async (trx, now, changes) => {
+    await changes.touch(netmapEpoch, [deviceId]);
     const device = await trx
       .selectFrom('devices')
       .select('id')
@@ -63,7 +62,6 @@ export async function setApprovedRoutes(
     if (approve.length) await trx.updateTable('routes').set(stamp).where('id', 'in', approve).execute();
     if (disable.length) await trx.updateTable('routes').set({ state: 'disabled' }).where('id', 'in', disable).execute();
     if (added.length) await trx.insertInto('routes').values(added).execute();
-    await logNetmapChange(trx, networkId, [deviceId]);
     const routes = (await listRoutes(trx, networkId, now, { device: deviceId })).map(presentRoute);
     const approvedNow = new Set([...approve, ...added.map((r) => r.id)]);
     const disabledNow = new Set(disable);

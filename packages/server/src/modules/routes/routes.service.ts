@@ -12,8 +12,7 @@ import type { Actor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { invalidState, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
-import { logNetmapChange } from '../network/netmap-changes.js';
-import { bumpNetmapEpoch } from '../network/network.repository.js';
+import { netmapEpoch } from '../network/epochs.js';
 import { storedPrefixReason } from './reserved-prefixes.js';
 import { presentRoute } from './routes.presenter.js';
 import { findRoute } from './routes.repository.js';
@@ -43,9 +42,10 @@ const DISABLE: Transition = {
 
 async function transition(ctx: AppContext, actor: Actor, id: string, t: Transition): Promise<RouteBody> {
   const { networkId } = actor;
-  return unitOfWork(ctx, actor, t.action, async (trx, now) => {
-    // The network row first, as every transaction that bumps the epoch does (no lock cycles).
-    await bumpNetmapEpoch(trx, networkId);
+  return unitOfWork(ctx, actor, t.action, async (trx, now, changes) => {
+    // The network row first, as every transaction that moves the epoch does (no lock cycles);
+    // the route's device is named once it is known.
+    await changes.touch(netmapEpoch);
     const stamp = t.to === 'approved' ? { approved_at: now, approved_by: actor.name, auto_approved: 0 } : {};
     const result = await trx
       .updateTable('routes')
@@ -65,7 +65,7 @@ async function transition(ctx: AppContext, actor: Actor, id: string, t: Transiti
       throw invalidState(`route ${id} is ${current.state}; only ${t.from.join(' or ')} routes can be ${t.verb}`);
     }
     const row = await findRoute(trx, networkId, now, id);
-    await logNetmapChange(trx, networkId, [row!.device_id]);
+    await changes.touch(netmapEpoch, [row!.device_id]);
     const reserved = t.to === 'approved' ? storedPrefixReason(row!.prefix) : undefined;
     if (reserved) throw invalidState(`route ${id} (${row!.prefix}) cannot be approved: it ${reserved}`);
     const route = presentRoute(row!);

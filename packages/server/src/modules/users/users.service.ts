@@ -6,6 +6,7 @@
  */
 import type { CreateUserRequest, Role, UserBody } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
+import type { Changes } from '../../core/changes.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError, invalidRequest, invalidState, notFound, planLimit } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
@@ -13,7 +14,8 @@ import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { deletionEvents, removeDevices } from '../devices/device-removal.js';
-import { bumpNetmapEpoch, bumpPresenceEpoch, planOf } from '../network/network.repository.js';
+import { netmapEpoch, presenceEpoch } from '../network/epochs.js';
+import { planOf } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
 import { endUserSessions } from '../sessions/sessions.store.js';
 import { presentUser } from './users.presenter.js';
@@ -80,7 +82,7 @@ export interface UserChange {
 export async function updateUser(ctx: AppContext, actor: Actor, id: string, input: UserChange): Promise<UserBody> {
   const { networkId } = actor;
   const { role, status } = input;
-  return unitOfWork(ctx, actor, 'user.update', async (trx) => {
+  return unitOfWork(ctx, actor, 'user.update', async (trx, _now, changes) => {
     await advisoryLock(trx, `owners:${networkId}`);
     const user = await requireUser(trx, networkId, id);
     const losesOwner = user.role === 'owner' && ((role && role !== 'owner') || status === 'suspended');
@@ -89,19 +91,19 @@ export async function updateUser(ctx: AppContext, actor: Actor, id: string, inpu
         `user ${id} is the last active owner of the network; make another user owner before demoting or suspending them`,
       );
     }
-    const changes = {
+    const fields = {
       ...(role ? { role } : {}),
       ...(status ? { status } : {}),
       ...(input.displayName !== undefined ? { display_name: input.displayName } : {}),
     };
-    if (Object.keys(changes).length > 0) {
-      await trx.updateTable('users').set(changes).where('id', '=', id).where('network_id', '=', networkId).execute();
-      // Roles feed autogroup:admin, so every netmap may change.
-      if (role && role !== user.role) await bumpNetmapEpoch(trx, networkId);
+    if (Object.keys(fields).length > 0) {
+      await trx.updateTable('users').set(fields).where('id', '=', id).where('network_id', '=', networkId).execute();
+      // Roles feed autogroup:admin, so every netmap may change (no device named: views rebuild).
+      if (role && role !== user.role) await changes.touch(netmapEpoch);
     }
     // A new role or a suspension ends the person's console sessions at once.
     if ((role && role !== user.role) || (status && status !== user.status)) await endUserSessions(trx, id);
-    if (status === 'suspended' && user.status !== 'suspended') await disconnectDevicesOf(trx, networkId, id);
+    if (status === 'suspended' && user.status !== 'suspended') await disconnectDevicesOf(trx, changes, networkId, id);
     const after = await presentById(trx, networkId, id);
     return { value: after, target: id, events: [{ type: 'user.updated', data: { user: after } }] };
   });
@@ -109,7 +111,7 @@ export async function updateUser(ctx: AppContext, actor: Actor, id: string, inpu
 
 export async function deleteUser(ctx: AppContext, actor: Actor, id: string): Promise<void> {
   const { networkId } = actor;
-  await unitOfWork(ctx, actor, 'user.delete', async (trx, now) => {
+  await unitOfWork(ctx, actor, 'user.delete', async (trx, now, changes) => {
     await advisoryLock(trx, `owners:${networkId}`);
     const user = await requireUser(trx, networkId, id);
     if (user.role === 'owner' && (await countActiveOwners(trx, networkId, id)) === 0) {
@@ -124,7 +126,7 @@ export async function deleteUser(ctx: AppContext, actor: Actor, id: string): Pro
     const deviceIds = devices.map((d) => d.id);
     const before = presentUser(user);
     const events = await deletionEvents(trx, networkId, deviceIds, now);
-    await removeDevices(trx, networkId, deviceIds);
+    await removeDevices(trx, changes, networkId, deviceIds);
     await endUserSessions(trx, id);
     // removeDevices moved the netmap epoch if the user had devices; a user without devices is
     // in nobody's view, so nothing else changes.
@@ -151,7 +153,7 @@ async function countActiveOwners(db: Db, networkId: string, exceptId: string): P
  * A suspended user's devices go offline at once (their node credentials are refused from now
  * on, see control/native/node-auth.ts), so every peer's view changes: both epochs move.
  */
-async function disconnectDevicesOf(trx: Db, networkId: string, userId: string): Promise<void> {
+async function disconnectDevicesOf(trx: Db, changes: Changes, networkId: string, userId: string): Promise<void> {
   const result = await trx
     .updateTable('devices')
     .set({ disconnected: 1 })
@@ -159,6 +161,6 @@ async function disconnectDevicesOf(trx: Db, networkId: string, userId: string): 
     .where('user_id', '=', userId)
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return;
-  await bumpPresenceEpoch(trx, networkId);
-  await bumpNetmapEpoch(trx, networkId);
+  await changes.touch(presenceEpoch);
+  await changes.touch(netmapEpoch);
 }

@@ -1,0 +1,101 @@
+/**
+ * The network's two epochs, which tell every instance's caches that something they hold may be
+ * stale: the netmap epoch (who sees whom, and what of each other) and the presence epoch (who is
+ * online). Everything that moves them is in this file. Changes declare what they touch to their
+ * transaction (`changes.touch(netmapEpoch, [deviceId])`, core/changes.ts), which moves the epoch
+ * once and logs the devices against it (netmap-changes.ts, presence-changes.ts).
+ */
+import { sql } from 'kysely';
+import type { Changes, Epoch } from '../../core/changes.js';
+import type { Db } from '../../storage/database.js';
+import { netmapLog } from './netmap-changes.js';
+import { presenceLog } from './presence-changes.js';
+
+/**
+ * Moves the netmap epoch without naming devices: instances holding older views rebuild them.
+ * Changes go through netmapEpoch; tests use this to play another instance's unlogged move.
+ */
+export async function bumpNetmapEpoch(trx: Db, networkId: string): Promise<number> {
+  const row = await trx
+    .updateTable('networks')
+    .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1) }))
+    .where('id', '=', networkId)
+    .returning('netmap_epoch')
+    .executeTakeFirstOrThrow();
+  return Number(row.netmap_epoch);
+}
+
+/** As bumpNetmapEpoch, for the presence epoch. */
+export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<number> {
+  const row = await db
+    .updateTable('networks')
+    .set((eb) => ({ presence_epoch: eb('presence_epoch', '+', 1) }))
+    .where('id', '=', networkId)
+    .returning('presence_epoch')
+    .executeTakeFirstOrThrow();
+  return Number(row.presence_epoch);
+}
+
+/** Every change that can alter some device's netmap touches this epoch. */
+export const netmapEpoch: Epoch = { move: bumpNetmapEpoch, log: netmapLog.log };
+
+/** A change that takes devices online or offline touches this epoch. */
+export const presenceEpoch: Epoch = { move: bumpPresenceEpoch, log: presenceLog.log };
+
+/**
+ * On PostgreSQL, devices crossing online or offline move the presence epoch inside the one
+ * statement that writes them (presence-crossings.ts), so the row lock is held from the move to
+ * the commit and not across round trips. These are that statement's common table expressions
+ * for the move: when its CTE `crossed` (the devices that crossed, by `id`) has rows, `moved`
+ * moves the epoch and returns it as `presence_epoch`, and `logged` logs the devices against it.
+ */
+export const presenceMoveCtes = (networkId: string) => sql`moved as (
+    update networks set presence_epoch = presence_epoch + 1
+    where id = ${networkId} and exists (select 1 from crossed) returning presence_epoch
+  ), logged as (
+    insert into presence_changes (network_id, epoch, device_id)
+    select ${networkId}, moved.presence_epoch, crossed.id from moved cross join crossed
+    on conflict do nothing
+  )`;
+
+/** What an enrollment reads of the network under the row lock its epoch moves take. */
+export interface EnrollingNetwork {
+  nextAddrIndex: number;
+  plan: string;
+  deviceApproval: boolean;
+  nodeKeyExpiry: string;
+  name: string;
+}
+
+/**
+ * A device enrolls (or re-enrolls): it changes netmaps and comes online, so both epochs move, in
+ * one statement that also reads the network's settings. The update locks the row (on PostgreSQL
+ * this serialises the network's enrollments), so the address index, plan and device settings it
+ * returns stay current until the transaction ends. The enrolled device is then named to
+ * `changes` for both epochs.
+ */
+export async function moveEpochsForEnrollment(trx: Db, networkId: string, changes: Changes): Promise<EnrollingNetwork> {
+  const row = await trx
+    .updateTable('networks')
+    .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1), presence_epoch: eb('presence_epoch', '+', 1) }))
+    .where('id', '=', networkId)
+    .returning([
+      'netmap_epoch',
+      'presence_epoch',
+      'next_addr_index',
+      'plan',
+      'device_approval',
+      'node_key_expiry',
+      'name',
+    ])
+    .executeTakeFirstOrThrow();
+  changes.moved(netmapEpoch, Number(row.netmap_epoch));
+  changes.moved(presenceEpoch, Number(row.presence_epoch));
+  return {
+    nextAddrIndex: Number(row.next_addr_index),
+    plan: row.plan,
+    deviceApproval: Number(row.device_approval) !== 0,
+    nodeKeyExpiry: row.node_key_expiry,
+    name: row.name,
+  };
+}
