@@ -4,8 +4,10 @@
  * no import cycles, and domain folders import each other downwards only, but for the few
  * upward imports named below (and in docs/ARCHITECTURE.md) with their reasons.
  */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cycles, importGraph } from './import-graph.js';
+import { cycles, importGraph, ROOT } from './import-graph.js';
 
 const SERVER = 'packages/server/src/';
 
@@ -81,6 +83,32 @@ describe('the layers of the code', () => {
     // A guard against a reader that silently finds nothing (a moved folder, a changed pattern).
     expect(graph.size).toBeGreaterThan(200);
     expect(importsBetween(is('app'), is('http')).length).toBeGreaterThan(10);
+  });
+
+  it('reads every face, device protocol and the request boundary', () => {
+    // The rules below hold these by their top folder (http, control, edge): a folder that
+    // moved out of them would escape every rule without a test failing.
+    const folders = [
+      'http/routes/',
+      'http/tailscale-api/',
+      'control/native/',
+      'control/tailscale/',
+      'control/derp/',
+      'edge/',
+    ];
+    const files = [...graph.keys()];
+    expect(folders.filter((folder) => !files.some((file) => file.startsWith(SERVER + folder)))).toEqual([]);
+  });
+
+  it('has a README in every folder of modules/, control/ and http/, saying what it owns and may import', () => {
+    const missing: string[] = [];
+    const walk = (folder: string) => {
+      if (!existsSync(join(ROOT, SERVER, folder, 'README.md'))) missing.push(folder);
+      for (const entry of readdirSync(join(ROOT, SERVER, folder), { withFileTypes: true }))
+        if (entry.isDirectory()) walk(`${folder}/${entry.name}`);
+    };
+    for (const top of ['modules', 'control', 'http']) walk(top);
+    expect(missing).toEqual([]);
   });
 
   it('has no import cycles', () => {
