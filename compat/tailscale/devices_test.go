@@ -30,7 +30,7 @@ func TestDevicesListAndGet(t *testing.T) {
 				t.Fatalf("List: %s lacks fields: %+v", name, got)
 			}
 		}
-		covered("Devices.List")
+		covered(t, "Devices.List")
 
 		all, err := c.Devices().ListWithAllFields(ctx)
 		if err != nil {
@@ -44,7 +44,7 @@ func TestDevicesListAndGet(t *testing.T) {
 				t.Fatalf("ListWithAllFields: %s lacks the detail fields", d.Hostname)
 			}
 		}
-		covered("Devices.ListWithAllFields")
+		covered(t, "Devices.ListWithAllFields")
 
 		// Filters are applied, not ignored.
 		for _, f := range []struct {
@@ -68,12 +68,12 @@ func TestDevicesListAndGet(t *testing.T) {
 		if err != nil || one.Hostname != "gw" || one.AdvertisedRoutes != nil {
 			t.Fatalf("Get: %+v, %v", one, err)
 		}
-		covered("Devices.Get")
+		covered(t, "Devices.Get")
 		full, err := c.Devices().GetWithAllFields(ctx, fleet["gw"].id)
 		if err != nil || len(full.AdvertisedRoutes) != 2 {
 			t.Fatalf("GetWithAllFields: %+v, %v", full, err)
 		}
-		covered("Devices.GetWithAllFields")
+		covered(t, "Devices.GetWithAllFields")
 
 		_, err = c.Devices().Get(ctx, "dev_doesnotexist")
 		var apiErr tailscale.APIError
@@ -121,7 +121,7 @@ func TestDevicesTags(t *testing.T) {
 		if !errors.As(err, &apiErr) || apiErr.Status != 400 {
 			t.Fatalf("an unowned tag: %v", err)
 		}
-		covered("Devices.SetTags")
+		covered(t, "Devices.SetTags")
 	})
 }
 
@@ -151,7 +151,7 @@ func TestDevicesAuthorization(t *testing.T) {
 		if err := c.Devices().SetAuthorized(ctx, laptop, true); err != nil {
 			t.Fatal(err)
 		}
-		covered("Devices.SetAuthorized")
+		covered(t, "Devices.SetAuthorized")
 	})
 }
 
@@ -171,7 +171,7 @@ func TestDevicesKeyExpiry(t *testing.T) {
 				t.Fatalf("SetKey(%v) through /v1: %+v, %v", disabled, d, err)
 			}
 		}
-		covered("Devices.SetKey")
+		covered(t, "Devices.SetKey")
 	})
 }
 
@@ -212,8 +212,8 @@ func TestDevicesRoutes(t *testing.T) {
 		if got := peers(t, "web")["gw"].AllowedIPs; contains(got, "10.1.0.0/24") {
 			t.Fatalf("gw's allowedIPs after clearing its routes: %v", got)
 		}
-		covered("Devices.SetSubnetRoutes")
-		covered("Devices.SubnetRoutes")
+		covered(t, "Devices.SetSubnetRoutes")
+		covered(t, "Devices.SubnetRoutes")
 	})
 }
 
@@ -253,6 +253,6 @@ func TestDevicesDelete(t *testing.T) {
 		if _, seen := peers(t, "web")["gone"]; seen {
 			t.Fatal("a deleted device is still in web's netmap")
 		}
-		covered("Devices.Delete")
+		covered(t, "Devices.Delete")
 	})
 }

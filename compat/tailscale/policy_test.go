@@ -23,12 +23,12 @@ func TestPolicyFile(t *testing.T) {
 		if err != nil || acl.ETag == "" || len(acl.ACLs) != 1 || acl.ACLs[0].Action != "accept" {
 			t.Fatalf("Get: %+v, %v", acl, err)
 		}
-		covered("PolicyFile.Get")
+		covered(t, "PolicyFile.Get")
 		raw, err := c.PolicyFile().Raw(ctx)
 		if err != nil || raw.HuJSON != basePolicy || raw.ETag != acl.ETag {
 			t.Fatalf("Raw: %+v, %v", raw, err)
 		}
-		covered("PolicyFile.Raw")
+		covered(t, "PolicyFile.Raw")
 		text, err := v1.Policy.GetText(ctx)
 		if err != nil || text.ETag != acl.ETag {
 			t.Fatalf("the ETag through /v1: %+v, %v", text, err)
@@ -41,7 +41,7 @@ func TestPolicyFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "line 2") {
 			t.Fatalf("Validate of an invalid policy: %v", err)
 		}
-		covered("PolicyFile.Validate")
+		covered(t, "PolicyFile.Validate")
 
 		// A stale ETag is refused with 412; "ts-default" only matches the default policy.
 		var apiErr tailscale.APIError
@@ -54,7 +54,7 @@ func TestPolicyFile(t *testing.T) {
 		if err := c.PolicyFile().Set(ctx, isolated, raw.ETag); err != nil {
 			t.Fatal(err)
 		}
-		covered("PolicyFile.Set")
+		covered(t, "PolicyFile.Set")
 		if len(peers(t, "laptop")) != 0 {
 			t.Fatal("laptop still has peers under a policy that isolates it")
 		}
@@ -78,7 +78,7 @@ func TestPolicyFile(t *testing.T) {
 		if err != nil || got.ETag == "" || got.ETag == current.ETag || len(got.ACLs) != 1 {
 			t.Fatalf("SetAndGet: %+v, %v", got, err)
 		}
-		covered("PolicyFile.SetAndGet")
+		covered(t, "PolicyFile.SetAndGet")
 		if _, seen := peers(t, "laptop")["web"]; !seen {
 			t.Fatal("laptop does not see web again under the base policy")
 		}

@@ -17,7 +17,7 @@ func TestUsers(t *testing.T) {
 		if err != nil || len(admins) != 0 {
 			t.Fatalf("List of admins: %+v, %v", admins, err)
 		}
-		covered("Users.List")
+		covered(t, "Users.List")
 		owner, err := c.Users().Get(ctx, users[0].ID)
 		if err != nil || owner.LoginName != users[0].LoginName || !owner.CurrentlyConnected {
 			t.Fatalf("Get: %+v, %v", owner, err)
@@ -26,7 +26,7 @@ func TestUsers(t *testing.T) {
 		if err != nil || len(w) != 1 || w[0].ID != owner.ID {
 			t.Fatalf("users through /v1: %+v, %v", w, err)
 		}
-		covered("Users.Get")
+		covered(t, "Users.Get")
 		if _, err := c.Users().Get(ctx, "usr_doesnotexist"); !tailscale.IsNotFound(err) {
 			t.Fatalf("Get of an unknown user: %v", err)
 		}
@@ -40,7 +40,7 @@ func TestTailnetSettings(t *testing.T) {
 		if err != nil || s.DevicesApprovalOn || s.DevicesKeyDurationDays != 180 {
 			t.Fatalf("Get: %+v, %v", s, err)
 		}
-		covered("TailnetSettings.Get")
+		covered(t, "TailnetSettings.Get")
 		err = c.TailnetSettings().Update(ctx, tailscale.UpdateTailnetSettingsRequest{
 			DevicesApprovalOn: tailscale.PointerTo(true), DevicesKeyDurationDays: tailscale.PointerTo(30),
 		})
@@ -64,6 +64,6 @@ func TestTailnetSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		covered("TailnetSettings.Update")
+		covered(t, "TailnetSettings.Update")
 	})
 }

@@ -22,12 +22,31 @@ export const SECRET_PREFIX = {
   api: 'wrn_api_',
   auth: 'wrn_auth_',
   node: 'wrn_node_',
+  /** An OAuth client's secret (Tailscale API v2, `keyType: "client"`). */
+  client: 'wrn_client_',
+  /** An access token an OAuth client obtained from `/api/v2/oauth/token` (one hour). */
+  oauth: 'wrn_oauth_',
 } as const;
 
 export type SecretKind = keyof typeof SECRET_PREFIX;
 
 export const SCOPES = ['read', 'devices', 'acls', 'keys', 'users', 'webhooks', 'all'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/**
+ * The resources of Tailscale's OAuth scopes (API v2's OAuth clients). Each is a scope (write
+ * and read) and, with `:read`, a read-only one; `all` and `all:read` cover every resource.
+ */
+export const TAILSCALE_RESOURCES = [
+  'devices:core',
+  'devices:routes',
+  'policy_file',
+  'auth_keys',
+  'oauth_keys',
+  'users',
+  'feature_settings',
+] as const;
+export type TailscaleResource = (typeof TAILSCALE_RESOURCES)[number];
 
 export const ROLES = ['owner', 'admin', 'network-admin', 'it-admin', 'auditor', 'member'] as const;
 export type Role = (typeof ROLES)[number];

@@ -32,7 +32,15 @@ export interface Actor {
   /** Absent when no HTTP call made the change (sweepers, presence, operator commands). */
   request?: RequestMeta;
   /** What an API key may grant (key actors only): the keys service's no-escalation rules read it. */
-  grant?: { scopes: readonly Scope[]; expiresAt: number };
+  grant?: {
+    scopes: readonly Scope[];
+    expiresAt: number;
+    /**
+     * An OAuth client's token: its Tailscale scopes, and the tags the auth keys it creates
+     * must carry (Tailscale's rule: a client has no user, so its devices are tagged).
+     */
+    oauth?: { scopes: readonly string[]; tags: readonly string[] };
+  };
 }
 
 /** The public face of an actor, as events carry it. */

@@ -50,7 +50,10 @@ export function actorOf(request: FastifyRequest, status = 200): Actor {
       type: 'key',
       id: principal.keyId,
       name: principal.keyName,
-      grant: { scopes: principal.scopes, expiresAt: principal.expiresAt },
+      // An OAuth token lasts an hour, its client until deleted: what it creates may outlive the token.
+      grant: principal.oauth
+        ? { scopes: principal.scopes, expiresAt: Number.MAX_SAFE_INTEGER, oauth: principal.oauth }
+        : { scopes: principal.scopes, expiresAt: principal.expiresAt },
     };
   }
   if (device) return { ...base, networkId: device.networkId, type: 'device', id: device.deviceId, name: null };

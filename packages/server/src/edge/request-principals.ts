@@ -2,7 +2,7 @@
  * What authentication leaves on a request: who called (an API key, a person's console session,
  * or a device) and for which network, and what each route declares about its callers.
  */
-import type { Scope } from '@warren/contract';
+import type { Scope, TailscaleResource } from '@warren/contract';
 import type { AppContext, DevicePrincipal } from '../core/context.js';
 
 /**
@@ -17,6 +17,14 @@ export interface ApiPrincipal {
   scopes: Scope[];
   expiresAt: number;
   user?: SessionPrincipal;
+  /** An OAuth client's access token: its Tailscale scopes and the client's tags. */
+  oauth?: OAuthGrant;
+}
+
+/** What an OAuth access token carries beyond the Warren scopes it maps to. */
+export interface OAuthGrant {
+  scopes: string[];
+  tags: string[];
 }
 
 /** The person behind a console session. */
@@ -46,6 +54,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Scope that suffices for this route besides `all` (GETs also accept `read`); `any`: every valid key. */
     scope?: Scope | 'any';
+    /**
+     * /api/v2: the Tailscale resource an OAuth token needs (its `…:read` for a GET); a token
+     * is checked against this instead of `scope`. Several: any one of them.
+     */
+    tailscaleScope?: TailscaleResource | readonly TailscaleResource[];
     /** Who may call: API keys (default), anyone, or devices (node protocol; its plugin authenticates). */
     auth?: AuthMode;
     /** `false`: calls are not audited (probes that devices make every few seconds). */

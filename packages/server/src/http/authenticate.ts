@@ -1,17 +1,19 @@
 /**
- * Bearer API key → principal. The secret's shape and checksum are checked before any
+ * Bearer API key, or an OAuth client's access token (Tailscale API v2), → principal. The secret's shape and checksum are checked before any
  * lookup; the lookup is by SHA-256 and the digest is compared again in constant time.
  * Expiry and revocation are checked on every call, so a deleted key stops at once: the row
  * may come from a cache, but one that any commit empties.
  */
-import type { Scope } from '@warren/contract';
+import type { Scope, TailscaleResource } from '@warren/contract';
 import type { ApiPrincipal } from '../edge/request-principals.js';
 import { parseList } from '../lib/json.js';
 import { hashSecret, isWellFormedSecret, sameHash } from '../lib/secrets.js';
+import { accessTokenByHash } from '../modules/oauth/access-tokens.js';
+import { allowsCall, warrenScopesOf } from '../modules/oauth/scopes.js';
 import { CommittedCache } from '../storage/committed-cache.js';
 import { compiledQuery } from '../storage/compiled-query.js';
 import type { Db } from '../storage/database.js';
-import { insufficientScope, unauthenticated } from './problem.js';
+import { ApiError, insufficientScope, unauthenticated } from './problem.js';
 
 /** Run on every API call, so built once (storage/compiled-query.ts). */
 const apiKeyByHash = compiledQuery((db, p: { hash: string }) =>
@@ -33,12 +35,44 @@ async function loadKey(db: Db, hash: string): Promise<KeyRow | undefined> {
   return row && { ...row, scopeList: parseList(row.scopes) as Scope[] };
 }
 
-export async function authenticateApiKey(
-  db: Db,
-  token: string | undefined,
-  now: number,
-): Promise<ApiPrincipal & { keyId: string; rateLimit: number | null }> {
+type TokenRow = Awaited<ReturnType<typeof accessTokenByHash>>[number] & { scopeList: string[] };
+
+/** Tokens by hash, kept until the next commit: a deleted client's tokens stop at once. */
+const tokensByHash = new CommittedCache<TokenRow>();
+
+async function loadToken(db: Db, hash: string): Promise<TokenRow | undefined> {
+  const [row] = await accessTokenByHash(db, { hash });
+  return row && { ...row, scopeList: parseList(row.scopes) };
+}
+
+type KeyPrincipal = ApiPrincipal & { keyId: string; rateLimit: number | null };
+
+/**
+ * An OAuth token acts as its client: the audit log and the rate limit name the client, and it
+ * holds the Warren scopes its Tailscale scopes map to (modules/oauth/scopes.ts).
+ */
+async function authenticateAccessToken(db: Db, token: string, now: number): Promise<KeyPrincipal> {
+  const hash = hashSecret(token);
+  const row = await tokensByHash.get(db, hash, () => loadToken(db, hash));
+  if (!row || !sameHash(row.token_hash, hash)) throw unauthenticated('the access token is not known');
+  if (row.revoked_at != null) throw unauthenticated(`OAuth client ${row.client_id} was deleted`, 'key_revoked');
+  if (row.expires_at <= now) {
+    throw unauthenticated('the access token expired; ask /api/v2/oauth/token for a new one', 'key_expired');
+  }
+  return {
+    networkId: row.network_id,
+    keyId: row.client_id,
+    keyName: row.description || row.client_id,
+    scopes: warrenScopesOf(row.scopeList),
+    expiresAt: row.expires_at,
+    rateLimit: row.rate_limit,
+    oauth: { scopes: row.scopeList, tags: parseList(row.tags) },
+  };
+}
+
+export async function authenticateApiKey(db: Db, token: string | undefined, now: number): Promise<KeyPrincipal> {
   if (!token) throw unauthenticated('send an API key as "Authorization: Bearer wrn_api_…"');
+  if (isWellFormedSecret('oauth', token)) return authenticateAccessToken(db, token, now);
   if (!isWellFormedSecret('api', token)) throw unauthenticated('the bearer token is not a valid Warren API key');
   const hash = hashSecret(token);
   const key = await keysByHash.get(db, hash, () => loadKey(db, hash));
@@ -62,7 +96,25 @@ export function hasScope(scopes: readonly Scope[], method: string, needed: Scope
   return needed !== undefined && needed !== 'all' && scopes.includes(needed);
 }
 
-export function requireScope(principal: ApiPrincipal, method: string, needed: Scope | 'any' | undefined): void {
+/**
+ * An OAuth token on a route of /api/v2 is held to the Tailscale scope the route names (any of
+ * several); anywhere else, and for every other credential, to the Warren scope.
+ */
+export function requireScope(
+  principal: ApiPrincipal,
+  method: string,
+  needed: Scope | 'any' | undefined,
+  tailscale?: TailscaleResource | readonly TailscaleResource[],
+): void {
+  if (principal.oauth && tailscale !== undefined) {
+    const resources: readonly TailscaleResource[] = typeof tailscale === 'string' ? [tailscale] : tailscale;
+    if (resources.some((r) => allowsCall(principal.oauth!.scopes, method, r))) return;
+    const read = method === 'GET' || method === 'HEAD';
+    const scope = `${resources[0]}${read ? ':read' : ''}`;
+    throw new ApiError('insufficient_scope', `this call needs an OAuth token with scope "${scope}" (or "all")`, {
+      scope,
+    });
+  }
   if (!hasScope(principal.scopes, method, needed)) {
     throw insufficientScope(
       needed === undefined || needed === 'any' ? (method === 'GET' || method === 'HEAD' ? 'read' : 'all') : needed,

@@ -42,7 +42,8 @@ export async function authenticateCall(request: FastifyRequest, reply: FastifyRe
   const decision = await ctx.limiter.hit(`key:${principal.keyId}`, principal.rateLimit ?? ctx.settings.apiRateLimit);
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) throw rateLimited(decision, `API key "${principal.keyName}"`);
-  ctx.audit.noteKeyUse(principal.keyId, now);
+  // Uses are counted on keys; an OAuth client has no such counters.
+  if (!principal.oauth) ctx.audit.noteKeyUse(principal.keyId, now);
 }
 
 export function registerPipeline(app: FastifyInstance): void {
@@ -78,7 +79,8 @@ export function registerPipeline(app: FastifyInstance): void {
     if (request.is404) return;
     // A member holds no scope, yet may read and delete their own devices (confined below).
     if (isOwnDeviceCall(request)) return;
-    requireScope(request.principal!, request.method, request.routeOptions.config?.scope);
+    const config = request.routeOptions.config;
+    requireScope(request.principal!, request.method, config?.scope, config?.tailscaleScope);
   });
 
   // The last word before any handler: whatever the hooks above did or did not do, a

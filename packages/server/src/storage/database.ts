@@ -28,6 +28,7 @@ import * as deviceApprovalExpiry from './migrations/018_device_approval_expiry.j
 import * as tailscaleDevices from './migrations/019_tailscale_devices.js';
 import * as auditChanges from './migrations/020_audit_changes.js';
 import * as deviceDetailVersion from './migrations/021_device_detail_version.js';
+import * as oauthClients from './migrations/022_oauth_clients.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -60,6 +61,7 @@ const MIGRATIONS = {
   '019_tailscale_devices': tailscaleDevices,
   '020_audit_changes': auditChanges,
   '021_device_detail_version': deviceDetailVersion,
+  '022_oauth_clients': oauthClients,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -63,6 +63,30 @@ export interface KeysTable {
   pre_approved: Generated<number>;
 }
 
+/** OAuth clients of Tailscale's API v2 (migration 022). */
+export interface OAuthClientsTable {
+  id: string;
+  network_id: string;
+  secret_hash: string; // hex SHA-256 of the whole secret
+  description: string;
+  scopes: string; // JSON array of Tailscale scope names
+  tags: string; // JSON array
+  rate_limit: number | null;
+  created_at: number;
+  updated_at: number;
+  revoked_at: number | null;
+  created_by: string | null;
+}
+
+/** Access tokens of OAuth clients (migration 022). */
+export interface OAuthTokensTable {
+  token_hash: string; // hex SHA-256 of the whole token
+  client_id: string;
+  scopes: string; // JSON array of Tailscale scope names, as granted
+  created_at: number;
+  expires_at: number;
+}
+
 export interface PoliciesTable {
   id: string;
   network_id: string;
@@ -242,6 +266,8 @@ export interface Database {
   networks: NetworksTable;
   users: UsersTable;
   keys: KeysTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_tokens: OAuthTokensTable;
   policies: PoliciesTable;
   devices: DevicesTable;
   device_tags: DeviceTagsTable;

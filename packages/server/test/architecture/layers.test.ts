@@ -39,6 +39,7 @@ const DOMAINS = [
   'sso',
   'users',
   'devices',
+  'oauth',
   'keys',
   'routes',
   'acl',

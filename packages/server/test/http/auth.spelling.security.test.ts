@@ -58,6 +58,8 @@ const PUBLIC_ANSWER: Record<string, number> = {
   '/auth/callback': 401,
   '/auth/link': 400,
   '/auth/logout': 204,
+  // OAuth's client-credentials grant: its credentials are the client's, not an API key.
+  '/api/v2/oauth/token': 401,
   '/assets/*': 404,
   ...Object.fromEntries(CONSOLE_PAGES.map((page) => [page, existsSync(join(CONSOLE_DIR, 'index.html')) ? 200 : 503])),
 };
@@ -109,6 +111,7 @@ describe('authentication whatever the spelling of the path', () => {
     );
     for (const route of routes.filter((r) => isConsoleRoute(r.url))) expect(['GET', 'HEAD']).toContain(route.method);
     expect(open.filter((url) => !isConsoleRoute(url)).sort()).toEqual([
+      '/api/v2/oauth/token',
       '/auth/callback',
       '/auth/callback',
       '/auth/link',

@@ -1,7 +1,8 @@
 /**
  * Tailscale's device endpoints over Warren's device services: list (filters applied, not
  * ignored), read, delete, authorize and de-authorize, tags, key expiry, routes. Scopes as on
- * /v1: reads take `read` or `devices`, changes `devices`.
+ * /v1: reads take `read` or `devices`, changes `devices`; an OAuth token needs `devices:core`,
+ * or `devices:routes` for routes (their `:read` for reads).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -14,7 +15,9 @@ import { invalidRequest } from '../problem.js';
 import { advertisedRoutes, enabledRoutes, presentTailscaleDevice } from './devices.presenter.js';
 import { listOrEmpty, tailnetOf } from './tailnet.js';
 
-const config = { scope: 'devices' as const };
+const config = { scope: 'devices' as const, tailscaleScope: 'devices:core' as const };
+/** Tailscale splits devices' scopes; Warren's `devices` covers both. */
+const routesConfig = { scope: 'devices' as const, tailscaleScope: 'devices:routes' as const };
 const hide = { hide: true };
 const Strings = Type.Union([Type.Array(Type.String({ maxLength: 80 }), { maxItems: 256 }), Type.Null()]);
 /** Tailscale's bodies may carry more than Warren reads (Go structs, newer clients): accepted. */
@@ -106,14 +109,14 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
     },
   );
 
-  app.get<{ Params: { id: string } }>('/device/:id/routes', { config, schema: hide }, async (request) => {
+  app.get<{ Params: { id: string } }>('/device/:id/routes', { config: routesConfig, schema: hide }, async (request) => {
     const device = await detail(request);
     return { advertisedRoutes: advertisedRoutes(device), enabledRoutes: enabledRoutes(device) };
   });
 
   app.post<{ Params: { id: string }; Body: { routes: string[] | null } }>(
     '/device/:id/routes',
-    { config, schema: { ...hide, body: Type.Object({ routes: Strings }, open) } },
+    { config: routesConfig, schema: { ...hide, body: Type.Object({ routes: Strings }, open) } },
     async (request) => {
       const { id } = request.params;
       await setApprovedRoutes(ctx, actorOf(request), id, listOrEmpty(request.body.routes));

@@ -2,14 +2,15 @@
  * `/api/v2`: the subset of Tailscale's public API that its Go client and Terraform provider use
  * for devices, keys, policy, users and settings, as a thin adapter over the same services as
  * /v1. The pipeline is the same (authentication, rate limit, scope, audit entry per call); what
- * differs is the wire: Tailscale's paths, field names and error body, and its Basic spelling of
- * an API key (http/authenticate.ts). Any other path under /api/v2 is 404 in Tailscale's shape.
+ * differs is the wire: Tailscale's paths, field names and error body, its Basic spelling of
+ * an API key (http/authenticate.ts), and OAuth clients' access tokens (oauth.routes.ts). Any other path under /api/v2 is 404 in Tailscale's shape.
  * Not part of the /v1 OpenAPI document (docs/TAILSCALE.md describes it).
  */
 import type { FastifyInstance } from 'fastify';
 import { tailscaleDeviceRoutes } from './devices.routes.js';
 import { registerTailscaleErrors } from './errors.js';
 import { tailscaleKeyRoutes } from './keys.routes.js';
+import { tailscaleOAuthRoutes } from './oauth.routes.js';
 import { tailscalePolicyRoutes } from './policy.routes.js';
 import { tailscaleSettingsRoutes } from './settings.routes.js';
 import { tailscaleUserRoutes } from './users.routes.js';
@@ -18,6 +19,8 @@ export async function tailscaleApi(app: FastifyInstance): Promise<void> {
   registerTailscaleErrors(app);
   await app.register(tailscaleDeviceRoutes);
   await app.register(tailscaleKeyRoutes);
+  // Its form parser and OAuth's error body stay inside its own encapsulated context.
+  await app.register(tailscaleOAuthRoutes);
   await app.register(tailscaleUserRoutes);
   await app.register(tailscaleSettingsRoutes);
   // Last: its text body parser stays inside its own encapsulated context.

@@ -1,22 +1,38 @@
 /**
- * Tailscale's key endpoints over Warren's keys: auth keys (`keyType: "auth"`, the default)
- * with their `capabilities.devices.create`, and API keys listed and read as `keyType: "api"`.
- * A key's secret appears only in the answer that creates it. Scopes as on /v1 (`keys`).
+ * Tailscale's key endpoints over Warren's keys and OAuth clients: auth keys (`keyType:
+ * "auth"`, the default) with their `capabilities.devices.create`, API keys listed and read as
+ * `keyType: "api"`, and OAuth clients (`keyType: "client"`) with Tailscale's scopes, changed
+ * wholesale with PUT. A secret appears only in the answer that creates it. Scopes as on /v1
+ * (`keys`); an OAuth token needs `auth_keys` for keys and `oauth_keys` for clients.
  */
-import type { KeyBody } from '@warren/contract';
-import type { FastifyInstance } from 'fastify';
+import type { KeyBody, TailscaleResource } from '@warren/contract';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
+import { iso, isoOrNull } from '../../lib/time.js';
 import { presentKey } from '../../modules/keys/keys.presenter.js';
-import { listKeys } from '../../modules/keys/keys.repository.js';
-import { createKey, deleteKey, getKey } from '../../modules/keys/keys.service.js';
-import { invalidRequest } from '../problem.js';
+import { findKey, listKeys } from '../../modules/keys/keys.repository.js';
+import { createKey, deleteKey } from '../../modules/keys/keys.service.js';
+import { listClients } from '../../modules/oauth/oauth.repository.js';
+import {
+  createOAuthClient,
+  deleteOAuthClient,
+  getOAuthClient,
+  type OAuthClient,
+  presentClient,
+  setOAuthClient,
+} from '../../modules/oauth/oauth.service.js';
+import { allowsCall } from '../../modules/oauth/scopes.js';
+import { requireScope } from '../authenticate.js';
+import { invalidRequest, notFound } from '../problem.js';
 import { listOrEmpty, tailnetOf } from './tailnet.js';
 
-const config = { scope: 'keys' as const };
+const config = { scope: 'keys' as const, tailscaleScope: ['auth_keys', 'oauth_keys'] as TailscaleResource[] };
 const hide = { hide: true };
 const open = { additionalProperties: true } as const;
 const Flag = Type.Optional(Type.Union([Type.Boolean(), Type.Null()]));
+const Strings = Type.Optional(Type.Union([Type.Array(Type.String({ maxLength: 80 }), { maxItems: 64 }), Type.Null()]));
+const Description = Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()]));
 
 const CreateBody = Type.Object(
   {
@@ -47,10 +63,30 @@ const CreateBody = Type.Object(
       ),
     ),
     expirySeconds: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
-    description: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
+    description: Description,
+    // keyType "client": Tailscale's scopes and tags, and Warren's own rateLimit (as on /v1).
+    scopes: Strings,
+    tags: Strings,
+    rateLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   },
   open,
 );
+const SetBody = Type.Object(
+  {
+    keyType: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    scopes: Strings,
+    tags: Strings,
+    description: Description,
+  },
+  open,
+);
+type ClientRequest = {
+  keyType?: string | null;
+  scopes?: string[] | null;
+  tags?: string[] | null;
+  description?: string | null;
+  rateLimit?: number;
+};
 type CreateRequest = {
   keyType?: string | null;
   capabilities?: {
@@ -65,7 +101,7 @@ type CreateRequest = {
   };
   expirySeconds?: number | null;
   description?: string | null;
-};
+} & ClientRequest;
 
 /** Warren's key record → Tailscale's `Key`. Times are RFC 3339 or null, never "". */
 export function presentTailscaleKey(key: KeyBody) {
@@ -100,6 +136,40 @@ export function presentTailscaleKey(key: KeyBody) {
   };
 }
 
+/** An OAuth client → Tailscale's `Key` of type `client` (no expiry: a client lasts until deleted). */
+export function presentTailscaleClient(client: OAuthClient, secret?: string) {
+  return {
+    id: client.id,
+    keyType: 'client',
+    ...(secret ? { key: secret } : {}),
+    description: client.description,
+    expirySeconds: null,
+    created: iso(client.createdAt),
+    updated: iso(client.updatedAt),
+    expires: null,
+    revoked: isoOrNull(client.revokedAt),
+    invalid: client.revokedAt !== null,
+    scopes: client.scopes,
+    tags: client.tags,
+    userId: '',
+  };
+}
+
+type Caller = Pick<FastifyRequest, 'principal' | 'method'>;
+
+/** An OAuth token needs the scope of the kind it touches: `auth_keys` for keys, `oauth_keys` for clients. */
+const requireKind = (request: Caller, resource: TailscaleResource) =>
+  requireScope(request.principal!, request.method, 'keys', resource);
+
+const mayRead = (request: Caller, resource: TailscaleResource) =>
+  !request.principal!.oauth || allowsCall(request.principal!.oauth.scopes, 'GET', resource);
+
+const clientRequest = (body: ClientRequest) => ({
+  scopes: listOrEmpty(body.scopes),
+  tags: listOrEmpty(body.tags),
+  description: body.description ?? '',
+});
+
 export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
@@ -110,8 +180,16 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
       const networkId = tailnetOf(request);
       const now = ctx.clock.now();
       // As Tailscale: the keys that work; `all=true` adds the expired, revoked and spent ones.
-      const rows = await listKeys(ctx.db, networkId, now, request.query.all === 'true' ? {} : { state: 'valid' });
-      return { keys: rows.map((row) => presentTailscaleKey(presentKey(row, now))) };
+      const all = request.query.all === 'true';
+      const [rows, clients] = await Promise.all([
+        mayRead(request, 'auth_keys') ? listKeys(ctx.db, networkId, now, all ? {} : { state: 'valid' }) : [],
+        mayRead(request, 'oauth_keys') ? listClients(ctx.db, networkId, all) : [],
+      ]);
+      const keys = [
+        ...rows.map((row) => ({ at: row.created_at, key: presentTailscaleKey(presentKey(row, now)) })),
+        ...clients.map((row) => ({ at: row.created_at, key: presentTailscaleClient(presentClient(row)) })),
+      ];
+      return { keys: keys.sort((a, b) => a.at - b.at).map((k) => k.key) };
     },
   );
 
@@ -122,9 +200,26 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
       tailnetOf(request);
       const body = request.body;
       const keyType = body.keyType ?? 'auth';
-      if (keyType !== 'auth') {
-        throw invalidRequest(`keyType "${keyType}" is not supported here; Warren creates auth keys (keyType "auth")`);
+      if (keyType === 'client') {
+        requireKind(request, 'oauth_keys');
+        const request_ = {
+          ...clientRequest(body),
+          ...(body.rateLimit !== undefined ? { rateLimit: body.rateLimit } : {}),
+        };
+        const { client, secret } = await createOAuthClient(ctx, actorOf(request), request_);
+        return presentTailscaleClient(client, secret);
       }
+      if (keyType !== 'auth') {
+        throw invalidRequest(
+          `keyType "${keyType}" is not supported: Warren creates auth keys ("auth") and OAuth clients ("client")`,
+        );
+      }
+      if (body.scopes != null || body.tags != null || body.rateLimit !== undefined) {
+        throw invalidRequest(
+          'scopes, tags and rateLimit are fields of OAuth clients (keyType "client"); an auth key has capabilities',
+        );
+      }
+      requireKind(request, 'auth_keys');
       const create = body.capabilities?.devices?.create ?? {};
       const key = await createKey(ctx, actorOf(request), {
         type: 'auth',
@@ -140,18 +235,58 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
+  /** A key or an OAuth client of the caller's network (ids never collide: both are `key_…`). */
+  const keyOrClient = async (request: FastifyRequest<{ Params: { tailnet: string; id: string } }>) => {
+    const networkId = tailnetOf(request);
+    const { id } = request.params;
+    const row = await findKey(ctx.db, networkId, id);
+    if (row) return { key: presentKey(row, ctx.clock.now()) } as const;
+    const client = await getOAuthClient(ctx, networkId, id);
+    if (client) return { client } as const;
+    throw notFound(`key ${id} does not exist`);
+  };
+
   app.get<{ Params: { tailnet: string; id: string } }>(
     '/tailnet/:tailnet/keys/:id',
     { config, schema: hide },
-    async (request) => presentTailscaleKey(await getKey(ctx, tailnetOf(request), request.params.id)),
+    async (request) => {
+      const found = await keyOrClient(request);
+      if (found.key) {
+        requireKind(request, 'auth_keys');
+        return presentTailscaleKey(found.key);
+      }
+      requireKind(request, 'oauth_keys');
+      return presentTailscaleClient(found.client);
+    },
+  );
+
+  app.put<{ Params: { tailnet: string; id: string }; Body: ClientRequest }>(
+    '/tailnet/:tailnet/keys/:id',
+    { config, schema: { ...hide, body: SetBody } },
+    async (request) => {
+      const found = await keyOrClient(request);
+      const keyType = request.body.keyType ?? 'client';
+      if (found.key || keyType !== 'client') {
+        throw invalidRequest('only an OAuth client (keyType "client") can be changed; create a new auth key instead');
+      }
+      requireKind(request, 'oauth_keys');
+      const client = await setOAuthClient(ctx, actorOf(request), found.client.id, clientRequest(request.body));
+      return presentTailscaleClient(client);
+    },
   );
 
   app.delete<{ Params: { tailnet: string; id: string } }>(
     '/tailnet/:tailnet/keys/:id',
     { config, schema: hide },
     async (request, reply) => {
-      tailnetOf(request);
-      await deleteKey(ctx, actorOf(request), request.params.id);
+      const found = await keyOrClient(request);
+      if (found.key) {
+        requireKind(request, 'auth_keys');
+        await deleteKey(ctx, actorOf(request), found.key.id);
+      } else {
+        requireKind(request, 'oauth_keys');
+        await deleteOAuthClient(ctx, actorOf(request), found.client.id);
+      }
       return reply.code(200).send();
     },
   );

@@ -21,7 +21,7 @@ import { policyErrorData } from './errors.js';
 import { tailnetOf } from './tailnet.js';
 
 const HUJSON = 'application/hujson';
-const config = { scope: 'acls' as const };
+const config = { scope: 'acls' as const, tailscaleScope: 'policy_file' as const };
 const hide = { hide: true };
 const TS_DEFAULT = 'ts-default';
 

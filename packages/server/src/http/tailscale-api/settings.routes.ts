@@ -15,6 +15,7 @@ import { redirectUriIfKnown } from '../public-url.js';
 import { tailnetOf } from './tailnet.js';
 
 const hide = { hide: true };
+const config = { scope: 'all' as const, tailscaleScope: 'feature_settings' as const };
 const DAY_MS = 86_400_000;
 /** Settings Warren does not have: their off value, which is all an update may ask for. */
 const ABSENT: Record<string, unknown> = {
@@ -44,16 +45,13 @@ type Patch = { devicesApprovalOn?: boolean | null; devicesKeyDurationDays?: numb
 export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
-  app.get<{ Params: { tailnet: string } }>(
-    '/tailnet/:tailnet/settings',
-    { config: { scope: 'all' }, schema: hide },
-    async (request) =>
-      settingsOf(await describeNetwork(ctx.db, tailnetOf(request), redirectUriIfKnown(request), ctx.settings)),
+  app.get<{ Params: { tailnet: string } }>('/tailnet/:tailnet/settings', { config, schema: hide }, async (request) =>
+    settingsOf(await describeNetwork(ctx.db, tailnetOf(request), redirectUriIfKnown(request), ctx.settings)),
   );
 
   app.patch<{ Params: { tailnet: string }; Body: Patch }>(
     '/tailnet/:tailnet/settings',
-    { config: { scope: 'all' }, schema: hide },
+    { config, schema: hide },
     async (request) => {
       tailnetOf(request);
       const body = (request.body ?? {}) as Patch;

@@ -11,7 +11,7 @@ import { findUser, listUsers } from '../../modules/users/users.repository.js';
 import { invalidRequest, notFound } from '../problem.js';
 import { tailnetOf } from './tailnet.js';
 
-const config = { scope: 'users' as const };
+const config = { scope: 'users' as const, tailscaleScope: 'users' as const };
 const hide = { hide: true };
 const TYPES = ['member', 'shared'];
 

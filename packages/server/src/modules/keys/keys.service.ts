@@ -5,6 +5,10 @@
  * key may raise a rate limit. A key may delete only keys whose scopes are within its own
  * (auth keys have none). Expiry is a duration (`90s`, `24h`, `7d`; default 90d, at most
  * 365d). Secrets are returned once.
+ *
+ * An OAuth client (Tailscale API v2) creates auth keys only, and, as in Tailscale, tagged ones:
+ * a client has no user to own the devices, so every key it makes carries tags, all of them
+ * the client's own.
  */
 import {
   type CreateKeyRequest,
@@ -67,6 +71,27 @@ function checkScopes(requested: readonly string[] | undefined, own: readonly Sco
   return scopes;
 }
 
+function requireClientTags(clientTags: readonly string[], type: string, tags: readonly string[]): void {
+  if (type !== 'auth') throw invalidRequest('an OAuth client creates auth keys only; create API keys with an API key');
+  if (clientTags.length === 0) {
+    throw invalidRequest(
+      'this OAuth client has no tags, so it cannot create auth keys; give it tags (PUT its key) first',
+    );
+  }
+  if (tags.length === 0) {
+    throw invalidRequest(
+      `an auth key an OAuth client creates must carry tags (its devices have no user): some of ${quoted(clientTags)}`,
+    );
+  }
+  const foreign = tags.filter((t) => !clientTags.includes(t));
+  if (foreign.length > 0) {
+    throw new ApiError(
+      'invalid_tag',
+      `an OAuth client can only give auth keys its own tags; it does not have ${quoted(foreign)}`,
+    );
+  }
+}
+
 /** What the caller may grant: the scopes and lifetime of its key (or of a person's role). */
 function callerOf(actor: Actor) {
   if (!actor.grant) throw new Error(`actor of type ${actor.type} cannot manage keys`);
@@ -82,6 +107,7 @@ export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRe
       `${misplaced.map((f) => `"${f}"`).join(', ')} ${misplaced.length > 1 ? 'are' : 'is'} not a field of ${type} keys`,
     );
   }
+  if (actor.grant?.oauth) requireClientTags(actor.grant.oauth.tags, type, body.tags ?? []);
   const now = ctx.clock.now();
   let expiresAt = now + keyLifetime(body.expiresIn);
   // Without an explicit expiresIn a key lives as long as the default allows but never past

@@ -1,0 +1,51 @@
+/** SQL of OAuth clients and their access tokens. */
+import type { Insertable, Selectable } from 'kysely';
+import type { Db } from '../../storage/database.js';
+import type { OAuthClientsTable, OAuthTokensTable } from '../../storage/schema.js';
+
+export type OAuthClientRow = Selectable<OAuthClientsTable>;
+
+export async function insertClient(db: Db, row: Insertable<OAuthClientsTable>): Promise<void> {
+  await db.insertInto('oauth_clients').values(row).execute();
+}
+
+export async function findClient(db: Db, networkId: string, id: string): Promise<OAuthClientRow | undefined> {
+  return db
+    .selectFrom('oauth_clients')
+    .selectAll()
+    .where('network_id', '=', networkId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** A client by id alone: the token endpoint knows no network before the client is found. */
+export async function findClientById(db: Db, id: string): Promise<OAuthClientRow | undefined> {
+  return db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The network's clients in creation order; revoked ones only when asked. */
+export async function listClients(db: Db, networkId: string, withRevoked: boolean): Promise<OAuthClientRow[]> {
+  let query = db.selectFrom('oauth_clients').selectAll().where('network_id', '=', networkId);
+  if (!withRevoked) query = query.where('revoked_at', 'is', null);
+  return query.orderBy('created_at').orderBy('id').execute();
+}
+
+export async function updateClient(
+  db: Db,
+  id: string,
+  set: Pick<OAuthClientsTable, 'scopes' | 'tags' | 'description' | 'updated_at'>,
+): Promise<void> {
+  await db.updateTable('oauth_clients').set(set).where('id', '=', id).execute();
+}
+
+/** Revokes a client and drops every token it holds, so none of them authenticates again. */
+export async function revokeClient(db: Db, id: string, now: number): Promise<void> {
+  await db.updateTable('oauth_clients').set({ revoked_at: now }).where('id', '=', id).execute();
+  await db.deleteFrom('oauth_tokens').where('client_id', '=', id).execute();
+}
+
+/** Stores a new token and drops the client's expired ones (work bounded by what the client made). */
+export async function insertToken(db: Db, row: Insertable<OAuthTokensTable>, now: number): Promise<void> {
+  await db.deleteFrom('oauth_tokens').where('client_id', '=', row.client_id).where('expires_at', '<=', now).execute();
+  await db.insertInto('oauth_tokens').values(row).execute();
+}
