@@ -4,9 +4,11 @@
  * reader tailing with a cursor and the webhook fan-out never skip one that commits late.
  */
 import type { EventBody, EventType } from '@warren/contract';
+import type { Selectable } from 'kysely';
 import { newId } from '../lib/ids.js';
 import { iso } from '../lib/time.js';
 import type { Db } from '../storage/database.js';
+import type { EventsTable } from '../storage/schema-events.js';
 import { type Actor, actorRef } from './actor.js';
 
 /** An event as a service states it: its type and the record(s) after the change. */
@@ -39,16 +41,8 @@ export async function appendEvents(
   return rows.map((row) => row.id);
 }
 
-export interface EventRow {
-  seq: number;
-  id: string;
-  network_id: string;
-  type: string;
-  time: number;
-  actor: string;
-  data: string;
-  webhook_id: string | null;
-}
+/** An outbox row as read: the storage schema's, so the two cannot drift apart. */
+export type EventRow = Selectable<EventsTable>;
 
 export function presentEvent(row: EventRow): EventBody {
   return {
