@@ -6,6 +6,16 @@
 // compile.ts), as a set of peer classes plus a set of policy address prefixes; a device's peer
 // list expands those when it is asked for, adding the rules that hold the device by address.
 // Nothing of size devices² is stored: the per-class sets are bounded by classes × rules.
+//
+// Words used below, all numbers rather than objects so the hot loops stay on typed arrays:
+//  - a device's *slot*: its index in the `devices` array the map was made for;
+//  - a *class*: an identity class of device-index.ts (devices the policy cannot tell apart:
+//    the same tags, or the same owner with the same groups and role), by its index;
+//  - a *prefix*: an address prefix the policy names, by its index in policy.index.prefixes;
+//  - a *rule*: a compiled rule, by its index in policy.rules;
+//  - a class's *reach* (Reach): the classes and prefixes on the other side of its rules;
+//  - the *viewer* (Viewer): the device whose peers are listed, with what it adds to its
+//    class's reach (rules that hold it by address, use of exit nodes).
 
 import { overlaps } from './cidr.js';
 import { unionOfRules } from './compile.js';
@@ -15,6 +25,7 @@ import type { CompiledPolicy, CompiledRule, PeerView, PolicyDevice, PolicyUser }
 /** What a device in service as an exit node adds to the allowedIPs of those who may use it. */
 const EXIT_ROUTES = Object.freeze(['0.0.0.0/0', '::/0']);
 
+/** What the members of one class may reach or be reached by. */
 interface Reach {
   /** Every device is a peer. */
   all: boolean;
@@ -27,9 +38,10 @@ interface Reach {
   internet: boolean;
 }
 
+/** The device whose peers are listed, as the queries below need it. */
 interface Viewer {
-  d: number;
-  c: number;
+  /** Its identity class. */
+  classIndex: number;
   /** Rules that hold this device through an address or route of its own, not its identity. */
   extra: { out: number[]; in: number[] } | null;
   /** May use exit nodes: their default routes go into its allowedIPs. */
@@ -105,12 +117,12 @@ export class PeerMap {
   private carryOver(prev: PeerMap, from: Int32Array): void {
     for (let i = 0; i < from.length; i++)
       if (from[i] !== i) this.views[i] = from[i] >= 0 ? prev.views[from[i]] : undefined;
-    for (let c = 0; c < prev.routeVisible.length; c++) this.routeVisible[c] = prev.routeVisible[c];
+    for (let cls = 0; cls < prev.routeVisible.length; cls++) this.routeVisible[cls] = prev.routeVisible[cls];
     const added = this.index.classes.slice(this.index.firstNewClass);
-    for (let c = 0; c < prev.reach.length; c++) {
-      const r = prev.reach[c];
+    for (let cls = 0; cls < prev.reach.length; cls++) {
+      const r = prev.reach[cls];
       if (!r || r.all || added.length === 0) {
-        this.reach[c] = r;
+        this.reach[cls] = r;
         continue;
       }
       const joined: number[] = [];
@@ -121,7 +133,7 @@ export class PeerMap {
           r.inRules.some((rule) => this.rules[rule].srcKeys.some((key) => keys.has(key)));
         if (named) joined.push(this.index.firstNewClass + k);
       }
-      this.reach[c] = joined.length ? { ...r, classes: [...r.classes, ...joined] } : r;
+      this.reach[cls] = joined.length ? { ...r, classes: [...r.classes, ...joined] } : r;
     }
   }
 
@@ -132,30 +144,30 @@ export class PeerMap {
 
   /** The peers of a device, in the order of the devices array; [] for an unknown id. */
   peers(deviceId: string): PeerView[] {
-    const d = this.indexOf(deviceId);
-    if (d < 0) return [];
-    const c = this.index.classOf[d];
-    const reach = this.reachOf(c);
-    const extra = this.addressRules(d);
+    const self = this.indexOf(deviceId);
+    if (self < 0) return [];
+    const selfClass = this.index.classOf[self];
+    const reach = this.reachOf(selfClass);
+    const extra = this.addressRules(self);
     let all = reach.all;
     let extraReach: Reach | null = null;
-    const isUser = this.index.classes[c].isUser;
+    const isUser = this.index.classes[selfClass].isUser;
     let internet = reach.internet;
     if (extra && !all) {
-      extraReach = this.gather(extra.out, extra.in, isUser ? c : -1);
+      extraReach = this.gather(extra.out, extra.in, isUser ? selfClass : -1);
       all = extraReach.all;
       internet ||= extraReach.internet;
     } else if (extra && !internet) internet = this.usesInternet(extra.out);
-    const viewer: Viewer = { d, c, extra, internet };
+    const viewer: Viewer = { classIndex: selfClass, extra, internet };
     const out: PeerView[] = [];
     const n = this.devices.length;
     if (all) {
-      for (let i = 0; i < n; i++) if (i !== d) out.push(this.view(viewer, i));
+      for (let i = 0; i < n; i++) if (i !== self) out.push(this.view(viewer, i));
       return out;
     }
     const stamp = ++this.stamp;
     const { mark, buf } = this;
-    mark[d] = stamp;
+    mark[self] = stamp;
     let count = 0;
     const add = (list: number[]) => {
       for (const i of list) {
@@ -171,20 +183,20 @@ export class PeerMap {
     }
     // Exit nodes and the devices that may use them see each other.
     if (internet) add(this.index.exitNodes);
-    if (this.index.exitState[d] > 0) add(this.internetUsers());
+    if (this.index.exitState[self] > 0) add(this.internetUsers());
     // autogroup:self reached from a source held by address: the viewer's own class members that
     // the source holds reach the viewer (the forward direction is gather's selfClass).
     if (isUser) {
       for (const r of this.policy.index.selfPrefixRules) {
         for (const pid of this.rules[r].srcPrefixes)
-          add(this.index.devicesIn(pid).filter((i) => this.index.classOf[i] === c));
+          add(this.index.devicesIn(pid).filter((i) => this.index.classOf[i] === selfClass));
       }
     }
     // Sorting k peers costs about k·log k, scanning the marks n: scan only for very long lists.
     if (count * 4 < n) {
       for (const i of buf.subarray(0, count).sort()) out.push(this.view(viewer, i));
     } else {
-      for (let i = 0; i < n; i++) if (mark[i] === stamp && i !== d) out.push(this.view(viewer, i));
+      for (let i = 0; i < n; i++) if (mark[i] === stamp && i !== self) out.push(this.view(viewer, i));
     }
     return out;
   }
@@ -196,20 +208,20 @@ export class PeerMap {
    * Undefined for any other device, whose peers must be listed.
    */
   everyoneClassOf(deviceId: string): number | undefined {
-    const d = this.indexOf(deviceId);
-    if (d < 0) return undefined;
-    const c = this.index.classOf[d];
-    return this.reachOf(c).all && !this.addressRules(d) ? c : undefined;
+    const slot = this.indexOf(deviceId);
+    if (slot < 0) return undefined;
+    const cls = this.index.classOf[slot];
+    return this.reachOf(cls).all && !this.addressRules(slot) ? cls : undefined;
   }
 
-  /** Device `peer` as a member of class `c` without address rules sees it (see everyoneClassOf). */
-  classView(c: number, peer: number): PeerView {
-    return this.view({ d: -1, c, extra: null, internet: this.reachOf(c).internet }, peer);
+  /** Device `peer` as a member of class `cls` without address rules sees it (see everyoneClassOf). */
+  classView(cls: number, peer: number): PeerView {
+    return this.view({ classIndex: cls, extra: null, internet: this.reachOf(cls).internet }, peer);
   }
 
   private indexOf(deviceId: string): number {
     if (this.byId) return this.byId.get(deviceId) ?? -1;
-    if (this.queries++ === 0) return this.devices.findIndex((d) => d.id === deviceId);
+    if (this.queries++ === 0) return this.devices.findIndex((device) => device.id === deviceId);
     const byId = new Map<string, number>();
     // The first device wins on a duplicate id, as with the scan above.
     for (let i = this.devices.length - 1; i >= 0; i--) byId.set(this.devices[i].id, i);
@@ -232,9 +244,9 @@ export class PeerMap {
   private baseView(i: number): PeerView {
     let v = this.views[i];
     if (!v) {
-      const d = this.devices[i];
-      const allowedIPs = Object.freeze(d.addresses.map((a) => (a.includes(':') ? `${a}/128` : `${a}/32`)));
-      v = Object.freeze({ id: d.id, allowedIPs: allowedIPs as string[] });
+      const device = this.devices[i];
+      const allowedIPs = Object.freeze(device.addresses.map((a) => (a.includes(':') ? `${a}/128` : `${a}/32`)));
+      v = Object.freeze({ id: device.id, allowedIPs: allowedIPs as string[] });
       this.views[i] = v;
     }
     return v;
@@ -246,11 +258,11 @@ export class PeerMap {
    * viewer (a rule with the viewer in dst and a src of `*` or a prefix overlapping it).
    */
   private routeVisibleTo(viewer: Viewer, route: number): boolean {
-    const reach = this.reachOf(viewer.c);
-    let cache = this.routeVisible[viewer.c];
+    const reach = this.reachOf(viewer.classIndex);
+    let cache = this.routeVisible[viewer.classIndex];
     if (!cache) {
       cache = new Map();
-      this.routeVisible[viewer.c] = cache;
+      this.routeVisible[viewer.classIndex] = cache;
     }
     let visible = cache.get(route);
     if (visible === undefined) {
@@ -275,15 +287,15 @@ export class PeerMap {
     return false;
   }
 
-  private reachOf(c: number): Reach {
-    let r = this.reach[c];
+  private reachOf(cls: number): Reach {
+    let r = this.reach[cls];
     if (!r) {
       const idx = this.policy.index;
-      const { keys, isUser } = this.index.classes[c];
+      const { keys, isUser } = this.index.classes[cls];
       const out = unionOfRules([idx.allSrcRules, ...keys.map((k) => idx.keySrcRules.get(k))]);
       const inn = unionOfRules([idx.allDstRules, ...keys.map((k) => idx.keyDstRules.get(k))]);
-      r = this.gather(out, inn, isUser ? c : -1);
-      this.reach[c] = r;
+      r = this.gather(out, inn, isUser ? cls : -1);
+      this.reach[cls] = r;
     }
     return r;
   }
@@ -351,8 +363,8 @@ export class PeerMap {
   }
 
   /** Rules whose src / dst holds this device by address or served route; null when none. */
-  private addressRules(d: number): Viewer['extra'] {
-    const ids = this.index.prefixesOf(d);
+  private addressRules(slot: number): Viewer['extra'] {
+    const ids = this.index.prefixesOf(slot);
     if (ids.length === 0) return null;
     const { prefixSrcRules, prefixDstRules } = this.policy.index;
     const out = unionOfRules(ids.map((id) => prefixSrcRules[id]));

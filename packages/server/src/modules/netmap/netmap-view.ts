@@ -3,6 +3,23 @@
  * its devices, the peer map per primary assignment, and what is kept per device to make peer
  * texts and version digests without redoing them per request (see netmap.cache.ts for how
  * views are kept and patched).
+ *
+ * How to read it:
+ *  - Devices are numbered by their *slot*, their place in `rows` (the view's query order);
+ *    every per-device array below is indexed by slot, and `index` maps a device id to it.
+ *    Typed arrays hold the hashes (DIGEST_WORDS words per slot) so 10,000 devices cost a few
+ *    flat buffers rather than 10,000 objects.
+ *  - A peer's *text* is its JSON as a netmap carries it. Most viewers see a peer *plain* (its
+ *    addresses only, no route of it visible to them), so the plain text is made once per slot
+ *    and presence (`plainPeers`) and its hash once per slot (`plainHashes`).
+ *  - A *class* is an identity class of the policy (policy/peers.ts): devices the policy cannot
+ *    tell apart. A device whose class sees every device gets its peer list and its digest from
+ *    what is kept once for the class (`classLists`, `classDigests`), not made per device.
+ *  - A *digest* (set-digest.ts) is an order-free hash of a set that can be updated by toggling
+ *    one member: a device's netmap version is the digest of its peers and of those online
+ *    (`fingerprint`), so a change to one peer costs one toggle, not a rehash of the network.
+ *  - A view is *patched* from the one before (patched, Derivation): unchanged slots carry
+ *    everything over; only the changed devices' slots are made again.
  */
 import {
   type CompiledPolicy,
@@ -167,20 +184,20 @@ export class NetworkView {
     const changed: number[] = [];
     for (let i = 0; i < from.length; i++) if (from[i] < 0) changed.push(i);
     const before = prev.rows.length;
-    for (const [c, digest] of held.classDigests) {
+    for (const [cls, digest] of held.classDigests) {
       const next = new SetDigest().merge(digest);
       for (const i of changed) {
-        if (i < before) next.toggle(...prev.peerHash(i, held.map.classView(c, i)));
-        next.toggle(...this.peerHash(i, map.classView(c, i)));
+        if (i < before) next.toggle(...prev.peerHash(i, held.map.classView(cls, i)));
+        next.toggle(...this.peerHash(i, map.classView(cls, i)));
       }
-      state.classDigests.set(c, next);
+      state.classDigests.set(cls, next);
     }
     // Lists carry over while the devices are the same ids in the same order.
     if (this.ids === prev.ids) {
-      for (const [c, stale] of held.staleLists) {
-        state.staleLists.set(c, { list: stale.list, changed: new Set([...stale.changed, ...changed]) });
+      for (const [cls, stale] of held.staleLists) {
+        state.staleLists.set(cls, { list: stale.list, changed: new Set([...stale.changed, ...changed]) });
       }
-      for (const [c, list] of held.classLists) state.staleLists.set(c, { list, changed: new Set(changed) });
+      for (const [cls, list] of held.classLists) state.staleLists.set(cls, { list, changed: new Set(changed) });
     }
     return state;
   }
@@ -223,9 +240,9 @@ export class NetworkView {
   /** The view's devices with the routes they serve under `primaries` (what the peer map reads). */
   private withRoutes(primaries: Primaries): PolicyDevice[] {
     if (primaries.served.size === 0) return this.devices;
-    return this.devices.map((d) => {
-      const routes = primaries.served.get(d.id);
-      return routes ? { ...d, routes, primaryRoutes: primaries.byDevice.get(d.id) ?? [] } : d;
+    return this.devices.map((device) => {
+      const routes = primaries.served.get(device.id);
+      return routes ? { ...device, routes, primaryRoutes: primaries.byDevice.get(device.id) ?? [] } : device;
     });
   }
 
@@ -308,15 +325,15 @@ export class NetworkView {
     how: 'auto' | 'list' = 'auto',
   ): string {
     const map = this.peersFor(primaries);
-    const d = this.index.get(deviceId);
-    if (d === undefined) return '';
+    const self = this.index.get(deviceId);
+    if (self === undefined) return '';
     const structure = new SetDigest();
     const online = new SetDigest();
-    const c = how === 'auto' ? map.everyoneClassOf(deviceId) : undefined;
-    if (c !== undefined) {
-      structure.merge(this.classDigest(c)).toggle(...this.peerHash(d, map.classView(c, d)));
+    const cls = how === 'auto' ? map.everyoneClassOf(deviceId) : undefined;
+    if (cls !== undefined) {
+      structure.merge(this.classDigest(cls)).toggle(...this.peerHash(self, map.classView(cls, self)));
       online.merge(this.onlineDigest(presence));
-      if (presence.online.has(deviceId)) online.toggle(...this.idHash(d));
+      if (presence.online.has(deviceId)) online.toggle(...this.idHash(self));
     } else {
       for (const peer of map.peers(deviceId)) {
         const i = this.index.get(peer.id)!;
@@ -338,14 +355,14 @@ export class NetworkView {
     presence: PresenceSnapshot,
   ): { list: ClassList; skip: number } | undefined {
     const map = this.peersFor(primaries);
-    const c = map.everyoneClassOf(deviceId);
-    const d = this.index.get(deviceId);
-    if (c === undefined || d === undefined) return undefined;
+    const cls = map.everyoneClassOf(deviceId);
+    const self = this.index.get(deviceId);
+    if (cls === undefined || self === undefined) return undefined;
     const holder = this.peerMap!;
-    let list = holder.classLists.get(c);
+    let list = holder.classLists.get(cls);
     if (list?.presence !== presence) {
-      const textOf = (i: number) => this.peerJson(i, map.classView(c, i), presence.online.has(this.ids[i]));
-      const stale = holder.staleLists.get(c);
+      const textOf = (i: number) => this.peerJson(i, map.classView(cls, i), presence.online.has(this.ids[i]));
+      const stale = holder.staleLists.get(cls);
       list =
         stale?.list.presence === presence
           ? patchClassList(
@@ -355,10 +372,10 @@ export class NetworkView {
               textOf,
             )
           : makeClassList(this.ids, presence, textOf);
-      holder.classLists.set(c, list);
-      holder.staleLists.delete(c);
+      holder.classLists.set(cls, list);
+      holder.staleLists.delete(cls);
     }
-    return { list, skip: d };
+    return { list, skip: self };
   }
 
   /** The JSON array of everyonePeers; undefined for a device that does not see everyone. */
@@ -380,14 +397,14 @@ export class NetworkView {
     return { ids, texts };
   }
 
-  /** Every device as members of class `c` see it, for the current primaries; kept per class. */
-  private classDigest(c: number): SetDigest {
+  /** Every device as members of class `cls` see it, for the current primaries; kept per class. */
+  private classDigest(cls: number): SetDigest {
     const holder = this.peerMap!;
-    let digest = holder.classDigests.get(c);
+    let digest = holder.classDigests.get(cls);
     if (!digest) {
       digest = new SetDigest();
-      for (let i = 0; i < this.devices.length; i++) digest.toggle(...this.peerHash(i, holder.map.classView(c, i)));
-      holder.classDigests.set(c, digest);
+      for (let i = 0; i < this.devices.length; i++) digest.toggle(...this.peerHash(i, holder.map.classView(cls, i)));
+      holder.classDigests.set(cls, digest);
     }
     return digest;
   }
@@ -441,9 +458,9 @@ export class NetworkView {
   private peerPrefix(i: number): string {
     let text = this.peerFields[i];
     if (text === undefined) {
-      const d = this.devices[i];
+      const device = this.devices[i];
       const name = this.rows[i].name;
-      text = `{"id":${JSON.stringify(d.id)},"name":${JSON.stringify(name)},"addresses":${JSON.stringify(d.addresses)},"tags":${JSON.stringify(d.tags)},"allowedIPs":`;
+      text = `{"id":${JSON.stringify(device.id)},"name":${JSON.stringify(name)},"addresses":${JSON.stringify(device.addresses)},"tags":${JSON.stringify(device.tags)},"allowedIPs":`;
       this.peerFields[i] = text;
     }
     return text;
