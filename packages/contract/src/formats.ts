@@ -60,9 +60,16 @@ export type KeyState = (typeof KEY_STATES)[number];
 export const ROUTE_STATES = ['pending', 'approved', 'disabled'] as const;
 export type RouteState = (typeof ROUTE_STATES)[number];
 
-/** `tag:` followed by a lowercase letter or digit, then letters, digits and dashes (as Tailscale). */
+/**
+ * The tag grammar, stated once for devices, auth keys and the policy (its tagOwners, selectors
+ * and tests): `tag:` followed by a lowercase letter or digit, then letters, digits and dashes
+ * (as Tailscale), 63 at the most, so every tag is also a DNS label.
+ */
 export const TAG_PATTERN = '^tag:[a-z0-9][a-z0-9-]{0,62}$';
 export const TAG_RE = new RegExp(TAG_PATTERN);
+/** The grammar in words, for the policy's error messages. */
+export const TAG_SYNTAX =
+  'tag names are "tag:" then up to 63 lowercase letters, digits and dashes, starting with a letter or digit';
 
 /** An integer followed by exactly one unit: s, m, h or d. */
 export const DURATION_PATTERN = '^[0-9]{1,9}[smhd]$';

@@ -1,17 +1,13 @@
 // Selector syntax: what a string in src, dst, tagOwners, autoApprovers or tests refers to.
 // Each section then decides which kinds it allows.
 
+import { TAG_RE, TAG_SYNTAX } from '@warren/contract';
 import { looksLikeAddress, type Prefix, parsePrefix } from './cidr.js';
 import type { Selector } from './types.js';
-
-export const TAG_RE = /^tag:[a-z0-9][a-z0-9-]*$/;
 export const GROUP_RE = /^group:[A-Za-z0-9][A-Za-z0-9._-]*$/;
 // Colons and commas are kept out of login names: `ana@example.com:22` must split unambiguously.
 export const LOGIN_RE = /^[^\s@:,]+@[^\s@:,]+$/;
 export const HOST_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-export const TAG_SYNTAX =
-  'tag names are "tag:" then lowercase letters, digits and dashes, starting with a letter or digit';
 
 /** Names defined by the policy itself, which selectors must refer to. */
 export interface Definitions {

@@ -2,13 +2,14 @@
 // the whole document once and reports every problem, each at the offending key or value, then
 // compiles what it read and runs the policy's own `tests` against it.
 
+import { TAG_RE, TAG_SYNTAX } from '@warren/contract';
 import type { Node } from 'jsonc-parser';
 import { Checker } from './checker.js';
 import type { Prefix } from './cidr.js';
 import { parsePrefix } from './cidr.js';
 import { compile } from './compile.js';
 import { parseHujson } from './hujson.js';
-import { type Definitions, GROUP_RE, HOST_RE, LOGIN_RE, parseSelector, TAG_RE, TAG_SYNTAX } from './selectors.js';
+import { type Definitions, GROUP_RE, HOST_RE, LOGIN_RE, parseSelector } from './selectors.js';
 import { type PolicyTestResult, parseTests, runTests } from './tests.js';
 import type { CompiledPolicy, ParsedPolicy, PolicyError, Selector } from './types.js';
 import { checkGrants } from './validate-grants.js';

@@ -1,5 +1,6 @@
 // Every kind of validation error, each at the exact line and column of the offending token.
 
+import { TAG_RE } from '@warren/contract';
 import { describe, expect, it } from 'vitest';
 import { validatePolicy } from '../../src/policy/index.js';
 import { errorsOf, expectErrorAt, policy } from './helpers.js';
@@ -91,6 +92,16 @@ describe('references', () => {
     expectErrorAt(errors, text, '"autogroup:tagged"', 'tag owner "autogroup:tagged"');
     expectErrorAt(errors, text, '"tag:Bad"', 'invalid tag "tag:Bad"');
     expect(errors).toHaveLength(7);
+  });
+
+  it('bounds a tag as devices and auth keys do: 63 characters after "tag:"', () => {
+    const longest = `tag:${'a'.repeat(63)}`;
+    const tooLong = `tag:${'a'.repeat(64)}`;
+    expect(TAG_RE.test(longest) && !TAG_RE.test(tooLong)).toBe(true);
+    const text = policy({ tagOwners: `{ "${longest}": [], "${tooLong}": [] }` });
+    const errors = errorsOf(text);
+    expectErrorAt(errors, text, `"${tooLong}"`, `invalid tag "${tooLong}": tag names are "tag:" then up to 63`);
+    expect(errors).toHaveLength(1);
   });
 
   it('lets tags own tags declared later in the section', () => {
