@@ -30,6 +30,7 @@ import { connectionLogRoutes } from './http/routes/connections.routes.js';
 import { devicesRoutes } from './http/routes/devices.routes.js';
 import { eventsRoutes } from './http/routes/events.routes.js';
 import { keysRoutes } from './http/routes/keys.routes.js';
+import { machineLoginRoutes } from './http/routes/machine-login.routes.js';
 import { meRoutes } from './http/routes/me.routes.js';
 import { networkRoutes } from './http/routes/network.routes.js';
 import { routesRoutes } from './http/routes/routes.routes.js';
@@ -125,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes);
   await app.register(ssoLoginRoutes);
   await app.register(sessionRoutes);
+  await app.register(machineLoginRoutes);
   await app.register(scimRoutes);
   // Tailscale's control protocol (GET /key, POST /ts2021): its clients use Warren as their login server.
   await app.register(tailscaleRoutes);

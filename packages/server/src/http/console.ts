@@ -26,6 +26,8 @@ export const CONSOLE_PAGES = [
   '/network',
   '/events',
   '/webhooks',
+  // A Tailscale client's login URL (tailscale up without an auth key).
+  '/register/:token',
 ];
 
 export interface ConsoleOptions {

@@ -29,6 +29,7 @@ import * as tailscaleDevices from './migrations/019_tailscale_devices.js';
 import * as auditChanges from './migrations/020_audit_changes.js';
 import * as deviceDetailVersion from './migrations/021_device_detail_version.js';
 import * as oauthClients from './migrations/022_oauth_clients.js';
+import * as machineLogins from './migrations/023_machine_logins.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -62,6 +63,7 @@ const MIGRATIONS = {
   '020_audit_changes': auditChanges,
   '021_device_detail_version': deviceDetailVersion,
   '022_oauth_clients': oauthClients,
+  '023_machine_logins': machineLogins,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

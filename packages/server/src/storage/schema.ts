@@ -262,6 +262,28 @@ export interface LoginLinksTable {
   expires_at: number;
 }
 
+/** A Tailscale client's login waiting for a person's approval (migration 023). */
+export interface MachineLoginsTable {
+  token_hash: string;
+  machine_key: string;
+  node_key: string;
+  hostname: string;
+  os: string;
+  client_version: string | null;
+  /** JSON array: the tags the client asked for (`--advertise-tags`). */
+  request_tags: string;
+  ephemeral: number;
+  old_node_key: string | null;
+  created_at: number;
+  expires_at: number;
+  approved_at: number | null;
+  /** The user who approved (the device may be another user's). */
+  approved_by: string | null;
+  network_id: string | null;
+  device_id: string | null;
+  refusal: string | null;
+}
+
 export interface Database {
   networks: NetworksTable;
   users: UsersTable;
@@ -281,4 +303,5 @@ export interface Database {
   sso_configs: SsoConfigsTable;
   sso_logins: SsoLoginsTable;
   login_links: LoginLinksTable;
+  machine_logins: MachineLoginsTable;
 }

@@ -6,32 +6,30 @@
  *    tags of its own, which win as in Tailscale;
  *  - a known node key of this machine logs in again without a key; with `OldNodeKey`, the
  *    device's node key is rotated to the new one;
- *  - `Expiry` in the past is a logout: the device goes offline, and an ephemeral one is deleted.
+ *  - `Expiry` in the past is a logout: the device goes offline, and an ephemeral one is deleted;
+ *  - without an auth key, a machine that is not known is given a login URL, and its follow-up
+ *    request waits until a person approves it in the console (login/interactive-login.ts).
  * Refusals are answered in the response's `Error`, which the client shows as it is.
  */
 import { NODE_KEY_PATTERN } from '@warren/contract';
 import { type Actor, systemActor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError } from '../../core/errors.js';
-import { currentPolicy } from '../../modules/acl/policy-cache.js';
 import { deleteDevice } from '../../modules/devices/devices.service.js';
 import { enroll } from '../../modules/devices/enrollment.service.js';
+import { tagRefusal } from '../../modules/devices/login/tag-owners.js';
 import { disconnect } from '../../modules/devices/presence.service.js';
 import { usableAuthKey } from '../../modules/keys/auth-keys.js';
-import { canApplyTags, type PolicyRole } from '../../policy/index.js';
-import type { Hostinfo } from './map-request.js';
+import { awaitLogin, clipped, type LoginRequest, startLogin } from './login/interactive-login.js';
 import { userProfile } from './tailcfg.js';
 import { type NodeRow, nodeByKey, rotateNodeKey } from './tailscale.repository.js';
 
 const NODE_KEY_RE = new RegExp(NODE_KEY_PATTERN);
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
-export interface RegisterRequest {
-  NodeKey: string;
-  OldNodeKey?: string;
+export interface RegisterRequest extends LoginRequest {
   Auth?: { AuthKey?: string } | null;
   Expiry?: string;
-  Hostinfo?: Hostinfo | null;
 }
 
 export type RegisterOutcome = { status: 200; body: Record<string, unknown> } | { status: 429; retryAfter: number };
@@ -46,15 +44,12 @@ function authorized(row: Pick<NodeRow, 'user_id' | 'user_login' | 'user_display'
 
 const isZeroKey = (key: string | undefined) => !key || /^nodekey:0{64}$/.test(key);
 
-function clip(text: string | undefined, max: number, fallback: string): string {
-  const t = (text ?? '').trim();
-  return t ? t.slice(0, max) : fallback;
-}
-
+/** `closed`: settles when the client goes away (a follow-up stops waiting for its login then). */
 export async function register(
   ctx: AppContext,
   machineKey: string,
   request: RegisterRequest,
+  closed: Promise<void> = new Promise(() => {}),
 ): Promise<RegisterOutcome> {
   if (!NODE_KEY_RE.test(request.NodeKey ?? '')) return refused('NodeKey must be "nodekey:" and 64 hex digits');
   const now = ctx.clock.now();
@@ -84,7 +79,13 @@ export async function register(
         return authorized(old);
       }
     }
-    return refused('this Warren server enrolls devices with an auth key: tailscale up --auth-key wrn_auth_…');
+    const login = request.Followup
+      ? await awaitLogin(ctx, machineKey, { ...request, Followup: request.Followup }, closed)
+      : await startLogin(ctx, machineKey, request, isZeroKey(request.OldNodeKey) ? null : request.OldNodeKey!);
+    if (login.kind === 'url') return { status: 200, body: { AuthURL: login.authUrl, MachineAuthorized: false } };
+    if (login.kind === 'refused') return refused(login.message);
+    const row = login.kind === 'approved' ? await nodeByKey(ctx.db, request.NodeKey, machineKey) : undefined;
+    return row ? authorized(row) : refused('the login ended before the device was registered; run tailscale up again');
   }
 
   const key = await usableAuthKey(ctx.db, authKey, now);
@@ -108,8 +109,8 @@ export async function register(
       actor,
       key,
       {
-        hostname: clip(hostinfo.Hostname, 63, 'device'),
-        os: clip(hostinfo.OS, 32, 'unknown'),
+        hostname: clipped(hostinfo.Hostname, 63, 'device'),
+        os: clipped(hostinfo.OS, 32, 'unknown'),
         nodeKey: request.NodeKey,
         ...(hostinfo.IPNVersion && { clientVersion: hostinfo.IPNVersion.slice(0, 64) }),
       },
@@ -122,29 +123,4 @@ export async function register(
     if (error instanceof ApiError) return refused(error.detail);
     throw error;
   }
-}
-
-/** Why the key's user may not apply these tags, or undefined when it may. */
-async function tagRefusal(
-  ctx: AppContext,
-  networkId: string,
-  userId: string | null,
-  tags: readonly string[],
-): Promise<string | undefined> {
-  const user = userId
-    ? await ctx.db
-        .selectFrom('users')
-        .select(['login_name', 'role'])
-        .where('id', '=', userId)
-        .where('network_id', '=', networkId)
-        .executeTakeFirst()
-    : undefined;
-  const { compiled } = await currentPolicy(ctx.db, networkId);
-  const check = canApplyTags(compiled, tags, {
-    user: user ? { login: user.login_name, role: user.role as PolicyRole } : null,
-    isAdminKey: false,
-  });
-  if (check.ok) return undefined;
-  const bad = [...check.unknown, ...check.notOwned];
-  return `requested tags [${bad.join(', ')}] are not owned by ${user?.login_name ?? 'this auth key'} in the policy's tagOwners`;
 }

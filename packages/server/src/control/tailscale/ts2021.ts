@@ -31,6 +31,8 @@ const MAX_BODY = 1024 * 1024;
  * each such connection held a socket, a Noise session and an HTTP/2 session for ever.
  */
 const IDLE_MS = 120_000;
+/** Well inside IDLE_MS (and any shorter idle timeout a test sets). */
+const PING_MS = 20_000;
 
 export async function tailscaleRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
@@ -131,7 +133,15 @@ async function handle(control: Control, machine: string, stream: ServerHttp2Stre
     return;
   }
   if (route === '/machine/register') {
-    const outcome = await register(control.ctx, machine, body as RegisterRequest);
+    // A login's follow-up waits for a person: pings keep the idle channel from being cut meanwhile.
+    const closed = new Promise<void>((resolve) => stream.once('close', resolve));
+    const ping = setInterval(() => {
+      const session = stream.session;
+      if (session && !session.destroyed && !session.closed) session.ping(() => {});
+    }, PING_MS);
+    const outcome = await register(control.ctx, machine, body as RegisterRequest, closed).finally(() =>
+      clearInterval(ping),
+    );
     if (outcome.status === 429) reply(429, 'too many registrations', { 'retry-after': String(outcome.retryAfter) });
     else json(outcome.body);
     return;

@@ -116,6 +116,24 @@ export interface TailscaleEnrollment {
   tags?: readonly string[];
 }
 
+/**
+ * A person's login of a machine (control/tailscale/: `tailscale up` without an auth key, approved
+ * in the console): the device becomes that user's, as if enrolled with an auth key of theirs.
+ */
+export interface UserLogin {
+  networkId: string;
+  userId: string;
+  tags: readonly string[];
+  ephemeral: boolean;
+  /** Whether the device skips the network's device approval (the approver may approve devices). */
+  preApproved: boolean;
+  /** Ends the login in the enrollment's transaction; throws when it was already used or expired. */
+  claim: (trx: Db, now: number) => Promise<void>;
+}
+
+/** What an enrollment is granted by: an auth key, whose use it takes, or a person's login. */
+type Grant = { key: AuthKeyRow } | { login: UserLogin };
+
 export async function enroll(
   ctx: AppContext,
   actor: Actor,
@@ -123,37 +141,70 @@ export async function enroll(
   body: RegisterRequest,
   tailscale?: TailscaleEnrollment,
 ): Promise<Enrolled> {
+  return enrollDevice(ctx, actor, { key }, body, tailscale);
+}
+
+/** Enrolls the machine a person logged in (see UserLogin); it always speaks Tailscale's protocol. */
+export async function enrollForUser(
+  ctx: AppContext,
+  actor: Actor,
+  login: UserLogin,
+  body: RegisterRequest,
+  tailscale: TailscaleEnrollment,
+): Promise<Enrolled> {
+  return enrollDevice(ctx, actor, { login }, body, tailscale);
+}
+
+/** Takes one use of the auth key, atomically with the enrollment; refuses a key that stopped being valid. */
+async function takeKeyUse(trx: Db, key: AuthKeyRow, now: number): Promise<void> {
+  await advisoryLock(trx, `enroll:${key.id}`);
+  const use = await trx
+    .updateTable('keys')
+    .set((eb) => ({
+      uses: eb('uses', '+', 1),
+      last_used_at: now,
+      used_at: eb.fn.coalesce('used_at', eb.val(now)),
+    }))
+    .where('id', '=', key.id)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where((eb) => eb.or([eb('reusable', '=', 1), eb('used_at', 'is', null)]))
+    .executeTakeFirst();
+  if (Number(use.numUpdatedRows) === 0) throw await refusalNow(trx, key.id, now);
+}
+
+async function enrollDevice(
+  ctx: AppContext,
+  actor: Actor,
+  grant: Grant,
+  body: RegisterRequest,
+  tailscale?: TailscaleEnrollment,
+): Promise<Enrolled> {
   if (!NODE_KEY_RE.test(body.nodeKey)) {
     throw invalidRequest('nodeKey must be "nodekey:" followed by 64 lowercase hex digits');
   }
   const prefixes = canonicalPrefixes(body.advertiseRoutes ?? []);
-  const networkId = key.network_id;
-  const tags = tailscale?.tags ? [...tailscale.tags] : parseList(key.tags);
+  const key = 'key' in grant ? grant.key : null;
+  const login = 'login' in grant ? grant.login : null;
+  const networkId = key ? key.network_id : login!.networkId;
+  const tags = tailscale?.tags ? [...tailscale.tags] : key ? parseList(key.tags) : [...login!.tags];
   const nodeToken = generateSecret('node');
   const nodeTokenHash = hashSecret(nodeToken);
   const base = nameBase(body.hostname);
 
   return unitOfWork(ctx, actor, 'device.enroll', async (trx, now, changes) => {
-    await advisoryLock(trx, `enroll:${key.id}`);
-    const use = await trx
-      .updateTable('keys')
-      .set((eb) => ({
-        uses: eb('uses', '+', 1),
-        last_used_at: now,
-        used_at: eb.fn.coalesce('used_at', eb.val(now)),
-      }))
-      .where('id', '=', key.id)
-      .where('revoked_at', 'is', null)
-      .where('expires_at', '>', now)
-      .where((eb) => eb.or([eb('reusable', '=', 1), eb('used_at', 'is', null)]))
-      .executeTakeFirst();
-    if (Number(use.numUpdatedRows) === 0) throw await refusalNow(trx, key.id, now);
+    if (key) await takeKeyUse(trx, key, now);
+    else await login!.claim(trx, now);
 
     // An enrolled device is online: presence snapshots are stale too (presence-snapshot.ts).
     const network = await moveEpochsForEnrollment(trx, networkId, changes);
-    const owner = await deviceOwner(trx, networkId, key.user_id);
+    const owner = await deviceOwner(trx, networkId, key ? key.user_id : login!.userId);
+    // A person's login is theirs alone: never handed to the owner if they were removed meanwhile.
+    if (login && owner?.id !== login.userId) throw invalidState(`user ${login.userId} no longer exists`);
     // A suspended user's devices are refused (control/native/node-auth.ts): so is enrolling a new one.
-    if (owner?.status === 'suspended') throw unauthenticated(`the user of this auth key (${owner.id}) is suspended`);
+    if (owner?.status === 'suspended') {
+      throw unauthenticated(`the user of this ${key ? 'auth key' : 'login'} (${owner.id}) is suspended`);
+    }
     const userId = owner?.id ?? null;
     const existing = await trx
       .selectFrom('devices')
@@ -168,8 +219,8 @@ export async function enroll(
       user_id: userId,
       tags: listText(tags),
       client_version: body.clientVersion ?? null,
-      key_id: key.id,
-      ephemeral: key.ephemeral,
+      key_id: key?.id ?? null,
+      ephemeral: key ? key.ephemeral : login!.ephemeral ? 1 : 0,
       last_seen_at: now,
       disconnected: 0,
       node_token_hash: nodeTokenHash,
@@ -177,7 +228,7 @@ export async function enroll(
       expires_at: loginExpiry(now, nodeKeyLifetime(network.nodeKeyExpiry)),
       key_expired: 0,
     };
-    const authorized = !network.deviceApproval || key.pre_approved !== 0;
+    const authorized = !network.deviceApproval || (key ? key.pre_approved !== 0 : login!.preApproved);
     let deviceId: string;
     // Re-enrolling an existing device changes it; a new one is created.
     const event: EventDraft['type'] = existing ? 'device.updated' : 'device.created';
@@ -185,7 +236,7 @@ export async function enroll(
       const handover = ownerChange(existing, userId, tags);
       if (handover) {
         throw invalidState(
-          `this nodeKey is enrolled as device ${existing.id}, and this auth key would give it ${handover}; ` +
+          `this nodeKey is enrolled as device ${existing.id}, and this ${key ? 'auth key' : 'login'} would give it ${handover}; ` +
             're-enroll with an auth key of the same user and tags, or delete the device to enroll it anew',
         );
       }
@@ -227,7 +278,7 @@ export async function enroll(
       await insertTags(trx, networkId, deviceId, tags);
       if (prefixes.length === 0) {
         // Nothing else to read back: present the row just written (saves two queries per enrollment).
-        actor.id = deviceId;
+        if (key) actor.id = deviceId;
         const device = presentDeviceDetail(
           {
             ...row,
@@ -242,8 +293,8 @@ export async function enroll(
       }
     }
     const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
-    // The audit entry and events of a node call name the device.
-    actor.id = deviceId;
+    // The audit entry and events of a node call name the device (a login names the person who approved).
+    if (key) actor.id = deviceId;
     const device = await deviceDetail(trx, networkId, deviceId, now);
     const events = [...enrollEvents(event, device), ...(await routeEvents(trx, networkId, now, routes))];
     return { value: { device, nodeToken }, target: deviceId, events, also: approvalEntries(routes.approved) };

@@ -161,11 +161,14 @@ describe('POST /ts2021', () => {
     expect((await a.client.post('/machine/map', mapRequest(a.nodeKey, false))).status).toBe(401);
     const list = await json(await server.call('GET', '/v1/devices'));
     expect(list.devices.map((d: { name: string }) => d.name)).toEqual(['rotor']);
-    // Another machine cannot take the device over with its node key.
+    // Another machine cannot take the device over with its node key: it is sent to log in.
     const other = await controlClient(server.url);
     clients.push(other);
-    const stolen = await other.post('/machine/register', { NodeKey: nodeKey(), OldNodeKey: fresh });
-    expect(JSON.parse(stolen.body.toString()).Error).toMatch(/auth key/);
+    const stolen = JSON.parse(
+      (await other.post('/machine/register', { NodeKey: nodeKey(), OldNodeKey: fresh })).body.toString(),
+    );
+    expect(stolen).toMatchObject({ MachineAuthorized: false, AuthURL: expect.stringContaining('/register/') });
+    expect(stolen.User).toBeUndefined();
   });
 
   it('logs out: an ephemeral device is deleted', async () => {

@@ -1,0 +1,133 @@
+/**
+ * `tailscale up` without an auth key, on the protocol's side (modules/devices/login/ holds the
+ * rules of approving it):
+ *  1. the register request is answered with `AuthURL` `{public URL}/register/{token}` — 256
+ *     random bits, stored as their SHA-256, single use, 15 minutes — which the client prints;
+ *  2. the client then registers again with that URL as `Followup`, and the request waits until
+ *     a person approves the machine in the console (or refuses, or the URL expires). The wait
+ *     is woken by the approval itself when it is made on this instance; an approval made on
+ *     another one is seen by a look at the login's row every few seconds.
+ * Only the machine that started a login may wait on it: the Noise session proves its key.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AppContext } from '../../../core/context.js';
+import { hashSecret } from '../../../lib/secrets.js';
+import { onLoginEnded } from '../../../modules/devices/login/login-signals.js';
+import { MACHINE_LOGIN_LIFETIME_MS, stateOf } from '../../../modules/devices/login/machine-login.service.js';
+import { insertMachineLogin, machineLoginByHash } from '../../../modules/devices/login/machine-logins.repository.js';
+import type { Hostinfo } from '../map-request.js';
+
+/** How often a waiting follow-up looks at its login's row, for an approval made on another instance. */
+export const RECHECK_MS = 3_000;
+/** The path of the console's login page; the token follows it. */
+export const LOGIN_PATH = '/register/';
+
+export interface LoginRequest {
+  NodeKey: string;
+  OldNodeKey?: string;
+  Followup?: string;
+  Ephemeral?: boolean;
+  Hostinfo?: Hostinfo | null;
+}
+
+export type LoginOutcome =
+  | { kind: 'url'; authUrl: string }
+  | { kind: 'approved' }
+  | { kind: 'refused'; message: string }
+  | { kind: 'closed' };
+
+/** What a client said of itself, trimmed and cut to what a device record holds. */
+export function clipped(text: string | undefined, max: number, fallback: string): string {
+  const t = (text ?? '').trim();
+  return t ? t.slice(0, max) : fallback;
+}
+
+/** Starts a login for this machine and node key; the URL the person opens. */
+export async function startLogin(
+  ctx: AppContext,
+  machineKey: string,
+  request: LoginRequest,
+  oldNodeKey: string | null,
+): Promise<LoginOutcome> {
+  const base = ctx.settings.publicUrl?.replace(/\/+$/, '');
+  if (!base) {
+    return {
+      kind: 'refused',
+      message:
+        'logging in without an auth key needs the server public URL (WARREN_PUBLIC_URL); use tailscale up --auth-key wrn_auth_… meanwhile',
+    };
+  }
+  const token = randomBytes(32).toString('base64url');
+  const now = ctx.clock.now();
+  const hostinfo = request.Hostinfo ?? {};
+  await insertMachineLogin(ctx.db, {
+    token_hash: hashSecret(token),
+    machine_key: machineKey,
+    node_key: request.NodeKey,
+    hostname: clipped(hostinfo.Hostname, 63, 'device'),
+    os: clipped(hostinfo.OS, 32, 'unknown'),
+    client_version: hostinfo.IPNVersion ? hostinfo.IPNVersion.slice(0, 64) : null,
+    request_tags: JSON.stringify([...new Set(hostinfo.RequestTags ?? [])].sort()),
+    ephemeral: request.Ephemeral ? 1 : 0,
+    old_node_key: oldNodeKey,
+    created_at: now,
+    expires_at: now + MACHINE_LOGIN_LIFETIME_MS,
+  });
+  return { kind: 'url', authUrl: `${base}${LOGIN_PATH}${token}` };
+}
+
+/** The token of a follow-up URL, whatever host it names (the client repeats what it was given). */
+function tokenOf(followup: string): string | undefined {
+  try {
+    const { pathname } = new URL(followup);
+    if (!pathname.startsWith(LOGIN_PATH)) return undefined;
+    const token = pathname.slice(LOGIN_PATH.length);
+    return /^[A-Za-z0-9_-]{16,128}$/.test(token) ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits for the login of a follow-up to end. An unknown, foreign or expired URL starts a new
+ * login (the client prints the new URL), as does one that ended before this request came.
+ * `closed` resolves the wait when the client goes away.
+ */
+export async function awaitLogin(
+  ctx: AppContext,
+  machineKey: string,
+  request: LoginRequest & { Followup: string },
+  closed: Promise<void>,
+): Promise<LoginOutcome> {
+  const token = tokenOf(request.Followup);
+  const tokenHash = token && hashSecret(token);
+  const fresh = () => startLogin(ctx, machineKey, request, request.OldNodeKey ?? null);
+  if (!tokenHash) return fresh();
+  let wake = () => {};
+  const stop = onLoginEnded(tokenHash, () => wake());
+  let gone = false;
+  void closed.then(() => {
+    gone = true;
+    wake();
+  });
+  try {
+    for (;;) {
+      const row = await machineLoginByHash(ctx.db, tokenHash);
+      if (!row || row.machine_key !== machineKey || row.node_key !== request.NodeKey) return fresh();
+      const state = stateOf(row, ctx.clock.now());
+      if (state === 'approved') return { kind: 'approved' };
+      if (state === 'refused') return { kind: 'refused', message: row.refusal ?? 'the login was refused' };
+      if (state === 'expired') return fresh();
+      if (gone) return { kind: 'closed' };
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(RECHECK_MS, Math.max(1, row.expires_at - ctx.clock.now())));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    stop();
+  }
+}
