@@ -2,8 +2,9 @@
 // [--db URL] [--smoke]`.
 //
 // Every GET of the committed OpenAPI document (docs/openapi.json), read from it at run time so a
-// new one is measured without anyone listing it, plus the query variants users lean on
-// (`?fields=all`, `?online=false`, `?limit=100`). `warren serve` runs in its own process on a
+// new one is measured without anyone listing it, every GET of `/api/v2` (Tailscale's API, not in
+// that document: read from the server's own route table, for the same reason), plus the query
+// variants users lean on (`?fields=all`, `?online=false`, `?limit=100`). `warren serve` runs in its own process on a
 // SQLite file (or --db), with --devices enrolled devices (half online, some serving routes), a
 // webhook, a policy history, and the audit entries and events all that made. Each call is loaded
 // with `wrk -t1` from outside, then a raw node:http server that checks the same bearer header
@@ -26,6 +27,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Warren } from '@warren/client';
 import { type Simulation, simulate } from '../packages/cli/src/node/fleet-simulator.js';
+import { buildApp } from '../packages/server/src/app.js';
+import { openStorage } from '../packages/server/src/storage/database.js';
 import { rawServer, requireWrk, wrk } from './load.js';
 import { initWarren, serveWarren } from './warren-process.js';
 
@@ -51,6 +54,8 @@ const VARIANTS: Record<string, string[]> = {
   '/v1/logs/audit': ['?limit=100'],
   '/v1/events': ['?limit=100'],
   '/v1/logs/connections': ['?limit=100'],
+  '/api/v2/tailnet/{tailnet}/devices': ['?fields=all'],
+  '/api/v2/device/{id}': ['?fields=all'],
 };
 const SKIPPED = new Set(['/v1/node/netmap']);
 
@@ -68,6 +73,26 @@ function documentedReads(): { path: string; params: string[] }[] {
   return Object.entries(document.paths)
     .filter(([path, item]) => item.get && !SKIPPED.has(path))
     .map(([path]) => ({ path, params: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string) }));
+}
+
+/**
+ * Every GET of `/api/v2`, in the OpenAPI spelling (`{id}`), from the route table of an app
+ * built here on a scratch database: that API is not in the document, and a route added to it
+ * is measured without anyone listing it.
+ */
+async function tailscaleReads(dir: string): Promise<{ path: string; params: string[] }[]> {
+  const storage = await openStorage(`sqlite:${join(dir, 'routes.db')}`);
+  const app = await buildApp({ storage, console: false });
+  try {
+    await app.ready();
+    return app.routeTable.routes
+      .filter((route) => route.method === 'GET' && route.url.startsWith('/api/v2/'))
+      .map((route) => route.url.replace(/:(\w+)/g, '{$1}'))
+      .map((path) => ({ path, params: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string) }));
+  } finally {
+    await app.close();
+    await storage.close();
+  }
 }
 
 /** A network worth reading: devices (half online, some routers), a webhook, a policy history. */
@@ -123,10 +148,15 @@ async function populate(
   const webhook = await admin.webhooks.create({ url: 'http://127.0.0.1:9/hook', events: ['device.created'] });
   const devices = await admin.devices.list();
   const history = await admin.acl.history();
+  const users = await admin.users.list();
   return {
     fleet,
     ids: {
       '/v1/devices/{id}': devices[0]!.id,
+      // A router: its detail record and routes are the larger ones.
+      '/api/v2/device/{id}': devices[0]!.id,
+      '/api/v2/device/{id}/routes': devices[0]!.id,
+      '/api/v2/users/{id}': users[0]!.id,
       '/v1/webhooks/{id}': webhook.id,
       '/v1/webhooks/{id}/deliveries': webhook.id,
       '/v1/acl/history/{version}': String(history[0]!.version),
@@ -151,13 +181,21 @@ async function main(): Promise<number> {
     const apiKey = bench.key as string;
     const populated = await populate(url, admin, initKey);
     fleet = populated.fleet;
-    const ids: Record<string, string> = { ...populated.ids, '/v1/keys/{id}': bench.id };
+    const ids: Record<string, string> = {
+      ...populated.ids,
+      '/v1/keys/{id}': bench.id,
+      '/api/v2/tailnet/{tailnet}/keys/{id}': bench.id,
+    };
 
     const calls: string[] = [];
-    for (const { path, params } of documentedReads()) {
+    for (const { path, params } of [...documentedReads(), ...(await tailscaleReads(dir))]) {
+      // `{tailnet}` is `-`, the key's own network, as Tailscale's clients send it.
+      const withTailnet = path.replace('{tailnet}', '-');
       const id = ids[path];
-      if (params.length > 0 && !id) throw new Error(`no value for the parameters of ${path}: add one to populate()`);
-      const concrete = params.length > 0 ? path.replace(/\{\w+\}/, id!) : path;
+      if (params.some((p) => p !== 'tailnet') && !id) {
+        throw new Error(`no value for the parameters of ${path}: add one to populate()`);
+      }
+      const concrete = id ? withTailnet.replace(/\{\w+\}/, id) : withTailnet;
       calls.push(concrete, ...(VARIANTS[path] ?? []).map((query) => `${concrete}${query}`));
     }
     const bodies = new Map<string, Buffer>();
