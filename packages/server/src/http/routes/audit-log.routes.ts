@@ -8,8 +8,12 @@ import type { Selectable } from 'kysely';
 import { apiSchema, logPageSchema } from '../../edge/api-schema.js';
 import type { LogIds } from '../../lib/log-ids.js';
 import { iso } from '../../lib/time.js';
-import { readPage } from '../../modules/logs/paging.js';
+import { KeptPages } from '../../modules/logs/kept-pages.js';
+import { fullPage, pagePosition, readPage } from '../../modules/logs/paging.js';
+import { isPostgres } from '../../storage/database.js';
 import type { AuditLogTable } from '../../storage/schema.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 function presentAudit(ids: LogIds, row: Selectable<AuditLogTable>): AuditEntryBody {
   return {
@@ -32,6 +36,9 @@ function presentAudit(ids: LogIds, row: Selectable<AuditLogTable>): AuditEntryBo
 
 export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
+  const schema = logPageSchema('AuditEntry');
+  let serialize: ((page: object) => string) | undefined;
+  const kept = isPostgres(ctx.db) ? undefined : new KeptPages();
   app.get<{ Querystring: AuditLogRequest }>(
     '/logs/audit',
     {
@@ -42,17 +49,15 @@ export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
           tags: ['logs'],
           summary: 'Page through the audit log (ascending; tail with nextCursor); key and changes filter it',
           querystring: AuditLogQuery,
-          response: { 200: logPageSchema('AuditEntry') },
+          response: { 200: schema },
         },
         [400],
       ),
     },
-    async (request) => {
+    async (request, reply) => {
       const networkId = request.principal!.networkId;
       const { key } = request.query;
       const changesOnly = request.query.changes === 'true';
-      // Entries of calls this instance has answered so far become visible to the caller.
-      await ctx.audit.settled();
       const fetch = (afterSeq: number, rows: number) => {
         let query = ctx.db
           .selectFrom('audit_log')
@@ -65,7 +70,29 @@ export async function auditLogRoutes(app: FastifyInstance): Promise<void> {
         return query.orderBy('seq').limit(rows).execute();
       };
       const present = (row: Selectable<AuditLogTable>) => presentAudit(ctx.logIds, row);
-      return readPage(ctx, 'audit_log', networkId, request.query, ctx.clock.now(), fetch, present);
+      const now = ctx.clock.now();
+      const start = await pagePosition(ctx, 'audit_log', networkId, request.query, now);
+      // Entries still queued by this instance will be numbered after every entry committed
+      // now, so a page read full cannot miss them: only a page that reaches the log's end
+      // waits for them. One in flight may already hold a number, so it is waited for.
+      if (!start.exhausted && !ctx.audit.writing) {
+        const pageKey = `${networkId}\u0000${start.afterSeq}\u0000${start.limit}\u0000${changesOnly}\u0000${key ?? ''}`;
+        const hit = kept?.get(pageKey);
+        if (hit) return reply.type(JSON_TYPE).send(hit);
+        const rows = await fetch(start.afterSeq, start.limit + 1);
+        const page = fullPage(ctx.logIds, 'audit_log', rows, start.limit, present, start.afterSeq);
+        if (page) {
+          serialize ??= reply.compileSerializationSchema(schema as unknown as Record<string, unknown>) as (
+            page: object,
+          ) => string;
+          const body = Buffer.from(serialize(page));
+          kept?.keep(pageKey, body);
+          return reply.type(JSON_TYPE).send(body);
+        }
+      }
+      // Entries of calls this instance has answered so far become visible to the caller.
+      await ctx.audit.settled();
+      return readPage(ctx, 'audit_log', networkId, request.query, now, fetch, present);
     },
   );
 }

@@ -90,11 +90,38 @@ export async function readPage<R extends { seq: number }, T>(
   fetch: (afterSeq: number, rows: number) => Promise<R[]>,
   present: (row: R) => T,
 ): Promise<LogPage<T>> {
-  const limit = query.limit ?? DEFAULT_LIMIT;
-  const start = await resolveStart(db, table, networkId, pageStart(logIds, KIND[table], query, now));
+  const { limit, afterSeq, exhausted } = await pagePosition({ db, logIds }, table, networkId, query, now);
   const cursor = (seq: number) => logIds.cursor(KIND[table], seq);
-  if (start.exhausted) return pageOf([], limit, present, start.afterSeq, cursor);
-  return pageOf(await fetch(start.afterSeq, limit + 1), limit, present, start.afterSeq, cursor);
+  if (exhausted) return pageOf([], limit, present, afterSeq, cursor);
+  return pageOf(await fetch(afterSeq, limit + 1), limit, present, afterSeq, cursor);
+}
+
+/** Where a page of the query starts, and how many entries it holds at most. */
+export async function pagePosition(
+  { db, logIds }: { db: Db; logIds: LogIds },
+  table: LogTable,
+  networkId: string,
+  query: LogPageRequest,
+  now: number,
+): Promise<ResolvedStart & { limit: number }> {
+  const start = await resolveStart(db, table, networkId, pageStart(logIds, KIND[table], query, now));
+  return { ...start, limit: query.limit ?? DEFAULT_LIMIT };
+}
+
+/**
+ * The page of `limit + 1` rows fetched after `afterSeq`, when they fill it: a page with more
+ * after it, which no later entry can join (see KeptPages). Undefined when they do not.
+ */
+export function fullPage<R extends { seq: number }, T>(
+  logIds: LogIds,
+  table: LogTable,
+  rows: R[],
+  limit: number,
+  present: (row: R) => T,
+  afterSeq: number,
+): LogPage<T> | undefined {
+  if (rows.length <= limit) return undefined;
+  return pageOf(rows, limit, present, afterSeq, (seq) => logIds.cursor(KIND[table], seq));
 }
 
 /**
