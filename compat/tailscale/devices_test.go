@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	warren "github.com/warrenhq/warren/clients/go"
@@ -172,6 +173,48 @@ func TestDevicesKeyExpiry(t *testing.T) {
 			}
 		}
 		covered(t, "Devices.SetKey")
+	})
+}
+
+func TestDevicesName(t *testing.T) {
+	eachClient(t, func(t *testing.T, c *tailscale.Client) {
+		ctx := ctxOf(t)
+		id := fleet["laptop"].id
+		if err := c.Devices().SetName(ctx, id, "Desk"); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := c.Devices().Get(ctx, id); err != nil || d.Name != "desk" || d.Hostname != "laptop" {
+			t.Fatalf("Get after SetName: %+v, %v", d, err)
+		}
+		w, err := v1.Devices.Get(ctx, id)
+		if err != nil || w.Name != "desk" || !strings.HasPrefix(w.DNSName, "desk.") {
+			t.Fatalf("the renamed device through /v1: %+v, %v", w, err)
+		}
+		if seen := peers(t, "web"); seen["desk"].Name == "" || seen["laptop"].Name != "" {
+			t.Fatalf("web's netmap does not know the new name: %v", seen)
+		}
+		// Its MagicDNS name works too; a taken name is 409, a name that is no DNS label 400.
+		domain := strings.TrimPrefix(w.DNSName, "desk.")
+		if err := c.Devices().SetName(ctx, id, "desk-2."+domain); err != nil {
+			t.Fatal(err)
+		}
+		if w, err := v1.Devices.Get(ctx, id); err != nil || w.Name != "desk-2" {
+			t.Fatalf("SetName with the MagicDNS domain: %+v, %v", w, err)
+		}
+		if err := c.Devices().SetName(ctx, id, "web"); !isStatus(err, 409) {
+			t.Fatalf("SetName to a taken name: %v", err)
+		}
+		if err := c.Devices().SetName(ctx, id, "not a name"); !isStatus(err, 400) {
+			t.Fatalf("SetName to an invalid name: %v", err)
+		}
+		// An empty name gives the device back its hostname's.
+		if err := c.Devices().SetName(ctx, id, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, back := peers(t, "web")["laptop"]; !back {
+			t.Fatal("the reset name is not in web's netmap")
+		}
+		covered(t, "Devices.SetName")
 	})
 }
 

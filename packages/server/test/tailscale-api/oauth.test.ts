@@ -13,6 +13,8 @@ import { json, startServer, type TestServer } from '../harness.js';
 
 const basic = (user: string, password = '') =>
   `Basic ${Buffer.from(`${encodeURIComponent(user)}:${encodeURIComponent(password)}`).toString('base64')}`;
+/** The secret with its last character changed (to another one, whatever it was). */
+const wrongSecret = (secret: string) => `${secret.slice(0, -1)}${secret.endsWith('x') ? 'y' : 'x'}`;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const POLICY = {
@@ -114,12 +116,15 @@ describe('OAuth clients of /api/v2', () => {
     });
     expect(await json(viaForm)).toMatchObject({ scope: 'devices:core:read' });
 
+    // Another client's secret is well formed, and still not this client's.
+    const other = await createClient({ scopes: ['users:read'] });
     const refusals: [Response, number, string][] = [
       [
-        await tokenRequest({ grant_type: 'client_credentials' }, basic(client.id, `${client.key.slice(0, -1)}x`)),
+        await tokenRequest({ grant_type: 'client_credentials' }, basic(client.id, wrongSecret(client.key))),
         401,
         'invalid_client',
       ],
+      [await tokenRequest({ grant_type: 'client_credentials' }, basic(client.id, other.key)), 401, 'invalid_client'],
       [await tokenRequest({ grant_type: 'client_credentials' }), 401, 'invalid_client'],
       [await tokenRequest({ grant_type: 'password' }, basic(client.id, client.key)), 400, 'unsupported_grant_type'],
       [

@@ -1,6 +1,6 @@
 /**
  * Tailscale's device endpoints over Warren's device services: list (filters applied, not
- * ignored), read, delete, authorize and de-authorize, tags, key expiry, routes. Scopes as on
+ * ignored), read, delete, authorize and de-authorize, rename, tags, key expiry, routes. Scopes as on
  * /v1: reads take `read` or `devices`, changes `devices`; an OAuth token needs `devices:core`,
  * or `devices:routes` for routes (their `:read` for reads).
  */
@@ -10,6 +10,7 @@ import { actorOf } from '../../edge/actor.js';
 import { setDeviceAuthorized, updateDevice } from '../../modules/devices/approval.service.js';
 import { deviceDetail } from '../../modules/devices/device-details.js';
 import { deleteDevice, listDeviceDetails, setDeviceTags } from '../../modules/devices/devices.service.js';
+import { renameDevice } from '../../modules/devices/rename.service.js';
 import { setApprovedRoutes } from '../../modules/routes/approved-set.service.js';
 import { invalidRequest } from '../problem.js';
 import { advertisedRoutes, enabledRoutes, presentTailscaleDevice } from './devices.presenter.js';
@@ -95,6 +96,21 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
     { config, schema: { ...hide, body: Type.Object({ tags: Strings }, open) } },
     async (request, reply) => {
       await setDeviceTags(ctx, actorOf(request), request.params.id, listOrEmpty(request.body.tags));
+      return reply.code(200).send();
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: { name: string | null } }>(
+    '/device/:id/name',
+    {
+      config,
+      schema: {
+        ...hide,
+        body: Type.Object({ name: Type.Union([Type.String({ maxLength: 253 }), Type.Null()]) }, open),
+      },
+    },
+    async (request, reply) => {
+      await renameDevice(ctx, actorOf(request), request.params.id, request.body.name ?? '');
       return reply.code(200).send();
     },
   );

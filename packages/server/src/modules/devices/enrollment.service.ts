@@ -65,7 +65,7 @@ async function deviceOwner(trx: Db, networkId: string, userId: string | null) {
 }
 
 /** `web`, else `web-N` with N one past the highest in use for that base (one indexed MAX). */
-async function allocateName(trx: Db, networkId: string, base: string): Promise<{ name: string; seq: number }> {
+export async function allocateName(trx: Db, networkId: string, base: string): Promise<{ name: string; seq: number }> {
   const taken = async (name: string) =>
     (await trx
       .selectFrom('devices')
