@@ -18,6 +18,8 @@ import { type StunServer, startStun } from './stun.js';
 export interface EmbeddedRelayOptions {
   /** UDP port of the STUN responder (3478 by default; 0: any free port; null: no STUN). */
   stunPort?: number | null;
+  /** How long a connection may take to say hello after its upgrade (10 s by default). */
+  handshakeTimeoutMs?: number;
 }
 
 export interface EmbeddedRelay {
@@ -36,6 +38,7 @@ export async function startEmbeddedRelay(app: FastifyInstance, options: Embedded
     privateKey: deriveKey(secret, 'derp-relay-key-v1'),
     admit: (nodeKey) => isEnrolledNodeKey(ctx.db, nodeKey),
     log: app.log,
+    ...(options.handshakeTimeoutMs ? { handshakeTimeoutMs: options.handshakeTimeoutMs } : {}),
   });
   await app.register(derpRoutes);
   let stun: StunServer | undefined;
