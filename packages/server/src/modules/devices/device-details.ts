@@ -5,10 +5,12 @@
  */
 import type { DeviceBody } from '@warren/contract';
 import { notFound } from '../../core/errors.js';
+import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
+import { notForIndex } from '../../storage/planner.js';
 import type { RouteRow } from '../routes/routes.repository.js';
 import { presentDeviceDetail } from './devices.presenter.js';
-import { devicesByIds, routesOfDevices } from './devices.repository.js';
+import { deviceRows, devicesByIds, routesOfDevice, routesOfDevices } from './devices.repository.js';
 
 /** Detail records of the given devices by id; ids of other networks or gone devices are absent. */
 export async function deviceDetails(
@@ -26,11 +28,22 @@ export async function deviceDetails(
   return new Map(rows.map((row) => [row.id, presentDeviceDetail(row, now, byDevice.get(row.id) ?? [])]));
 }
 
+/**
+ * One device by id, built once (storage/compiled-query.ts): `GET /v1/devices/{id}` and
+ * `/api/v2`'s device reads spent more on building their two queries than on answering them.
+ */
+const deviceById = compiledQuery((db, p: { networkId: string; id: string }) =>
+  deviceRows(db.selectFrom('devices'))
+    .where(notForIndex(db, 'devices.network_id'), '=', p.networkId)
+    .where('devices.id', '=', p.id),
+);
+
 /** One device's detail record; 404 when the network has no such device. */
 export async function deviceDetail(db: Db, networkId: string, id: string, now: number): Promise<DeviceBody> {
-  const device = (await deviceDetails(db, networkId, [id], now)).get(id);
-  if (!device) throw notFound(`device ${id} does not exist`);
-  return device;
+  const [rows, routes] = await Promise.all([deviceById(db, { networkId, id }), routesOfDevice(db, networkId, now, id)]);
+  const row = rows[0];
+  if (!row) throw notFound(`device ${id} does not exist`);
+  return presentDeviceDetail(row, now, routes);
 }
 
 export function groupByDevice(routes: readonly RouteRow[]): Map<string, RouteRow[]> {
