@@ -79,6 +79,8 @@ describe('detail records kept between calls', () => {
     let listed = await details('&tag=tag:router-b');
     expect([...listed.keys()]).toEqual([b.device.id]);
     expect(listed.get(b.device.id).routes[0].primary).toBe(false);
+    const online = await fromSecond('/api/v2/tailnet/-/devices');
+    expect(online.devices.find((d: any) => d.id === a.device.id).connectedToControl).toBe(true);
 
     server.clock.advance(45_000);
     await heartbeat(server, b.nodeToken);
@@ -91,6 +93,10 @@ describe('detail records kept between calls', () => {
     expect(listed.get(b.device.id).routes[0].primary).toBe(true);
     const everyone = await details();
     expect(everyone.get(a.device.id)).toMatchObject({ online: false, routes: [{ primary: false }] });
+    // The same records through /api/v2, whose JSON is kept per record.
+    const offline = await fromSecond('/api/v2/tailnet/-/devices');
+    expect(offline.devices.find((d: any) => d.id === a.device.id).connectedToControl).toBe(false);
+    expect(offline.devices.find((d: any) => d.id === b.device.id).connectedToControl).toBe(true);
   });
 
   it('shows a column only the detail record carries, changed by a re-enrollment', async () => {

@@ -4,6 +4,7 @@
  * /v1: reads take `read` or `devices`, changes `devices`; an OAuth token needs `devices:core`,
  * or `devices:routes` for routes (their `:read` for reads).
  */
+import type { DeviceBody } from '@warren/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
@@ -43,6 +44,14 @@ function wantsAll(fields: string | undefined): boolean {
   throw invalidRequest(`fields must be "default" or "all" (got "${fields}")`);
 }
 
+/**
+ * Each listed record's Tailscale JSON, by the record itself: the list's records are kept
+ * between calls and replaced, never changed, when anything they show moves
+ * (modules/devices/device-records.ts), so a record's JSON is made once and dropped with it.
+ */
+const presentedDefault = new WeakMap<DeviceBody, string>();
+const presentedAll = new WeakMap<DeviceBody, string>();
+
 export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
   const detail = (request: ById) =>
@@ -51,7 +60,7 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
   app.get<{ Params: { tailnet: string }; Querystring: DeviceQuery }>(
     '/tailnet/:tailnet/devices',
     { config, schema: hide },
-    async (request) => {
+    async (request, reply) => {
       const networkId = tailnetOf(request);
       const { name, hostname, os, isEphemeral } = request.query;
       const all = wantsAll(request.query.fields);
@@ -67,7 +76,18 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
           (os === undefined || d.os === os) &&
           (isEphemeral === undefined || String(d.ephemeral ?? false) === isEphemeral),
       );
-      return { devices: kept.map((d) => presentTailscaleDevice(d, all)) };
+      const json = all ? presentedAll : presentedDefault;
+      let body = '{"devices":[';
+      for (let i = 0; i < kept.length; i++) {
+        const device = kept[i]!;
+        let text = json.get(device);
+        if (text === undefined) {
+          text = JSON.stringify(presentTailscaleDevice(device, all));
+          json.set(device, text);
+        }
+        body += i === 0 ? text : `,${text}`;
+      }
+      return reply.type('application/json; charset=utf-8').send(`${body}]}`);
     },
   );
 
