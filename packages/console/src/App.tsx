@@ -2,6 +2,7 @@
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { WarrenError } from '@warren/client';
+import type { MeBody } from '@warren/contract';
 import { lazy, type ReactNode, Suspense, useEffect, useRef } from 'react';
 import { type Can, loadMe, permissions, signOut } from './api.ts';
 import { DeviceDetail } from './pages/DeviceDetail.tsx';
@@ -9,11 +10,13 @@ import { Devices } from './pages/Devices.tsx';
 import { Events } from './pages/Events.tsx';
 import { Keys } from './pages/Keys.tsx';
 import { Logs } from './pages/Logs.tsx';
+import { MachineLogin } from './pages/MachineLogin.tsx';
 import { Network } from './pages/Network.tsx';
 import { RoutesPage } from './pages/Routes.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { Users } from './pages/Users.tsx';
 import { Webhooks } from './pages/Webhooks.tsx';
+import { rememberReturn, takeReturn } from './return-to.ts';
 import { navigate, useLocation } from './router.ts';
 import { Empty, Failure, Link, Loading, PageHeader } from './ui.tsx';
 
@@ -52,7 +55,18 @@ export function App() {
     document.getElementById('main')?.focus();
   }, [path]);
 
-  if (path === '/signin' || (me.error instanceof WarrenError && me.error.status === 401)) return <SignIn />;
+  // Back to the page that sent the person to sign in (a login URL), once signed in.
+  const signedIn = me.isSuccess;
+  useEffect(() => {
+    if (!signedIn) return;
+    const back = takeReturn();
+    if (back && back !== path) navigate(back, true);
+  }, [signedIn, path]);
+
+  if (path === '/signin' || (me.error instanceof WarrenError && me.error.status === 401)) {
+    if (path.startsWith('/register/')) rememberReturn(path);
+    return <SignIn returnTo={path.startsWith('/register/') ? path : undefined} />;
+  }
   if (me.isPending) return <Loading what="your session" />;
   if (me.isError) return <Failure error={me.error} retry={() => me.refetch()} />;
 
@@ -94,13 +108,17 @@ export function App() {
         </span>
       </header>
       <main id="main" tabIndex={-1}>
-        <Suspense fallback={<Loading what="the page" />}>{page(path, can, me.data.user?.role)}</Suspense>
+        <Suspense fallback={<Loading what="the page" />}>{page(path, can, me.data.user)}</Suspense>
       </main>
     </div>
   );
 }
 
-function page(path: string, can: Can, role: string | undefined): ReactNode {
+function page(path: string, can: Can, user: MeBody['user']): ReactNode {
+  const role = user?.role;
+  // A Tailscale client's login URL: open to everyone signed in (members log in their own machines).
+  const login = /^\/register\/([^/]+)$/.exec(path);
+  if (login) return <MachineLogin token={decodeURIComponent(login[1]!)} me={user ?? null} />;
   // A section the navigation hides is refused here too, before any call it would make is
   // refused by the server: a bookmark or a typed URL then explains instead of failing.
   const section = SECTIONS.find((s) => path === s.path || path.startsWith(`${s.path}/`));

@@ -79,3 +79,28 @@ export interface MeBody {
   csrfToken?: string;
   expires: string;
 }
+
+/**
+ * `GET /auth/register/{token}` (console sessions only): the machine a Tailscale client's login
+ * URL names, for the person who approves it, and how the login stands.
+ */
+export interface MachineLoginBody {
+  state: 'pending' | 'approved' | 'refused' | 'expired';
+  hostname: string;
+  os: string;
+  clientVersion: string | null;
+  machineKey: string;
+  nodeKey: string;
+  requestedTags: string[];
+  ephemeral: boolean;
+  created: string;
+  expires: string;
+  /** The device whose login this renews (it held the machine's previous node key), in the viewer's network. */
+  renews: { id: string; name: string } | null;
+  /** The device the approval made (in the viewer's network). */
+  deviceId: string | null;
+  /** Why it was refused (tags the user does not own), as the client was told. */
+  refusal: string | null;
+  /** Whether the viewer may log this machine in for another user (role table: `keys`). */
+  mayChooseUser: boolean;
+}

@@ -4,6 +4,7 @@ import { type FormEvent, useState } from 'react';
 import { api, type Can } from '../api.ts';
 import { navigate } from '../router.ts';
 import { CopyButton, Failure, Link, Loading, PageHeader, Time } from '../ui.tsx';
+import { Pending } from './Devices.tsx';
 import { useDeviceChanges } from './device-changes.ts';
 import { RouteActions } from './RouteActions.tsx';
 
@@ -76,7 +77,7 @@ export function DeviceDetail({ id, can }: { id: string; can: Can }) {
           <>
             <dt>Approval</dt>
             <dd>
-              <span className="pill">waiting for approval</span>
+              <Pending id={d.id} name={d.name} approvable={can.write('devices')} />
             </dd>
           </>
         )}

@@ -160,7 +160,14 @@ export function Devices({ can }: { can: Can }) {
               </thead>
               <tbody>
                 {shown.map((device) => (
-                  <Row key={device.id} device={device} selectable={mayDelete} selected={selected} toggle={toggle} />
+                  <Row
+                    key={device.id}
+                    device={device}
+                    selectable={mayDelete}
+                    approvable={can.write('devices')}
+                    selected={selected}
+                    toggle={toggle}
+                  />
                 ))}
               </tbody>
             </table>
@@ -222,7 +229,13 @@ function NoDevices({ can }: { can: Can }) {
   return <p>No devices yet. They appear here once someone enrolls one.</p>;
 }
 
-function Row(props: { device: DeviceBody; selectable: boolean; selected: Set<string>; toggle: (id: string) => void }) {
+function Row(props: {
+  device: DeviceBody;
+  selectable: boolean;
+  approvable: boolean;
+  selected: Set<string>;
+  toggle: (id: string) => void;
+}) {
   const { device } = props;
   const ipv4 = device.addresses?.find((a) => a.includes('.'));
   return (
@@ -242,6 +255,7 @@ function Row(props: { device: DeviceBody; selectable: boolean; selected: Set<str
         <span className={device.online ? 'dot on' : 'dot'} aria-hidden="true" />
         <Link to={`/devices/${encodeURIComponent(device.id)}`}>{device.name}</Link>{' '}
         <span className={device.online ? 'state-label on' : 'state-label'}>{device.online ? 'online' : 'offline'}</span>
+        {!device.authorized && <Pending id={device.id} name={device.name} approvable={props.approvable} />}
       </td>
       <td>{ipv4 ? <code>{ipv4}</code> : '—'}</td>
       <td>
@@ -260,5 +274,43 @@ function Row(props: { device: DeviceBody; selectable: boolean; selected: Set<str
         <Time iso={device.lastSeen} />
       </td>
     </tr>
+  );
+}
+
+/** A device waiting for approval (network setting deviceApproval): said so, with Approve for those who may. */
+export function Pending({ id, name, approvable }: { id: string; name: string; approvable: boolean }) {
+  const queries = useQueryClient();
+  const approve = useMutation({
+    mutationFn: () => api.devices.approve(id),
+    onSuccess: () =>
+      Promise.all([
+        queries.invalidateQueries({ queryKey: ['devices'] }),
+        queries.invalidateQueries({ queryKey: ['device', id] }),
+      ]),
+  });
+  return (
+    <>
+      {' '}
+      <span className="pill">waiting for approval</span>
+      {approvable && (
+        <>
+          {' '}
+          <button
+            type="button"
+            onClick={() => approve.mutate()}
+            disabled={approve.isPending}
+            aria-label={`Approve ${name}`}
+          >
+            Approve
+          </button>
+        </>
+      )}
+      {approve.isError && (
+        <span className="error" role="alert">
+          {' '}
+          {messageOf(approve.error)}
+        </span>
+      )}
+    </>
   );
 }

@@ -25,18 +25,26 @@ const PROBLEMS: Record<string, { title: string; advice: string }> = {
   },
 };
 
-export function SignIn() {
+/** `returnTo`: the page that asked for a sign-in (a device's login URL), where sign-in leads back to. */
+export function SignIn({ returnTo }: { returnTo?: string } = {}) {
   useTitle('Sign in');
   const { query } = useLocation();
   const problem = PROBLEMS[query.get('problem') ?? ''];
   const [network, setNetwork] = useState('');
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    window.location.assign(`/auth/login?network=${encodeURIComponent(network.trim())}`);
+    const back = returnTo ? `&returnTo=${encodeURIComponent(returnTo)}` : '';
+    window.location.assign(`/auth/login?network=${encodeURIComponent(network.trim())}${back}`);
   };
   return (
     <main id="main" className="signin">
       <h1>Sign in to Warren</h1>
+      {returnTo && (
+        <p role="status">
+          A device is asking to log in. Sign in first; you come back to it afterwards (with a one-time link, open it in
+          this browser).
+        </p>
+      )}
       {problem && (
         <div className="notice error" role="alert">
           <p>

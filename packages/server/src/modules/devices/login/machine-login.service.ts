@@ -10,7 +10,7 @@
  * `keys` scope (owner, admin, it-admin). A device logged in by someone who may approve devices
  * (`devices` scope) needs no further approval; a member's waits when the network asks for it.
  */
-import type { Scope } from '@warren/contract';
+import type { MachineLoginBody, Scope } from '@warren/contract';
 import type { Actor } from '../../../core/actor.js';
 import type { AppContext } from '../../../core/context.js';
 import { insufficientScope, invalidState, notFound } from '../../../core/errors.js';
@@ -29,29 +29,7 @@ import { tagRefusal } from './tag-owners.js';
 
 export const MACHINE_LOGIN_LIFETIME_MS = 15 * 60_000;
 
-export type MachineLoginState = 'pending' | 'approved' | 'refused' | 'expired';
-
-/** What the login page shows of a machine before a person approves it. */
-export interface MachineLoginView {
-  state: MachineLoginState;
-  hostname: string;
-  os: string;
-  clientVersion: string | null;
-  machineKey: string;
-  nodeKey: string;
-  requestedTags: string[];
-  ephemeral: boolean;
-  created: string;
-  expires: string;
-  /** The device whose expired login this renews, when it is in the viewer's network. */
-  renews: { id: string; name: string } | null;
-  /** The device the approval made (when approved in the viewer's network). */
-  deviceId: string | null;
-  /** Why it was refused (tags the user does not own), as the client was told. */
-  refusal: string | null;
-  /** Whether the viewer may log this machine in for another user (role table: `keys`). */
-  mayChooseUser: boolean;
-}
+export type MachineLoginState = MachineLoginBody['state'];
 
 const has = (actor: Actor, scope: Scope) => {
   const scopes = actor.grant?.scopes ?? [];
@@ -86,7 +64,7 @@ async function renewedDevice(
   return device ?? null;
 }
 
-export async function describeMachineLogin(ctx: AppContext, actor: Actor, token: string): Promise<MachineLoginView> {
+export async function describeMachineLogin(ctx: AppContext, actor: Actor, token: string): Promise<MachineLoginBody> {
   const row = await loginOf(ctx.db, token);
   const sameNetwork = row.network_id === null || row.network_id === actor.networkId;
   return {

@@ -1,0 +1,52 @@
+/**
+ * Devices waiting for approval, approved from the device list; and a device's login URL opened
+ * while signed out: the sign-in page says why, and signing in leads back to the URL.
+ */
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsole, enroll, launch, signedIn, startWarren, type Warren } from './harness.ts';
+
+const OWNER = 'admin@example.com';
+
+describe('logging devices in from the console', () => {
+  let warren: Warren;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    buildConsole();
+    warren = await startWarren();
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await warren?.stop();
+  });
+
+  it('shows a device waiting for approval with an Approve button that lets it in', async () => {
+    await warren.call('PATCH', '/v1/network', { deviceApproval: true });
+    const [device] = await enroll(warren, ['waiting-1']);
+    const { context, page, problems } = await signedIn(browser, warren, OWNER);
+    const row = page.getByRole('row', { name: /waiting-1/ });
+    await row.getByText('waiting for approval').waitFor();
+    await row.getByRole('button', { name: 'Approve waiting-1' }).click();
+    await row.getByText('waiting for approval').waitFor({ state: 'detached' });
+    expect((await warren.call('GET', `/v1/devices/${device!.id}`)).authorized).toBe(true);
+    expect(problems).toEqual([]);
+    await context.close();
+    await warren.call('PATCH', '/v1/network', { deviceApproval: false });
+  });
+
+  it('sends a signed-out person through sign-in and back to the login URL, which says when it is unknown', async () => {
+    const context = await browser.newContext({ baseURL: warren.url });
+    const page = await context.newPage();
+    const loginPath = `/register/${'x'.repeat(43)}`;
+    await page.goto(loginPath);
+    await page.getByRole('heading', { name: 'Sign in to Warren' }).waitFor();
+    await page.getByText('A device is asking to log in').waitFor();
+    await page.goto(warren.signInLink(OWNER));
+    await page.waitForURL(`${warren.url}${loginPath}`);
+    await page.getByRole('heading', { name: 'Log in a device' }).waitFor();
+    await page.getByText('This login URL is not known.').waitFor();
+    await context.close();
+  });
+});
