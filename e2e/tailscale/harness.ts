@@ -15,14 +15,14 @@ const run = promisify(execFile);
 export const HOST = '192.0.2.1';
 export const PORT = 8080;
 /** Where devices reach the server, and so the embedded relay in their DERP map. */
-const PUBLIC_URL = `http://${HOST}:${PORT}`;
+export const PUBLIC_URL = `http://${HOST}:${PORT}`;
 /**
  * The login server the clients use. A client falls back to HTTPS on port 443 when it dials an
  * http:// login server again within two minutes, unless the host is loopback or private, so
  * the suite logs in over loopback (docs/TAILSCALE.md); relay traffic uses the veth address.
  */
 export const SERVER_URL = `http://127.0.0.1:${PORT}`;
-const BIN = process.env.TAILSCALE_BIN ?? '';
+export const BIN = process.env.TAILSCALE_BIN ?? '';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 export const work = mkdtempSync(join(tmpdir(), 'warren-tailscale-'));
@@ -52,6 +52,8 @@ export async function until<T>(what: string, ms: number, check: () => Promise<T 
 
 export interface Warren {
   apiKey: string;
+  /** The database `warren serve` runs on, for operator commands (`warren console login`). */
+  db: string;
   call<T = any>(
     method: string,
     path: string,
@@ -62,13 +64,14 @@ export interface Warren {
 
 export async function startWarren(): Promise<Warren> {
   const out = join(work, 'warren.out');
+  const db = `sqlite:${join(work, 'warren.db')}`;
   const child = spawn(
     process.execPath,
     [join(ROOT, 'packages/cli/bin/warren.js'), 'serve', '--derp', '--host', '0.0.0.0', '--port', String(PORT)],
     {
       env: {
         ...process.env,
-        WARREN_DB: `sqlite:${join(work, 'warren.db')}`,
+        WARREN_DB: db,
         WARREN_LOG_LEVEL: 'warn',
         WARREN_PUBLIC_URL: PUBLIC_URL,
       },
@@ -82,6 +85,7 @@ export async function startWarren(): Promise<Warren> {
   await until('GET /key answers', 30_000, async () => ((await fetch(`${SERVER_URL}/key?v=142`)).ok ? true : undefined));
   return {
     apiKey,
+    db,
     async call(method, path, body, contentType = 'application/json') {
       const res = await fetch(`${SERVER_URL}${path}`, {
         method,
@@ -97,6 +101,8 @@ export async function startWarren(): Promise<Warren> {
 
 export interface Client {
   name: string;
+  /** The daemon's socket, for a `tailscale` command left running (`tailscale up` waiting to log in). */
+  socketPath: string;
   /** Runs the tailscale CLI against this daemon, for at most `ms`. */
   cli(args: string[], ms?: number): Promise<{ code: number; stdout: string; stderr: string }>;
   status(): Promise<Status>;
@@ -152,6 +158,7 @@ export async function startClient(name: string): Promise<Client> {
   );
   return {
     name,
+    socketPath: socket,
     cli,
     async status() {
       const res = await cli(['status', '--json'], 10_000);

@@ -10,4 +10,5 @@ ip addr add 192.0.2.2/24 dev veth1
 ip link set veth0 up
 ip link set veth1 up
 cd "$(dirname "$0")/../.."
-exec node --import tsx --test --test-concurrency=1 --test-timeout=600000 e2e/tailscale/tailscale.test.ts
+exec node --import tsx --test --test-concurrency=1 --test-timeout=600000 e2e/tailscale/tailscale.test.ts \
+  e2e/tailscale/interactive-login.test.ts
