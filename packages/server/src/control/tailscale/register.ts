@@ -20,7 +20,7 @@ import { enroll } from '../../modules/devices/enrollment.service.js';
 import { tagRefusal } from '../../modules/devices/login/tag-owners.js';
 import { disconnect } from '../../modules/devices/presence.service.js';
 import { usableAuthKey } from '../../modules/keys/auth-keys.js';
-import { awaitLogin, clipped, type LoginRequest, startLogin } from './login/interactive-login.js';
+import { awaitLogin, clipped, type LoginCall, type LoginRequest, startLogin } from './login/interactive-login.js';
 import { userProfile } from './tailcfg.js';
 import { type NodeRow, nodeByKey, rotateNodeKey } from './tailscale.repository.js';
 
@@ -44,12 +44,11 @@ function authorized(row: Pick<NodeRow, 'user_id' | 'user_login' | 'user_display'
 
 const isZeroKey = (key: string | undefined) => !key || /^nodekey:0{64}$/.test(key);
 
-/** `closed`: settles when the client goes away (a follow-up stops waiting for its login then). */
 export async function register(
   ctx: AppContext,
   machineKey: string,
   request: RegisterRequest,
-  closed: Promise<void> = new Promise(() => {}),
+  call: LoginCall,
 ): Promise<RegisterOutcome> {
   if (!NODE_KEY_RE.test(request.NodeKey ?? '')) return refused('NodeKey must be "nodekey:" and 64 hex digits');
   const now = ctx.clock.now();
@@ -80,9 +79,10 @@ export async function register(
       }
     }
     const login = request.Followup
-      ? await awaitLogin(ctx, machineKey, { ...request, Followup: request.Followup }, closed)
-      : await startLogin(ctx, machineKey, request, isZeroKey(request.OldNodeKey) ? null : request.OldNodeKey!);
+      ? await awaitLogin(ctx, machineKey, { ...request, Followup: request.Followup }, call)
+      : await startLogin(ctx, machineKey, request, isZeroKey(request.OldNodeKey) ? null : request.OldNodeKey!, call);
     if (login.kind === 'url') return { status: 200, body: { AuthURL: login.authUrl, MachineAuthorized: false } };
+    if (login.kind === 'limited') return { status: 429, retryAfter: login.retryAfter };
     if (login.kind === 'refused') return refused(login.message);
     const row = login.kind === 'approved' ? await nodeByKey(ctx.db, request.NodeKey, machineKey) : undefined;
     return row ? authorized(row) : refused('the login ended before the device was registered; run tailscale up again');

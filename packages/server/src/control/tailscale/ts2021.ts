@@ -8,6 +8,7 @@
  * Over that channel: /machine/register and /machine/map; anything else is 404.
  */
 import { constants, performServerHandshake, type ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { UpgradeHandler } from '../upgrades.js';
@@ -76,13 +77,14 @@ async function accept(control: Control, init: Buffer, socket: Duplex, head: Buff
   const conn = new NoiseConn(socket, answer.session, head);
   const session = performServerHandshake(conn);
   const peer = machineKeyText(answer.session.peerStatic);
+  const clientAddr = (socket as Partial<Socket>).remoteAddress ?? '';
   session.on('error', () => conn.destroy());
   session.setTimeout(control.ctx.settings.controlIdleTimeoutMs ?? IDLE_MS, () => {
     session.destroy();
     conn.destroy();
   });
   session.on('stream', (stream, headers) => {
-    handle(control, peer, stream, String(headers[constants.HTTP2_HEADER_PATH] ?? '')).catch(() => {
+    handle(control, peer, clientAddr, stream, String(headers[constants.HTTP2_HEADER_PATH] ?? '')).catch(() => {
       if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
     });
   });
@@ -106,7 +108,13 @@ function readBody(stream: ServerHttp2Stream): Promise<Buffer> {
   });
 }
 
-async function handle(control: Control, machine: string, stream: ServerHttp2Stream, path: string): Promise<void> {
+async function handle(
+  control: Control,
+  machine: string,
+  clientAddr: string,
+  stream: ServerHttp2Stream,
+  path: string,
+): Promise<void> {
   const reply = (status: number, text: string, headers: Record<string, string> = {}) => {
     if (stream.destroyed) return;
     stream.respond({ ':status': status, 'content-type': 'text/plain; charset=utf-8', ...headers });
@@ -139,7 +147,7 @@ async function handle(control: Control, machine: string, stream: ServerHttp2Stre
       const session = stream.session;
       if (session && !session.destroyed && !session.closed) session.ping(() => {});
     }, PING_MS);
-    const outcome = await register(control.ctx, machine, body as RegisterRequest, closed).finally(() =>
+    const outcome = await register(control.ctx, machine, body as RegisterRequest, { clientAddr, closed }).finally(() =>
       clearInterval(ping),
     );
     if (outcome.status === 429) reply(429, 'too many registrations', { 'retry-after': String(outcome.retryAfter) });

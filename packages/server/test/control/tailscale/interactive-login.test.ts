@@ -216,4 +216,18 @@ describe('interactive login', () => {
     const byName = Object.fromEntries(devices.map((d) => [d.hostname, d.authorized]));
     expect(byName).toEqual({ mine: false, theirs: true });
   });
+
+  it('limits the logins one address starts, as anonymous calls are', async () => {
+    await server.close();
+    server = await startServer({ settings: { anonymousRateLimit: 2 } });
+    const client = await controlClient(server.url);
+    clients.push(client);
+    const start = () => client.post('/machine/register', { NodeKey: nodeKey(), Hostinfo: { Hostname: 'spam' } });
+    expect((await start()).status).toBe(200);
+    expect((await start()).status).toBe(200);
+    const third = await start();
+    expect(third.status).toBe(429);
+    const stored = await server.database.storage.db.selectFrom('machine_logins').select('token_hash').execute();
+    expect(stored).toHaveLength(2);
+  });
 });

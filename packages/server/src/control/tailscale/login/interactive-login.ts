@@ -30,8 +30,17 @@ export interface LoginRequest {
   Hostinfo?: Hostinfo | null;
 }
 
+/** The request behind a login: who sent it, and when it goes away. */
+export interface LoginCall {
+  /** The client's address: starting logins is limited per address, as anonymous API calls are. */
+  clientAddr: string;
+  /** Settles when the client goes away (a follow-up stops waiting then). */
+  closed: Promise<void>;
+}
+
 export type LoginOutcome =
   | { kind: 'url'; authUrl: string }
+  | { kind: 'limited'; retryAfter: number }
   | { kind: 'approved' }
   | { kind: 'refused'; message: string }
   | { kind: 'closed' };
@@ -48,6 +57,7 @@ export async function startLogin(
   machineKey: string,
   request: LoginRequest,
   oldNodeKey: string | null,
+  call: LoginCall,
 ): Promise<LoginOutcome> {
   const base = ctx.settings.publicUrl?.replace(/\/+$/, '');
   if (!base) {
@@ -57,6 +67,9 @@ export async function startLogin(
         'logging in without an auth key needs the server public URL (WARREN_PUBLIC_URL); use tailscale up --auth-key wrn_auth_… meanwhile',
     };
   }
+  // Noise machine keys cost nothing to make: the address is what bounds the rows one party adds.
+  const decision = await ctx.limiter.hit(`login:${call.clientAddr}`, ctx.settings.anonymousRateLimit);
+  if (!decision.allowed) return { kind: 'limited', retryAfter: decision.resetSeconds };
   const token = randomBytes(32).toString('base64url');
   const now = ctx.clock.now();
   const hostinfo = request.Hostinfo ?? {};
@@ -90,23 +103,22 @@ function tokenOf(followup: string): string | undefined {
 
 /**
  * Waits for the login of a follow-up to end. An unknown, foreign or expired URL starts a new
- * login (the client prints the new URL), as does one that ended before this request came.
- * `closed` resolves the wait when the client goes away.
+ * login (the client prints the new URL). The wait ends when the client goes away.
  */
 export async function awaitLogin(
   ctx: AppContext,
   machineKey: string,
   request: LoginRequest & { Followup: string },
-  closed: Promise<void>,
+  call: LoginCall,
 ): Promise<LoginOutcome> {
   const token = tokenOf(request.Followup);
   const tokenHash = token && hashSecret(token);
-  const fresh = () => startLogin(ctx, machineKey, request, request.OldNodeKey ?? null);
+  const fresh = () => startLogin(ctx, machineKey, request, request.OldNodeKey ?? null, call);
   if (!tokenHash) return fresh();
   let wake = () => {};
   const stop = onLoginEnded(tokenHash, () => wake());
   let gone = false;
-  void closed.then(() => {
+  void call.closed.then(() => {
     gone = true;
     wake();
   });
