@@ -4,7 +4,6 @@
  * /v1: reads take `read` or `devices`, changes `devices`; an OAuth token needs `devices:core`,
  * or `devices:routes` for routes (their `:read` for reads).
  */
-import type { DeviceBody } from '@warren/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
@@ -14,6 +13,7 @@ import { deleteDevice, listDeviceDetails, setDeviceTags } from '../../modules/de
 import { renameDevice } from '../../modules/devices/rename.service.js';
 import { setApprovedRoutes } from '../../modules/routes/approved-set.service.js';
 import { invalidRequest } from '../problem.js';
+import { TailscaleListBodies } from './device-list-body.js';
 import { advertisedRoutes, enabledRoutes, presentTailscaleDevice } from './devices.presenter.js';
 import { listOrEmpty, tailnetOf } from './tailnet.js';
 
@@ -44,16 +44,9 @@ function wantsAll(fields: string | undefined): boolean {
   throw invalidRequest(`fields must be "default" or "all" (got "${fields}")`);
 }
 
-/**
- * Each listed record's Tailscale JSON, by the record itself: the list's records are kept
- * between calls and replaced, never changed, when anything they show moves
- * (modules/devices/device-records.ts), so a record's JSON is made once and dropped with it.
- */
-const presentedDefault = new WeakMap<DeviceBody, string>();
-const presentedAll = new WeakMap<DeviceBody, string>();
-
 export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
+  const bodies = new TailscaleListBodies();
   const detail = (request: ById) =>
     deviceDetail(ctx.db, request.principal!.networkId, request.params.id, ctx.clock.now());
 
@@ -76,18 +69,9 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
           (os === undefined || d.os === os) &&
           (isEphemeral === undefined || String(d.ephemeral ?? false) === isEphemeral),
       );
-      const json = all ? presentedAll : presentedDefault;
-      let body = '{"devices":[';
-      for (let i = 0; i < kept.length; i++) {
-        const device = kept[i]!;
-        let text = json.get(device);
-        if (text === undefined) {
-          text = JSON.stringify(presentTailscaleDevice(device, all));
-          json.set(device, text);
-        }
-        body += i === 0 ? text : `,${text}`;
-      }
-      return reply.type('application/json; charset=utf-8').send(`${body}]}`);
+      // The filter as given: the records it selected are compared one by one before reuse.
+      const key = JSON.stringify([networkId, all, request.query.tags, name, hostname, os, isEphemeral]);
+      return reply.type('application/json; charset=utf-8').send(bodies.body(key, kept, all));
     },
   );
 
