@@ -8,6 +8,7 @@ import type { AuditRow } from '../core/audit-entries.js';
 import { insertAuditEntries } from '../core/audit-entries.js';
 import type { AuditQueue } from '../core/context.js';
 import { callPath } from '../edge/actor.js';
+import { addKeyUses } from '../modules/keys/keys.repository.js';
 import type { Db } from '../storage/database.js';
 
 const FLUSH_DELAY_MS = 50;
@@ -164,13 +165,7 @@ export class AuditLog implements AuditQueue {
   private async writeKeyUses(uses: Map<string, { at: number; count: number }>): Promise<void> {
     const ordered = [...uses].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     await this.db.transaction().execute(async (trx) => {
-      for (const [keyId, use] of ordered) {
-        await trx
-          .updateTable('keys')
-          .set((eb) => ({ last_used_at: use.at, uses: eb('uses', '+', use.count) }))
-          .where('id', '=', keyId)
-          .execute();
-      }
+      for (const [keyId, use] of ordered) await addKeyUses(trx, keyId, use);
     });
   }
 

@@ -7,6 +7,7 @@ import type { Changes } from '../../core/changes.js';
 import type { EventDraft } from '../../core/events.js';
 import type { Db } from '../../storage/database.js';
 import { netmapEpoch } from '../network/epochs.js';
+import { deleteRoutesOf } from '../routes/routes.repository.js';
 import { deviceDetails } from './device-details.js';
 
 /** Returns how many devices were deleted (ids of other networks or already gone count for nothing). */
@@ -23,7 +24,7 @@ export async function removeDevices(
   let removed = 0;
   for (let i = 0; i < deviceIds.length; i += 500) {
     const ids = deviceIds.slice(i, i + 500);
-    await trx.deleteFrom('routes').where('network_id', '=', networkId).where('device_id', 'in', ids).execute();
+    await deleteRoutesOf(trx, networkId, ids);
     await trx.deleteFrom('device_tags').where('network_id', '=', networkId).where('device_id', 'in', ids).execute();
     const result = await trx
       .deleteFrom('devices')

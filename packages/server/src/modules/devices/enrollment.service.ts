@@ -30,14 +30,15 @@ import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { type AuthKeyRow, refusalNow } from '../keys/auth-keys.js';
+import { useAuthKey } from '../keys/keys.repository.js';
 import { moveEpochsForEnrollment, netmapEpoch, presenceEpoch } from '../network/epochs.js';
 import { advanceAddressIndex } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
 import { nodeKeyLifetime } from '../network/settings.service.js';
 import { canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
-import { syncAdvertised } from '../routes/routes.repository.js';
 import { MAX_ADDR_INDEX, nameBase, nameOf } from './addresses.js';
+import { advertise } from './advertised-routes.js';
 import { deviceDetail } from './device-details.js';
 import { presentDeviceDetail } from './devices.presenter.js';
 import { insertTags, replaceTags } from './devices.repository.js';
@@ -158,19 +159,7 @@ export async function enrollForUser(
 /** Takes one use of the auth key, atomically with the enrollment; refuses a key that stopped being valid. */
 async function takeKeyUse(trx: Db, key: AuthKeyRow, now: number): Promise<void> {
   await advisoryLock(trx, `enroll:${key.id}`);
-  const use = await trx
-    .updateTable('keys')
-    .set((eb) => ({
-      uses: eb('uses', '+', 1),
-      last_used_at: now,
-      used_at: eb.fn.coalesce('used_at', eb.val(now)),
-    }))
-    .where('id', '=', key.id)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .where((eb) => eb.or([eb('reusable', '=', 1), eb('used_at', 'is', null)]))
-    .executeTakeFirst();
-  if (Number(use.numUpdatedRows) === 0) throw await refusalNow(trx, key.id, now);
+  if (!(await useAuthKey(trx, key.id, now))) throw await refusalNow(trx, key.id, now);
 }
 
 async function enrollDevice(
@@ -272,7 +261,7 @@ async function enrollDevice(
         key_expiry_disabled: 0,
         netmap_version: 1,
         netmap_hash: null,
-        advertised_routes: '', // set by syncAdvertised below
+        advertised_routes: '', // set by advertise below
       };
       await trx.insertInto('devices').values(row).execute();
       await insertTags(trx, networkId, deviceId, tags);
@@ -292,7 +281,7 @@ async function enrollDevice(
         return { value: { device, nodeToken }, target: deviceId, events: enrollEvents(event, device) };
       }
     }
-    const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
+    const routes = await advertise(trx, networkId, deviceId, prefixes, now);
     // The audit entry and events of a node call name the device (a login names the person who approved).
     if (key) actor.id = deviceId;
     const device = await deviceDetail(trx, networkId, deviceId, now);

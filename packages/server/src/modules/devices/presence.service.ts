@@ -7,16 +7,18 @@
  */
 import type { HeartbeatRequest } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
+import type { Changes } from '../../core/changes.js';
 import type { AppContext } from '../../core/context.js';
 import { unauthenticated } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
-import { netmapEpoch } from '../network/epochs.js';
+import type { Db } from '../../storage/database.js';
+import { netmapEpoch, presenceEpoch } from '../network/epochs.js';
 import { onlineSince, onlineSinceWhere } from '../network/online.js';
-import { crossPresence } from '../network/presence-crossings.js';
 import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
-import { syncAdvertised } from '../routes/routes.repository.js';
+import { advertise } from './advertised-routes.js';
+import { crossPresence } from './presence-crossings.js';
 
 /** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
 export const deviceGone = () =>
@@ -73,7 +75,7 @@ export async function heartbeat(ctx: AppContext, actor: Actor, body: HeartbeatRe
   if (prefixes && advertisedText(prefixes) !== row.advertised_routes) {
     await unitOfWork(ctx, actor, 'route.advertise', async (trx, _now, changes) => {
       await changes.touch(netmapEpoch, [deviceId]);
-      const routes = await syncAdvertised(trx, networkId, deviceId, prefixes, now);
+      const routes = await advertise(trx, networkId, deviceId, prefixes, now);
       const events = await routeEvents(trx, networkId, now, routes);
       return { value: undefined, target: deviceId, events, also: approvalEntries(routes.approved) };
     });
@@ -83,4 +85,20 @@ export async function heartbeat(ctx: AppContext, actor: Actor, body: HeartbeatRe
 /** Offline at once; the disconnect time is the device's last contact. */
 export async function disconnect(ctx: AppContext, actor: Actor): Promise<void> {
   if (!(await setPresence(ctx, actor.networkId, actor.id!, false, ctx.clock.now()))) throw deviceGone();
+}
+
+/**
+ * A suspended user's devices go offline at once (their node credentials are refused from now
+ * on, see control/native/node-auth.ts), so every peer's view changes: both epochs move.
+ */
+export async function disconnectDevicesOf(trx: Db, changes: Changes, networkId: string, userId: string): Promise<void> {
+  const result = await trx
+    .updateTable('devices')
+    .set({ disconnected: 1 })
+    .where('network_id', '=', networkId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return;
+  await changes.touch(presenceEpoch);
+  await changes.touch(netmapEpoch);
 }

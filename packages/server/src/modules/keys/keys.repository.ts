@@ -51,3 +51,32 @@ export async function revokeKey(db: Db, networkId: string, id: string, now: numb
     .where('revoked_at', 'is', null)
     .execute();
 }
+
+/**
+ * Counts an enrollment through an auth key that may still enroll (not revoked, not expired,
+ * reusable or never used). Returns false when it may not: nothing is written then.
+ */
+export async function useAuthKey(trx: Db, keyId: string, now: number): Promise<boolean> {
+  const use = await trx
+    .updateTable('keys')
+    .set((eb) => ({
+      uses: eb('uses', '+', 1),
+      last_used_at: now,
+      used_at: eb.fn.coalesce('used_at', eb.val(now)),
+    }))
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where((eb) => eb.or([eb('reusable', '=', 1), eb('used_at', 'is', null)]))
+    .executeTakeFirst();
+  return Number(use.numUpdatedRows) > 0;
+}
+
+/** Adds `count` uses of an API key, the last at `at` (the batched audit flush, http/audit.ts). */
+export async function addKeyUses(trx: Db, keyId: string, use: { at: number; count: number }): Promise<void> {
+  await trx
+    .updateTable('keys')
+    .set((eb) => ({ last_used_at: use.at, uses: eb('uses', '+', use.count) }))
+    .where('id', '=', keyId)
+    .execute();
+}

@@ -19,12 +19,13 @@ import type { DeviceBody } from '@warren/contract';
 import type { AppContext } from '../../core/context.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { routesOfDevice } from '../devices/devices.repository.js';
+import { settleVersion } from '../devices/netmap-version.js';
 import { deviceGone } from '../devices/presence.service.js';
 import { isIsolated } from '../devices/standing.js';
 import { isOnline } from '../network/online.js';
 import type { RouteRow } from '../routes/routes.repository.js';
 import { joinedWithout, type NetworkView, networkView, type Primaries, primariesOf } from './netmap.cache.js';
-import { type SelfRow, settleVersion, viewRows } from './netmap.repository.js';
+import { type SelfRow, viewRows } from './netmap.repository.js';
 import { diffPeers, rememberSent, sentAt, sinceVersion } from './netmap-delta.js';
 import { type PresenceSnapshot, presenceSnapshot } from './presence-snapshot.js';
 

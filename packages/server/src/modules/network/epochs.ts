@@ -44,7 +44,7 @@ export const presenceEpoch: Epoch = { move: bumpPresenceEpoch, log: presenceLog.
 
 /**
  * On PostgreSQL, devices crossing online or offline move the presence epoch inside the one
- * statement that writes them (presence-crossings.ts), so the row lock is held from the move to
+ * statement that writes them (devices/presence-crossings.ts), so the row lock is held from the move to
  * the commit and not across round trips. These are that statement's common table expressions
  * for the move: when its CTE `crossed` (the devices that crossed, by `id`) has rows, `moved`
  * moves the epoch and returns it as `presence_epoch`, and `logged` logs the devices against it.

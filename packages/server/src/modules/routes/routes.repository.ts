@@ -8,7 +8,6 @@ import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import type { Database } from '../../storage/schema.js';
 import { onlineSince, onlineSinceWhere } from '../network/online.js';
-import { advertisedText } from './prefixes.js';
 import { onRoutesAdvertised } from './route-hooks.js';
 
 /** A network's routes joined to their devices: the base of every route query, here and in netmaps. */
@@ -88,8 +87,8 @@ export async function findRoute(db: Db, networkId: string, now: number, id: stri
 /**
  * Makes a device's routes match the set it advertises: new prefixes become pending routes,
  * known ones keep their state and get `advertised` set to whether they are in the set.
- * Returns whether anything changed. The caller bumps the netmap epoch (first, so every
- * transaction takes the network row before route rows).
+ * The caller touches the netmap epoch first (so every transaction takes the network row before
+ * route rows) and keeps the set's text on the device's row (devices/advertised-routes.ts).
  */
 export async function syncAdvertised(
   trx: Db,
@@ -126,11 +125,6 @@ export async function syncAdvertised(
     await trx.updateTable('routes').set({ advertised: 1 }).where('id', 'in', readvertised).execute();
   if (withdrawn.length) await trx.updateTable('routes').set({ advertised: 0 }).where('id', 'in', withdrawn).execute();
   if (added.length) await trx.insertInto('routes').values(added).execute();
-  await trx
-    .updateTable('devices')
-    .set({ advertised_routes: advertisedText(prefixes) })
-    .where('id', '=', deviceId)
-    .execute();
   const approved = added.length
     ? await onRoutesAdvertised(
         trx,
@@ -147,4 +141,9 @@ export async function syncAdvertised(
 export interface RouteSync {
   advertised: string[];
   approved: string[];
+}
+
+/** Deletes the routes of devices being removed (devices/device-removal.ts), in their transaction. */
+export async function deleteRoutesOf(trx: Db, networkId: string, deviceIds: readonly string[]): Promise<void> {
+  await trx.deleteFrom('routes').where('network_id', '=', networkId).where('device_id', 'in', deviceIds).execute();
 }

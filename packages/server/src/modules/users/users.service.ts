@@ -6,7 +6,6 @@
  */
 import type { CreateUserRequest, Role, UserBody } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
-import type { Changes } from '../../core/changes.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError, invalidRequest, invalidState, notFound, planLimit } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
@@ -14,7 +13,8 @@ import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { deletionEvents, removeDevices } from '../devices/device-removal.js';
-import { netmapEpoch, presenceEpoch } from '../network/epochs.js';
+import { disconnectDevicesOf } from '../devices/presence.service.js';
+import { netmapEpoch } from '../network/epochs.js';
 import { planOf } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
 import { endUserSessions } from '../sessions/sessions.store.js';
@@ -147,20 +147,4 @@ async function countActiveOwners(db: Db, networkId: string, exceptId: string): P
     .where('id', '!=', exceptId)
     .executeTakeFirstOrThrow();
   return Number(row.n);
-}
-
-/**
- * A suspended user's devices go offline at once (their node credentials are refused from now
- * on, see control/native/node-auth.ts), so every peer's view changes: both epochs move.
- */
-async function disconnectDevicesOf(trx: Db, changes: Changes, networkId: string, userId: string): Promise<void> {
-  const result = await trx
-    .updateTable('devices')
-    .set({ disconnected: 1 })
-    .where('network_id', '=', networkId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) return;
-  await changes.touch(presenceEpoch);
-  await changes.touch(netmapEpoch);
 }

@@ -18,8 +18,8 @@ import { withChanges } from '../../core/changes.js';
 import { batchedWrites } from '../../lib/write-batches.js';
 import type { Db } from '../../storage/database.js';
 import { isPostgres } from '../../storage/database.js';
-import { presenceEpoch, presenceMoveCtes } from './epochs.js';
-import { prunePresenceChanges } from './presence-changes.js';
+import { presenceEpoch, presenceMoveCtes } from '../network/epochs.js';
+import { prunePresenceChanges } from '../network/presence-changes.js';
 
 export interface Presence {
   last_seen_at: number;

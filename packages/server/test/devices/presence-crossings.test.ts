@@ -5,10 +5,10 @@
  * follow each of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crossPresence } from '../../src/modules/devices/presence-crossings.js';
 import { presenceChangedSince } from '../../src/modules/network/presence-changes.js';
-import { crossPresence } from '../../src/modules/network/presence-crossings.js';
-import { type EnrolledDevice, enroll, getDevice, heartbeat, startWithAuthKey } from '../devices/helpers.js';
 import type { TestServer } from '../harness.js';
+import { type EnrolledDevice, enroll, getDevice, heartbeat, startWithAuthKey } from './helpers.js';
 
 describe('presence crossings', () => {
   let server: TestServer;
