@@ -40,6 +40,7 @@ import { ssoRoutes } from './http/routes/sso.routes.js';
 import { ssoLoginRoutes } from './http/routes/sso-login.routes.js';
 import { usersRoutes } from './http/routes/users.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks.routes.js';
+import { lazySerializers } from './http/serializers.js';
 import { tailscaleApi } from './http/tailscale-api/index.js';
 import { type HttpTimeouts, timeoutOptions } from './http/timeouts.js';
 import { registerValidation } from './http/validation.js';
@@ -106,6 +107,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Host is judged in the pipeline (http/host-header.ts), which answers with a problem.
     http: { ...limits.http, requireHostHeader: false },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   });
   audit.onError = (error) => app.log.error({ err: error }, 'audit log write failed');
   app.decorate('ctx', ctx);

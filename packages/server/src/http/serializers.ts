@@ -1,0 +1,24 @@
+/**
+ * Response serializers compiled when a route first answers with a status, not when the server
+ * starts. Fastify compiles one fast-json-stringify function per route and status at startup; with
+ * the whole API that was the largest part of `warren serve`'s start (about 1.5 s of CPU on a busy
+ * machine), spent on routes most instances never answer. The compilation is Fastify's own
+ * (@fastify/fast-json-stringify-compiler, with the shared schemas), only deferred.
+ */
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+
+type SerializerFactory = ReturnType<typeof SerializerSelector>;
+
+export function lazySerializers(): SerializerFactory {
+  const select = SerializerSelector();
+  return (externalSchemas, options) => {
+    const compile = select(externalSchemas, options);
+    return (route) => {
+      let serialize: ((doc: unknown) => string) | undefined;
+      return (doc) => {
+        serialize ??= compile(route);
+        return serialize(doc);
+      };
+    };
+  };
+}
