@@ -3,7 +3,7 @@
  * requests that manage them.
  */
 import { type Static, Type } from 'typebox';
-import { Nullable, NullableTime, Time } from './nullable.js';
+import { literals, Nullable, NullableTime, Time } from './nullable.js';
 
 export const EVENT_TYPES = [
   'device.created',
@@ -37,8 +37,6 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 export const EVENT_FILTER_PATTERN = '^(\\*|[a-z]+\\.\\*|[a-z]+\\.[a-z_]+)$';
 
 const NullableString = Nullable(Type.String());
-const literals = <T extends readonly string[]>(values: T) =>
-  Type.Union(values.map((v) => Type.Literal(v)) as never) as unknown as ReturnType<typeof Type.String>;
 
 export const Event = Type.Object(
   {

@@ -14,3 +14,14 @@ export function Nullable<T extends TString | TInteger>(schema: T): TUnsafe<Stati
 
 export const Time = Type.String({ format: 'date-time', description: 'RFC 3339 UTC' });
 export const NullableTime = Nullable(Time);
+
+/**
+ * One of fixed strings, as `{ "type": "string", "enum": [...] }`. The same values as a union of
+ * literals, but that union is an `anyOf`, which the response serializer resolves with a
+ * schema-validator call per value (each route state, key state and scope of every record).
+ */
+export function literals<T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }) as unknown as ReturnType<
+    typeof Type.String
+  >;
+}

@@ -3,9 +3,10 @@
  */
 import { type Static, Type } from 'typebox';
 import { type ROLES, SCOPES } from './formats.js';
+import { literals } from './nullable.js';
 
 const closed = { additionalProperties: false } as const;
-const scopeList = Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))));
+const scopeList = Type.Array(literals(SCOPES));
 
 export const SetSsoBody = Type.Object(
   {

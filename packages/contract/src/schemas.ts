@@ -7,11 +7,8 @@ import { type Static, Type } from 'typebox';
 import type { PolicyProblem } from './errors.js';
 import { EVENT_COMPONENTS } from './events.js';
 import { KEY_STATES, PLANS, ROLES, ROUTE_STATES, SCOPES } from './formats.js';
-import { Nullable, NullableTime, Time } from './nullable.js';
+import { literals, Nullable, NullableTime, Time } from './nullable.js';
 import { Me, SsoConfig } from './people.js';
-
-const literals = <T extends readonly string[]>(values: T) =>
-  Type.Union(values.map((v) => Type.Literal(v)) as never) as unknown as ReturnType<typeof Type.String>;
 
 export const Problem = Type.Object(
   {
@@ -54,9 +51,12 @@ const deviceListFields = {
   authorized: Type.Boolean({
     description: 'false while the device waits for approval (network setting deviceApproval)',
   }),
-  keyExpiry: Type.Union([Time, Type.Null()], {
-    description: "when the device's login expires; null when it never does (keyExpiryDisabled, or nodeKeyExpiry 0)",
-  }),
+  keyExpiry: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: "when the device's login expires; null when it never does (keyExpiryDisabled, or nodeKeyExpiry 0)",
+    }),
+  ),
   keyExpiryDisabled: Type.Boolean(),
   keyExpired: Type.Boolean({ description: 'the login expired: the device is in no netmap until it logs in again' }),
 };
@@ -74,7 +74,7 @@ export const Device = Type.Object(
       Type.Boolean({ description: 'the device serves as an exit node: 0.0.0.0/0 and ::/0 approved and advertised' }),
     ),
     protocol: Type.Optional(
-      Type.Union([Type.Literal('native'), Type.Literal('tailscale')], {
+      literals(['native', 'tailscale'] as const, {
         description: "what the device speaks: Warren's node protocol or Tailscale's control protocol",
       }),
     ),
@@ -175,9 +175,11 @@ export const Route = Type.Object(
 const Endpoint = Type.Object({
   deviceId: Nullable(Type.String()),
   deviceName: Type.Optional(
-    Type.Union([Type.String(), Type.Null()], {
-      description: "the device's name when the entry was read; null when there is no device or it was deleted",
-    }),
+    Nullable(
+      Type.String({
+        description: "the device's name when the entry was read; null when there is no device or it was deleted",
+      }),
+    ),
   ),
   addr: Type.String(),
 });
