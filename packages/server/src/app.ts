@@ -81,6 +81,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ctx: AppContext = {
     db: storage.db,
     dialect: storage.dialect,
+    changes: storage.changes,
     clock,
     audit,
     limiter,

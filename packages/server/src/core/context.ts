@@ -6,6 +6,7 @@
 import type { ValidationResultBody } from '@warren/contract';
 import type { LogIds } from '../lib/log-ids.js';
 import type { Clock } from '../lib/time.js';
+import type { ChangeChannel } from '../storage/change-signal.js';
 import type { Db, Dialect } from '../storage/database.js';
 import type { AuditRow } from './audit-entries.js';
 
@@ -92,6 +93,8 @@ export interface RateLimiter {
 export interface AppContext {
   db: Db;
   dialect: Dialect;
+  /** Where this process hears of committed changes to networks' epochs (storage/change-signal.ts). */
+  changes: ChangeChannel;
   clock: Clock;
   audit: AuditQueue;
   limiter: RateLimiter;

@@ -33,6 +33,7 @@ import * as machineLogins from './migrations/023_machine_logins.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
+import { type ChangeChannel, listenPostgres, signallingConnection } from './change-signal.js';
 import { registerPool } from './pg-statements.js';
 import { commitCounter, registerConnections, withStatementCache } from './sqlite-statements.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
@@ -70,6 +71,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Storage {
   db: Db;
   dialect: Dialect;
+  /** Where this process hears of committed epoch moves (change-signal.ts). */
+  changes: ChangeChannel;
   close(): Promise<void>;
 }
 
@@ -111,19 +114,24 @@ function openSqlite(url: string): Storage {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const writer = withStatementCache(sqlite);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) });
   // A second connection reads what is committed while the first is inside a transaction
   // (sqlite-statements.ts), and a thread of its own checkpoints the log (wal-checkpointer.ts);
   // an in-memory database is private to its one connection and has no log.
   const file = path !== ':memory:';
   const readConnection = file ? readOnly(path) : undefined;
   const reader = readConnection && withStatementCache(readConnection);
+  const version = readConnection && commitCounter(readConnection);
+  // Kysely writes through the connection that announces committed changes (change-signal.ts).
+  const { connection, channel } = signallingConnection(writer, sqlite, version);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
   const checkpointer = file ? startWalCheckpointer(sqlite, path) : undefined;
-  registerConnections(db, { writer, reader, version: readConnection && commitCounter(readConnection) });
+  registerConnections(db, { writer, reader, version });
   return {
     db,
     dialect: 'sqlite',
+    changes: channel,
     close: async () => {
+      await channel.close();
       await checkpointer?.stop();
       await db.destroy();
       reader?.close();
@@ -159,7 +167,16 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Storage>
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   registerPool(db, pool);
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  const changes = listenPostgres(url);
+  return {
+    db,
+    dialect: 'postgres',
+    changes,
+    close: async () => {
+      await changes.close();
+      await db.destroy();
+    },
+  };
 }
 
 async function migrate(

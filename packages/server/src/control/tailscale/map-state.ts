@@ -8,6 +8,7 @@
 import type { DeviceBody, PeerBody } from '@warren/contract';
 import type { AppContext } from '../../core/context.js';
 import { currentPolicy } from '../../modules/acl/policy-cache.js';
+import type { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import { deviceNetmap } from '../../modules/netmap/netmap.service.js';
 import { deviceIdentities, policyDevice, policyUsers } from '../../modules/netmap/policy-inputs.repository.js';
 import { type FilterRule, packetFilter } from '../../policy/index.js';
@@ -15,10 +16,14 @@ import { dnsConfig, dnsDomain } from './dns.js';
 import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
 import { type NodeRow, networkName, nodesByIds } from './tailscale.repository.js';
 
-/** What the protocol's handlers share: the app's context and where the DERP map comes from. */
+/**
+ * What the protocol's handlers share: the app's context, where the DERP map comes from and the
+ * process's change feed the map streams wait on.
+ */
 export interface Control {
   ctx: AppContext;
   derpMap: () => unknown;
+  feed: ChangeFeed;
 }
 
 export interface MapState {

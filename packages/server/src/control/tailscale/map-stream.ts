@@ -10,17 +10,19 @@
 import type { ServerHttp2Stream } from 'node:http2';
 import { type Actor, systemActor } from '../../core/actor.js';
 import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
+import { headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
 import { netmapHead } from '../../modules/netmap/netmap.repository.js';
 import { deltaResponse, fullResponse, KEEP_ALIVE } from './map-delta.js';
 import { advertisedRoutes, type MapRequest, reportOf } from './map-request.js';
 import { type Control, type MapState, mapState } from './map-state.js';
+import { numericId } from './tailcfg.js';
 import { type NodeRow, nodeByKey, storeReport } from './tailscale.repository.js';
 import { zstdFrame } from './zstd-frame.js';
 
-/** How often an open stream looks for changes: well inside the 1 s a change may take. */
-export const POLL_MS = 400;
+/** How often an open stream looks whether presence or a keep-alive is due (changes are pushed). */
+const HOUSEKEEPING_MS = 5_000;
 const KEEP_ALIVE_MS = 50_000;
-/** Presence is refreshed well inside the online window (60 s). */
+/** Presence is refreshed well inside the online window (60 s), even one round late. */
 const PRESENCE_MS = 20_000;
 
 function frame(json: string): Buffer {
@@ -33,9 +35,6 @@ function frame(json: string): Buffer {
 function deviceActor(node: NodeRow): Actor {
   return { ...systemActor(node.network_id, node.name), type: 'device', id: node.id };
 }
-
-const headKey = (head: { epoch: number; presenceEpoch: number; policyVersion: number } | undefined) =>
-  head ? `${head.epoch}|${head.presenceEpoch}|${head.policyVersion}` : '';
 
 export async function serveMap(
   control: Control,
@@ -74,7 +73,10 @@ export async function serveMap(
   let lastWrite = Date.now();
   let lastPresence = Date.now();
   let busy = false;
+  /** The newest change heard while a rebuild ran: one more rebuild follows it. */
+  let queued: NetworkChange | undefined;
   const stop = () => {
+    unfollow();
     clearInterval(timer);
     if (!stream.destroyed) stream.close();
   };
@@ -86,31 +88,30 @@ export async function serveMap(
       );
     stop();
   };
-  const tick = async () => {
+  /** Whether this change can alter what this device was sent (see NetworkChange.presence). */
+  const concerns = (change: NetworkChange) => {
+    if (headKey(change.head) === head) return false;
+    const presence = change.presence;
+    if (!presence || headKey(presence.previous) !== head) return true;
+    for (const id of presence.devices) if (id === node.id || sent.peers.has(numericId(id))) return true;
+    // Only devices this one does not see came or went: nothing to send, but the map is now current.
+    head = headKey(change.head);
+    return false;
+  };
+  const rebuild = async (change: NetworkChange) => {
     if (busy || stream.destroyed) return;
     busy = true;
     try {
-      const current = headKey(await netmapHead(ctx.db, node.network_id));
-      if (current !== head) {
-        head = current;
-        const fresh = await nodeByKey(ctx.db, node.node_key, machineKey);
-        if (!fresh || fresh.user_status === 'suspended') return cutOff();
-        const next = await mapState(control, fresh);
-        const delta = deltaResponse(sent, next, seq + 1);
-        sent = next;
-        if (delta) {
-          seq++;
-          stream.write(frame(delta));
-          lastWrite = Date.now();
-        }
-      }
-      // After the change check, so a suspended or deleted device is never marked online again.
-      if (Date.now() - lastPresence >= PRESENCE_MS) {
-        await heartbeat(ctx, actor, {});
-        lastPresence = Date.now();
-      }
-      if (Date.now() - lastWrite >= KEEP_ALIVE_MS) {
-        stream.write(frame(KEEP_ALIVE));
+      // Built after the change was read, so the map is at least as new as its head.
+      head = headKey(change.head);
+      const fresh = await nodeByKey(ctx.db, node.node_key, machineKey);
+      if (!fresh || fresh.user_status === 'suspended') return cutOff();
+      const next = await mapState(control, fresh);
+      const delta = deltaResponse(sent, next, seq + 1);
+      sent = next;
+      if (delta && !stream.destroyed) {
+        seq++;
+        stream.write(frame(delta));
         lastWrite = Date.now();
       }
     } catch {
@@ -118,11 +119,40 @@ export async function serveMap(
       cutOff();
     } finally {
       busy = false;
+      const next = queued;
+      queued = undefined;
+      if (next && concerns(next)) void rebuild(next);
     }
   };
-  const timer = setInterval(() => void tick(), POLL_MS);
+  const unfollow = control.feed.follow(node.network_id, (change) => {
+    // Judged once the running rebuild has sent its map; two changes queued become one full look.
+    if (busy) queued = queued ? { head: change.head } : change;
+    else if (concerns(change)) void rebuild(change);
+  });
+  // What changed between the head read above and the follow is caught by reading it again.
+  const now = await netmapHead(ctx.db, node.network_id);
+  if (now && headKey(now) !== head) void rebuild({ head: now });
+
+  const housekeeping = async () => {
+    if (stream.destroyed || busy) return;
+    try {
+      // A stream cut off (deleted, suspended) stopped this timer: it is never marked online again.
+      if (Date.now() - lastPresence >= PRESENCE_MS) {
+        lastPresence = Date.now();
+        await heartbeat(ctx, actor, {});
+      }
+      if (Date.now() - lastWrite >= KEEP_ALIVE_MS && !stream.destroyed) {
+        stream.write(frame(KEEP_ALIVE));
+        lastWrite = Date.now();
+      }
+    } catch {
+      // A failed heartbeat is retried on the next round; the stream itself is unaffected.
+    }
+  };
+  const timer = setInterval(() => void housekeeping(), HOUSEKEEPING_MS);
   timer.unref();
   stream.on('close', () => {
+    unfollow();
     clearInterval(timer);
     // The device is offline as soon as its stream is gone (it may have been deleted meanwhile).
     disconnect(ctx, actor).catch(() => {});

@@ -11,6 +11,7 @@ import { constants, performServerHandshake, type ServerHttp2Stream } from 'node:
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import type { UpgradeHandler } from '../upgrades.js';
 import { derpMap } from './derp-map.js';
 import { machineKey, machineKeyText } from './machine-key.js';
@@ -48,7 +49,12 @@ export async function tailscaleRoutes(app: FastifyInstance): Promise<void> {
  * control protocol with a handshake is declined, so the router answers it as a plain request.
  */
 export function ts2021Upgrade(app: FastifyInstance): UpgradeHandler {
-  const control: Control = { ctx: app.ctx, derpMap: () => derpMap(app) };
+  // One feed for the process's streams (one LISTEN connection on PostgreSQL, not one per stream).
+  const feed = new ChangeFeed(app.ctx.db, app.ctx.changes, (error) =>
+    app.log.warn({ err: error }, 'reading a network change failed'),
+  );
+  app.addHook('onClose', async () => feed.close());
+  const control: Control = { ctx: app.ctx, derpMap: () => derpMap(app), feed };
   return (request, socket, head) => {
     const protocol = String(request.headers.upgrade ?? '').toLowerCase();
     const init = Buffer.from(String(request.headers[HANDSHAKE_HEADER] ?? ''), 'base64');

@@ -16,6 +16,7 @@
 import { sql } from 'kysely';
 import { withChanges } from '../../core/changes.js';
 import { batchedWrites } from '../../lib/write-batches.js';
+import { pgNotifySql } from '../../storage/change-signal.js';
 import type { Db } from '../../storage/database.js';
 import { isPostgres } from '../../storage/database.js';
 import { presenceEpoch, presenceMoveCtes } from '../network/epochs.js';
@@ -59,7 +60,8 @@ async function writeCrossings(db: Db, networkId: string, batch: readonly Crossin
     // round trips to a process that may be busy elsewhere. Devices go in id order: joined by
     // their key one after another, two instances' batches sharing devices lock them in one
     // order (a device crossing on two instances at once is rare; PostgreSQL would break a
-    // deadlock by failing one batch, whose devices cross again on their next call).
+    // deadlock by failing one batch, whose devices cross again on their next call). The
+    // statement also signals the move, delivered as it commits (storage/change-signal.ts).
     const sorted = [...batch].sort((a, b) => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : 0));
     const { rows } = await sql<{ id: string; advertised_routes: string; epoch: string | number | null }>`
       with crossed as (
@@ -69,9 +71,9 @@ async function writeCrossings(db: Db, networkId: string, batch: readonly Crossin
         where devices.id = v.id and devices.network_id = ${networkId}
         returning devices.id, devices.advertised_routes
       ), ${presenceMoveCtes(networkId)}
-      select crossed.id, crossed.advertised_routes, (select presence_epoch from moved) as epoch from crossed`.execute(
-      db,
-    );
+      select crossed.id, crossed.advertised_routes, (select presence_epoch from moved) as epoch,
+        (select ${pgNotifySql(networkId)} from moved) as signalled
+      from crossed`.execute(db);
     for (const row of rows) crossed.set(row.id, { advertised_routes: row.advertised_routes });
     const epoch = rows[0]?.epoch;
     if (epoch != null) await prunePresenceChanges(db, networkId, Number(epoch));

@@ -3,10 +3,14 @@
  * stale: the netmap epoch (who sees whom, and what of each other) and the presence epoch (who is
  * online). Everything that moves them is in this file. Changes declare what they touch to their
  * transaction (`changes.touch(netmapEpoch, [deviceId])`, core/changes.ts), which moves the epoch
- * once and logs the devices against it (netmap-changes.ts, presence-changes.ts).
+ * once and logs the devices against it (netmap-changes.ts, presence-changes.ts). Every move
+ * also signals the network in its transaction, so every process following it hears of the
+ * change when it commits (storage/change-signal.ts); the PostgreSQL statement of presence
+ * crossings signals in its own text (presence-crossings.ts).
  */
 import { sql } from 'kysely';
 import type { Changes, Epoch } from '../../core/changes.js';
+import { signalChange } from '../../storage/change-signal.js';
 import type { Db } from '../../storage/database.js';
 import { netmapLog } from './netmap-changes.js';
 import { presenceLog } from './presence-changes.js';
@@ -22,6 +26,7 @@ export async function bumpNetmapEpoch(trx: Db, networkId: string): Promise<numbe
     .where('id', '=', networkId)
     .returning('netmap_epoch')
     .executeTakeFirstOrThrow();
+  await signalChange(trx, networkId);
   return Number(row.netmap_epoch);
 }
 
@@ -33,6 +38,7 @@ export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<numb
     .where('id', '=', networkId)
     .returning('presence_epoch')
     .executeTakeFirstOrThrow();
+  await signalChange(db, networkId);
   return Number(row.presence_epoch);
 }
 
@@ -89,6 +95,7 @@ export async function moveEpochsForEnrollment(trx: Db, networkId: string, change
       'name',
     ])
     .executeTakeFirstOrThrow();
+  await signalChange(trx, networkId);
   changes.moved(netmapEpoch, Number(row.netmap_epoch));
   changes.moved(presenceEpoch, Number(row.presence_epoch));
   return {
