@@ -1,5 +1,12 @@
 export { type AppOptions, buildApp } from './app.js';
 export { DEFAULT_DB, databaseUrl, serveConfig } from './config.js';
+export {
+  ControlChannel,
+  type MapMessage,
+  type MapStream,
+  randomTailscaleNodeKey,
+  serverNoiseKey,
+} from './control/tailscale/control-client.js';
 export { redact, type ServeOptions, serve, stopOnSignals } from './main.js';
 export { setKeyRateLimit } from './modules/keys/keys.service.js';
 export { bootstrapIfEmpty, createNetwork, setPlan } from './modules/network/network.service.js';

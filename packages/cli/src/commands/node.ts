@@ -9,6 +9,7 @@ import type { DeviceBody } from '@warren/contract';
 import type { Command } from 'commander';
 import { Agent, isStatus, message, newNodeKey } from '../node/agent.js';
 import { simulate } from '../node/fleet-simulator.js';
+import { simulateTailscale } from '../node/tailscale-simulator.js';
 import { DEFAULT_URL, examples, type Io, UsageError, visible } from './output.js';
 
 export { Agent, type AgentOptions } from '../node/agent.js';
@@ -231,7 +232,18 @@ export function registerNodeCommands(program: Command, io: Io): void {
     .option('--no-netmap', 'do not follow the netmap')
     .option('--no-connections', 'do not report synthetic connections')
     .option('--duration <seconds>', 'stop after this many seconds instead of waiting for Ctrl-C')
-    .addHelpText('after', examples(['warren node simulate --count 1000 --auth-key wrn_auth_… --no-connections']))
+    .option(
+      '--protocol <protocol>',
+      "native (Warren's agent) or tailscale (Noise, HTTP/2, register and a map stream each, as tailscaled)",
+      'native',
+    )
+    .addHelpText(
+      'after',
+      examples([
+        'warren node simulate --count 1000 --auth-key wrn_auth_… --no-connections',
+        'warren node simulate --protocol tailscale --count 1000 --auth-key wrn_auth_…',
+      ]),
+    )
     .action(
       async (flags: {
         count: string;
@@ -244,12 +256,27 @@ export function registerNodeCommands(program: Command, io: Io): void {
         netmap: boolean;
         connections: boolean;
         duration?: string;
+        protocol: string;
       }) => {
         const authKey = flags.authKey ?? io.env.WARREN_AUTH_KEY;
         if (!authKey) throw new UsageError('--auth-key (or WARREN_AUTH_KEY) is required');
         const count = positive('--count', flags.count);
         const duration = flags.duration === undefined ? undefined : positive('--duration', flags.duration);
         const concurrency = positive('--concurrency', flags.concurrency);
+        if (flags.protocol !== 'native' && flags.protocol !== 'tailscale')
+          throw new UsageError(`--protocol must be native or tailscale, not "${flags.protocol}"`);
+        if (flags.protocol === 'tailscale') {
+          if (flags.advertiseRoutes) throw new UsageError('--advertise-routes is for --protocol native only');
+          await simulateTailscaleFleet(io, {
+            server: serverUrl(flags.server, io),
+            authKey,
+            count,
+            concurrency,
+            hostnamePrefix: flags.hostnamePrefix,
+            duration,
+          });
+          return;
+        }
         const netmapConcurrency = positive('--netmap-concurrency', flags.netmapConcurrency);
         const { signal, release } = untilSignal(io, duration);
         try {
@@ -286,4 +313,36 @@ export function registerNodeCommands(program: Command, io: Io): void {
         }
       },
     );
+}
+
+/** `simulate --protocol tailscale`: connects the fleet, holds its map streams until stopped. */
+async function simulateTailscaleFleet(
+  io: Io,
+  options: {
+    server: string;
+    authKey: string;
+    count: number;
+    concurrency: number;
+    hostnamePrefix: string;
+    duration?: number;
+  },
+): Promise<void> {
+  const { signal, release } = untilSignal(io, options.duration);
+  try {
+    const sim = await simulateTailscale({ ...options, progress: (line) => io.err(`${line}\n`), signal });
+    io.out(
+      `connected ${sim.connected} of ${options.count} Tailscale-protocol devices in ${sim.seconds.toFixed(1)} s ` +
+        `(${Math.round(sim.connected / Math.max(sim.seconds, 0.001))}/s)${sim.failed ? `; ${sim.failed} failed` : ''}\n`,
+    );
+    printReasons(io, sim.reasons);
+    if (!signal.aborted && sim.connected > 0) {
+      io.err(`${sim.connected} map streams open; Ctrl-C stops them\n`);
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    }
+    sim.stop();
+    io.out(`stopped ${sim.connected} devices\n`);
+    if (sim.connected === 0) throw new Error('no device connected');
+  } finally {
+    release();
+  }
 }

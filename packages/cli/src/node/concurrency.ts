@@ -102,3 +102,31 @@ export function follow(outer: AbortSignal | undefined, users: number): { signal:
   else outer?.addEventListener('abort', abort, { once: true });
   return { signal: shareable(controller.signal, users), release: () => outer?.removeEventListener('abort', abort) };
 }
+
+/**
+ * A fleet's progress, one line a second while it starts: `what` done of `count`, the rate and
+ * the failures. `stop()` ends it and gives the seconds elapsed.
+ */
+export function startProgress(
+  what: string,
+  count: number,
+  counts: () => { done: number; failed: number },
+  progress?: (line: string) => void,
+): { elapsed(): number; stop(): number } {
+  const started = performance.now();
+  const elapsed = () => (performance.now() - started) / 1000;
+  const ticker = progress
+    ? setInterval(() => {
+        const { done, failed } = counts();
+        const rate = Math.round(done / elapsed());
+        progress(`${what} ${done}/${count} (${rate}/s)${failed ? `, ${failed} failed` : ''}`);
+      }, 1000)
+    : undefined;
+  return {
+    elapsed,
+    stop: () => {
+      clearInterval(ticker);
+      return elapsed();
+    },
+  };
+}

@@ -4,7 +4,7 @@
  */
 import { NODE_TIMEOUT_MS, WarrenError } from '@warren/client';
 import { Agent, HEARTBEAT_MS, isStatus, message, randomNodeKey } from './agent.js';
-import { follow, gatedFetch, pool, Slots, shareable } from './concurrency.js';
+import { follow, gatedFetch, pool, Slots, shareable, startProgress } from './concurrency.js';
 
 export interface SimulateOptions {
   server: string;
@@ -74,15 +74,8 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
   const reasons: Record<string, number> = {};
   let failed = 0;
   let refused = false;
-  const started = performance.now();
-  const elapsed = () => (performance.now() - started) / 1000;
   const progress = options.progress;
-  const ticker = progress
-    ? setInterval(() => {
-        const rate = Math.round(agents.length / elapsed());
-        progress(`enrolled ${agents.length}/${count} (${rate}/s)${failed ? `, ${failed} failed` : ''}`);
-      }, 1000)
-    : undefined;
+  const clock = startProgress('enrolled', count, () => ({ done: agents.length, failed }), progress);
   const indexes = Array.from({ length: count }, (_, i) => i);
   const enrolling = follow(signal, concurrency);
   await pool(indexes, concurrency, async (i) => {
@@ -119,8 +112,7 @@ export async function simulate(options: SimulateOptions): Promise<Simulation> {
     }
   });
   enrolling.release();
-  clearInterval(ticker);
-  const seconds = elapsed();
+  const seconds = clock.stop();
   if (options.heartbeat !== false && !signal?.aborted) {
     const [, max] = options.heartbeatMs ?? HEARTBEAT_MS;
     for (const agent of agents) agent.start(Math.random() * max);

@@ -1,15 +1,13 @@
 /**
  * A Tailscale control client for tests, speaking what tailscaled speaks: GET /key, the
  * ts2021 upgrade with the Noise IK initiation in X-Tailscale-Handshake, then HTTP/2 over the
- * Noise channel, and map responses as 4-byte little-endian lengths and zstd frames (decoded
- * with the zstd command-line tool, an implementation independent of the server's).
+ * Noise channel (control-client.ts), and map responses as 4-byte little-endian lengths and
+ * zstd frames (decoded with the zstd command-line tool, an implementation independent of the
+ * server's).
  */
 import { execFileSync } from 'node:child_process';
-import { connect as http2Connect } from 'node:http2';
-import { connect as tcpConnect } from 'node:net';
-import { NoiseConn } from '../../../src/control/tailscale/noise-conn.js';
+import { ControlChannel } from '../../../src/control/tailscale/control-client.js';
 import { type X25519KeyPair, x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
-import { initiate, RESPONSE_LEN } from '../../../src/control/tailscale/noise-handshake.js';
 
 export const nodeKey = () => `nodekey:${x25519Generate().publicKey.toString('hex')}`;
 
@@ -44,40 +42,8 @@ export async function serverKey(url: string): Promise<Buffer> {
 }
 
 export async function controlClient(url: string, machine: X25519KeyPair = x25519Generate()): Promise<ControlClient> {
-  const { hostname, port } = new URL(url);
-  const server = await serverKey(url);
-  const hello = initiate(machine, server, 142);
-  const socket = tcpConnect(Number(port), hostname);
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  socket.write(
-    `POST /ts2021 HTTP/1.1\r\nHost: ${hostname}\r\nUpgrade: tailscale-control-protocol\r\nConnection: upgrade\r\n` +
-      `X-Tailscale-Handshake: ${hello.initiation.toString('base64')}\r\nContent-Length: 0\r\n\r\n`,
-  );
-  const head = await new Promise<Buffer>((resolve, reject) => {
-    let got = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      got = Buffer.concat([got, chunk]);
-      const end = got.indexOf('\r\n\r\n');
-      if (end >= 0 && got.length >= end + 4 + RESPONSE_LEN) {
-        socket.off('data', onData);
-        resolve(got);
-      }
-    };
-    socket.on('data', onData);
-    socket.once('error', reject);
-  });
-  const end = head.indexOf('\r\n\r\n');
-  if (!head.subarray(0, end).toString().startsWith('HTTP/1.1 101')) throw new Error(head.toString());
-  const session = hello.finish(head.subarray(end + 4, end + 4 + RESPONSE_LEN));
-  const conn = new NoiseConn(socket, session, head.subarray(end + 4 + RESPONSE_LEN));
-  const h2 = http2Connect('http://warren', { createConnection: () => conn as never });
-  h2.on('error', () => {});
-
-  const request = (body: unknown, path: string) => {
-    const req = h2.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json' });
-    req.end(JSON.stringify(body));
-    return req;
-  };
+  const channel = await ControlChannel.open(url, await serverKey(url), machine);
+  const request = (body: unknown, path: string) => channel.request(path, body);
   return {
     post: (path, body) =>
       new Promise((resolve, reject) => {
@@ -120,9 +86,6 @@ export async function controlClient(url: string, machine: X25519KeyPair = x25519
         close: () => req.close(),
       };
     },
-    close: () => {
-      h2.close();
-      conn.destroy();
-    },
+    close: () => channel.close(),
   };
 }

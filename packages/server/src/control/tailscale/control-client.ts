@@ -1,0 +1,183 @@
+/**
+ * The client side of Tailscale's control protocol, as far as a simulated device needs it:
+ * GET /key, the ts2021 upgrade carrying the Noise IK initiation, HTTP/2 over the Noise channel,
+ * /machine/register and a /machine/map stream decoded message by message. It is the other end
+ * of ts2021.ts built from the same Noise code, for `warren node simulate --protocol tailscale`
+ * and the benchmarks (exported from the package's index); a real device runs tailscaled.
+ *
+ * Map messages are 4-byte little-endian lengths and zstd frames. Warren writes its frames with
+ * raw blocks (zstd-frame.ts) and this client reads those only: it talks to Warren, and a
+ * compressed block is reported as an error rather than misread.
+ */
+import { type ClientHttp2Session, type ClientHttp2Stream, connect as http2Connect } from 'node:http2';
+import { type Socket, connect as tcpConnect } from 'node:net';
+import { NoiseConn } from './noise-conn.js';
+import { type X25519KeyPair, x25519Generate } from './noise-crypto.js';
+import { initiate, RESPONSE_LEN } from './noise-handshake.js';
+
+/** The capability version the simulated client claims (tailscaled v1.102's). */
+export const CLIENT_VERSION = 142;
+
+export type MapMessage = Record<string, unknown>;
+
+/** The server's Noise public key, as `GET /key` gives it. */
+export async function serverNoiseKey(url: string, signal?: AbortSignal): Promise<Buffer> {
+  const res = await fetch(new URL(`/key?v=${CLIENT_VERSION}`, url), { signal });
+  if (!res.ok) throw new Error(`GET /key answered ${res.status}`);
+  const body = (await res.json()) as { publicKey?: string };
+  if (!body.publicKey?.startsWith('mkey:')) throw new Error('GET /key gave no Noise key');
+  return Buffer.from(body.publicKey.slice('mkey:'.length), 'hex');
+}
+
+/** A fresh `nodekey:…` (a simulated device never speaks WireGuard, so the private half is dropped). */
+export const randomTailscaleNodeKey = () => `nodekey:${x25519Generate().publicKey.toString('hex')}`;
+
+/** A zstd frame of raw and RLE blocks (what Warren writes) decoded; anything else throws. */
+export function readZstdFrame(frame: Buffer): Buffer {
+  if (frame.readUInt32LE(0) !== 0xfd2fb528) throw new Error('not a zstd frame');
+  const descriptor = frame[4];
+  const singleSegment = (descriptor >> 5) & 1;
+  const sizeFlag = descriptor >> 6;
+  const dictFlag = descriptor & 3;
+  const sizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][sizeFlag];
+  let at = 5 + (singleSegment ? 0 : 1) + [0, 1, 2, 4][dictFlag] + sizeBytes;
+  const parts: Buffer[] = [];
+  for (;;) {
+    const header = frame.readUIntLE(at, 3);
+    at += 3;
+    const last = header & 1;
+    const type = (header >> 1) & 3;
+    const size = header >> 3;
+    if (type === 0) {
+      parts.push(frame.subarray(at, at + size));
+      at += size;
+    } else if (type === 1) {
+      parts.push(Buffer.alloc(size, frame[at]));
+      at += 1;
+    } else throw new Error('compressed zstd blocks are not read by this client');
+    if (last) break;
+  }
+  return Buffer.concat(parts);
+}
+
+export interface MapStream {
+  /** Resolves when the stream ends (closed by either side). */
+  done: Promise<void>;
+  close(): void;
+}
+
+/** One machine's control channel: a Noise session carrying HTTP/2 requests. */
+export class ControlChannel {
+  private constructor(
+    private readonly socket: Socket,
+    private readonly h2: ClientHttp2Session,
+  ) {}
+
+  /** Opens the channel as `machine`, pinning `serverKey` (from serverNoiseKey). */
+  static async open(
+    url: string,
+    serverKey: Buffer,
+    machine: X25519KeyPair = x25519Generate(),
+  ): Promise<ControlChannel> {
+    const { hostname, port, protocol } = new URL(url);
+    if (protocol !== 'http:') throw new Error('the simulated client speaks ts2021 over plain http:// only');
+    const hello = initiate(machine, serverKey, CLIENT_VERSION);
+    const socket = tcpConnect(Number(port || 80), hostname);
+    socket.setNoDelay(true);
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    socket.write(
+      `POST /ts2021 HTTP/1.1\r\nHost: ${hostname}\r\nUpgrade: tailscale-control-protocol\r\nConnection: upgrade\r\n` +
+        `X-Tailscale-Handshake: ${hello.initiation.toString('base64')}\r\nContent-Length: 0\r\n\r\n`,
+    );
+    const head = await new Promise<Buffer>((resolve, reject) => {
+      let got = Buffer.alloc(0);
+      const fail = (error?: Error) =>
+        reject(error ?? new Error('the server closed the connection during the handshake'));
+      const onData = (chunk: Buffer) => {
+        got = Buffer.concat([got, chunk]);
+        const end = got.indexOf('\r\n\r\n');
+        if (end >= 0 && got.length >= end + 4 + RESPONSE_LEN) {
+          socket.off('data', onData).off('error', fail).off('close', fail);
+          resolve(got);
+        }
+      };
+      socket.on('data', onData).once('error', fail).once('close', fail);
+    });
+    const end = head.indexOf('\r\n\r\n');
+    const status = head.subarray(0, end).toString().split('\r\n')[0];
+    if (!status.startsWith('HTTP/1.1 101')) {
+      socket.destroy();
+      throw new Error(`the server refused the upgrade: ${status}`);
+    }
+    const session = hello.finish(head.subarray(end + 4, end + 4 + RESPONSE_LEN));
+    const conn = new NoiseConn(socket, session, head.subarray(end + 4 + RESPONSE_LEN));
+    const h2 = http2Connect('http://control', { createConnection: () => conn as never });
+    h2.on('error', () => socket.destroy());
+    return new ControlChannel(socket, h2);
+  }
+
+  get closed(): boolean {
+    return this.h2.closed || this.h2.destroyed;
+  }
+
+  /** Resolves when the channel is gone (the server closed it, or it was lost). */
+  onClose(listener: () => void): void {
+    this.h2.once('close', listener);
+  }
+
+  /** A POST of `body` as JSON over the channel; the raw HTTP/2 stream of its answer. */
+  request(path: string, body: unknown): ClientHttp2Stream {
+    const req = this.h2.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json' });
+    req.end(JSON.stringify(body));
+    return req;
+  }
+
+  /** POST /machine/register; the RegisterResponse (a refusal is its `Error`). */
+  register(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const req = this.request('/machine/register', body);
+      let status = 0;
+      const chunks: Buffer[] = [];
+      req.on('response', (headers) => {
+        status = Number(headers[':status']);
+      });
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (status !== 200) reject(new Error(`register answered ${status}: ${text}`));
+        else resolve(JSON.parse(text) as Record<string, unknown>);
+      });
+      req.on('error', reject);
+    });
+  }
+
+  /** A streaming POST /machine/map: `onMessage` gets each message as it arrives. */
+  map(body: Record<string, unknown>, onMessage: (message: MapMessage) => void): MapStream {
+    const req = this.request('/machine/map', { Version: CLIENT_VERSION, Stream: true, Compress: 'zstd', ...body });
+    let pending: Buffer = Buffer.alloc(0);
+    const done = new Promise<void>((resolve, reject) => {
+      req.on('response', (headers) => {
+        const status = Number(headers[':status']);
+        if (status !== 200) reject(new Error(`map answered ${status}`));
+      });
+      req.on('close', resolve);
+      req.on('error', reject);
+    });
+    req.on('data', (chunk: Buffer) => {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      while (pending.length >= 4) {
+        const size = pending.readUInt32LE(0);
+        if (pending.length < 4 + size) break;
+        const frame = pending.subarray(4, 4 + size);
+        pending = pending.subarray(4 + size);
+        onMessage(JSON.parse(readZstdFrame(frame).toString('utf8')) as MapMessage);
+      }
+    });
+    return { done, close: () => req.close() };
+  }
+
+  close(): void {
+    this.h2.destroy();
+    this.socket.destroy();
+  }
+}
