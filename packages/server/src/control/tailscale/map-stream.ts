@@ -88,13 +88,14 @@ export async function serveMap(
       );
     stop();
   };
-  /** Whether this change can alter what this device was sent (see NetworkChange.presence). */
+  /** Whether this change can alter what this device was sent (see NetworkChange.devices). */
   const concerns = (change: NetworkChange) => {
     if (headKey(change.head) === head) return false;
-    const presence = change.presence;
-    if (!presence || headKey(presence.previous) !== head) return true;
-    for (const id of presence.devices) if (id === node.id || sent.peers.has(numericId(id))) return true;
-    // Only devices this one does not see came or went: nothing to send, but the map is now current.
+    const devices = change.devices;
+    if (!devices || headKey(devices.previous) !== head || devices.reach.has(node.id)) return true;
+    for (const id of devices.changed) if (sent.peers.has(numericId(id))) return true;
+    // Only devices this one does not see, and that do not see it, changed: nothing to send,
+    // and the map it holds is current.
     head = headKey(change.head);
     return false;
   };

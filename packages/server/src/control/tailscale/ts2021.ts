@@ -50,9 +50,7 @@ export async function tailscaleRoutes(app: FastifyInstance): Promise<void> {
  */
 export function ts2021Upgrade(app: FastifyInstance): UpgradeHandler {
   // One feed for the process's streams (one LISTEN connection on PostgreSQL, not one per stream).
-  const feed = new ChangeFeed(app.ctx.db, app.ctx.changes, (error) =>
-    app.log.warn({ err: error }, 'reading a network change failed'),
-  );
+  const feed = new ChangeFeed(app.ctx, (error) => app.log.warn({ err: error }, 'reading a network change failed'));
   app.addHook('onClose', async () => feed.close());
   const control: Control = { ctx: app.ctx, derpMap: () => derpMap(app), feed };
   return (request, socket, head) => {

@@ -193,3 +193,16 @@ export async function onlineAmong(
   }
   return seen;
 }
+/** Whether any of these devices has an approved route (its presence can move primary routers). */
+export async function servesRoutes(db: Db, networkId: string, deviceIds: readonly string[]): Promise<boolean> {
+  if (deviceIds.length === 0) return false;
+  const row = await db
+    .selectFrom('routes')
+    .select('id')
+    .where('network_id', '=', networkId)
+    .where('state', '=', 'approved')
+    .where('device_id', 'in', deviceIds)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -61,7 +61,7 @@ async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
 describe('the change feed', () => {
   it('tells every follower once per committed move, nothing for a rolled-back one', async () => {
     const { storage } = server.database;
-    const feed = new ChangeFeed(storage.db, storage.changes);
+    const feed = new ChangeFeed(server.app.ctx);
     closing.push(() => feed.close());
     const followers = collect(feed, server.networkId, 50);
     const other = collect(feed, 'net_elsewhere', 1)[0];
@@ -93,7 +93,7 @@ describe('the change feed', () => {
   });
 
   it('hears a change committed through another connection to the database', async () => {
-    const feed = new ChangeFeed(server.database.storage.db, server.database.storage.changes);
+    const feed = new ChangeFeed(server.app.ctx);
     closing.push(() => feed.close());
     const [changes] = collect(feed, server.networkId, 1);
     // Let the feed read the head it starts from (the first signal or resync).
@@ -108,7 +108,7 @@ describe('the change feed', () => {
 
 describe.runIf(process.env.WARREN_TEST_BACKEND === 'postgres')('the change feed on PostgreSQL', () => {
   it('listens again after losing its connection and catches up on what it missed', async () => {
-    const feed = new ChangeFeed(server.database.storage.db, server.database.storage.changes);
+    const feed = new ChangeFeed(server.app.ctx);
     closing.push(() => feed.close());
     const [changes] = collect(feed, server.networkId, 1);
     const elsewhere = await secondStorage();
