@@ -1,6 +1,6 @@
 // `npm run bench [-- NAME …]`: runs each benchmark in its own process (so one's heap and
 // database do not skew the next) and prints their figures. Names: policy, policy-adversarial, devices, netmap,
-// connections, api, reads, webhooks, soak, console, cli. Each benchmark prints its own baseline and ratio; see the file's header.
+// connections, api, reads, webhooks, soak, console, cli, tailscale. Each benchmark prints its own baseline and ratio; see the file's header.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ const ALL = [
   'soak',
   'console',
   'cli',
+  'tailscale',
 ];
 // Names come first; flags after them (`npm run bench -- api --devices 2000`) go to each benchmark.
 const args = process.argv.slice(2);

@@ -13,14 +13,16 @@ import { pool, startProgress } from './concurrency.js';
 
 export interface TailscaleSimulateOptions {
   server: string;
+  /** Several instances of one server: device i connects to `servers[i % length]` (default: `server`). */
+  servers?: string[];
   authKey: string;
   count: number;
   /** Devices connecting and registering at once (default 32). */
   concurrency?: number;
   /** Hostnames are `<prefix>-1` … `<prefix>-N` (default `sim`). */
   hostnamePrefix?: string;
-  /** Tags every device asks for (`--advertise-tags`). */
-  tags?: string[];
+  /** The tags device `index` asks for (`--advertise-tags`); none by default. */
+  tags?: (index: number) => string[];
   /** Every map message, with the device's index and when it arrived (performance.now()). */
   onMessage?: (index: number, message: MapMessage, at: number) => void;
   progress?: (line: string) => void;
@@ -29,6 +31,8 @@ export interface TailscaleSimulateOptions {
 
 export interface TailscaleDevice {
   index: number;
+  /** The instance it is connected to. */
+  server: string;
   hostname: string;
   nodeKey: string;
   channel: ControlChannel;
@@ -66,7 +70,9 @@ export async function simulateTailscale(options: TailscaleSimulateOptions): Prom
   const { count, signal } = options;
   const concurrency = options.concurrency ?? 32;
   const prefix = options.hostnamePrefix ?? 'sim';
-  const serverKey = await serverNoiseKey(options.server, signal);
+  const servers = options.servers ?? [options.server];
+  // Every instance of one server presents the same key (it lives in the shared database).
+  const serverKey = await serverNoiseKey(servers[0], signal);
   const devices: TailscaleDevice[] = [];
   const reasons: Record<string, number> = {};
   let failed = 0;
@@ -81,13 +87,19 @@ export async function simulateTailscale(options: TailscaleSimulateOptions): Prom
       if (refused || signal?.aborted) return;
       const hostname = `${prefix}-${index + 1}`;
       const nodeKey = randomTailscaleNodeKey();
+      const server = servers[index % servers.length];
       let channel: ControlChannel | undefined;
       try {
-        channel = await ControlChannel.open(options.server, serverKey);
+        channel = await ControlChannel.open(server, serverKey);
         const answer = await channel.register({
           NodeKey: nodeKey,
           Auth: { AuthKey: options.authKey },
-          Hostinfo: { Hostname: hostname, OS: 'linux', IPNVersion: 'warren-simulator', RequestTags: options.tags },
+          Hostinfo: {
+            Hostname: hostname,
+            OS: 'linux',
+            IPNVersion: 'warren-simulator',
+            RequestTags: options.tags?.(index),
+          },
         });
         if (typeof answer.Error === 'string' && answer.Error) {
           if (/auth key/i.test(answer.Error)) refused = true;
@@ -102,6 +114,7 @@ export async function simulateTailscale(options: TailscaleSimulateOptions): Prom
         const open = channel;
         const device: TailscaleDevice = {
           index,
+          server,
           hostname,
           nodeKey,
           channel: open,
