@@ -26,5 +26,10 @@ node scripts/build.mjs
 
 TAILSCALE_BIN=$(bash e2e/scripts/build-tailscale.sh)
 export TAILSCALE_BIN
+# The several-instances checks run on PostgreSQL: its binaries from Debian's package (installed
+# by postgres.sh when missing); netns.sh starts a throwaway cluster inside the namespace.
+bash .ci/postgres.sh >/dev/null
+WARREN_E2E_PG_BIN=/usr/lib/postgresql/$(ls /etc/postgresql | sort -V | tail -n 1)/bin
+export WARREN_E2E_PG_BIN
 "$TAILSCALE_BIN/tailscaled" --version | head -1
 exec unshare --net -- bash e2e/tailscale/netns.sh

@@ -54,6 +54,9 @@ export interface Warren {
   apiKey: string;
   /** The database `warren serve` runs on, for operator commands (`warren console login`). */
   db: string;
+  /** Where this instance serves. */
+  url: string;
+  child: ChildProcess;
   call<T = any>(
     method: string,
     path: string,
@@ -62,32 +65,58 @@ export interface Warren {
   ): Promise<{ status: number; body: T }>;
 }
 
-export async function startWarren(): Promise<Warren> {
-  const out = join(work, 'warren.out');
-  const db = `sqlite:${join(work, 'warren.db')}`;
+export interface WarrenOptions {
+  /** Default: a SQLite file in the work directory. */
+  db?: string;
+  port?: number;
+  /** The embedded relay (default on), and its STUN responder on UDP 3478 (default on: one instance may hold it). */
+  derp?: boolean;
+  stun?: boolean;
+  /** An instance joining a database another one set up prints no key: give it that one's. */
+  apiKey?: string;
+}
+
+export async function startWarren(options: WarrenOptions = {}): Promise<Warren> {
+  const port = options.port ?? PORT;
+  const url = `http://127.0.0.1:${port}`;
+  const out = join(work, `warren-${port}.out`);
+  const db = options.db ?? `sqlite:${join(work, 'warren.db')}`;
   const child = spawn(
     process.execPath,
-    [join(ROOT, 'packages/cli/bin/warren.js'), 'serve', '--derp', '--host', '0.0.0.0', '--port', String(PORT)],
+    [
+      join(ROOT, 'packages/cli/bin/warren.js'),
+      'serve',
+      ...(options.derp === false ? [] : ['--derp']),
+      '--host',
+      '0.0.0.0',
+      '--port',
+      String(port),
+    ],
     {
       env: {
         ...process.env,
         WARREN_DB: db,
         WARREN_LOG_LEVEL: 'warn',
-        WARREN_PUBLIC_URL: PUBLIC_URL,
+        WARREN_PUBLIC_URL: port === PORT ? PUBLIC_URL : `http://${HOST}:${port}`,
+        ...(options.stun === false && { WARREN_DERP_STUN_PORT: 'off' }),
       },
-      stdio: ['ignore', openSync(out, 'w'), openSync(join(work, 'warren.err'), 'w')],
+      stdio: ['ignore', openSync(out, 'w'), openSync(join(work, `warren-${port}.err`), 'w')],
     },
   );
   children.push(child);
-  const apiKey = await until('warren serve prints its first API key', 60_000, async () => {
-    return /wrn_api_[A-Za-z0-9_]+/.exec(readFileSync(out, 'utf8'))?.[0];
-  });
-  await until('GET /key answers', 30_000, async () => ((await fetch(`${SERVER_URL}/key?v=142`)).ok ? true : undefined));
+  const apiKey =
+    options.apiKey ??
+    (await until('warren serve prints its first API key', 60_000, async () => {
+      return /wrn_api_[A-Za-z0-9_]+/.exec(readFileSync(out, 'utf8'))?.[0];
+    }));
+  await until('GET /key answers', 30_000, async () => ((await fetch(`${url}/key?v=142`)).ok ? true : undefined));
   return {
     apiKey,
     db,
+    url,
+    child,
     async call(method, path, body, contentType = 'application/json') {
-      const res = await fetch(`${SERVER_URL}${path}`, {
+      const res = await fetch(`${url}${path}`, {
         method,
         headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined && { 'content-type': contentType }) },
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
@@ -169,11 +198,16 @@ export async function startClient(name: string): Promise<Client> {
 }
 
 /** Joins with an auth key; the client reaches Running. */
-export async function joinNetwork(client: Client, authKey: string, extra: string[] = []): Promise<void> {
+export async function joinNetwork(
+  client: Client,
+  authKey: string,
+  extra: string[] = [],
+  loginServer = SERVER_URL,
+): Promise<void> {
   const res = await client.cli(
     [
       'up',
-      `--login-server=${SERVER_URL}`,
+      `--login-server=${loginServer}`,
       `--auth-key=${authKey}`,
       `--hostname=${client.name}`,
       '--timeout=60s',

@@ -10,5 +10,16 @@ ip addr add 192.0.2.2/24 dev veth1
 ip link set veth0 up
 ip link set veth1 up
 cd "$(dirname "$0")/../.."
-exec node --import tsx --test --test-concurrency=1 --test-timeout=600000 e2e/tailscale/tailscale.test.ts \
-  e2e/tailscale/interactive-login.test.ts
+
+# A PostgreSQL cluster of the namespace's own for the several-instances checks, gone with it.
+if [ -n "${WARREN_E2E_PG_BIN:-}" ]; then
+  pg=$(mktemp -d)
+  chown postgres "$pg"
+  trap 'runuser -u postgres -- "$WARREN_E2E_PG_BIN/pg_ctl" -D "$pg/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$pg"' EXIT
+  (cd / && runuser -u postgres -- "$WARREN_E2E_PG_BIN/initdb" -D "$pg/data" -U postgres --auth=trust >/dev/null)
+  (cd / && runuser -u postgres -- "$WARREN_E2E_PG_BIN/pg_ctl" -D "$pg/data" -l "$pg/log" -w \
+    -o "-h 127.0.0.1 -p 5432 -k $pg" start >/dev/null)
+  export WARREN_E2E_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres
+fi
+node --import tsx --test --test-concurrency=1 --test-timeout=600000 e2e/tailscale/tailscale.test.ts \
+  e2e/tailscale/interactive-login.test.ts e2e/tailscale/instances.test.ts
