@@ -60,6 +60,9 @@ const PUBLIC_ANSWER: Record<string, number> = {
   '/auth/logout': 204,
   // OAuth's client-credentials grant: its credentials are the client's, not an API key.
   '/api/v2/oauth/token': 401,
+  // A machine's login URL: a console session approves it, so without one the answer is 401.
+  '/auth/register/:token': 401,
+  '/auth/register/:token/approve': 401,
   '/assets/*': 404,
   ...Object.fromEntries(CONSOLE_PAGES.map((page) => [page, existsSync(join(CONSOLE_DIR, 'index.html')) ? 200 : 503])),
 };
@@ -119,6 +122,9 @@ describe('authentication whatever the spelling of the path', () => {
       '/auth/login',
       '/auth/login',
       '/auth/logout',
+      '/auth/register/:token',
+      '/auth/register/:token',
+      '/auth/register/:token/approve',
       '/healthz',
       '/healthz',
       // Tailscale clients fetch the control server's Noise key before they have any credential.
