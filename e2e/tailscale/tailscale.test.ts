@@ -10,6 +10,7 @@ import {
   connects,
   joinNetwork,
   peers,
+  SERVER_URL,
   startClient,
   startWarren,
   stopAll,
@@ -209,5 +210,66 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     await until('alpha sees gamma offline', 10_000, async () =>
       peers(await alpha.status()).find((p) => p.HostName === 'gamma')?.Online === false ? true : undefined,
     );
+  });
+
+  it('device approval: a new client has no peers until approved through /v1, then pings its peer', async () => {
+    const [alpha] = clients;
+    const on = await warren.call('PATCH', '/v1/network', { deviceApproval: true });
+    assert.equal(on.status, 200, JSON.stringify(on.body));
+    const delta = await startClient('delta');
+    clients.push(delta);
+    // `tailscale up` waits while the device waits for approval.
+    const up = delta.cli(
+      ['up', `--login-server=${SERVER_URL}`, `--auth-key=${reusableKey}`, '--hostname=delta', '--timeout=60s'],
+      70_000,
+    );
+    await until('delta waits for approval', 20_000, async () =>
+      (await delta.status()).BackendState === 'NeedsMachineAuth' ? true : undefined,
+    );
+    const device = await deviceNamed('delta');
+    assert.equal((device as { authorized?: boolean }).authorized, false);
+    assert.equal(peers(await delta.status()).length, 0, 'a waiting device has no peers');
+    assert.ok(!peers(await alpha.status()).some((p) => p.HostName === 'delta'), 'no one sees a waiting device');
+
+    const approved = await warren.call('POST', `/v1/devices/${device.id}/approve`);
+    assert.equal(approved.status, 200, JSON.stringify(approved.body));
+    const done = await up;
+    assert.equal(done.code, 0, done.stderr);
+    await until('delta pings alpha', 30_000, async () => {
+      const res = await delta.cli(['ping', '--c=3', '--timeout=3s', 'alpha'], 15_000);
+      return res.code === 0 && /pong from alpha/.test(res.stdout) ? true : undefined;
+    });
+    const off = await warren.call('PATCH', '/v1/network', { deviceApproval: false });
+    assert.equal(off.status, 200, JSON.stringify(off.body));
+  });
+
+  it('an expired key is refused until the client logs in again with a new auth key', async () => {
+    const [alpha] = clients;
+    const delta = clients.find((c) => c.name === 'delta');
+    assert.ok(delta, 'delta joined in the approval test');
+    const device = await deviceNamed('delta');
+    const expired = await warren.call('POST', `/v1/devices/${device.id}/expire`);
+    assert.equal(expired.status, 200, JSON.stringify(expired.body));
+    await until('delta is told to log in again', 15_000, async () =>
+      (await delta.status()).BackendState === 'NeedsLogin' ? true : undefined,
+    );
+    await until('alpha no longer has delta', 10_000, async () =>
+      peers(await alpha.status()).some((p) => p.HostName === 'delta') ? undefined : true,
+    );
+    // Without an auth key the expired login is not renewed.
+    const plain = await delta.cli(['up', `--login-server=${SERVER_URL}`, '--hostname=delta', '--timeout=5s'], 15_000);
+    assert.notEqual(plain.code, 0, 'tailscale up without an auth key must not renew an expired login');
+    assert.equal((await delta.status()).BackendState === 'Running', false);
+
+    await joinNetwork(delta, await authKey(), ['--force-reauth']);
+    const again = await deviceNamed('delta');
+    assert.equal(again.id, device.id, 'logging in again keeps the device');
+    await until('alpha has delta again', 15_000, async () =>
+      peers(await alpha.status()).some((p) => p.HostName === 'delta') ? true : undefined,
+    );
+    await until('delta pings alpha again', 30_000, async () => {
+      const res = await delta.cli(['ping', '--c=3', '--timeout=3s', 'alpha'], 15_000);
+      return res.code === 0 && /pong from alpha/.test(res.stdout) ? true : undefined;
+    });
   });
 });

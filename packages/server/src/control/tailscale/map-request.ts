@@ -23,8 +23,19 @@ export interface MapRequest {
   Hostinfo?: Hostinfo | null;
 }
 
-/** Hostinfo fields that are large or only for Tailscale's own service are not kept. */
-const DROPPED = ['Services', 'NetInfo', 'SSH_HostKeys', 'Userspace', 'UserspaceRouter', 'AppConnector'];
+/**
+ * Hostinfo fields that are large or only for Tailscale's own service are not kept. `Services`
+ * is: peers find each other's peer API (DNS through an exit node, pings) by its ports there.
+ */
+const DROPPED = ['NetInfo', 'SSH_HostKeys', 'Userspace', 'UserspaceRouter', 'AppConnector'];
+const MAX_SERVICES = 32;
+
+/** A reported text, trimmed and bounded as at registration; absent or blank: not reported. */
+function reportedText(text: unknown, max: number): string | undefined {
+  if (typeof text !== 'string') return undefined;
+  const t = text.trim();
+  return t ? t.slice(0, max) : undefined;
+}
 
 export function reportOf(request: MapRequest): Reported {
   const hostinfo = request.Hostinfo;
@@ -32,6 +43,7 @@ export function reportOf(request: MapRequest): Reported {
   if (hostinfo) {
     const copy: Record<string, unknown> = { ...hostinfo };
     for (const field of DROPPED) delete copy[field];
+    if (Array.isArray(copy.Services)) copy.Services = copy.Services.slice(0, MAX_SERVICES);
     kept = JSON.stringify(copy);
   }
   return {
@@ -39,6 +51,9 @@ export function reportOf(request: MapRequest): Reported {
     endpoints: (request.Endpoints ?? []).join(','),
     homeDerp: hostinfo?.NetInfo?.PreferredDERP ?? 0,
     hostinfo: kept,
+    hostname: reportedText(hostinfo?.Hostname, 63),
+    os: reportedText(hostinfo?.OS, 32),
+    clientVersion: reportedText(hostinfo?.IPNVersion, 64),
   };
 }
 

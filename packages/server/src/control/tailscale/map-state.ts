@@ -55,6 +55,7 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
     deviceIdentities(ctx.db, networkId, [id, ...peerIds]),
   ]);
   const domain = dnsDomain(name);
+  const now = ctx.clock.now();
   const byId = new Map(rows.map((r) => [r.id, r]));
   const me = byId.get(id) ?? self;
   const userProfiles = new Map<number, UserProfile>();
@@ -70,6 +71,7 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
       me,
       { allowedIPs: [...ownAddresses, ...ownPrimaries], primaryRoutes: ownPrimaries, online: true },
       domain,
+      now,
     ),
   );
   addProfile(me);
@@ -83,7 +85,7 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
     const primaryRoutes = allowedIPs.filter((p) => !own.has(p));
     peers.set(
       numericId(peer.id),
-      JSON.stringify(tailcfgNode(row, { allowedIPs, primaryRoutes, online: peer.online }, domain)),
+      JSON.stringify(tailcfgNode(row, { allowedIPs, primaryRoutes, online: peer.online }, domain, now)),
     );
     addProfile(row);
   }

@@ -8,7 +8,13 @@
  *    device's node key is rotated to the new one;
  *  - `Expiry` in the past is a logout: the device goes offline, and an ephemeral one is deleted;
  *  - without an auth key, a machine that is not known is given a login URL, and its follow-up
- *    request waits until a person approves it in the console (login/interactive-login.ts).
+ *    request waits until a person approves it in the console (login/interactive-login.ts);
+ *  - a device waiting for approval is registered with `MachineAuthorized: false` (the client
+ *    waits, without peers, until it is approved through /v1);
+ *  - a device whose login expired is answered `NodeKeyExpired`, upon which the client makes a
+ *    new node key and registers it with the expired one as `OldNodeKey`: that is a new login
+ *    (an auth key, `tailscale up --force-reauth --auth-key …`, or the login URL), never a
+ *    rotation; with an auth key of its owner it renews the login of the same device.
  * Refusals are answered in the response's `Error`, which the client shows as it is.
  */
 import { NODE_KEY_PATTERN } from '@warren/contract';
@@ -19,6 +25,7 @@ import { deleteDevice } from '../../modules/devices/devices.service.js';
 import { enroll } from '../../modules/devices/enrollment.service.js';
 import { tagRefusal } from '../../modules/devices/login/tag-owners.js';
 import { disconnect } from '../../modules/devices/presence.service.js';
+import { loginExpired } from '../../modules/devices/standing.js';
 import { usableAuthKey } from '../../modules/keys/auth-keys.js';
 import { awaitLogin, clipped, type LoginCall, type LoginRequest, startLogin } from './login/interactive-login.js';
 import { userProfile } from './tailcfg.js';
@@ -36,10 +43,13 @@ export type RegisterOutcome = { status: 200; body: Record<string, unknown> } | {
 
 const refused = (message: string): RegisterOutcome => ({ status: 200, body: { Error: message } });
 
-function authorized(row: Pick<NodeRow, 'user_id' | 'user_login' | 'user_display' | 'tags'>): RegisterOutcome {
+function registered(row: NodeRow): RegisterOutcome {
   const profile = userProfile(row);
   const login = { ID: profile.ID, LoginName: profile.LoginName, DisplayName: profile.DisplayName, ProfilePicURL: '' };
-  return { status: 200, body: { User: { ...login, Created: ZERO_TIME }, Login: login, MachineAuthorized: true } };
+  return {
+    status: 200,
+    body: { User: { ...login, Created: ZERO_TIME }, Login: login, MachineAuthorized: row.authorized !== 0 },
+  };
 }
 
 const isZeroKey = (key: string | undefined) => !key || /^nodekey:0{64}$/.test(key);
@@ -70,12 +80,16 @@ export async function register(
   const authKey = request.Auth?.AuthKey;
   if (!authKey) {
     if (known?.user_status === 'suspended') return refused(`the user of device ${known.id} is suspended`);
-    if (known) return authorized(known);
+    if (known) {
+      if (loginExpired(known, now)) return { status: 200, body: { NodeKeyExpired: true, MachineAuthorized: false } };
+      return registered(known);
+    }
     if (!isZeroKey(request.OldNodeKey)) {
       const old = await nodeByKey(ctx.db, request.OldNodeKey!, machineKey);
-      if (old) {
+      // An expired login is not renewed by a rotation: the machine logs in again below.
+      if (old && !loginExpired(old, now)) {
         await rotateNodeKey(ctx.db, old, request.NodeKey);
-        return authorized(old);
+        return registered(old);
       }
     }
     const login = request.Followup
@@ -85,7 +99,7 @@ export async function register(
     if (login.kind === 'limited') return { status: 429, retryAfter: login.retryAfter };
     if (login.kind === 'refused') return refused(login.message);
     const row = login.kind === 'approved' ? await nodeByKey(ctx.db, request.NodeKey, machineKey) : undefined;
-    return row ? authorized(row) : refused('the login ended before the device was registered; run tailscale up again');
+    return row ? registered(row) : refused('the login ended before the device was registered; run tailscale up again');
   }
 
   const key = await usableAuthKey(ctx.db, authKey, now);
@@ -114,11 +128,15 @@ export async function register(
         nodeKey: request.NodeKey,
         ...(hostinfo.IPNVersion && { clientVersion: hostinfo.IPNVersion.slice(0, 64) }),
       },
-      { machineKey, ...(tags && { tags }) },
+      {
+        machineKey,
+        ...(tags && { tags }),
+        ...(!isZeroKey(request.OldNodeKey) && { previousNodeKey: request.OldNodeKey }),
+      },
     );
     const row = await nodeByKey(ctx.db, request.NodeKey, machineKey);
     if (!row) return refused('the device was removed while it enrolled; try again');
-    return authorized(row);
+    return registered(row);
   } catch (error) {
     if (error instanceof ApiError) return refused(error.detail);
     throw error;

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { parseList } from '../../lib/json.js';
 import { addressesOf } from '../../modules/devices/addresses.js';
+import { loginExpired } from '../../modules/devices/standing.js';
 import type { NodeRow } from './tailscale.repository.js';
 
 /** Tailscale's zero time, which its clients read as "never". */
@@ -59,7 +60,7 @@ export interface NodeView {
 }
 
 /** A device as tailcfg.Node, named `<name>.<domain>.` (MagicDNS). */
-export function tailcfgNode(row: NodeRow, view: NodeView, domain: string): Record<string, unknown> {
+export function tailcfgNode(row: NodeRow, view: NodeView, domain: string, now: number): Record<string, unknown> {
   const tags = parseList(row.tags);
   const addresses = addressesOf(Number(row.addr_index)).map(hostPrefix);
   const endpoints = row.endpoints ? row.endpoints.split(',') : [];
@@ -69,7 +70,9 @@ export function tailcfgNode(row: NodeRow, view: NodeView, domain: string): Recor
     Name: `${row.name}.${domain}.`,
     User: userProfile(row).ID,
     Key: row.node_key,
-    KeyExpiry: iso(row.expires_at),
+    // Zero is "never": the client renews nothing and its peers never drop it.
+    KeyExpiry: row.key_expiry_disabled !== 0 ? ZERO_TIME : iso(row.expires_at),
+    ...(loginExpired(row, now) && { Expired: true }),
     Machine: row.machine_key ?? `mkey:${ZERO_KEY}`,
     DiscoKey: row.disco_key ?? `discokey:${ZERO_KEY}`,
     Addresses: addresses,
@@ -82,7 +85,8 @@ export function tailcfgNode(row: NodeRow, view: NodeView, domain: string): Recor
     PrimaryRoutes: view.primaryRoutes,
     LastSeen: iso(row.last_seen_at),
     Online: view.online,
-    MachineAuthorized: true,
+    // false: the client waits for approval (NeedsMachineAuth) and is given no peers.
+    MachineAuthorized: row.authorized !== 0,
     ComputedName: row.name,
     ComputedNameWithHost: row.name,
   };

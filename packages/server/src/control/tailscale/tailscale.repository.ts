@@ -1,7 +1,8 @@
 /**
  * SQL of the Tailscale protocol: the device a node key names, the rows its map is made of
  * (one query for all its peers), and what a map request reports (disco key, endpoints, home
- * relay, Hostinfo). A report that changes what peers see moves the network's netmap epoch with
+ * relay, Hostinfo, and from it the hostname, OS and client version the device's record shows,
+ * which change when the client is upgraded). A report that changes what peers see moves the network's netmap epoch with
  * the device logged against it, exactly as a native change does, so every open map stream on
  * every instance notices it.
  */
@@ -34,6 +35,11 @@ export interface NodeRow {
   expires_at: number | null;
   ephemeral: number;
   protocol: string;
+  /** 0 while the device waits for approval. */
+  authorized: number;
+  key_expired: number;
+  key_expiry_disabled: number;
+  client_version: string | null;
 }
 
 const nodeColumns = [
@@ -59,6 +65,10 @@ const nodeColumns = [
   'devices.expires_at',
   'devices.ephemeral',
   'devices.protocol',
+  'devices.authorized',
+  'devices.key_expired',
+  'devices.key_expiry_disabled',
+  'devices.client_version',
 ] as const;
 
 const nodes = (db: Db) => db.selectFrom('devices').leftJoin('users', 'users.id', 'devices.user_id').select(nodeColumns);
@@ -86,14 +96,26 @@ export interface Reported {
   endpoints: string;
   homeDerp: number;
   hostinfo: string | null;
+  hostname?: string;
+  os?: string;
+  clientVersion?: string;
 }
 
 /** Stores what a map request reported; returns whether anything peers see changed. */
 export async function storeReport(db: Db, node: NodeRow, reported: Reported): Promise<boolean> {
+  // What the device's record shows; unreported fields keep their value.
+  const record = {
+    hostname: reported.hostname ?? node.hostname,
+    os: reported.os ?? node.os,
+    client_version: reported.clientVersion ?? node.client_version,
+  };
+  const recordChanged =
+    record.hostname !== node.hostname || record.os !== node.os || record.client_version !== node.client_version;
   const peersSee =
     node.disco_key !== reported.discoKey ||
     node.endpoints !== reported.endpoints ||
-    node.home_derp !== reported.homeDerp;
+    node.home_derp !== reported.homeDerp ||
+    recordChanged;
   if (!peersSee && (reported.hostinfo === null || reported.hostinfo === node.hostinfo)) return false;
   await withChanges(db, node.network_id, async (trx, changes) => {
     if (peersSee) await changes.touch(netmapEpoch, [node.id]);
@@ -103,6 +125,7 @@ export async function storeReport(db: Db, node: NodeRow, reported: Reported): Pr
         disco_key: reported.discoKey,
         endpoints: reported.endpoints,
         home_derp: reported.homeDerp,
+        ...record,
         ...(reported.hostinfo !== null && { hostinfo: reported.hostinfo }),
       })
       .where('id', '=', node.id)
@@ -112,6 +135,7 @@ export async function storeReport(db: Db, node: NodeRow, reported: Reported): Pr
     disco_key: reported.discoKey,
     endpoints: reported.endpoints,
     home_derp: reported.homeDerp,
+    ...record,
     hostinfo: reported.hostinfo ?? node.hostinfo,
   });
   return peersSee;

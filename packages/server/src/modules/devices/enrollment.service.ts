@@ -115,6 +115,36 @@ export interface TailscaleEnrollment {
   machineKey: string;
   /** Tags it asked for, already checked against tagOwners; absent: the auth key's. */
   tags?: readonly string[];
+  /**
+   * The node key this machine held before (`OldNodeKey`, sent by `tailscale up --force-reauth`
+   * or after its login expired): that device logs in again under the new key, keeping its id,
+   * name and addresses, when the auth key is its owner's; with another owner's key the machine
+   * becomes a new device, as in Tailscale.
+   */
+  previousNodeKey?: string;
+}
+
+/** The device re-enrolled: the one of this node key, else this machine's previous one with the same owner. */
+async function reEnrolled(
+  trx: Db,
+  networkId: string,
+  nodeKey: string,
+  tailscale: TailscaleEnrollment | undefined,
+  userId: string | null,
+  tags: readonly string[],
+) {
+  const byKey = (key: string) =>
+    trx
+      .selectFrom('devices')
+      .select(['id', 'user_id', 'tags'])
+      .where('network_id', '=', networkId)
+      .where('node_key', '=', key);
+  const existing = await byKey(nodeKey).executeTakeFirst();
+  if (existing || !tailscale?.previousNodeKey) return existing;
+  const previous = await byKey(tailscale.previousNodeKey)
+    .where('machine_key', '=', tailscale.machineKey)
+    .executeTakeFirst();
+  return previous && !ownerChange(previous, userId, tags) ? previous : undefined;
 }
 
 /**
@@ -195,12 +225,7 @@ async function enrollDevice(
       throw unauthenticated(`the user of this ${key ? 'auth key' : 'login'} (${owner.id}) is suspended`);
     }
     const userId = owner?.id ?? null;
-    const existing = await trx
-      .selectFrom('devices')
-      .select(['id', 'user_id', 'tags'])
-      .where('network_id', '=', networkId)
-      .where('node_key', '=', body.nodeKey)
-      .executeTakeFirst();
+    const existing = await reEnrolled(trx, networkId, body.nodeKey, tailscale, userId, tags);
 
     const common = {
       hostname: body.hostname,
@@ -232,7 +257,11 @@ async function enrollDevice(
       deviceId = existing.id;
       await changes.touch(netmapEpoch, [deviceId]);
       await changes.touch(presenceEpoch, [deviceId]);
-      await trx.updateTable('devices').set(common).where('id', '=', deviceId).execute();
+      await trx
+        .updateTable('devices')
+        .set({ ...common, node_key: body.nodeKey })
+        .where('id', '=', deviceId)
+        .execute();
       await replaceTags(trx, networkId, deviceId, tags);
     } else {
       const limit = limitsOf(network.plan).devices;

@@ -16,7 +16,12 @@ type Standing = Pick<DevicesTable, 'expires_at'> & {
  * its login expires, while peers' views follow when the expiry sweep stores it (seconds later).
  */
 export function isIsolated(row: Standing, now: number): boolean {
-  if (row.authorized === 0 || row.key_expired !== 0) return true;
+  return row.authorized === 0 || loginExpired(row, now);
+}
+
+/** Whether the device's login has expired (stored by the sweep or an admin, or due by the clock). */
+export function loginExpired(row: Omit<Standing, 'authorized'>, now: number): boolean {
+  if (row.key_expired !== 0) return true;
   return row.key_expiry_disabled === 0 && row.expires_at != null && row.expires_at <= now;
 }
 

@@ -1,0 +1,169 @@
+/**
+ * Device approval and login expiry as a Tailscale client meets them over the real protocol:
+ * `MachineAuthorized` at register and in its own node, no peers while it waits, approval
+ * reaching open map streams; `KeyExpiry` in maps, an expired login answered `NodeKeyExpired`
+ * and renewed only with an auth key, keeping the device.
+ */
+import { describe, expect, it } from 'vitest';
+import { json } from '../../harness.js';
+import { protocolFixture } from './fixture.js';
+import { type ControlClient, decodeMessages, nodeKey } from './ts-client.js';
+
+type Message = Record<string, unknown>;
+type Node = { ID: number; Name: string; MachineAuthorized: boolean; KeyExpiry: string; Expired?: boolean };
+
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+const t = protocolFixture();
+const { authKey, joined, deviceId } = t;
+
+async function register(client: ControlClient, body: Record<string, unknown>): Promise<Message> {
+  const res = await client.post('/machine/register', body);
+  expect(res.status).toBe(200);
+  return JSON.parse(res.body.toString());
+}
+
+const mapRequest = (nk: string, stream: boolean) => ({
+  Version: 142,
+  NodeKey: nk,
+  DiscoKey: `discokey:${'1'.repeat(64)}`,
+  Stream: stream,
+  Compress: 'zstd',
+  Hostinfo: { Hostname: 'x', OS: 'linux' },
+});
+
+async function mapOnce(client: ControlClient, nk: string): Promise<{ node: Node; peers: Node[] }> {
+  const res = await client.post('/machine/map', mapRequest(nk, false));
+  expect(res.status).toBe(200);
+  const [full] = decodeMessages(res.body);
+  return { node: full.Node as Node, peers: (full.Peers ?? []) as Node[] };
+}
+
+/** Waits until a message of the stream satisfies `match`, for at most 5 s. */
+async function streamed(
+  stream: ReturnType<ControlClient['stream']>,
+  what: string,
+  match: (m: Message) => boolean,
+): Promise<Message> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const found = stream.messages.find(match);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`${what}: not within 5 s; got ${JSON.stringify(stream.messages)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const names = (nodes: unknown) => ((nodes ?? []) as Node[]).map((n) => n.Name.split('.')[0]);
+
+describe('device approval over the Tailscale protocol', () => {
+  it('a waiting device registers unauthorized, has no peers and is seen by none until approved', async () => {
+    expect((await t.server.call('PATCH', '/v1/network', { body: { deviceApproval: true } })).status).toBe(200);
+    const alpha = await joined(await authKey({ preApproved: true }), 'alpha');
+    expect(alpha.answer.MachineAuthorized).toBe(true);
+    const beta = await joined(await authKey(), 'beta');
+    expect(beta.answer.MachineAuthorized).toBe(false);
+
+    const waiting = await mapOnce(beta.client, beta.nodeKey);
+    expect(waiting.node.MachineAuthorized).toBe(false);
+    expect(waiting.peers).toEqual([]);
+    expect((await mapOnce(alpha.client, alpha.nodeKey)).peers).toEqual([]);
+
+    const alphaStream = alpha.client.stream(mapRequest(alpha.nodeKey, true));
+    const betaStream = beta.client.stream(mapRequest(beta.nodeKey, true));
+    await alphaStream.next(1);
+    await betaStream.next(1);
+    const approved = await t.server.call('POST', `/v1/devices/${await deviceId('beta')}/approve`);
+    expect(approved.status).toBe(200);
+    expect((betaStream.messages[0].Node as Node).MachineAuthorized).toBe(false);
+    await streamed(betaStream, 'beta learns it is approved', (m) => (m.Node as Node)?.MachineAuthorized === true);
+    await streamed(betaStream, 'beta gets alpha', (m) => names(m.PeersChanged).includes('alpha'));
+    const seen = await streamed(alphaStream, 'alpha gets beta', (m) => names(m.PeersChanged).includes('beta'));
+    expect((seen.PeersChanged as Node[])[0].MachineAuthorized).toBe(true);
+  });
+});
+
+describe('login expiry over the Tailscale protocol', () => {
+  it('sends KeyExpiry; an expired device leaves its peers’ maps and must log in again with an auth key', async () => {
+    const key = await authKey();
+    const alpha = await joined(key, 'alpha');
+    const beta = await joined(key, 'beta');
+    const before = await mapOnce(beta.client, beta.nodeKey);
+    // The network's nodeKeyExpiry (180 days by default) from the login.
+    const expiry = Date.parse(before.node.KeyExpiry);
+    expect(expiry - Date.now()).toBeGreaterThan(179 * 86_400_000);
+    expect(before.peers.map((p) => Date.parse(p.KeyExpiry) > Date.now())).toEqual([true]);
+
+    const alphaStream = alpha.client.stream(mapRequest(alpha.nodeKey, true));
+    await alphaStream.next(1);
+    const betaId = await deviceId('beta');
+    expect((await t.server.call('POST', `/v1/devices/${betaId}/expire`)).status).toBe(200);
+    const gone = await streamed(alphaStream, 'beta leaves alpha’s map', (m) => Array.isArray(m.PeersRemoved));
+    expect(gone.PeersRemoved).toEqual([before.node.ID]);
+
+    // Beta's own map says its key expired, with no peers.
+    const expired = await mapOnce(beta.client, beta.nodeKey);
+    expect(Date.parse(expired.node.KeyExpiry)).toBeLessThanOrEqual(Date.now());
+    expect(expired.node.Expired).toBe(true);
+    expect(expired.peers).toEqual([]);
+
+    // Registering the expired key again: told so, upon which the client makes a new key...
+    expect(await register(beta.client, { NodeKey: beta.nodeKey })).toMatchObject({ NodeKeyExpired: true });
+    // ...which it may not simply rotate to: without an auth key that is a new login (a URL)...
+    const renewed = nodeKey();
+    const refused = await register(beta.client, { NodeKey: renewed, OldNodeKey: beta.nodeKey });
+    expect(refused.MachineAuthorized).toBe(false);
+    expect(refused.AuthURL).toMatch(/\/register\//);
+    expect((await beta.client.post('/machine/map', mapRequest(renewed, false))).status).toBe(401);
+    // ...and with one (tailscale up --force-reauth --auth-key) it logs in again as the same device.
+    const again = await register(beta.client, {
+      NodeKey: renewed,
+      OldNodeKey: beta.nodeKey,
+      Auth: { AuthKey: key },
+      Hostinfo: { Hostname: 'beta', OS: 'linux' },
+    });
+    expect(again.MachineAuthorized).toBe(true);
+    const list = await json(await t.server.call('GET', '/v1/devices?fields=all'));
+    expect(list.devices.map((d: { id: string }) => d.id).sort()).toEqual([await deviceId('alpha'), betaId].sort());
+    const back = await mapOnce(beta.client, renewed);
+    expect(back.node.ID).toBe(before.node.ID);
+    expect(Date.parse(back.node.KeyExpiry)).toBeGreaterThan(Date.now());
+    expect(back.node.Expired).toBeUndefined();
+    expect(names(back.peers)).toEqual(['alpha']);
+    await streamed(alphaStream, 'beta is back in alpha’s map', (m) => names(m.PeersChanged).includes('beta'));
+  });
+
+  it('a device whose expiry is off has no KeyExpiry, and turning it off lifts an expiry', async () => {
+    const key = await authKey();
+    const alpha = await joined(key, 'alpha');
+    await joined(key, 'beta');
+    const alphaId = await deviceId('alpha');
+    expect((await t.server.call('POST', `/v1/devices/${alphaId}/expire`)).status).toBe(200);
+    expect((await mapOnce(alpha.client, alpha.nodeKey)).peers).toEqual([]);
+    const patched = await t.server.call('PATCH', `/v1/devices/${alphaId}`, { body: { keyExpiryDisabled: true } });
+    expect(patched.status).toBe(200);
+    const map = await mapOnce(alpha.client, alpha.nodeKey);
+    expect(map.node.KeyExpiry).toBe(ZERO_TIME);
+    expect(map.node.Expired).toBeUndefined();
+    expect(names(map.peers)).toEqual(['beta']);
+    expect(await register(alpha.client, { NodeKey: alpha.nodeKey })).toMatchObject({ MachineAuthorized: true });
+  });
+
+  it('another user’s auth key makes the machine a new device, as in Tailscale', async () => {
+    const alpha = await joined(await authKey(), 'alpha');
+    const user = await json(
+      await t.server.call('POST', '/v1/users', {
+        body: { loginName: 'sam@example.com', displayName: 'Sam', role: 'member' },
+      }),
+    );
+    const again = await register(alpha.client, {
+      NodeKey: nodeKey(),
+      OldNodeKey: alpha.nodeKey,
+      Auth: { AuthKey: await authKey({ user: user.id }) },
+      Hostinfo: { Hostname: 'alpha', OS: 'linux' },
+    });
+    expect(again.MachineAuthorized).toBe(true);
+    const list = await json(await t.server.call('GET', '/v1/devices'));
+    expect(list.devices.map((d: { name: string }) => d.name).sort()).toEqual(['alpha', 'alpha-1']);
+  });
+});
