@@ -209,7 +209,8 @@ describe('interactive login', () => {
     const ana = await addUser('ana@example.com', 'member');
     const m1 = await machine({ Hostname: 'mine' });
     expect((await (await signIn(ana)).approve(m1.authUrl)).status).toBe(201);
-    expect(await m1.followup()).toMatchObject({ MachineAuthorized: true });
+    // Registered, but waiting for an admin's approval (the client shows NeedsMachineAuth).
+    expect(await m1.followup()).toMatchObject({ MachineAuthorized: false });
     const m2 = await machine({ Hostname: 'theirs' });
     expect((await (await signIn(await ownerId())).approve(m2.authUrl)).status).toBe(201);
     const devices = await listDevices(server);
