@@ -5,12 +5,11 @@
  * of ts2021.ts built from the same Noise code, for `warren node simulate --protocol tailscale`
  * and the benchmarks (exported from the package's index); a real device runs tailscaled.
  *
- * Map messages are 4-byte little-endian lengths and zstd frames. Warren writes its frames with
- * raw blocks (zstd-frame.ts) and this client reads those only: it talks to Warren, and a
- * compressed block is reported as an error rather than misread.
+ * Map messages are 4-byte little-endian lengths and zstd frames (map-compression.ts).
  */
 import { type ClientHttp2Session, type ClientHttp2Stream, connect as http2Connect } from 'node:http2';
 import { type Socket, connect as tcpConnect } from 'node:net';
+import { decompress } from 'zstd-napi';
 import { NoiseConn } from './noise-conn.js';
 import { type X25519KeyPair, x25519Generate } from './noise-crypto.js';
 import { initiate, RESPONSE_LEN } from './noise-handshake.js';
@@ -31,34 +30,6 @@ export async function serverNoiseKey(url: string, signal?: AbortSignal): Promise
 
 /** A fresh `nodekey:…` (a simulated device never speaks WireGuard, so the private half is dropped). */
 export const randomTailscaleNodeKey = () => `nodekey:${x25519Generate().publicKey.toString('hex')}`;
-
-/** A zstd frame of raw and RLE blocks (what Warren writes) decoded; anything else throws. */
-export function readZstdFrame(frame: Buffer): Buffer {
-  if (frame.readUInt32LE(0) !== 0xfd2fb528) throw new Error('not a zstd frame');
-  const descriptor = frame[4];
-  const singleSegment = (descriptor >> 5) & 1;
-  const sizeFlag = descriptor >> 6;
-  const dictFlag = descriptor & 3;
-  const sizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][sizeFlag];
-  let at = 5 + (singleSegment ? 0 : 1) + [0, 1, 2, 4][dictFlag] + sizeBytes;
-  const parts: Buffer[] = [];
-  for (;;) {
-    const header = frame.readUIntLE(at, 3);
-    at += 3;
-    const last = header & 1;
-    const type = (header >> 1) & 3;
-    const size = header >> 3;
-    if (type === 0) {
-      parts.push(frame.subarray(at, at + size));
-      at += size;
-    } else if (type === 1) {
-      parts.push(Buffer.alloc(size, frame[at]));
-      at += 1;
-    } else throw new Error('compressed zstd blocks are not read by this client');
-    if (last) break;
-  }
-  return Buffer.concat(parts);
-}
 
 export interface MapStream {
   /** Resolves when the stream ends (closed by either side). */
@@ -170,7 +141,7 @@ export class ControlChannel {
         if (pending.length < 4 + size) break;
         const frame = pending.subarray(4, 4 + size);
         pending = pending.subarray(4 + size);
-        onMessage(JSON.parse(readZstdFrame(frame).toString('utf8')) as MapMessage);
+        onMessage(JSON.parse(decompress(frame).toString('utf8')) as MapMessage);
       }
     });
     return { done, close: () => req.close() };

@@ -12,12 +12,12 @@ import { type Actor, systemActor } from '../../core/actor.js';
 import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
 import { headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
 import { netmapHead } from '../../modules/netmap/netmap.repository.js';
+import { zstdCompress } from './map-compression.js';
 import { deltaResponse, fullResponse, KEEP_ALIVE } from './map-delta.js';
 import { advertisedRoutes, type MapRequest, reportOf } from './map-request.js';
 import { type Control, type MapState, mapState } from './map-state.js';
 import { numericId } from './tailcfg.js';
 import { type NodeRow, nodeByKey, storeReport } from './tailscale.repository.js';
-import { zstdFrame } from './zstd-frame.js';
 
 /** How often an open stream looks whether presence or a keep-alive is due (changes are pushed). */
 const HOUSEKEEPING_MS = 5_000;
@@ -26,7 +26,7 @@ const KEEP_ALIVE_MS = 50_000;
 const PRESENCE_MS = 20_000;
 
 function frame(json: string): Buffer {
-  const body = zstdFrame(Buffer.from(json));
+  const body = zstdCompress(Buffer.from(json));
   const size = Buffer.alloc(4);
   size.writeUInt32LE(body.length);
   return Buffer.concat([size, body]);
