@@ -81,7 +81,7 @@ main() {
 
   section "warren installed globally from its tarball"
   # `npm install -g` into a prefix of its own, so CI leaves the machine's global packages alone.
-  npm install --global --allow-scripts=better-sqlite3 --prefix "$work/global" "$(tarball cli)" >/dev/null
+  npm install --global --allow-scripts=better-sqlite3,zstd-napi --prefix "$work/global" "$(tarball cli)" >/dev/null
   export PATH="$work/global/bin:$PATH"
   [ "$(command -v warren)" = "$work/global/bin/warren" ] || fail "warren is not the installed one"
   warren --version
