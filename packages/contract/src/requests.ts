@@ -86,6 +86,7 @@ export const PatchNetworkBody = Type.Object(
   {
     deviceApproval: Type.Optional(Type.Boolean()),
     nodeKeyExpiry: Type.Optional(Type.String({ maxLength: 16, description: 'a duration (180d), or 0 for never' })),
+    flowLogs: Type.Optional(Type.Boolean()),
   },
   closed,
 );

@@ -111,6 +111,9 @@ export const Network = Type.Object(
     usage: Type.Object({ users: Type.Integer(), devices: Type.Integer() }),
     deviceApproval: Type.Boolean({ description: 'new devices wait for an admin to approve them' }),
     nodeKeyExpiry: Type.String({ description: "how long a device's login lasts (a duration, or 0 for never)" }),
+    flowLogs: Type.Boolean({
+      description: 'Tailscale clients log their network flows into the connection log (docs/TAILSCALE.md)',
+    }),
     sso: Type.Object(
       {
         configured: Type.Boolean(),
@@ -328,6 +331,7 @@ export interface NetworkBody {
   usage: { users: number; devices: number };
   deviceApproval: boolean;
   nodeKeyExpiry: string;
+  flowLogs: boolean;
   sso: { configured: boolean; enforce: boolean; redirectUri: string | null };
 }
 export interface KeyBody {

@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import { type EmbeddedRelayOptions, startEmbeddedRelay } from './control/derp/embedded-relay.js';
 import { connectionReportRoutes } from './control/native/connections.routes.js';
 import { nodeRoutes } from './control/native/node.routes.js';
+import { flowLogRoutes } from './control/tailscale/flow-log.routes.js';
 import { tailscaleRoutes, ts2021Upgrade } from './control/tailscale/ts2021.js';
 import { routeUpgrades, type UpgradeHandler } from './control/upgrades.js';
 import { type AppContext, DEFAULT_SETTINGS, type RateLimiter, type Settings } from './core/context.js';
@@ -133,6 +134,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(scimRoutes);
   // Tailscale's control protocol (GET /key, POST /ts2021): its clients use Warren as their login server.
   await app.register(tailscaleRoutes);
+  // Network flow logs that Tailscale clients upload (POST /c/tailtraffic.log.tailscale.io/{id}).
+  await app.register(flowLogRoutes);
   await app.register(
     async (v1) => {
       v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());

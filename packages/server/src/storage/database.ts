@@ -30,6 +30,7 @@ import * as auditChanges from './migrations/020_audit_changes.js';
 import * as deviceDetailVersion from './migrations/021_device_detail_version.js';
 import * as oauthClients from './migrations/022_oauth_clients.js';
 import * as machineLogins from './migrations/023_machine_logins.js';
+import * as flowLogs from './migrations/024_flow_logs.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -65,6 +66,7 @@ const MIGRATIONS = {
   '021_device_detail_version': deviceDetailVersion,
   '022_oauth_clients': oauthClients,
   '023_machine_logins': machineLogins,
+  '024_flow_logs': flowLogs,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -26,6 +26,8 @@ export interface NetworksTable {
   device_approval: Generated<number>;
   /** How long a device's login lasts: a duration (`180d`) or `0` for never. */
   node_key_expiry: Generated<string>;
+  /** 1: Tailscale clients log their flows and upload them here (migration 024). */
+  flow_logs: Generated<number>;
 }
 
 export interface UsersTable {
@@ -63,7 +65,7 @@ export interface KeysTable {
   pre_approved: Generated<number>;
 }
 
-/** OAuth clients of Tailscale's API v2 (migration 022). */
+/** OAuth clients of Tailscale's API v2 (migration 024). */
 export interface OAuthClientsTable {
   id: string;
   network_id: string;
@@ -78,7 +80,7 @@ export interface OAuthClientsTable {
   created_by: string | null;
 }
 
-/** Access tokens of OAuth clients (migration 022). */
+/** Access tokens of OAuth clients (migration 024). */
 export interface OAuthTokensTable {
   token_hash: string; // hex SHA-256 of the whole token
   client_id: string;
@@ -142,6 +144,8 @@ export interface DevicesTable {
   key_expiry_disabled: Generated<number>;
   /** 1 once `expires_at` passed (set by the expiry sweep or an admin): out of every netmap. */
   key_expired: Generated<number>;
+  /** Public log id of its flow log uploads (hex SHA-256 of the private id; migration 024). */
+  flow_log_id: string | null;
 }
 
 export interface DeviceTagsTable {

@@ -2,7 +2,8 @@
  * tailcfg.MapResponse bodies: the first of a session is full; each later one carries only what
  * changed since the state last sent — the node itself, peers changed or added (PeersChanged,
  * whole nodes, online flips included), peers gone (PeersRemoved), the packet filter, user
- * profiles, DNS and the DERP map — or nothing at all when nothing changed.
+ * profiles, DNS, the DERP map and the network's flow log id — or nothing at all when nothing
+ * changed.
  */
 import type { MapState } from './map-state.js';
 
@@ -11,6 +12,7 @@ export function fullResponse(state: MapState, seq: number, now: Date): string {
     `{"Seq":${seq},"Node":${state.node},"DERPMap":${state.derp},"Peers":[${[...state.peers.values()].join(',')}],` +
     `"DNSConfig":${state.dns},"Domain":${JSON.stringify(state.domain)},"CollectServices":false,` +
     `"PacketFilter":${state.packetFilter},"UserProfiles":${JSON.stringify([...state.userProfiles.values()])},` +
+    `${state.flowLogDomain ? `"DomainDataPlaneAuditLogID":${JSON.stringify(state.flowLogDomain)},` : ''}` +
     `"ControlTime":${JSON.stringify(now.toISOString())}}`
   );
 }
@@ -33,6 +35,10 @@ export function deltaResponse(before: MapState, after: MapState, seq: number): s
   if (after.dns !== before.dns) parts.push(`"DNSConfig":${after.dns}`);
   if (after.derp !== before.derp) parts.push(`"DERPMap":${after.derp}`);
   if (after.domain !== before.domain) parts.push(`"Domain":${JSON.stringify(after.domain)}`);
+  // Turning flow logs off takes the capability off the node; the client keeps the old id unused.
+  if (after.flowLogDomain && after.flowLogDomain !== before.flowLogDomain) {
+    parts.push(`"DomainDataPlaneAuditLogID":${JSON.stringify(after.flowLogDomain)}`);
+  }
   if (parts.length === 0) return undefined;
   return `{"Seq":${seq},${parts.join(',')}}`;
 }

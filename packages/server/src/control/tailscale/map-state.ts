@@ -13,8 +13,9 @@ import { deviceNetmap } from '../../modules/netmap/netmap.service.js';
 import { deviceIdentities, policyDevice, policyUsers } from '../../modules/netmap/policy-inputs.repository.js';
 import { type FilterRule, packetFilter } from '../../policy/index.js';
 import { dnsConfig, dnsDomain } from './dns.js';
+import { flowLogIds } from './flow-log-ids.js';
 import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
-import { type NodeRow, networkName, nodesByIds } from './tailscale.repository.js';
+import { mapNetwork, type NodeRow, nodesByIds, storeFlowLogId } from './tailscale.repository.js';
 
 /**
  * What the protocol's handlers share: the app's context, where the DERP map comes from and the
@@ -35,6 +36,8 @@ export interface MapState {
   dns: string;
   derp: string;
   domain: string;
+  /** The network's private flow log id, or '' while it does not log flows. */
+  flowLogDomain: string;
 }
 
 interface NativeNetmap {
@@ -47,17 +50,19 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
   const netmap = await deviceNetmap(ctx, networkId, id);
   const native = JSON.parse(netmap.body ?? '{}') as NativeNetmap;
   const peerIds = native.peers.map((p) => p.id);
-  const [rows, name, policy, users, identities] = await Promise.all([
+  const [rows, network, policy, users, identities] = await Promise.all([
     nodesByIds(ctx.db, networkId, [id, ...peerIds]),
-    networkName(ctx.db, networkId),
+    mapNetwork(ctx.db, networkId),
     currentPolicy(ctx.db, networkId),
     policyUsers(ctx.db, networkId),
     deviceIdentities(ctx.db, networkId, [id, ...peerIds]),
   ]);
-  const domain = dnsDomain(name);
+  const domain = dnsDomain(network.name);
   const now = ctx.clock.now();
   const byId = new Map(rows.map((r) => [r.id, r]));
   const me = byId.get(id) ?? self;
+  const flowLogs = network.flowLogs ? await flowLogIds(ctx.db, networkId, id) : undefined;
+  if (flowLogs && me.flow_log_id !== flowLogs.nodePublic) await storeFlowLogId(ctx.db, me, flowLogs.nodePublic);
   const userProfiles = new Map<number, UserProfile>();
   const addProfile = (row: NodeRow) => {
     const profile = userProfile(row);
@@ -69,7 +74,12 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
   const node = JSON.stringify(
     tailcfgNode(
       me,
-      { allowedIPs: [...ownAddresses, ...ownPrimaries], primaryRoutes: ownPrimaries, online: true },
+      {
+        allowedIPs: [...ownAddresses, ...ownPrimaries],
+        primaryRoutes: ownPrimaries,
+        online: true,
+        ...(flowLogs && { flowLogId: flowLogs.node }),
+      },
       domain,
       now,
     ),
@@ -104,5 +114,6 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
     dns: JSON.stringify(dnsConfig(domain)),
     derp: JSON.stringify(derpMap()),
     domain,
+    flowLogDomain: flowLogs?.domain ?? '',
   };
 }

@@ -13,6 +13,8 @@ import type { NodeRow } from './tailscale.repository.js';
 /** Tailscale's zero time, which its clients read as "never". */
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 const ZERO_KEY = '0'.repeat(64);
+/** The node capability that turns a client's network flow logging on (with the two log ids). */
+export const CAP_FLOW_LOGS = 'https://tailscale.com/cap/data-plane-audit-logs';
 /** The user tagged devices belong to, as in Tailscale. */
 export const TAGGED_USER = { ID: 2147455555, LoginName: 'tagged-devices', DisplayName: 'Tagged Devices' };
 
@@ -57,6 +59,8 @@ export interface NodeView {
   /** Approved routes it serves as primary. */
   primaryRoutes: readonly string[];
   online: boolean;
+  /** The device's private flow log id: set in its own node only, when its network logs flows. */
+  flowLogId?: string;
 }
 
 /** A device as tailcfg.Node, named `<name>.<domain>.` (MagicDNS). */
@@ -89,5 +93,6 @@ export function tailcfgNode(row: NodeRow, view: NodeView, domain: string, now: n
     MachineAuthorized: row.authorized !== 0,
     ComputedName: row.name,
     ComputedNameWithHost: row.name,
+    ...(view.flowLogId && { CapMap: { [CAP_FLOW_LOGS]: [] }, DataPlaneAuditLogID: view.flowLogId }),
   };
 }

@@ -40,6 +40,7 @@ export interface NodeRow {
   key_expired: number;
   key_expiry_disabled: number;
   client_version: string | null;
+  flow_log_id: string | null;
 }
 
 const nodeColumns = [
@@ -69,6 +70,7 @@ const nodeColumns = [
   'devices.key_expired',
   'devices.key_expiry_disabled',
   'devices.client_version',
+  'devices.flow_log_id',
 ] as const;
 
 const nodes = (db: Db) => db.selectFrom('devices').leftJoin('users', 'users.id', 'devices.user_id').select(nodeColumns);
@@ -86,9 +88,44 @@ export async function nodesByIds(db: Db, networkId: string, ids: readonly string
   return nodes(db).where('devices.network_id', '=', networkId).where('devices.id', 'in', ids).execute();
 }
 
-export async function networkName(db: Db, networkId: string): Promise<string> {
-  const row = await db.selectFrom('networks').select('name').where('id', '=', networkId).executeTakeFirst();
-  return row?.name ?? 'network';
+/** What a map takes from the network itself: its name (the DNS domain) and whether it logs flows. */
+export async function mapNetwork(db: Db, networkId: string): Promise<{ name: string; flowLogs: boolean }> {
+  const row = await db
+    .selectFrom('networks')
+    .select(['name', 'flow_logs'])
+    .where('id', '=', networkId)
+    .executeTakeFirst();
+  return { name: row?.name ?? 'network', flowLogs: Number(row?.flow_logs ?? 0) !== 0 };
+}
+
+/** Keeps the public id of the device's flow log stream (set once; again if the secret changed). */
+export async function storeFlowLogId(db: Db, node: NodeRow, publicId: string): Promise<void> {
+  await db.updateTable('devices').set({ flow_log_id: publicId }).where('id', '=', node.id).execute();
+  node.flow_log_id = publicId;
+}
+
+/** The device an upload's public log id names. */
+export async function deviceByFlowLogId(
+  db: Db,
+  publicId: string,
+): Promise<
+  | { id: string; network_id: string; flow_log_id: string | null; flow_logs: number; user_status: string | null }
+  | undefined
+> {
+  return db
+    .selectFrom('devices')
+    .innerJoin('networks', 'networks.id', 'devices.network_id')
+    .leftJoin('users', 'users.id', 'devices.user_id')
+    .select([
+      'devices.id',
+      'devices.network_id',
+      'devices.flow_log_id',
+      'networks.flow_logs',
+      'users.status as user_status',
+    ])
+    .where('devices.flow_log_id', '=', publicId)
+    .where('devices.protocol', '=', 'tailscale')
+    .executeTakeFirst();
 }
 
 export interface Reported {

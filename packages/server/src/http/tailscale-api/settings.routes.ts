@@ -1,6 +1,6 @@
 /**
- * Tailscale's tailnet settings over Warren's network settings: device approval and the device
- * key duration are real (`PATCH /v1/network` underneath, scope `all`); every other setting
+ * Tailscale's tailnet settings over Warren's network settings: device approval, the device
+ * key duration and network flow logging are real (`PATCH /v1/network` underneath, scope `all`); every other setting
  * reads as off, and asking to turn one on is a 400 naming it, never accepted and ignored.
  * Go's client sends the two ACL fields on every update, as `null` when unset.
  */
@@ -24,23 +24,29 @@ const ABSENT: Record<string, unknown> = {
   devicesAutoUpdatesOn: false,
   usersApprovalOn: false,
   usersRoleAllowedToJoinExternalTailnets: 'none',
-  networkFlowLoggingOn: false,
   regionalRoutingOn: false,
   postureIdentityCollectionOn: false,
   httpsEnabled: false,
 };
 
-function settingsOf(network: { deviceApproval: boolean; nodeKeyExpiry: string }) {
+function settingsOf(network: { deviceApproval: boolean; nodeKeyExpiry: string; flowLogs: boolean }) {
   const ms = network.nodeKeyExpiry === '0' ? 0 : (parseDuration(network.nodeKeyExpiry) ?? 0);
   return {
     ...ABSENT,
     devicesApprovalOn: network.deviceApproval,
     devicesKeyDurationDays: Math.floor(ms / DAY_MS),
+    networkFlowLoggingOn: network.flowLogs,
     routeSelection: 'active-passive-failover',
   };
 }
 
-type Patch = { devicesApprovalOn?: boolean | null; devicesKeyDurationDays?: number | null } & Record<string, unknown>;
+type Patch = {
+  devicesApprovalOn?: boolean | null;
+  devicesKeyDurationDays?: number | null;
+  networkFlowLoggingOn?: boolean | null;
+} & Record<string, unknown>;
+
+const SETTABLE = new Set(['devicesApprovalOn', 'devicesKeyDurationDays', 'networkFlowLoggingOn']);
 
 export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
@@ -57,7 +63,7 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
       const body = (request.body ?? {}) as Patch;
       if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('send the settings as a JSON object');
       for (const [field, value] of Object.entries(body)) {
-        if (field === 'devicesApprovalOn' || field === 'devicesKeyDurationDays' || value === null) continue;
+        if (SETTABLE.has(field) || value === null) continue;
         if (field in ABSENT && value === ABSENT[field]) continue;
         if (field === 'routeSelection' && value === 'active-passive-failover') continue;
         throw invalidRequest(`Warren has no setting "${field}" that can be set to ${JSON.stringify(value)}`);
@@ -66,8 +72,9 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
       if (days != null && (!Number.isInteger(days) || days < 1 || days > 180)) {
         throw invalidRequest(`devicesKeyDurationDays must be a whole number of days from 1 to 180 (got ${days})`);
       }
-      if (body.devicesApprovalOn != null && typeof body.devicesApprovalOn !== 'boolean') {
-        throw invalidRequest('devicesApprovalOn must be true or false');
+      for (const field of ['devicesApprovalOn', 'networkFlowLoggingOn'] as const) {
+        if (body[field] != null && typeof body[field] !== 'boolean')
+          throw invalidRequest(`${field} must be true or false`);
       }
       const network = await updateNetworkSettings(
         ctx,
@@ -75,6 +82,7 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
         {
           ...(body.devicesApprovalOn != null ? { deviceApproval: body.devicesApprovalOn } : {}),
           ...(days != null ? { nodeKeyExpiry: `${days}d` } : {}),
+          ...(body.networkFlowLoggingOn != null ? { flowLogs: body.networkFlowLoggingOn } : {}),
         },
         redirectUriIfKnown(request),
       );

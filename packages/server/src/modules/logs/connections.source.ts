@@ -42,27 +42,40 @@ function insideAny(routes: readonly Prefix[], src: ParsedEndpoint): boolean {
 }
 
 /**
- * Refuses the batch (400, naming the first bad entry by `index`) unless every source is the
- * reporter's. Its own addresses are told apart by address index, without parsing; the
- * routes are read only once an entry needs them.
+ * The indexes of the entries whose source is not the reporter's, in order. Its own addresses
+ * are told apart by address index, without parsing; the routes are read only once an entry
+ * needs them.
  */
+export async function foreignSources(
+  db: Db,
+  reporter: { networkId: string; deviceId: string },
+  parsed: readonly ParsedConnection[],
+): Promise<number[]> {
+  const sources = await reporterSources(db, reporter.networkId, reporter.deviceId);
+  if (!sources) throw deviceGone();
+  let routes: Prefix[] | undefined;
+  const foreign: number[] = [];
+  for (let index = 0; index < parsed.length; index++) {
+    const src = (parsed[index] as ParsedConnection).src;
+    if (src.addrIndex === sources.addrIndex) continue;
+    routes ??= servedPrefixes(sources.routes);
+    if (!insideAny(routes, src)) foreign.push(index);
+  }
+  return foreign;
+}
+
+/** Refuses the batch (400, naming the first bad entry by `index`) unless every source is the reporter's. */
 export async function checkSources(
   db: Db,
   reporter: { networkId: string; deviceId: string },
   parsed: readonly ParsedConnection[],
 ): Promise<void> {
-  const sources = await reporterSources(db, reporter.networkId, reporter.deviceId);
-  if (!sources) throw deviceGone();
-  let routes: Prefix[] | undefined;
-  for (let index = 0; index < parsed.length; index++) {
-    const src = (parsed[index] as ParsedConnection).src;
-    if (src.addrIndex === sources.addrIndex) continue;
-    routes ??= servedPrefixes(sources.routes);
-    if (insideAny(routes, src)) continue;
-    throw invalidRequest(
-      `entries[${index}]: src.addr "${src.text}" is neither an address of this device nor inside an approved ` +
-        'route it serves (a device reports only its own traffic); nothing of this batch was stored',
-      { index },
-    );
-  }
+  const [index] = await foreignSources(db, reporter, parsed);
+  if (index === undefined) return;
+  const src = (parsed[index] as ParsedConnection).src;
+  throw invalidRequest(
+    `entries[${index}]: src.addr "${src.text}" is neither an address of this device nor inside an approved ` +
+      'route it serves (a device reports only its own traffic); nothing of this batch was stored',
+    { index },
+  );
 }

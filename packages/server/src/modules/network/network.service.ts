@@ -153,6 +153,7 @@ export async function describeNetwork(
     usage: { users: Number(network.user_count), devices: Number(network.device_count) },
     deviceApproval: network.device_approval !== 0,
     nodeKeyExpiry: network.node_key_expiry,
+    flowLogs: network.flow_logs !== 0,
     sso: { configured: network.sso_network !== null, enforce: network.sso_enforce === 1, redirectUri },
   };
 }

@@ -2,13 +2,15 @@
  * The network's device settings (PATCH /v1/network): whether new devices wait for approval,
  * and how long a device's login lasts. Both apply from the next enrollment on, as in
  * Tailscale: turning approval on leaves approved devices approved, and a new lifetime applies
- * to logins made after the change.
+ * to logins made after the change. Flow logs (`flowLogs`) are part of every Tailscale
+ * client's map, so changing them moves the netmap epoch and connected clients follow at once.
  */
 import { MAX_KEY_LIFETIME_MS, type PatchNetworkRequest, parseDuration } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError, invalidDuration } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
+import { netmapEpoch } from './epochs.js';
 import { describeNetwork } from './network.service.js';
 
 /** Milliseconds of a login under `nodeKeyExpiry`: 0 is never; else a duration up to 365d. */
@@ -31,13 +33,16 @@ export async function updateNetworkSettings(
 ) {
   const { networkId } = actor;
   if (body.nodeKeyExpiry !== undefined) nodeKeyLifetime(body.nodeKeyExpiry);
-  return unitOfWork(ctx, actor, 'network.update', async (trx) => {
-    const changes = {
+  return unitOfWork(ctx, actor, 'network.update', async (trx, _now, changes) => {
+    const settings = {
       ...(body.deviceApproval === undefined ? {} : { device_approval: body.deviceApproval ? 1 : 0 }),
       ...(body.nodeKeyExpiry === undefined ? {} : { node_key_expiry: body.nodeKeyExpiry }),
+      ...(body.flowLogs === undefined ? {} : { flow_logs: body.flowLogs ? 1 : 0 }),
     };
-    if (Object.keys(changes).length > 0) {
-      await trx.updateTable('networks').set(changes).where('id', '=', networkId).execute();
+    // Declared before the write, as every netmap change takes the network's row lock first.
+    if (body.flowLogs !== undefined) await changes.touch(netmapEpoch);
+    if (Object.keys(settings).length > 0) {
+      await trx.updateTable('networks').set(settings).where('id', '=', networkId).execute();
     }
     return { value: await describeNetwork(trx, networkId, redirectUri, ctx.settings), target: networkId };
   });

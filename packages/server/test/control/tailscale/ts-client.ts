@@ -11,6 +11,17 @@ import { type X25519KeyPair, x25519Generate } from '../../../src/control/tailsca
 
 export const nodeKey = () => `nodekey:${x25519Generate().publicKey.toString('hex')}`;
 
+/** A MapRequest as tailscaled sends it: a streamed long poll, or one answer (`stream` false). */
+export const mapRequest = (nk: string, stream: boolean) => ({
+  Version: 142,
+  NodeKey: nk,
+  DiscoKey: `discokey:${'1'.repeat(64)}`,
+  Stream: stream,
+  Compress: 'zstd',
+  Endpoints: ['192.0.2.9:41641'],
+  Hostinfo: { Hostname: 'x', OS: 'linux' },
+});
+
 export interface ControlClient {
   post(path: string, body: unknown): Promise<{ status: number; body: Buffer }>;
   /** A map stream: its messages as they arrive, decoded. */

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
 import { applyPolicy } from '../../acl/helpers.js';
 import { json, startServer, type TestServer } from '../../harness.js';
-import { type ControlClient, controlClient, decodeMessages, nodeKey } from './ts-client.js';
+import { type ControlClient, controlClient, decodeMessages, mapRequest, nodeKey } from './ts-client.js';
 
 let server: TestServer;
 const clients: ControlClient[] = [];
@@ -37,16 +37,6 @@ async function joined(key: string, hostname: string, extra: Record<string, unkno
   expect(res.status).toBe(200);
   return { client, nodeKey: nk, answer: JSON.parse(res.body.toString()) };
 }
-
-const mapRequest = (nk: string, stream: boolean) => ({
-  Version: 142,
-  NodeKey: nk,
-  DiscoKey: `discokey:${'1'.repeat(64)}`,
-  Stream: stream,
-  Compress: 'zstd',
-  Endpoints: ['192.0.2.9:41641'],
-  Hostinfo: { Hostname: 'x', OS: 'linux' },
-});
 
 describe('GET /key', () => {
   it('answers without a credential, the same key from every instance on one database', async () => {
