@@ -20,10 +20,8 @@
  */
 import { EventEmitter } from 'node:events';
 import type SqliteDatabase from 'better-sqlite3';
-import { sql } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import pg from 'pg';
-import type { Db } from './database.js';
-import { isPostgres } from './database.js';
 import type { StatementCache } from './sqlite-statements.js';
 
 /** The PostgreSQL channel every instance listens on (payload: the network id). */
@@ -46,8 +44,11 @@ export interface ChangeChannel {
 }
 
 /** Inside the transaction that moves the network's epochs; delivered when it commits. */
-export async function signalChange(trx: Db, networkId: string): Promise<void> {
-  if (isPostgres(trx)) await sql`select pg_notify(${CHANGE_CHANNEL}, ${networkId})`.execute(trx);
+// biome-ignore lint/suspicious/noExplicitAny: any schema; the statement names no table.
+export async function signalChange(trx: Kysely<any>, networkId: string): Promise<void> {
+  // The dialect is read off the executor here: database.ts opens the channels this file makes.
+  if (trx.getExecutor().adapter instanceof PostgresAdapter)
+    await sql`select pg_notify(${CHANGE_CHANNEL}, ${networkId})`.execute(trx);
   else await sql`select ${networkId} as warren_change_signal`.execute(trx);
 }
 
