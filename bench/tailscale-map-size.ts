@@ -44,6 +44,7 @@ function row(i: number): NodeRow {
     key_expired: 0,
     key_expiry_disabled: 0,
     client_version: '1.102.5',
+    flow_log_id: null,
   };
 }
 
@@ -66,6 +67,7 @@ const state: MapState = {
   dns: JSON.stringify({ Resolvers: [], Domains: [domain], Proxied: true }),
   derp: JSON.stringify({ Regions: {} }),
   domain,
+  flowLogDomain: '',
 };
 const json = Buffer.from(fullResponse(state, 1, new Date(now)));
 const started = process.hrtime.bigint();
