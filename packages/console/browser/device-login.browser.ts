@@ -43,6 +43,13 @@ describe('logging devices in from the console', () => {
     await page.goto(loginPath);
     await page.getByRole('heading', { name: 'Sign in to Warren' }).waitFor();
     await page.getByText('A device is asking to log in').waitFor();
+    // Single sign-on carries the way back in returnTo.
+    await page.getByLabel('Network').fill('default');
+    const sso = page.waitForRequest((r) => r.url().includes('/auth/login'));
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
+    const started = new URL((await sso).url());
+    expect(started.searchParams.get('returnTo')).toBe(loginPath);
+    // A one-time link lands on /, and the console goes on to the login URL.
     await page.goto(warren.signInLink(OWNER));
     await page.waitForURL(`${warren.url}${loginPath}`);
     await page.getByRole('heading', { name: 'Log in a device' }).waitFor();
