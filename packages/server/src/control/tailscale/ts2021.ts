@@ -33,8 +33,6 @@ const MAX_BODY = 1024 * 1024;
  * each such connection held a socket, a Noise session and an HTTP/2 session for ever.
  */
 const IDLE_MS = 120_000;
-/** Well inside IDLE_MS (and any shorter idle timeout a test sets). */
-const PING_MS = 20_000;
 
 export async function tailscaleRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
@@ -83,12 +81,24 @@ async function accept(control: Control, init: Buffer, socket: Duplex, head: Buff
   const peer = machineKeyText(answer.session.peerStatic);
   const clientAddr = (socket as Partial<Socket>).remoteAddress ?? '';
   session.on('error', () => conn.destroy());
-  session.setTimeout(control.ctx.settings.controlIdleTimeoutMs ?? IDLE_MS, () => {
+  const idleMs = control.ctx.settings.controlIdleTimeoutMs ?? IDLE_MS;
+  session.on('timeout', () => {
     session.destroy();
     conn.destroy();
   });
+  session.setTimeout(idleMs);
+  // A login's follow-up waits for a person with nothing to send meanwhile: the channel is busy,
+  // not idle, so the timeout is off while any such request waits.
+  let waiting = 0;
+  const hold = () => {
+    if (waiting++ === 0) session.setTimeout(0);
+    return () => {
+      if (--waiting === 0 && !session.destroyed) session.setTimeout(idleMs);
+    };
+  };
   session.on('stream', (stream, headers) => {
-    handle(control, peer, clientAddr, stream, String(headers[constants.HTTP2_HEADER_PATH] ?? '')).catch(() => {
+    const path = String(headers[constants.HTTP2_HEADER_PATH] ?? '');
+    handle(control, { machine: peer, clientAddr, hold }, stream, path).catch(() => {
       if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
     });
   });
@@ -112,13 +122,16 @@ function readBody(stream: ServerHttp2Stream): Promise<Buffer> {
   });
 }
 
-async function handle(
-  control: Control,
-  machine: string,
-  clientAddr: string,
-  stream: ServerHttp2Stream,
-  path: string,
-): Promise<void> {
+/** The Noise channel a request came on: the machine key it proved, its address, its idle timer. */
+interface Channel {
+  machine: string;
+  clientAddr: string;
+  /** Stops the idle timeout until the returned function is called. */
+  hold: () => () => void;
+}
+
+async function handle(control: Control, channel: Channel, stream: ServerHttp2Stream, path: string): Promise<void> {
+  const { machine, clientAddr } = channel;
   const reply = (status: number, text: string, headers: Record<string, string> = {}) => {
     if (stream.destroyed) return;
     stream.respond({ ':status': status, 'content-type': 'text/plain; charset=utf-8', ...headers });
@@ -145,14 +158,10 @@ async function handle(
     return;
   }
   if (route === '/machine/register') {
-    // A login's follow-up waits for a person: pings keep the idle channel from being cut meanwhile.
     const closed = new Promise<void>((resolve) => stream.once('close', resolve));
-    const ping = setInterval(() => {
-      const session = stream.session;
-      if (session && !session.destroyed && !session.closed) session.ping(() => {});
-    }, PING_MS);
-    const outcome = await register(control.ctx, machine, body as RegisterRequest, { clientAddr, closed }).finally(() =>
-      clearInterval(ping),
+    const release = channel.hold();
+    const outcome = await register(control.ctx, machine, body as RegisterRequest, { clientAddr, closed }).finally(
+      release,
     );
     if (outcome.status === 429) reply(429, 'too many registrations', { 'retry-after': String(outcome.retryAfter) });
     else json(outcome.body);

@@ -231,4 +231,15 @@ describe('interactive login', () => {
     const stored = await server.database.storage.db.selectFrom('machine_logins').select('token_hash').execute();
     expect(stored).toHaveLength(2);
   });
+
+  it("keeps a waiting follow-up's channel open past the idle timeout", async () => {
+    await server.close();
+    server = await startServer({ settings: { controlIdleTimeoutMs: 600 } });
+    const m = await machine();
+    const waiting = m.followup();
+    // Several idle timeouts pass with nothing but the server's pings on the channel.
+    expect(await settled(waiting, 2_000)).toBe(false);
+    expect((await (await signIn(await ownerId())).approve(m.authUrl)).status).toBe(201);
+    expect(await waiting).toMatchObject({ MachineAuthorized: true });
+  });
 });
