@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
 import { approveMachineLogin, describeMachineLogin } from '../../modules/devices/login/machine-login.service.js';
+import { limitByAddress } from '../address-limit.js';
 import { authenticateSession } from '../session-auth.js';
 
 const TokenParams = Type.Object({ token: Type.String({ minLength: 16, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) });
@@ -20,8 +21,9 @@ const ApproveBody = Type.Object(
 
 export async function machineLoginRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  // The session is the credential (and, for the approval, its CSRF token): 401 without one.
-  const session = { config: { auth: 'none' as const }, onRequest: authenticateSession };
+  // The session is the credential (and, for the approval, its CSRF token): 401 without one,
+  // counted against the caller's address like any call without a credential.
+  const session = { config: { auth: 'none' as const }, onRequest: [limitByAddress, authenticateSession] };
 
   app.get<{ Params: { token: string } }>(
     '/auth/register/:token',
