@@ -242,4 +242,28 @@ describe('interactive login', () => {
     expect((await (await signIn(await ownerId())).approve(m.authUrl)).status).toBe(201);
     expect(await waiting).toMatchObject({ MachineAuthorized: true });
   });
+
+  it('logs the same device in again after its key expired (tailscale up --force-reauth)', async () => {
+    const m = await machine();
+    const waiting = m.followup();
+    const owner = await signIn(await ownerId());
+    const { deviceId } = await json(await owner.approve(m.authUrl));
+    await waiting;
+    expect((await server.call('POST', `/v1/devices/${deviceId}/expire`)).status).toBe(200);
+    const fresh = nodeKey();
+    const again = JSON.parse(
+      (
+        await m.client.post('/machine/register', {
+          NodeKey: fresh,
+          OldNodeKey: m.nodeKey,
+          Hostinfo: { Hostname: 'laptop' },
+        })
+      ).body.toString(),
+    );
+    expect(again.AuthURL).toMatch(/\/register\//);
+    expect(await json(await owner.view(again.AuthURL))).toMatchObject({ renews: { id: deviceId } });
+    expect((await owner.approve(again.AuthURL)).status).toBe(201);
+    const devices = await listDevices(server);
+    expect(devices.map((d) => d.id)).toEqual([deviceId]);
+  });
 });

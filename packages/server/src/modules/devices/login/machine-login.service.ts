@@ -162,7 +162,8 @@ export async function approveMachineLogin(
       nodeKey: row.node_key,
       ...(row.client_version && { clientVersion: row.client_version }),
     },
-    { machineKey: row.machine_key },
+    // A machine logging in again (its login expired, or --force-reauth) renews its own device.
+    { machineKey: row.machine_key, ...(row.old_node_key && { previousNodeKey: row.old_node_key }) },
   );
   await setLoginDevice(ctx.db, tokenHash, enrolled.device.id);
   loginEnded(tokenHash);
