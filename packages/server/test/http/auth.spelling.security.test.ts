@@ -63,6 +63,9 @@ const PUBLIC_ANSWER: Record<string, number> = {
   // A machine's login URL: a console session approves it, so without one the answer is 401.
   '/auth/register/:token': 401,
   '/auth/register/:token/approve': 401,
+  // A Tailscale client's flow-log upload: the log id in the path is its credential; a collection
+  // other than the traffic log's names nothing.
+  '/c/:collection/:id': 404,
   '/assets/*': 404,
   ...Object.fromEntries(CONSOLE_PAGES.map((page) => [page, existsSync(join(CONSOLE_DIR, 'index.html')) ? 200 : 503])),
 };
@@ -125,6 +128,7 @@ describe('authentication whatever the spelling of the path', () => {
       '/auth/register/:token',
       '/auth/register/:token',
       '/auth/register/:token/approve',
+      '/c/:collection/:id',
       '/healthz',
       '/healthz',
       // Tailscale clients fetch the control server's Noise key before they have any credential.
