@@ -72,6 +72,16 @@ export const TAG_SYNTAX =
   'tag names are "tag:" then up to 63 lowercase letters, digits and dashes, starting with a letter or digit';
 
 /** An integer followed by exactly one unit: s, m, h or d. */
+/** A DNS name: labels of letters, digits and dashes (not at either end), dot-separated, lower case. */
+export const DNS_NAME_PATTERN =
+  '^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$';
+
+/**
+ * The embedded relay's region in the DERP map (`warren serve --derp`): high, as Headscale's 999,
+ * to stay clear of Tailscale's own; other regions take other ids.
+ */
+export const EMBEDDED_DERP_REGION_ID = 900;
+
 export const DURATION_PATTERN = '^[0-9]{1,9}[smhd]$';
 export const DURATION_RE = new RegExp(DURATION_PATTERN);
 

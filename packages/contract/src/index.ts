@@ -1,3 +1,4 @@
+export * from './derp-region.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './formats.js';

@@ -4,7 +4,9 @@
  * prefixes) are checked by the services so they can answer with that code.
  */
 import { type Static, Type } from 'typebox';
-import { ROLES, type Role } from './formats.js';
+import { DerpRegion } from './derp-region.js';
+import { DNS_NAME_PATTERN, ROLES, type Role } from './formats.js';
+import { Nullable } from './nullable.js';
 
 const closed = { additionalProperties: false } as const;
 const Tags = Type.Array(Type.String({ maxLength: 80 }), { maxItems: 64 });
@@ -81,12 +83,42 @@ export const DeviceListQuery = Type.Object({
 export const PatchDeviceBody = Type.Object({ keyExpiryDisabled: Type.Optional(Type.Boolean()) }, closed);
 export type PatchDeviceRequest = Static<typeof PatchDeviceBody>;
 
-/** PATCH /v1/network: the network's settings; a field left out keeps its value. */
+const DnsName = Type.String({ maxLength: 253, pattern: DNS_NAME_PATTERN });
+
+/** PATCH /v1/network: the network's settings; a field left out keeps its value (in `dns` and `derp` too). */
 export const PatchNetworkBody = Type.Object(
   {
     deviceApproval: Type.Optional(Type.Boolean()),
     nodeKeyExpiry: Type.Optional(Type.String({ maxLength: 16, description: 'a duration (180d), or 0 for never' })),
     flowLogs: Type.Optional(Type.Boolean()),
+    dns: Type.Optional(
+      Type.Object(
+        {
+          domain: Type.Optional(
+            Nullable(
+              Type.String({
+                maxLength: 253,
+                pattern: DNS_NAME_PATTERN,
+                description: 'the MagicDNS domain; null: <network name>.warren.internal',
+              }),
+            ),
+          ),
+          magicDns: Type.Optional(Type.Boolean()),
+          nameservers: Type.Optional(Type.Array(Type.String({ maxLength: 45 }), { maxItems: 16 })),
+          searchDomains: Type.Optional(Type.Array(DnsName, { maxItems: 16 })),
+        },
+        closed,
+      ),
+    ),
+    derp: Type.Optional(
+      Type.Object(
+        {
+          embedded: Type.Optional(Type.Boolean()),
+          regions: Type.Optional(Type.Array(DerpRegion, { maxItems: 64 })),
+        },
+        closed,
+      ),
+    ),
   },
   closed,
 );

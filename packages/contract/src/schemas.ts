@@ -4,6 +4,7 @@
  * server: a field not declared here is stripped by the serializer.
  */
 import { type Static, Type } from 'typebox';
+import { DerpRegion, type DerpRegionBody } from './derp-region.js';
 import type { PolicyProblem } from './errors.js';
 import { EVENT_COMPONENTS } from './events.js';
 import { KEY_STATES, PLANS, ROLES, ROUTE_STATES, SCOPES } from './formats.js';
@@ -114,6 +115,22 @@ export const Network = Type.Object(
     flowLogs: Type.Boolean({
       description: 'Tailscale clients log their network flows into the connection log (docs/TAILSCALE.md)',
     }),
+    dns: Type.Object(
+      {
+        domain: Type.String({ description: 'the MagicDNS domain: devices are <name>.<domain>' }),
+        magicDns: Type.Boolean({ description: 'Tailscale clients answer the names of their peers themselves' }),
+        nameservers: Type.Array(Type.String(), { description: 'resolvers Tailscale clients use for other names' }),
+        searchDomains: Type.Array(Type.String()),
+      },
+      { description: 'what Tailscale clients are told about DNS' },
+    ),
+    derp: Type.Object(
+      {
+        embedded: Type.Boolean({ description: "the server's embedded relay is in the DERP map when it runs one" }),
+        regions: Type.Array(DerpRegion),
+      },
+      { description: 'the relays (DERP map) Tailscale clients are given' },
+    ),
     sso: Type.Object(
       {
         configured: Type.Boolean(),
@@ -332,6 +349,8 @@ export interface NetworkBody {
   deviceApproval: boolean;
   nodeKeyExpiry: string;
   flowLogs: boolean;
+  dns: { domain: string; magicDns: boolean; nameservers: string[]; searchDomains: string[] };
+  derp: { embedded: boolean; regions: DerpRegionBody[] };
   sso: { configured: boolean; enforce: boolean; redirectUri: string | null };
 }
 export interface KeyBody {

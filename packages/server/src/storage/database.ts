@@ -31,6 +31,7 @@ import * as deviceDetailVersion from './migrations/021_device_detail_version.js'
 import * as oauthClients from './migrations/022_oauth_clients.js';
 import * as machineLogins from './migrations/023_machine_logins.js';
 import * as flowLogs from './migrations/024_flow_logs.js';
+import * as networkDnsDerp from './migrations/025_network_dns_derp.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -67,6 +68,7 @@ const MIGRATIONS = {
   '022_oauth_clients': oauthClients,
   '023_machine_logins': machineLogins,
   '024_flow_logs': flowLogs,
+  '025_network_dns_derp': networkDnsDerp,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

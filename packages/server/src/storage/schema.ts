@@ -28,6 +28,12 @@ export interface NetworksTable {
   node_key_expiry: Generated<string>;
   /** 1: Tailscale clients log their flows and upload them here (migration 024). */
   flow_logs: Generated<number>;
+  /** The MagicDNS domain an admin set; null: `<network name>.warren.internal` (migration 025). */
+  dns_domain: string | null;
+  /** JSON `{ magicDns, nameservers, searchDomains }` of PATCH /v1/network; null: the defaults. */
+  dns: string | null;
+  /** JSON `{ embedded, regions }` of PATCH /v1/network; null: the defaults. */
+  derp: string | null;
 }
 
 export interface UsersTable {
@@ -65,7 +71,7 @@ export interface KeysTable {
   pre_approved: Generated<number>;
 }
 
-/** OAuth clients of Tailscale's API v2 (migration 024). */
+/** OAuth clients of Tailscale's API v2 (migration 022). */
 export interface OAuthClientsTable {
   id: string;
   network_id: string;
@@ -80,7 +86,7 @@ export interface OAuthClientsTable {
   created_by: string | null;
 }
 
-/** Access tokens of OAuth clients (migration 024). */
+/** Access tokens of OAuth clients (migration 022). */
 export interface OAuthTokensTable {
   token_hash: string; // hex SHA-256 of the whole token
   client_id: string;

@@ -5,9 +5,7 @@
  * `TS_DEBUG_USE_DERP_HTTP=1` (tests, and networks that terminate TLS nowhere).
  */
 import { isIPv4, isIPv6 } from 'node:net';
-
-/** Region id of the embedded relay: high, as Headscale's 999, to stay clear of Tailscale's own. */
-export const EMBEDDED_REGION_ID = 900;
+import { EMBEDDED_DERP_REGION_ID as EMBEDDED_REGION_ID } from '@warren/contract';
 
 export interface DerpNode {
   Name: string;

@@ -1,11 +1,16 @@
 /**
- * MagicDNS: every device is `<device name>.<domain>`, the domain being the network's name made
- * DNS-safe under `warren.internal` (docs/TAILSCALE.md). The client answers those names itself
- * (Proxied) from its peers' names in the map.
+ * tailcfg.DNSConfig from the network's DNS settings (`dns` of PATCH /v1/network). With MagicDNS
+ * on, every device is `<device name>.<domain>` and the client answers those names itself
+ * (Proxied) from its peers' names in the map; the domain is searched first, then the search
+ * domains. Nameservers become the client's resolvers for every other name.
  */
-export { dnsDomain } from '../../modules/network/dns-domain.js';
+import type { DnsSettings } from '../../modules/network/dns-derp-settings.js';
 
-/** tailcfg.DNSConfig: MagicDNS on, the domain searched. */
-export function dnsConfig(domain: string): Record<string, unknown> {
-  return { Resolvers: [], Domains: [domain], Proxied: true };
+export function dnsConfig(dns: DnsSettings): Record<string, unknown> {
+  const domains = dns.magicDns ? [dns.domain, ...dns.searchDomains] : dns.searchDomains;
+  return {
+    Resolvers: dns.nameservers.map((address) => ({ Addr: address })),
+    Domains: [...new Set(domains)],
+    Proxied: dns.magicDns,
+  };
 }

@@ -11,8 +11,9 @@ import { currentPolicy } from '../../modules/acl/policy-cache.js';
 import type { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import { deviceNetmap } from '../../modules/netmap/netmap.service.js';
 import { deviceIdentities, policyDevice, policyUsers } from '../../modules/netmap/policy-inputs.repository.js';
+import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
 import { type FilterRule, packetFilter } from '../../policy/index.js';
-import { dnsConfig, dnsDomain } from './dns.js';
+import { dnsConfig } from './dns.js';
 import { flowLogIds } from './flow-log-ids.js';
 import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
 import { mapNetwork, type NodeRow, nodesByIds, storeFlowLogId } from './tailscale.repository.js';
@@ -23,7 +24,7 @@ import { mapNetwork, type NodeRow, nodesByIds, storeFlowLogId } from './tailscal
  */
 export interface Control {
   ctx: AppContext;
-  derpMap: () => unknown;
+  derpMap: (settings: DerpSettings) => unknown;
   feed: ChangeFeed;
 }
 
@@ -57,7 +58,7 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
     policyUsers(ctx.db, networkId),
     deviceIdentities(ctx.db, networkId, [id, ...peerIds]),
   ]);
-  const domain = dnsDomain(network.name);
+  const { domain } = network.dns;
   const now = ctx.clock.now();
   const byId = new Map(rows.map((r) => [r.id, r]));
   const me = byId.get(id) ?? self;
@@ -111,8 +112,8 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
     peers,
     packetFilter: JSON.stringify(rules),
     userProfiles,
-    dns: JSON.stringify(dnsConfig(domain)),
-    derp: JSON.stringify(derpMap()),
+    dns: JSON.stringify(dnsConfig(network.dns)),
+    derp: JSON.stringify(derpMap(network.derp)),
     domain,
     flowLogDomain: flowLogs?.domain ?? '',
   };

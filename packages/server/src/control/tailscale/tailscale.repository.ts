@@ -8,6 +8,12 @@
  */
 
 import { withChanges } from '../../core/changes.js';
+import {
+  type DerpSettings,
+  type DnsSettings,
+  derpSettingsOf,
+  dnsSettingsOf,
+} from '../../modules/network/dns-derp-settings.js';
 import { netmapEpoch } from '../../modules/network/epochs.js';
 import type { Db } from '../../storage/database.js';
 
@@ -89,13 +95,22 @@ export async function nodesByIds(db: Db, networkId: string, ids: readonly string
 }
 
 /** What a map takes from the network itself: its name (the DNS domain) and whether it logs flows. */
-export async function mapNetwork(db: Db, networkId: string): Promise<{ name: string; flowLogs: boolean }> {
+export async function mapNetwork(
+  db: Db,
+  networkId: string,
+): Promise<{ name: string; flowLogs: boolean; dns: DnsSettings; derp: DerpSettings }> {
   const row = await db
     .selectFrom('networks')
-    .select(['name', 'flow_logs'])
+    .select(['name', 'flow_logs', 'dns_domain', 'dns', 'derp'])
     .where('id', '=', networkId)
     .executeTakeFirst();
-  return { name: row?.name ?? 'network', flowLogs: Number(row?.flow_logs ?? 0) !== 0 };
+  const network = row ?? { name: 'network', flow_logs: 0, dns_domain: null, dns: null, derp: null };
+  return {
+    name: network.name,
+    flowLogs: Number(network.flow_logs) !== 0,
+    dns: dnsSettingsOf(network),
+    derp: derpSettingsOf(network),
+  };
 }
 
 /** Keeps the public id of the device's flow log stream (set once; again if the secret changed). */

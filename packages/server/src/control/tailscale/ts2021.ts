@@ -50,7 +50,7 @@ export function ts2021Upgrade(app: FastifyInstance): UpgradeHandler {
   // One feed for the process's streams (one LISTEN connection on PostgreSQL, not one per stream).
   const feed = new ChangeFeed(app.ctx, (error) => app.log.warn({ err: error }, 'reading a network change failed'));
   app.addHook('onClose', async () => feed.close());
-  const control: Control = { ctx: app.ctx, derpMap: () => derpMap(app), feed };
+  const control: Control = { ctx: app.ctx, derpMap: (settings) => derpMap(app, settings), feed };
   return (request, socket, head) => {
     const protocol = String(request.headers.upgrade ?? '').toLowerCase();
     const init = Buffer.from(String(request.headers[HANDSHAKE_HEADER] ?? ''), 'base64');

@@ -45,6 +45,6 @@ export function presentDeviceDetail(row: DeviceRow, now: number, routes: readonl
     expires: isoOrNull(row.expires_at),
     exitNode: servesAsExitNode(routes),
     protocol: row.protocol as DeviceBody['protocol'],
-    dnsName: `${row.name}.${dnsDomain(row.network_name)}`,
+    dnsName: `${row.name}.${row.network_dns_domain ?? dnsDomain(row.network_name)}`,
   };
 }

@@ -52,7 +52,7 @@ export type DeviceRow = Pick<
   | 'key_expiry_disabled'
   | 'key_expired'
   | 'protocol'
-> & { user_login: string | null; network_name: string };
+> & { user_login: string | null; network_name: string; network_dns_domain: string | null };
 
 type DeviceEb = ExpressionBuilder<Database, 'devices'>;
 
@@ -186,6 +186,7 @@ export function deviceRows(query: SelectQueryBuilder<Database, 'devices', object
       'devices.protocol',
       'users.login_name as user_login',
       'networks.name as network_name',
+      'networks.dns_domain as network_dns_domain',
     ]);
 }
 

@@ -303,6 +303,7 @@ async function enrollDevice(
             protocol: tailscale ? 'tailscale' : 'native',
             user_login: owner?.login_name ?? null,
             network_name: network.name,
+            network_dns_domain: network.dnsDomain,
           },
           now,
           [],

@@ -71,6 +71,8 @@ export interface EnrollingNetwork {
   deviceApproval: boolean;
   nodeKeyExpiry: string;
   name: string;
+  /** The MagicDNS domain an admin set, else null (the name's default). */
+  dnsDomain: string | null;
 }
 
 /**
@@ -93,6 +95,7 @@ export async function moveEpochsForEnrollment(trx: Db, networkId: string, change
       'device_approval',
       'node_key_expiry',
       'name',
+      'dns_domain',
     ])
     .executeTakeFirstOrThrow();
   await signalChange(trx, networkId);
@@ -104,5 +107,6 @@ export async function moveEpochsForEnrollment(trx: Db, networkId: string, change
     deviceApproval: Number(row.device_approval) !== 0,
     nodeKeyExpiry: row.node_key_expiry,
     name: row.name,
+    dnsDomain: row.dns_domain,
   };
 }

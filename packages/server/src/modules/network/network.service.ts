@@ -2,6 +2,7 @@
  * Networks are the tenants. Creating one makes its owner user, its default policy and its
  * first API key (scope `all`, 90 days) in one transaction; the key's secret is returned once.
  */
+
 import { DEFAULT_KEY_LIFETIME, PLANS, type Plan, parseDuration } from '@warren/contract';
 import type { Settings } from '../../core/context.js';
 import { newId } from '../../lib/ids.js';
@@ -10,6 +11,7 @@ import { DEFAULT_POLICY, policyEtag } from '../../policy/index.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
+import { derpSettingsOf, dnsSettingsOf } from './dns-derp-settings.js';
 import { updatePlan } from './network.repository.js';
 import { limitsOf, logRetentionDays } from './plans.js';
 
@@ -154,6 +156,8 @@ export async function describeNetwork(
     deviceApproval: network.device_approval !== 0,
     nodeKeyExpiry: network.node_key_expiry,
     flowLogs: network.flow_logs !== 0,
+    dns: dnsSettingsOf(network),
+    derp: derpSettingsOf(network),
     sso: { configured: network.sso_network !== null, enforce: network.sso_enforce === 1, redirectUri },
   };
 }

@@ -2,14 +2,16 @@
  * The network's device settings (PATCH /v1/network): whether new devices wait for approval,
  * and how long a device's login lasts. Both apply from the next enrollment on, as in
  * Tailscale: turning approval on leaves approved devices approved, and a new lifetime applies
- * to logins made after the change. Flow logs (`flowLogs`) are part of every Tailscale
- * client's map, so changing them moves the netmap epoch and connected clients follow at once.
+ * to logins made after the change. Flow logs (`flowLogs`), DNS (`dns`) and relays (`derp`) are
+ * part of every Tailscale client's map, so changing them moves the netmap epoch and connected
+ * clients follow at once.
  */
 import { MAX_KEY_LIFETIME_MS, type PatchNetworkRequest, parseDuration } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError, invalidDuration } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
+import { dnsDerpUpdate } from './dns-derp-settings.js';
 import { netmapEpoch } from './epochs.js';
 import { describeNetwork } from './network.service.js';
 
@@ -34,13 +36,25 @@ export async function updateNetworkSettings(
   const { networkId } = actor;
   if (body.nodeKeyExpiry !== undefined) nodeKeyLifetime(body.nodeKeyExpiry);
   return unitOfWork(ctx, actor, 'network.update', async (trx, _now, changes) => {
+    // DNS and relays are part of every Tailscale client's map, as flow logs are.
+    const inMaps = body.flowLogs !== undefined || body.dns !== undefined || body.derp !== undefined;
+    // Declared before anything else, as every netmap change takes the network's row lock first
+    // (which also keeps two merges of dns or derp from losing one another's fields).
+    if (inMaps) await changes.touch(netmapEpoch);
+    const current =
+      body.dns || body.derp
+        ? await trx
+            .selectFrom('networks')
+            .select(['name', 'dns_domain', 'dns', 'derp'])
+            .where('id', '=', networkId)
+            .executeTakeFirstOrThrow()
+        : undefined;
     const settings = {
       ...(body.deviceApproval === undefined ? {} : { device_approval: body.deviceApproval ? 1 : 0 }),
       ...(body.nodeKeyExpiry === undefined ? {} : { node_key_expiry: body.nodeKeyExpiry }),
       ...(body.flowLogs === undefined ? {} : { flow_logs: body.flowLogs ? 1 : 0 }),
+      ...(current ? dnsDerpUpdate(current, body) : {}),
     };
-    // Declared before the write, as every netmap change takes the network's row lock first.
-    if (body.flowLogs !== undefined) await changes.touch(netmapEpoch);
     if (Object.keys(settings).length > 0) {
       await trx.updateTable('networks').set(settings).where('id', '=', networkId).execute();
     }
