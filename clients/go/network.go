@@ -2,6 +2,7 @@ package warren
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 )
@@ -17,12 +18,71 @@ type Network struct {
 	DeviceApproval bool `json:"deviceApproval"`
 	// NodeKeyExpiry is how long a device's login lasts: a duration such as 180d, or 0 for never.
 	NodeKeyExpiry string `json:"nodeKeyExpiry"`
+	// FlowLogs makes Tailscale clients log their network flows into the connection log.
+	FlowLogs bool `json:"flowLogs"`
+	// DNS is what Tailscale clients are told about DNS.
+	DNS NetworkDNS `json:"dns"`
+	// DERP is the relays (DERP map) Tailscale clients are given.
+	DERP NetworkDERP `json:"derp"`
+}
+
+// NetworkDNS is the network's DNS settings.
+type NetworkDNS struct {
+	// Domain is the MagicDNS domain: devices are <name>.<domain>.
+	Domain        string   `json:"domain"`
+	MagicDNS      bool     `json:"magicDns"`
+	Nameservers   []string `json:"nameservers"`
+	SearchDomains []string `json:"searchDomains"`
+}
+
+// NetworkDERP is the network's relay settings.
+type NetworkDERP struct {
+	// Embedded puts the server's embedded relay in the DERP map when it runs one.
+	Embedded bool `json:"embedded"`
+	// Regions are Tailscale DERP map regions (tailcfg.DERPRegion), in Tailscale's field names.
+	Regions []map[string]any `json:"regions"`
 }
 
 // NetworkUpdate holds the settings Update changes; a nil field is left as it is.
 type NetworkUpdate struct {
-	DeviceApproval *bool   `json:"deviceApproval,omitempty"`
-	NodeKeyExpiry  *string `json:"nodeKeyExpiry,omitempty"`
+	DeviceApproval *bool              `json:"deviceApproval,omitempty"`
+	NodeKeyExpiry  *string            `json:"nodeKeyExpiry,omitempty"`
+	FlowLogs       *bool              `json:"flowLogs,omitempty"`
+	DNS            *NetworkDNSUpdate  `json:"dns,omitempty"`
+	DERP           *NetworkDERPUpdate `json:"derp,omitempty"`
+}
+
+// NetworkDNSUpdate changes DNS settings field by field; a nil field is left as it is. The
+// domain goes back to its default (<network name>.warren.internal) with ResetDomain.
+type NetworkDNSUpdate struct {
+	Domain        *string   `json:"-"`
+	ResetDomain   bool      `json:"-"`
+	MagicDNS      *bool     `json:"magicDns,omitempty"`
+	Nameservers   *[]string `json:"nameservers,omitempty"`
+	SearchDomains *[]string `json:"searchDomains,omitempty"`
+}
+
+// MarshalJSON writes domain as given, as null for ResetDomain, or not at all.
+func (u NetworkDNSUpdate) MarshalJSON() ([]byte, error) {
+	type fields NetworkDNSUpdate
+	out := struct {
+		Domain any `json:"domain,omitempty"`
+		fields
+	}{fields: fields(u)}
+	switch {
+	case u.ResetDomain:
+		out.Domain = json.RawMessage("null")
+	case u.Domain != nil:
+		out.Domain = *u.Domain
+	}
+	return json.Marshal(out)
+}
+
+// NetworkDERPUpdate changes relay settings; a nil field is left as it is. Regions replaces
+// the whole list (a pointer to an empty slice clears it).
+type NetworkDERPUpdate struct {
+	Embedded *bool             `json:"embedded,omitempty"`
+	Regions  *[]map[string]any `json:"regions,omitempty"`
 }
 
 // NetworkLimits are the plan's limits; nil means unlimited.

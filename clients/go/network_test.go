@@ -68,3 +68,49 @@ func TestUserAgent(t *testing.T) {
 		t.Errorf("User-Agent %q, want deploy-bot/1.0", ua)
 	}
 }
+
+func TestNetworkDNSAndDERPSettings(t *testing.T) {
+	ctx := testContext(t)
+	c := newClient(t)
+	before, err := c.Network.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !before.DNS.MagicDNS || before.DNS.Domain == "" || !before.DERP.Embedded {
+		t.Fatalf("defaults %+v %+v", before.DNS, before.DERP)
+	}
+	domain, nameservers := "corp.example", []string{"9.9.9.9"}
+	regions := []map[string]any{{
+		"RegionID": 1, "RegionCode": "r1",
+		"Nodes": []map[string]any{{"Name": "1a", "RegionID": 1, "HostName": "derp.example.com"}},
+	}}
+	n, err := c.Network.Update(ctx, warren.NetworkUpdate{
+		DNS:  &warren.NetworkDNSUpdate{Domain: &domain, Nameservers: &nameservers},
+		DERP: &warren.NetworkDERPUpdate{Regions: &regions},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		none, noRegions := []string{}, []map[string]any{}
+		if _, err := c.Network.Update(testContext(t), warren.NetworkUpdate{
+			DNS:  &warren.NetworkDNSUpdate{ResetDomain: true, Nameservers: &none},
+			DERP: &warren.NetworkDERPUpdate{Regions: &noRegions},
+		}); err != nil {
+			t.Error(err)
+		}
+	})
+	if n.DNS.Domain != domain || len(n.DNS.Nameservers) != 1 || !n.DNS.MagicDNS {
+		t.Errorf("dns %+v", n.DNS)
+	}
+	if len(n.DERP.Regions) != 1 || n.DERP.Regions[0]["RegionCode"] != "r1" {
+		t.Errorf("derp %+v", n.DERP)
+	}
+	_, reg := enroll(t, c, "dns-go", nil)
+	if d, err := c.Devices.Get(ctx, reg.Device.ID); err != nil || d.DNSName != "dns-go.corp.example" {
+		t.Errorf("dnsName %q (%v)", d.DNSName, err)
+	}
+	bad := []string{"not-an-address"}
+	_, err = c.Network.Update(ctx, warren.NetworkUpdate{DNS: &warren.NetworkDNSUpdate{Nameservers: &bad}})
+	wantError(t, err, 400, warren.CodeInvalidRequest)
+}

@@ -85,3 +85,23 @@ def test_devices_belong_to_the_auth_keys_user_and_filter_by_it(client: warren.Cl
     with pytest.raises(warren.WarrenError) as gone:
         client.devices.get(registration.device.id)
     assert gone.value.code == "not_found"
+
+
+def test_dns_and_relay_settings_merge_and_name_devices(client: warren.Client, enroll: Enroll) -> None:
+    network = client.network.get()
+    assert network.dns is not None and network.dns.magic_dns is True
+    assert network.derp is not None and network.derp.embedded is True
+    region = {"RegionID": 1, "RegionCode": "r1", "Nodes": [{"Name": "1a", "RegionID": 1, "HostName": "derp.example.com"}]}
+    try:
+        updated = client.network.update(dns={"domain": "corp.example", "nameservers": ["9.9.9.9"]}, derp={"regions": [region]})
+        assert updated.dns == warren.NetworkDNS(domain="corp.example", magic_dns=True, nameservers=("9.9.9.9",))
+        assert updated.derp == warren.NetworkDERP(embedded=True, regions=(region,))
+        hostname = unique("dns")
+        _, registration = enroll(hostname)
+        assert client.devices.get(registration.device.id).dns_name == f"{hostname}.corp.example"
+        with pytest.raises(warren.WarrenError) as refused:
+            client.network.update(dns={"nameservers": ["not-an-address"]})
+        assert refused.value.code == "invalid_request"
+    finally:
+        client.network.update(dns={"domain": None, "nameservers": []}, derp={"regions": []})
+    assert client.network.get().dns == network.dns

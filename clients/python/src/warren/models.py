@@ -108,6 +108,27 @@ class NetworkUsage:
 
 
 @dataclass(frozen=True)
+class NetworkDNS:
+    """What Tailscale clients are told about DNS."""
+
+    domain: str
+    """The MagicDNS domain: devices are ``<name>.<domain>``."""
+    magic_dns: bool = True
+    nameservers: Tuple[str, ...] = ()
+    search_domains: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NetworkDERP:
+    """The relays (DERP map) Tailscale clients are given."""
+
+    embedded: bool = True
+    """The server's embedded relay is in the map when it runs one."""
+    regions: Tuple[Dict[str, Any], ...] = ()
+    """Tailscale DERP map regions (``tailcfg.DERPRegion``), in Tailscale's field names."""
+
+
+@dataclass(frozen=True)
 class Network:
     id: str
     name: str
@@ -118,6 +139,10 @@ class Network:
     """New devices wait for an admin's approval."""
     node_key_expiry: str = "180d"
     """How long a device's login lasts: a duration, or ``"0"`` for never."""
+    flow_logs: bool = False
+    """Tailscale clients log their network flows into the connection log."""
+    dns: Optional[NetworkDNS] = None
+    derp: Optional[NetworkDERP] = None
 
 
 @dataclass(frozen=True)

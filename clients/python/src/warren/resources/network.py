@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from .._decode import decode
 from .._http import Transport, compact
@@ -17,9 +17,29 @@ class NetworkInfo:
         """``GET /v1/network``; a limit of ``None`` is unlimited."""
         return decode(Network, self._http.json("GET", "/v1/network"))
 
-    def update(self, *, device_approval: Optional[bool] = None, node_key_expiry: Optional[str] = None) -> Network:
-        """``PATCH /v1/network`` (scope ``all``): device approval, and how long a device's login lasts."""
-        body = compact({"deviceApproval": device_approval, "nodeKeyExpiry": node_key_expiry})
+    def update(
+        self,
+        *,
+        device_approval: Optional[bool] = None,
+        node_key_expiry: Optional[str] = None,
+        flow_logs: Optional[bool] = None,
+        dns: Optional[Mapping[str, Any]] = None,
+        derp: Optional[Mapping[str, Any]] = None,
+    ) -> Network:
+        """``PATCH /v1/network`` (scope ``all``): the network's settings; what is left out keeps its value.
+
+        ``dns`` and ``derp`` take the API's field names and merge too, e.g.
+        ``dns={"nameservers": ["9.9.9.9"]}`` or ``derp={"embedded": False, "regions": [...]}``.
+        """
+        body = compact(
+            {
+                "deviceApproval": device_approval,
+                "nodeKeyExpiry": node_key_expiry,
+                "flowLogs": flow_logs,
+                "dns": None if dns is None else dict(dns),
+                "derp": None if derp is None else dict(derp),
+            }
+        )
         return decode(Network, self._http.json("PATCH", "/v1/network", body=body))
 
     def me(self) -> Me:
