@@ -8,11 +8,16 @@
  * Map messages are 4-byte little-endian lengths and zstd frames (map-compression.ts).
  */
 import { type ClientHttp2Session, type ClientHttp2Stream, connect as http2Connect } from 'node:http2';
-import { type Socket, connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { createWebSocketStream, WebSocket } from 'ws';
 import { decompress } from 'zstd-napi';
 import { NoiseConn } from './noise-conn.js';
 import { type X25519KeyPair, x25519Generate } from './noise-crypto.js';
 import { initiate, RESPONSE_LEN } from './noise-handshake.js';
+
+/** The subprotocol (and the TCP upgrade's token) of Tailscale's control protocol. */
+const UPGRADE_PROTOCOL = 'tailscale-control-protocol';
 
 /** The capability version the simulated client claims (tailscaled v1.102's). */
 export const CLIENT_VERSION = 142;
@@ -40,7 +45,8 @@ export interface MapStream {
 /** One machine's control channel: a Noise session carrying HTTP/2 requests. */
 export class ControlChannel {
   private constructor(
-    private readonly socket: Socket,
+    /** What carries the Noise channel: a TCP socket, or the WebSocket's stream. */
+    private readonly socket: { destroy(): unknown },
     private readonly h2: ClientHttp2Session,
   ) {}
 
@@ -85,6 +91,37 @@ export class ControlChannel {
     const h2 = http2Connect('http://control', { createConnection: () => conn as never });
     h2.on('error', () => socket.destroy());
     return new ControlChannel(socket, h2);
+  }
+
+  /**
+   * Opens the channel over a WebSocket instead (`GET /ts2021` with the control protocol as
+   * subprotocol and the initiation in the query), as Tailscale's browser client does.
+   */
+  static async openWebSocket(
+    url: string,
+    serverKey: Buffer,
+    machine: X25519KeyPair = x25519Generate(),
+  ): Promise<ControlChannel> {
+    const hello = initiate(machine, serverKey, CLIENT_VERSION);
+    const target = new URL('/ts2021', url);
+    target.protocol = target.protocol === 'https:' ? 'wss:' : 'ws:';
+    target.searchParams.set('X-Tailscale-Handshake', hello.initiation.toString('base64'));
+    const websocket = new WebSocket(target, UPGRADE_PROTOCOL);
+    // The first binary message is the handshake's response; the stream takes every later one,
+    // so it is made in the same turn: the server's first HTTP/2 frames may follow at once.
+    const { response, stream } = await new Promise<{ response: Buffer; stream: Duplex }>((resolve, reject) => {
+      websocket.once('message', (data: Buffer) =>
+        resolve({ response: data, stream: createWebSocketStream(websocket) }),
+      );
+      websocket.once('error', reject);
+      websocket.once('close', () => reject(new Error('the server closed the WebSocket during the handshake')));
+    });
+    const session = hello.finish(response.subarray(0, RESPONSE_LEN));
+    const conn = new NoiseConn(stream, session, response.subarray(RESPONSE_LEN));
+    const h2 = http2Connect('http://control', { createConnection: () => conn as never });
+    h2.on('error', () => stream.destroy());
+    stream.on('error', () => h2.destroy());
+    return new ControlChannel(stream, h2);
   }
 
   get closed(): boolean {

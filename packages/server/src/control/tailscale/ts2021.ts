@@ -11,6 +11,7 @@ import { constants, performServerHandshake, type ServerHttp2Stream } from 'node:
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { createWebSocketStream, type WebSocket, WebSocketServer } from 'ws';
 import { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import type { UpgradeHandler } from '../upgrades.js';
 import { derpMap } from './derp-map.js';
@@ -51,34 +52,77 @@ export function ts2021Upgrade(app: FastifyInstance): UpgradeHandler {
   const feed = new ChangeFeed(app.ctx, (error) => app.log.warn({ err: error }, 'reading a network change failed'));
   app.addHook('onClose', async () => feed.close());
   const control: Control = { ctx: app.ctx, derpMap: (settings) => derpMap(app, settings), feed };
+  // The WebSocket form (browsers, and clients behind proxies that pass only WebSockets):
+  // GET /ts2021?X-Tailscale-Handshake=<base64> with the control protocol as subprotocol; the
+  // Noise messages then travel in binary WebSocket messages, read as one byte stream.
+  const websockets = new WebSocketServer({
+    noServer: true,
+    maxPayload: 4 * MAX_BODY,
+    handleProtocols: (offered) => (offered.has(UPGRADE_PROTOCOL) ? UPGRADE_PROTOCOL : false),
+  });
+  app.addHook('onClose', async () => websockets.close());
+  const failed = (socket: Duplex) => (error: unknown) => {
+    app.log.warn({ err: error }, 'ts2021 upgrade failed');
+    socket.destroy();
+  };
   return (request, socket, head) => {
     const protocol = String(request.headers.upgrade ?? '').toLowerCase();
+    if (request.method === 'GET' && protocol === 'websocket') {
+      const query = new URL(request.url ?? '/', 'http://control').searchParams;
+      const init = Buffer.from(query.get('X-Tailscale-Handshake') ?? '', 'base64');
+      const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',');
+      if (init.length !== INITIATION_LEN || !offered.some((p) => p.trim() === UPGRADE_PROTOCOL)) return false;
+      websockets.handleUpgrade(request, socket, head, (websocket) => {
+        acceptWebSocket(control, init, websocket, socket).catch(failed(socket));
+      });
+      return true;
+    }
     const init = Buffer.from(String(request.headers[HANDSHAKE_HEADER] ?? ''), 'base64');
     if (request.method !== 'POST' || protocol !== UPGRADE_PROTOCOL || init.length !== INITIATION_LEN) return false;
-    accept(control, init, socket, head).catch((error) => {
-      app.log.warn({ err: error }, 'ts2021 upgrade failed');
-      socket.destroy();
-    });
+    accept(control, init, socket, head).catch(failed(socket));
     return true;
   };
 }
 
-async function accept(control: Control, init: Buffer, socket: Duplex, head: Buffer): Promise<void> {
+/** The handshake's answer, or the error frame the client reads when the initiation is refused. */
+async function answerHandshake(control: Control, init: Buffer) {
   const server = await machineKey(control.ctx.db);
-  const switching = `HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${UPGRADE_PROTOCOL}\r\nConnection: upgrade\r\n\r\n`;
-  let answer: ReturnType<typeof respond>;
   try {
-    answer = respond(server, init);
+    return { answer: respond(server, init) };
   } catch (error) {
     if (!(error instanceof HandshakeError)) throw error;
-    socket.end(Buffer.concat([Buffer.from(switching), errorFrame(error.message)]));
+    return { refusal: errorFrame(error.message) };
+  }
+}
+
+async function accept(control: Control, init: Buffer, socket: Duplex, head: Buffer): Promise<void> {
+  const switching = `HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${UPGRADE_PROTOCOL}\r\nConnection: upgrade\r\n\r\n`;
+  const { answer, refusal } = await answerHandshake(control, init);
+  if (!answer) {
+    socket.end(Buffer.concat([Buffer.from(switching), refusal]));
     return;
   }
   // The 101 and the handshake response go out together, before the server's first HTTP/2 frames.
   socket.write(Buffer.concat([Buffer.from(switching), answer.response]));
-  const conn = new NoiseConn(socket, answer.session, head);
+  serveChannel(control, new NoiseConn(socket, answer.session, head), answer.session.peerStatic, socket);
+}
+
+async function acceptWebSocket(control: Control, init: Buffer, websocket: WebSocket, socket: Duplex) {
+  const { answer, refusal } = await answerHandshake(control, init);
+  if (!answer) {
+    websocket.send(refusal, { binary: true }, () => websocket.close());
+    return;
+  }
+  websocket.send(answer.response, { binary: true });
+  const stream = createWebSocketStream(websocket);
+  stream.on('error', () => stream.destroy());
+  serveChannel(control, new NoiseConn(stream, answer.session, Buffer.alloc(0)), answer.session.peerStatic, socket);
+}
+
+/** HTTP/2 over an established Noise channel: register, map and the rest, for one machine. */
+function serveChannel(control: Control, conn: NoiseConn, peerStatic: Buffer, socket: Duplex): void {
   const session = performServerHandshake(conn);
-  const peer = machineKeyText(answer.session.peerStatic);
+  const peer = machineKeyText(peerStatic);
   const clientAddr = (socket as Partial<Socket>).remoteAddress ?? '';
   session.on('error', () => conn.destroy());
   const idleMs = control.ctx.settings.controlIdleTimeoutMs ?? IDLE_MS;

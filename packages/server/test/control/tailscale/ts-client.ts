@@ -52,8 +52,13 @@ export async function serverKey(url: string): Promise<Buffer> {
   return Buffer.from(body.publicKey.slice('mkey:'.length), 'hex');
 }
 
-export async function controlClient(url: string, machine: X25519KeyPair = x25519Generate()): Promise<ControlClient> {
-  const channel = await ControlChannel.open(url, await serverKey(url), machine);
+export async function controlClient(
+  url: string,
+  machine: X25519KeyPair = x25519Generate(),
+  transport: 'upgrade' | 'websocket' = 'upgrade',
+): Promise<ControlClient> {
+  const open = transport === 'websocket' ? ControlChannel.openWebSocket : ControlChannel.open;
+  const channel = await open(url, await serverKey(url), machine);
   const request = (body: unknown, path: string) => channel.request(path, body);
   return {
     post: (path, body) =>
