@@ -13,7 +13,38 @@ interface SideSummary {
   prefixes: number[];
 }
 
+/** Compiles in one go (validation, and every caller off the request thread). */
 export function compile(parsed: ParsedPolicy): CompiledPolicy {
+  return drain(compileSteps(parsed));
+}
+
+/** Runs a stepwise computation to its end without pausing. */
+export function drain<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Selectors (or rules) handled between two pauses of compileSteps. */
+const STEP = 256;
+
+export interface CompileOptions {
+  /**
+   * Build the identity maps now (stepwise) instead of on first use: for the thread that serves
+   * netmaps, whose first netmap would otherwise build them all at once.
+   */
+  identities?: boolean;
+  /** The sorted order of the policy's prefixes, when already known (PrefixTree.sortedOrder). */
+  prefixOrder?: ArrayLike<number>;
+}
+
+/**
+ * compile() as a generator that pauses (yields) every few hundred selectors, so that a caller
+ * on the request thread can spread a large policy over several turns of the event loop
+ * (lib/slices.ts); the result is the same whoever drives it.
+ */
+export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}): Generator<void, CompiledPolicy> {
   // Identity maps serve evaluation, not validation: each is built on first use.
   let userGroups: Map<string, string[]> | undefined;
   let keyMaps: ReturnType<typeof identityKeyMaps> | undefined;
@@ -32,11 +63,13 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
     }
     return id;
   };
-  const summarize = (sels: Selector[]): SideSummary => {
+  function* summarize(sels: readonly Selector[]): Generator<void, SideSummary> {
     const side: SideSummary = { all: false, keys: [], prefixes: [] };
     const keys = new Set<string>();
     const ids = new Set<number>();
-    for (const sel of sels) {
+    for (let i = 0; i < sels.length; i++) {
+      if (i % STEP === STEP - 1) yield;
+      const sel = sels[i];
       if (sel.kind === 'all') side.all = true;
       else if (sel.kind === 'prefix') ids.add(prefixId(sel.prefix));
       else {
@@ -47,12 +80,14 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
     side.keys = [...keys];
     side.prefixes = [...ids];
     return side;
-  };
+  }
 
-  const rules: CompiledRule[] = parsed.rules.map((r) => {
-    const src = summarize(r.src);
-    const dst = summarize(r.dst.map((d) => d.sel));
-    return {
+  const rules: CompiledRule[] = [];
+  for (const r of parsed.rules) {
+    yield;
+    const src = yield* summarize(r.src);
+    const dst = yield* summarize(r.dst.map((d) => d.sel));
+    rules.push({
       line: r.line,
       src: r.src,
       dst: r.dst,
@@ -67,12 +102,13 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
         (d) =>
           d.sel.kind === 'internet' || d.sel.kind === 'all' || (d.sel.kind === 'prefix' && d.sel.prefix.bits === 0),
       ),
-    };
-  });
+    });
+  }
+  yield;
 
   const index: RuleIndex = {
     prefixes,
-    prefixTree: new PrefixTree(prefixes),
+    prefixTree: new PrefixTree(prefixes, options.prefixOrder),
     prefixSrcRules: prefixes.map(() => []),
     prefixDstRules: prefixes.map(() => []),
     keySrcRules: new Map(),
@@ -87,7 +123,9 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
       return identities().tagKeys;
     },
   };
-  rules.forEach((r, i) => {
+  for (let i = 0; i < rules.length; i++) {
+    yield;
+    const r = rules[i];
     if (r.srcAll) index.allSrcRules.push(i);
     if (r.dstAll) index.allDstRules.push(i);
     if (r.dstSelf && r.srcPrefixes.length > 0) index.selfPrefixRules.push(i);
@@ -95,12 +133,16 @@ export function compile(parsed: ParsedPolicy): CompiledPolicy {
     for (const k of r.dstKeys) push(index.keyDstRules, k, i);
     for (const p of r.srcPrefixes) index.prefixSrcRules[p].push(i);
     for (const p of r.dstPrefixes) index.prefixDstRules[p].push(i);
-  });
+  }
+  if (options.identities) {
+    userGroups = yield* groupsByUser(parsed);
+    keyMaps = yield* identityKeyMapSteps(parsed);
+  }
 
   return {
     groups: parsed.groups,
     get userGroups() {
-      userGroups ??= groupsByUser(parsed);
+      userGroups ??= drain(groupsByUser(parsed));
       return userGroups;
     },
     tagOwners: parsed.tagOwners,
@@ -127,29 +169,57 @@ function push<T>(map: Map<string, T[]>, key: string, value: T): void {
 }
 
 /** Login → the groups that list it. */
-function groupsByUser(parsed: ParsedPolicy): Map<string, string[]> {
+function* groupsByUser(parsed: ParsedPolicy): Generator<void, Map<string, string[]>> {
   const userGroups = new Map<string, string[]>();
-  for (const [group, logins] of parsed.groups) for (const login of logins) push(userGroups, login, group);
+  for (const [group, logins] of parsed.groups) {
+    for (let i = 0; i < logins.length; i++) {
+      if (i % STEP === STEP - 1) yield;
+      push(userGroups, logins[i], group);
+    }
+    yield;
+  }
   return userGroups;
 }
 
+type IdentityKeyMaps = { userKeys: Map<string, string[]>; tagKeys: Map<string, string> };
+
 /** The principal keys of users and tags (see RuleIndex.userKeys). */
-function identityKeyMaps(parsed: ParsedPolicy): { userKeys: Map<string, string[]>; tagKeys: Map<string, string> } {
+function* identityKeyMapSteps(parsed: ParsedPolicy): Generator<void, IdentityKeyMaps> {
   const userKeys = new Map<string, string[]>();
-  for (const [group, logins] of parsed.groups) for (const login of logins) push(userKeys, login, `g:${group}`);
-  const selectors = [
-    ...parsed.rules.flatMap((r) => [...r.src, ...r.dst.map((d) => d.sel)]),
-    ...parsed.autoApprovers.routes.flatMap((r) => r.approvers),
-    ...parsed.autoApprovers.exitNode,
-  ];
+  for (const [group, logins] of parsed.groups) {
+    for (let i = 0; i < logins.length; i++) {
+      if (i % STEP === STEP - 1) yield;
+      push(userKeys, logins[i], `g:${group}`);
+    }
+    yield;
+  }
   // A login may be in thousands of groups and named by thousands of rules: one lookup each.
   const named = new Set<string>();
-  for (const sel of selectors) {
-    if (sel.kind === 'user' && !named.has(sel.login)) {
-      named.add(sel.login);
-      push(userKeys, sel.login, sel.key);
+  const name = (sels: readonly Selector[]) => {
+    for (const sel of sels) {
+      if (sel.kind === 'user' && !named.has(sel.login)) {
+        named.add(sel.login);
+        push(userKeys, sel.login, sel.key);
+      }
+    }
+  };
+  for (const r of parsed.rules) {
+    for (let i = 0; i < r.src.length; i += STEP) {
+      name(r.src.slice(i, i + STEP));
+      yield;
+    }
+    for (let i = 0; i < r.dst.length; i += STEP) {
+      name(r.dst.slice(i, i + STEP).map((d) => d.sel));
+      yield;
     }
   }
+  for (const r of parsed.autoApprovers.routes) {
+    name(r.approvers);
+    yield;
+  }
+  name(parsed.autoApprovers.exitNode);
   const tagKeys = new Map([...parsed.tagOwners.keys()].map((t) => [t, `t:${t}`]));
   return { userKeys, tagKeys };
 }
+
+const identityKeyMaps = (parsed: ParsedPolicy): IdentityKeyMaps => drain(identityKeyMapSteps(parsed));

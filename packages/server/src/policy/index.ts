@@ -71,12 +71,13 @@
 //   autogroup:member + autogroup:tagged, or prefixes covering the device address pools.
 
 export { parsePrefix } from './cidr.js';
-export { compile as compileParsedPolicy } from './compile.js';
+export { type CompileOptions, compile as compileParsedPolicy, compileSteps, drain } from './compile.js';
 export { DEFAULT_POLICY } from './default-policy.js';
 export { policyEtag } from './etag.js';
 export { autoApproves, canReach } from './evaluate.js';
 export { hujsonValue } from './hujson.js';
 export { type FilterRule, packetFilter } from './packet-filter.js';
+export { type ParsedPiece, ParsedPolicyBuilder, parsedPieces } from './parsed-pieces.js';
 export { computePeerMaps, PeerMap, type PeerMapDerivation } from './peers.js';
 export { roleMap } from './subjects.js';
 export { canApplyTags, type TagActor, type TagCheck, tagOwners } from './tag-owners.js';

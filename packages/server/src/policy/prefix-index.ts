@@ -12,14 +12,24 @@ export class PrefixTree {
   /** Parent (nearest enclosing prefix) of each sorted position, or -1. */
   private readonly parent: Int32Array;
 
-  constructor(private readonly prefixes: readonly KeyRange[]) {
-    this.order = prefixes.map((_, i) => i);
-    this.order.sort((a, b) => {
-      const pa = prefixes[a];
-      const pb = prefixes[b];
-      if (pa.start !== pb.start) return pa.start < pb.start ? -1 : 1;
-      return pa.end === pb.end ? 0 : pa.end > pb.end ? -1 : 1;
-    });
+  /**
+   * `sorted` is the order of `prefixes` when a tree of the same prefixes already gave it
+   * (sortedOrder): sorting is the costly part of building, and can be done on another thread.
+   */
+  constructor(
+    private readonly prefixes: readonly KeyRange[],
+    sorted?: ArrayLike<number>,
+  ) {
+    if (sorted && sorted.length === prefixes.length) this.order = Array.from(sorted);
+    else {
+      this.order = prefixes.map((_, i) => i);
+      this.order.sort((a, b) => {
+        const pa = prefixes[a];
+        const pb = prefixes[b];
+        if (pa.start !== pb.start) return pa.start < pb.start ? -1 : 1;
+        return pa.end === pb.end ? 0 : pa.end > pb.end ? -1 : 1;
+      });
+    }
     this.starts = this.order.map((id) => prefixes[id].start);
     this.parent = new Int32Array(this.order.length);
     const open: number[] = [];
@@ -29,6 +39,11 @@ export class PrefixTree {
       this.parent[pos] = open.length > 0 ? open[open.length - 1] : -1;
       open.push(pos);
     }
+  }
+
+  /** Ids in sorted order, for building a tree of the same prefixes elsewhere. */
+  sortedOrder(): Int32Array {
+    return Int32Array.from(this.order);
   }
 
   get size(): number {

@@ -1,10 +1,12 @@
 // PUT /v1/acl reads a policy in a worker thread and builds its indexes on the thread that serves
-// netmaps from what the worker sent (modules/acl/policy-pool.ts). What crosses threads is a
-// structured clone of the parsed policy: indexing that clone must give exactly what compiling the
-// text in place gives, for every shape a policy can take.
+// netmaps from what the worker sent (modules/acl/policy-transfer.ts): the parsed policy cut into
+// serialised pieces, put back together and indexed a slice at a time. That must give exactly
+// what compiling the text in place gives, for every shape a policy can take, however small the
+// pieces and the slices.
 
 import { describe, expect, it } from 'vitest';
-import { compileParsedPolicy, compilePolicy, DEFAULT_POLICY, validatePolicy } from '../../src/policy/index.js';
+import { compileTransferred, preparePolicyTransfer } from '../../src/modules/acl/policy-transfer.js';
+import { compilePolicy, DEFAULT_POLICY, validatePolicy } from '../../src/policy/index.js';
 import { SHAPES } from './adversarial-shapes.js';
 
 const GRANTS_AND_APPROVERS = JSON.stringify({
@@ -32,9 +34,12 @@ const documents: Array<[string, string]> = [
 describe('indexing a parsed policy that crossed threads', () => {
   for (const [name, text] of documents) {
     const result = validatePolicy(text);
-    it.skipIf(!result.ok)(name, () => {
+    it.skipIf(!result.ok)(name, async () => {
       if (!result.ok) return;
-      const crossed = compileParsedPolicy(structuredClone(result.parsed));
+      // Three items a piece, so that every list long enough is split across pieces; what crosses
+      // threads is a structured clone of the worker's message.
+      const prepared = structuredClone(preparePolicyTransfer(text, result.parsed, result.policy, 3));
+      const crossed = await compileTransferred(prepared, 0);
       const inPlace = compilePolicy(text);
       expect(crossed).toEqual(inPlace);
       // The identity maps are built on first use: compare them too.

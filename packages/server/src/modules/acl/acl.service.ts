@@ -15,7 +15,7 @@ import { ApiError, notFound } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
-import { compileParsedPolicy, policyEtag } from '../../policy/index.js';
+import { policyEtag } from '../../policy/index.js';
 import { netmapEpoch } from '../network/epochs.js';
 import { NO_DEVICE_CHANGED } from '../network/netmap-changes.js';
 import { autoApprovePending } from '../routes/auto-approve.js';
@@ -29,7 +29,7 @@ import {
   rememberPolicy,
   sameDocument,
 } from './policy-cache.js';
-import type { PreparedPolicy } from './policy-pool.js';
+import { compileTransferred, type PreparedPolicy } from './policy-transfer.js';
 
 export interface PolicyVersionBody {
   version: number;
@@ -75,10 +75,10 @@ export async function replacePolicy(
     });
   }
   // Valid and within the budget. The worker read the text (the costly part) and sent what it
-  // read; only the indexes this thread serves netmaps from are built here, so a large policy
-  // holds the event loop for a fraction of what reading it again would.
+  // read; this thread only builds the indexes it serves netmaps from, a slice at a time, so a
+  // large policy never holds the event loop for long.
   const prepared = result.prepared as PreparedPolicy;
-  const compiled = compileParsedPolicy(prepared.parsed);
+  const compiled = await compileTransferred(prepared);
   const meaning = prepared.meaning;
   const etag = policyEtag(text);
   const stored = await unitOfWork(ctx, actor, 'policy.update', async (trx, now, changes) => {

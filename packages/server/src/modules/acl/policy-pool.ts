@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ValidationResultBody } from '@warren/contract';
 import { ApiError } from '../../core/errors.js';
-import type { ParsedPolicy } from '../../policy/index.js';
+import type { PreparedPolicy } from './policy-transfer.js';
 
 export interface PolicyPoolOptions {
   /** Worker threads (default 2: validations are rare, and the machine has other work). */
@@ -26,13 +26,6 @@ export interface PolicyPoolOptions {
   budgetMs: number;
   /** Heap a worker may grow to (MiB); past it the validation is refused. */
   maxHeapMb?: number;
-}
-
-/** A valid policy as read by a worker, for the thread that stores it to index. */
-export interface PreparedPolicy {
-  parsed: ParsedPolicy;
-  /** The document as JSON text, comments and layout dropped (policy-cache.ts). */
-  meaning: string;
 }
 
 export type PreparedResult = ValidationResultBody & { prepared?: PreparedPolicy };

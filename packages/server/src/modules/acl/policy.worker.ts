@@ -5,7 +5,8 @@
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { hujsonValue, validatePolicy } from '../../policy/index.js';
+import { validatePolicy } from '../../policy/index.js';
+import { preparePolicyTransfer } from './policy-transfer.js';
 
 // On Linux a thread has its own nice value (setpriority on "the calling process" sets the
 // calling thread's): validating a policy yields the CPU to the thread that answers requests.
@@ -23,11 +24,10 @@ if (port) {
   port.on('message', ({ id, text, prepare }: { id: number; text: string; prepare?: boolean }) => {
     // The compiled policy holds getters and class instances that cannot cross threads: the
     // verdict, the problems and the tests' results are what callers need from here. A caller
-    // about to store the policy (`prepare`) also gets what it read — plain maps and arrays —
-    // and the document as JSON text, so that its own thread only builds the indexes.
+    // about to store the policy (`prepare`) also gets what it read, in pieces its own thread
+    // indexes a slice at a time (policy-transfer.ts).
     const result = validatePolicy(text);
-    const prepared =
-      prepare && result.ok ? { parsed: result.parsed, meaning: JSON.stringify(hujsonValue(text)) } : undefined;
+    const prepared = prepare && result.ok ? preparePolicyTransfer(text, result.parsed, result.policy) : undefined;
     port.postMessage({ id, valid: result.ok, errors: result.errors, tests: result.tests, prepared });
   });
   port.postMessage({ ready: true });
