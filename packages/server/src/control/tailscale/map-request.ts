@@ -1,7 +1,7 @@
 /**
  * The parts of tailcfg.MapRequest and tailcfg.Hostinfo Warren reads, and what it keeps of them.
  */
-import type { Reported } from './tailscale.repository.js';
+import type { Reported } from '../../modules/devices/device-reports.js';
 
 export interface Hostinfo {
   Hostname?: string;

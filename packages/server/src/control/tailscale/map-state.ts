@@ -8,6 +8,7 @@
 import type { DeviceBody, PeerBody } from '@warren/contract';
 import type { AppContext } from '../../core/context.js';
 import { currentPolicy } from '../../modules/acl/policy-cache.js';
+import { storeFlowLogId } from '../../modules/devices/device-reports.js';
 import type { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import { deviceNetmap } from '../../modules/netmap/netmap.service.js';
 import { deviceIdentities, policyDevice, policyUsers } from '../../modules/netmap/policy-inputs.repository.js';
@@ -16,7 +17,7 @@ import { type FilterRule, packetFilter } from '../../policy/index.js';
 import { dnsConfig } from './dns.js';
 import { flowLogIds } from './flow-log-ids.js';
 import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
-import { mapNetwork, type NodeRow, nodesByIds, storeFlowLogId } from './tailscale.repository.js';
+import { mapNetwork, type NodeRow, nodesByIds } from './tailscale.repository.js';
 
 /**
  * What the protocol's handlers share: the app's context, where the DERP map comes from and the

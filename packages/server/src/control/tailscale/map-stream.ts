@@ -9,6 +9,7 @@
  */
 import type { ServerHttp2Stream } from 'node:http2';
 import { type Actor, systemActor } from '../../core/actor.js';
+import { storeReport } from '../../modules/devices/device-reports.js';
 import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
 import { headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
 import { netmapHead } from '../../modules/netmap/netmap.repository.js';
@@ -17,7 +18,7 @@ import { deltaResponse, fullResponse, KEEP_ALIVE } from './map-delta.js';
 import { advertisedRoutes, type MapRequest, reportOf } from './map-request.js';
 import { type Control, type MapState, mapState } from './map-state.js';
 import { numericId } from './tailcfg.js';
-import { type NodeRow, nodeByKey, storeReport } from './tailscale.repository.js';
+import { type NodeRow, nodeByKey } from './tailscale.repository.js';
 
 /** How often an open stream looks whether presence or a keep-alive is due (changes are pushed). */
 const HOUSEKEEPING_MS = 5_000;

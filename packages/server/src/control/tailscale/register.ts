@@ -21,6 +21,7 @@ import { NODE_KEY_PATTERN } from '@warren/contract';
 import { type Actor, systemActor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError } from '../../core/errors.js';
+import { rotateNodeKey } from '../../modules/devices/device-reports.js';
 import { deleteDevice } from '../../modules/devices/devices.service.js';
 import { enroll } from '../../modules/devices/enrollment.service.js';
 import { tagRefusal } from '../../modules/devices/login/tag-owners.js';
@@ -29,7 +30,7 @@ import { loginExpired } from '../../modules/devices/standing.js';
 import { usableAuthKey } from '../../modules/keys/auth-keys.js';
 import { awaitLogin, clipped, type LoginCall, type LoginRequest, startLogin } from './login/interactive-login.js';
 import { userProfile } from './tailcfg.js';
-import { type NodeRow, nodeByKey, rotateNodeKey } from './tailscale.repository.js';
+import { type NodeRow, nodeByKey } from './tailscale.repository.js';
 
 const NODE_KEY_RE = new RegExp(NODE_KEY_PATTERN);
 const ZERO_TIME = '0001-01-01T00:00:00Z';

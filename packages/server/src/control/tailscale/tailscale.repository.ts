@@ -1,20 +1,16 @@
 /**
- * SQL of the Tailscale protocol: the device a node key names, the rows its map is made of
- * (one query for all its peers), and what a map request reports (disco key, endpoints, home
- * relay, Hostinfo, and from it the hostname, OS and client version the device's record shows,
- * which change when the client is upgraded). A report that changes what peers see moves the network's netmap epoch with
- * the device logged against it, exactly as a native change does, so every open map stream on
- * every instance notices it.
+ * What the Tailscale protocol reads: the device a node key names, the rows its map is made of
+ * (one query for all its peers), the network's map settings and the device an upload's flow
+ * log id names. It writes nothing: what a device reports of itself is stored by
+ * modules/devices/device-reports.ts, the owner of the `devices` table.
  */
 
-import { withChanges } from '../../core/changes.js';
 import {
   type DerpSettings,
   type DnsSettings,
   derpSettingsOf,
   dnsSettingsOf,
 } from '../../modules/network/dns-derp-settings.js';
-import { netmapEpoch } from '../../modules/network/epochs.js';
 import type { Db } from '../../storage/database.js';
 
 export interface NodeRow {
@@ -113,12 +109,6 @@ export async function mapNetwork(
   };
 }
 
-/** Keeps the public id of the device's flow log stream (set once; again if the secret changed). */
-export async function storeFlowLogId(db: Db, node: NodeRow, publicId: string): Promise<void> {
-  await db.updateTable('devices').set({ flow_log_id: publicId }).where('id', '=', node.id).execute();
-  node.flow_log_id = publicId;
-}
-
 /** The device an upload's public log id names. */
 export async function deviceByFlowLogId(
   db: Db,
@@ -141,63 +131,4 @@ export async function deviceByFlowLogId(
     .where('devices.flow_log_id', '=', publicId)
     .where('devices.protocol', '=', 'tailscale')
     .executeTakeFirst();
-}
-
-export interface Reported {
-  discoKey: string;
-  endpoints: string;
-  homeDerp: number;
-  hostinfo: string | null;
-  hostname?: string;
-  os?: string;
-  clientVersion?: string;
-}
-
-/** Stores what a map request reported; returns whether anything peers see changed. */
-export async function storeReport(db: Db, node: NodeRow, reported: Reported): Promise<boolean> {
-  // What the device's record shows; unreported fields keep their value.
-  const record = {
-    hostname: reported.hostname ?? node.hostname,
-    os: reported.os ?? node.os,
-    client_version: reported.clientVersion ?? node.client_version,
-  };
-  const recordChanged =
-    record.hostname !== node.hostname || record.os !== node.os || record.client_version !== node.client_version;
-  const peersSee =
-    node.disco_key !== reported.discoKey ||
-    node.endpoints !== reported.endpoints ||
-    node.home_derp !== reported.homeDerp ||
-    recordChanged;
-  if (!peersSee && (reported.hostinfo === null || reported.hostinfo === node.hostinfo)) return false;
-  await withChanges(db, node.network_id, async (trx, changes) => {
-    if (peersSee) await changes.touch(netmapEpoch, [node.id]);
-    await trx
-      .updateTable('devices')
-      .set({
-        disco_key: reported.discoKey,
-        endpoints: reported.endpoints,
-        home_derp: reported.homeDerp,
-        ...record,
-        ...(reported.hostinfo !== null && { hostinfo: reported.hostinfo }),
-      })
-      .where('id', '=', node.id)
-      .execute();
-  });
-  Object.assign(node, {
-    disco_key: reported.discoKey,
-    endpoints: reported.endpoints,
-    home_derp: reported.homeDerp,
-    ...record,
-    hostinfo: reported.hostinfo ?? node.hostinfo,
-  });
-  return peersSee;
-}
-
-/** A new node key for a device (`OldNodeKey` → `NodeKey`): its peers get the new key. */
-export async function rotateNodeKey(db: Db, node: NodeRow, nodeKey: string): Promise<void> {
-  await withChanges(db, node.network_id, async (trx, changes) => {
-    await changes.touch(netmapEpoch, [node.id]);
-    await trx.updateTable('devices').set({ node_key: nodeKey }).where('id', '=', node.id).execute();
-  });
-  node.node_key = nodeKey;
 }
