@@ -32,7 +32,7 @@ import {
   parseBatch,
   toRows,
 } from '../packages/server/src/modules/logs/connections.service.js';
-import { createNetwork } from '../packages/server/src/modules/network/network.service.js';
+import { createNetwork } from '../packages/server/src/modules/tenants/tenants.service.js';
 import { type Db, openStorage, type Storage } from '../packages/server/src/storage/database.js';
 
 const { values: flags } = parseArgs({

@@ -22,7 +22,7 @@ import type { Agent } from '../packages/cli/src/node/agent.js';
 import { type Simulation, simulate } from '../packages/cli/src/node/fleet-simulator.js';
 import { buildApp } from '../packages/server/src/app.js';
 import { drivingTag, listDevicesQuery } from '../packages/server/src/modules/devices/devices.repository.js';
-import { createNetwork } from '../packages/server/src/modules/network/network.service.js';
+import { createNetwork } from '../packages/server/src/modules/tenants/tenants.service.js';
 import { openStorage } from '../packages/server/src/storage/database.js';
 
 const CANARIES = 50;

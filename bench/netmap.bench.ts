@@ -32,7 +32,7 @@ import { newId } from '../packages/server/src/lib/ids.js';
 import { generateSecret, hashSecret } from '../packages/server/src/lib/secrets.js';
 import { networkView } from '../packages/server/src/modules/netmap/netmap.cache.js';
 import { netmapHead } from '../packages/server/src/modules/netmap/netmap.repository.js';
-import { createNetwork } from '../packages/server/src/modules/network/network.service.js';
+import { createNetwork } from '../packages/server/src/modules/tenants/tenants.service.js';
 import { openStorage } from '../packages/server/src/storage/database.js';
 
 const USERS = 500;

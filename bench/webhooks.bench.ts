@@ -24,7 +24,7 @@ import { Worker } from 'node:worker_threads';
 import { buildApp } from '../packages/server/src/app.js';
 import { systemActor } from '../packages/server/src/core/actor.js';
 import { systemClock } from '../packages/server/src/lib/time.js';
-import { createNetwork } from '../packages/server/src/modules/network/network.service.js';
+import { createNetwork } from '../packages/server/src/modules/tenants/tenants.service.js';
 import { createUser } from '../packages/server/src/modules/users/users.service.js';
 import { signedHeaders } from '../packages/server/src/modules/webhooks/signing.js';
 import { openStorage } from '../packages/server/src/storage/database.js';

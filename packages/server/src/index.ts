@@ -9,7 +9,8 @@ export {
 } from './control/tailscale/control-client.js';
 export { redact, type ServeOptions, serve, stopOnSignals } from './main.js';
 export { setKeyRateLimit } from './modules/keys/keys.service.js';
-export { bootstrapIfEmpty, createNetwork, setPlan } from './modules/network/network.service.js';
+export { setPlan } from './modules/network/network.service.js';
 export { consoleLoginLink } from './modules/sso/console-login.js';
+export { bootstrapIfEmpty, createNetwork } from './modules/tenants/tenants.service.js';
 export { openStorage, type Storage } from './storage/database.js';
 export { VERSION } from './version.js';

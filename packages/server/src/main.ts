@@ -8,7 +8,7 @@
 import pino from 'pino';
 import { buildApp } from './app.js';
 import { DEFAULT_DB, logLevel, type ServeConfig } from './config.js';
-import { bootstrapIfEmpty, FIRST_NETWORK } from './modules/network/network.service.js';
+import { bootstrapIfEmpty, FIRST_NETWORK } from './modules/tenants/tenants.service.js';
 import { openStorage } from './storage/database.js';
 
 /** Connections the kernel may queue before the server accepts them (see listen below). */

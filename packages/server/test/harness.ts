@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { type AppOptions, buildApp } from '../src/app.js';
 import type { Clock } from '../src/lib/time.js';
-import { createNetwork } from '../src/modules/network/network.service.js';
+import { createNetwork } from '../src/modules/tenants/tenants.service.js';
 import { openStorage, type Storage } from '../src/storage/database.js';
 
 export const backend = process.env.WARREN_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';

@@ -41,6 +41,11 @@ export async function appendEvents(
   return rows.map((row) => row.id);
 }
 
+/** Deletes a network's events older than `cutoff` (retention; the outbox is written only here). */
+export async function deleteEventsBefore(db: Db, networkId: string, cutoff: number): Promise<void> {
+  await db.deleteFrom('events').where('network_id', '=', networkId).where('time', '<', cutoff).execute();
+}
+
 /** An outbox row as read: the storage schema's, so the two cannot drift apart. */
 export type EventRow = Selectable<EventsTable>;
 

@@ -18,7 +18,8 @@ const STATIC =
 const SIDE_EFFECT = /^import\s+['"]([^'"]+)['"]/gm;
 const DYNAMIC = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
 
-function sourceFiles(dir: string, into: string[] = []): string[] {
+/** The TypeScript sources under `dir` (absolute), leaving out dependencies, builds and declarations. */
+export function sourceFiles(dir: string, into: string[] = []): string[] {
   if (!existsSync(dir)) return into;
   for (const entry of readdirSync(dir)) {
     if (entry === 'node_modules' || entry === 'dist') continue;

@@ -4,10 +4,11 @@
  * no import cycles, and domain folders import each other downwards only, but for the few
  * upward imports named below (and in docs/ARCHITECTURE.md) with their reasons.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cycles, importGraph, ROOT } from './import-graph.js';
+import { tableWrites } from './table-writes.js';
 
 const SERVER = 'packages/server/src/';
 
@@ -32,6 +33,7 @@ function area(file: string): string {
 
 /** Domain folders, top to bottom: each may import the ones below it. */
 const DOMAINS = [
+  'tenants',
   'netmap',
   'events',
   'webhooks',
@@ -61,6 +63,59 @@ const UPWARD: { from: string; to: string; why: string }[] = [
   },
   { from: 'keys', to: 'users', why: 'an auth key names the user its devices will belong to' },
 ];
+
+/**
+ * Each table and the one folder that writes it (docs/ARCHITECTURE.md has the same list). Every
+ * other folder that needs a row changed calls the owner's repository or service.
+ */
+const OWNERS: Record<string, string> = {
+  networks: 'modules/network',
+  netmap_changes: 'modules/network',
+  presence_changes: 'modules/network',
+  users: 'modules/users',
+  sessions: 'modules/sessions',
+  login_links: 'modules/sessions',
+  sso_configs: 'modules/sso',
+  sso_logins: 'modules/sso',
+  keys: 'modules/keys',
+  oauth_clients: 'modules/oauth',
+  oauth_tokens: 'modules/oauth',
+  policies: 'modules/acl',
+  devices: 'modules/devices',
+  device_tags: 'modules/devices',
+  machine_logins: 'modules/devices',
+  routes: 'modules/routes',
+  connections: 'modules/logs',
+  events: 'core',
+  announcements: 'modules/events',
+  webhooks: 'modules/webhooks',
+  webhook_deliveries: 'modules/webhooks',
+  audit_log: 'core',
+  rate_limit_buckets: 'edge',
+  rate_limit_slots: 'edge',
+  server_secrets: 'lib',
+};
+
+/**
+ * Files whose writes do not name their table in the call, and the tables they write. The
+ * bulk insert helper writes whatever its caller names (the caller's call is read instead).
+ */
+const NAMED_BY_CALLER: Record<string, string[]> = {
+  'modules/network/epoch-log.ts': ['netmap_changes', 'presence_changes'],
+  'storage/bulk-insert.ts': [],
+};
+
+/**
+ * Migrations are left out: they are schema history, frozen once released (010 carries its own
+ * copy of the code it needs), and the triggers they define are the database's own bookkeeping.
+ */
+const writes = tableWrites(['packages/server/src']).filter((w) => !w.file.startsWith(`${SERVER}storage/migrations/`));
+
+/** The folder a server file belongs to, as the owners above name it. */
+function folderOf(file: string): string {
+  const [first, second] = file.slice(SERVER.length).split('/');
+  return first === 'modules' || first === 'control' || first === 'http' ? `${first}/${second}` : first!;
+}
 
 /** Imports from files of `from` areas to files of `to` areas. */
 function importsBetween(from: (area: string) => boolean, to: (area: string) => boolean): string[] {
@@ -172,5 +227,43 @@ describe('the layers of the code', () => {
     expect(unexpected).toEqual([]);
     // An exception no longer used comes off the list (and off docs/ARCHITECTURE.md).
     expect(allowed.filter((pair) => !upward.has(pair))).toEqual([]);
+  });
+});
+
+describe('the tables and the folders that own them', () => {
+  it('reads the writes of the whole server', () => {
+    // A guard against a reader that silently finds nothing (a renamed call, a changed pattern).
+    expect(new Set(writes.map((w) => w.table)).size).toBeGreaterThan(20);
+    expect(writes.some((w) => w.table === 'connections' && w.file.endsWith('connections.repository.ts'))).toBe(true);
+  });
+
+  it('names an owner for every table of the schema', () => {
+    const schema = ['schema.ts', 'schema-events.ts', 'schema-netmap.ts']
+      .map((file) => readFileSync(join(ROOT, SERVER, 'storage', file), 'utf8'))
+      .join('\n');
+    const tables = [...schema.matchAll(/interface Database \{([^}]*)\}/g)].flatMap(([, body]) =>
+      [...body!.matchAll(/^\s*(\w+): \w+Table;/gm)].map(([, table]) => table!),
+    );
+    expect(tables.length).toBeGreaterThan(20);
+    expect(tables.filter((table) => !(table in OWNERS))).toEqual([]);
+    expect(Object.keys(OWNERS).filter((table) => !tables.includes(table))).toEqual([]);
+  });
+
+  it('writes each table from the folder that owns it, and no other', () => {
+    const strays = writes
+      .filter((w) => w.table !== undefined && OWNERS[w.table] !== folderOf(w.file))
+      .map((w) => `${w.file}:${w.line} writes ${w.table} (owned by ${OWNERS[w.table!] ?? 'nobody'})`);
+    expect(strays).toEqual([]);
+  });
+
+  it('knows which tables the writes that do not name theirs reach', () => {
+    const unnamed = writes
+      .filter((w) => w.table === undefined)
+      .map((w) => w.file.slice(SERVER.length))
+      .filter((file) => !(file in NAMED_BY_CALLER));
+    expect(unnamed).toEqual([]);
+    for (const [file, tables] of Object.entries(NAMED_BY_CALLER)) {
+      for (const table of tables) expect(OWNERS[table]).toBe(folderOf(SERVER + file));
+    }
   });
 });

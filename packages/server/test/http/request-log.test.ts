@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { createNetwork } from '../../src/modules/network/network.service.js';
+import { createNetwork } from '../../src/modules/tenants/tenants.service.js';
 import { freshDatabase, type TestDatabase } from '../harness.js';
 
 describe('request log', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { bootstrapIfEmpty } from '../../src/modules/network/network.service.js';
+import { bootstrapIfEmpty } from '../../src/modules/tenants/tenants.service.js';
 import { openStorage } from '../../src/storage/database.js';
 import { createAuthKey, enroll } from '../devices/helpers.js';
 import { backend, freshDatabase, startServer } from '../harness.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '../../src/core/actor.js';
 import { appendEvents } from '../../src/core/events.js';
-import { createNetwork } from '../../src/modules/network/network.service.js';
+import { createNetwork } from '../../src/modules/tenants/tenants.service.js';
 import type { Outcome } from '../../src/modules/webhooks/attempt.js';
 import { type BatchResult, readBatch, recordBatch } from '../../src/modules/webhooks/delivery-batch.js';
 import type { Db } from '../../src/storage/database.js';

@@ -4,10 +4,12 @@
  * keeps its logs.
  */
 import type { AppContext } from '../../core/context.js';
+import { deleteEventsBefore } from '../../core/events.js';
 import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Db } from '../../storage/database.js';
 import { expireDueLogins } from '../devices/key-expiry.js';
 import { logRetentionDays } from '../network/plans.js';
+import { deleteDeliveriesBefore } from '../webhooks/webhooks.repository.js';
 import { detectKeyExpiry, detectPresence, forgetGone } from './detector.js';
 
 const DETECT_INTERVAL_MS = 5_000;
@@ -26,12 +28,8 @@ export async function sweepEvents(ctx: Pick<AppContext, 'db' | 'clock' | 'settin
   const networks = await db.selectFrom('networks').select(['id', 'plan']).execute();
   for (const network of networks) {
     const cutoff = now - logRetentionDays(network.plan, ctx.settings) * DAY_MS;
-    await db
-      .deleteFrom('webhook_deliveries')
-      .where('network_id', '=', network.id)
-      .where('created_at', '<', cutoff)
-      .execute();
-    await db.deleteFrom('events').where('network_id', '=', network.id).where('time', '<', cutoff).execute();
+    await deleteDeliveriesBefore(db, network.id, cutoff);
+    await deleteEventsBefore(db, network.id, cutoff);
   }
   await forgetGone(db);
 }

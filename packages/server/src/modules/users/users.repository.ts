@@ -1,5 +1,7 @@
 /** SQL of users. Device counts and last-seen come from one grouped join, never a query per user. */
+import type { Insertable } from 'kysely';
 import type { Db } from '../../storage/database.js';
+import type { UsersTable } from '../../storage/schema.js';
 
 /** The user's own columns: selected, and grouped by to count each user's devices. */
 const USER_COLUMNS = [
@@ -67,4 +69,8 @@ export async function countUsers(db: Db, networkId: string, role?: string): Prom
   if (role) query = query.where('role', '=', role);
   const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+export async function insertUser(trx: Db, row: Insertable<UsersTable>): Promise<void> {
+  await trx.insertInto('users').values(row).execute();
 }

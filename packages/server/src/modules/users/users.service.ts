@@ -19,7 +19,7 @@ import { planOf } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
 import { endUserSessions } from '../sessions/sessions.store.js';
 import { presentUser } from './users.presenter.js';
-import { countUsers, findUser } from './users.repository.js';
+import { countUsers, findUser, insertUser } from './users.repository.js';
 
 const LOGIN_NAME = /^[^\s@]+@[^\s@]+$/;
 
@@ -54,19 +54,16 @@ export async function createUser(ctx: AppContext, actor: Actor, input: CreateUse
       .executeTakeFirst();
     if (taken) throw new ApiError('conflict', `a user with login name "${loginName}" already exists (${taken.id})`);
     const id = newId('user');
-    await trx
-      .insertInto('users')
-      .values({
-        id,
-        network_id: networkId,
-        login_name: loginName,
-        display_name: input.displayName ?? loginName.split('@')[0] ?? loginName,
-        role,
-        status: 'active',
-        created_at: now,
-        last_seen_at: null,
-      })
-      .execute();
+    await insertUser(trx, {
+      id,
+      network_id: networkId,
+      login_name: loginName,
+      display_name: input.displayName ?? loginName.split('@')[0] ?? loginName,
+      role,
+      status: 'active',
+      created_at: now,
+      last_seen_at: null,
+    });
     const user = await presentById(trx, networkId, id);
     return { value: user, target: id, events: [{ type: 'user.created', data: { user } }] };
   });

@@ -47,3 +47,12 @@ export function findDelivery(db: Db, webhookId: string, id: string) {
     .where('id', '=', id)
     .executeTakeFirst();
 }
+
+/** Deletes a network's delivery attempts older than `cutoff` (retention, with the events they carried). */
+export async function deleteDeliveriesBefore(db: Db, networkId: string, cutoff: number): Promise<void> {
+  await db
+    .deleteFrom('webhook_deliveries')
+    .where('network_id', '=', networkId)
+    .where('created_at', '<', cutoff)
+    .execute();
+}
