@@ -36,8 +36,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/warren-pack.XXXXXX")
 # outside the clone, one directory per package and version, as OpenTofu and tailscaled are.
 runtimes=${XDG_CACHE_HOME:-$HOME/.cache}/warren/runtimes
 server_pid=""
+global_install=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
+  if [ -n "$global_install" ]; then kill "$global_install" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -45,7 +47,7 @@ fail() {
   echo "pack: $*" >&2
   exit 1
 }
-section() { printf '\n-- %s\n' "$1"; }
+section() { printf '\n-- %s (%ds)\n' "$1" "$SECONDS"; }
 
 # runtime PACKAGE VERSION → a prefix holding that npm package, installed once and then reused.
 # The marker is written last, so an install cut short is made again rather than trusted.
@@ -79,9 +81,65 @@ main() {
   tar -xzOf "$(tarball cli)" package/console/index.html | cmp -s - packages/console/dist/index.html ||
     fail "the CLI tarball's console is not this checkout's build"
 
-  section "warren installed globally from its tarball"
+  # The CLI's native addons (better-sqlite3, zstd-napi) install through prebuild-install, which
+  # downloads the binary their release publishes and compiles from source only when it cannot.
+  # CI cannot reach those releases, and the workspace's `npm ci` has just compiled the very same
+  # versions for this Node, so they are packed the way `prebuild` packs a release and offered as
+  # local prebuilds: the install below then takes the path a user's does instead of two more
+  # minutes of compiling (the compile-from-source path is the workspace's own install).
+  mkdir -p "$work/prebuilds"
+  for addon in better-sqlite3:better_sqlite3.node zstd-napi:binding.node; do
+    name=${addon%%:*}
+    file=$(node -e '
+      const [dir, binary] = process.argv.slice(1);
+      const { version, binary: meta } = require(`./${dir}/package.json`);
+      // A N-API addon is published per N-API version (the highest this Node supports), others per ABI.
+      const tag = meta?.napi_versions
+        ? `napi-v${Math.max(...meta.napi_versions.filter((v) => v <= Number(process.versions.napi)))}`
+        : `node-v${process.versions.modules}`;
+      console.log(`${dir.split("/").pop()}-v${version}-${tag}-${process.platform}-${process.arch}.tar.gz`);
+    ' "node_modules/$name")
+    tar -czf "$work/prebuilds/$file" -C "node_modules/$name" "build/Release/${addon#*:}"
+  done
+  export npm_config_better_sqlite3_local_prebuilds=$work/prebuilds npm_config_zstd_napi_local_prebuilds=$work/prebuilds
+
   # `npm install -g` into a prefix of its own, so CI leaves the machine's global packages alone.
-  npm install --global --allow-scripts=better-sqlite3,zstd-napi --prefix "$work/global" "$(tarball cli)" >/dev/null
+  # It runs in the background while the checks that need no server install and build.
+  npm install --global --allow-scripts=better-sqlite3,zstd-napi --prefix "$work/global" "$(tarball cli)" \
+    >"$work/global-install.log" 2>&1 &
+  global_install=$!
+
+  section "the client in a fresh Node project"
+  app=$work/app
+  mkdir -p "$app"
+  cp -R "$fixtures"/. "$app"/
+  (cd "$app" && npm init -y >/dev/null && npm pkg set private=true &&
+    npm install --save-exact "$(tarball contract)" "$(tarball client)" \
+      "typescript@$TYPESCRIPT" "@types/node@$TYPES_NODE" "vite@$VITE" >/dev/null)
+
+  section "strict TypeScript consumers"
+  (cd "$app" && npx tsc --version && npx tsc -p tsconfig.node16.json && npx tsc -p tsconfig.bundler.json)
+  echo "node16 and bundler resolution: ok"
+
+  section "a Vite production build bundling the client"
+  (cd "$app/vite" && npx vite build --logLevel warn --outDir "$app/vite-dist")
+  grep -l '/v1/devices' "$app"/vite-dist/assets/*.js >/dev/null || fail "the bundle does not hold the client"
+  echo "vite build: ok"
+
+  section "the Python client: wheel and sdist built and installed"
+  python3 -m venv "$work/py-build"
+  "$work/py-build/bin/python" -m pip install --quiet --disable-pip-version-check build
+  "$work/py-build/bin/python" -m build --outdir "$work/py-dist" clients/python >/dev/null
+  ls -l "$work/py-dist"
+  mkdir -p "$work/py-sdist"
+  tar -xzf "$work"/py-dist/warren_client-*.tar.gz -C "$work/py-sdist" --strip-components 1
+  for kind in whl tar.gz; do
+    python3 -m venv "$work/py-$kind"
+    "$work/py-$kind/bin/python" -m pip install --quiet --disable-pip-version-check pytest mypy "$work"/py-dist/*."$kind"
+  done
+
+  section "warren installed globally from its tarball"
+  wait "$global_install" || fail "npm install --global of the CLI tarball: $(cat "$work/global-install.log")"
   export PATH="$work/global/bin:$PATH"
   [ "$(command -v warren)" = "$work/global/bin/warren" ] || fail "warren is not the installed one"
   warren --version
@@ -114,13 +172,7 @@ main() {
   warren devices list
   [ "$(warren devices list --json | tr -d ' \n')" = '{"devices":[]}' ] || fail "warren devices list --json: not the empty list"
 
-  section "the client in a fresh Node project"
-  app=$work/app
-  mkdir -p "$app"
-  cp -R "$fixtures"/. "$app"/
-  (cd "$app" && npm init -y >/dev/null && npm pkg set private=true &&
-    npm install --save-exact "$(tarball contract)" "$(tarball client)" \
-      "typescript@$TYPESCRIPT" "@types/node@$TYPES_NODE" "vite@$VITE" >/dev/null)
+  section "the client against that server"
   expected='{"network":"default","devices":0,"missing":"404 not_found"}'
   runs_client() {
     local node=$1
@@ -148,32 +200,26 @@ main() {
     echo "$script on Bun $BUN: ok"
   done
 
-  section "strict TypeScript consumers"
-  (cd "$app" && npx tsc --version && npx tsc -p tsconfig.node16.json && npx tsc -p tsconfig.bundler.json)
-  echo "node16 and bundler resolution: ok"
-
-  section "a Vite production build bundling the client"
-  (cd "$app/vite" && npx vite build --logLevel warn --outDir "$app/vite-dist")
-  grep -l '/v1/devices' "$app"/vite-dist/assets/*.js >/dev/null || fail "the bundle does not hold the client"
-  echo "vite build: ok"
-
-  section "the Python client: wheel and sdist"
-  python3 -m venv "$work/py-build"
-  "$work/py-build/bin/python" -m pip install --quiet --disable-pip-version-check build
-  "$work/py-build/bin/python" -m build --outdir "$work/py-dist" clients/python >/dev/null
-  ls -l "$work/py-dist"
-  mkdir -p "$work/py-sdist"
-  tar -xzf "$work"/py-dist/warren_client-*.tar.gz -C "$work/py-sdist" --strip-components 1
+  section "the Python client's tests, from the wheel and from the sdist"
+  # The two installs are tested side by side: each run waits mostly on the servers it starts.
+  declare -A python_tests=()
   for kind in whl tar.gz; do
     venv=$work/py-$kind
-    python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check pytest mypy "$work"/py-dist/*."$kind"
     # The sdist's tests, run outside its tree so that `import warren` is the installed package;
     # the coverage test reads the checkout's API document and runs in .ci/python.sh instead.
     (cd "$work" && WARREN_COMMAND=warren "$venv/bin/python" -m pytest -q -p no:cacheprovider \
       --rootdir "$work/py-sdist" -c "$work/py-sdist/pyproject.toml" \
-      --ignore "$work/py-sdist/tests/test_coverage.py" "$work/py-sdist/tests")
-    "$venv/bin/python" -c 'import warren, sys; assert "site-packages" in warren.__file__, warren.__file__'
+      --ignore "$work/py-sdist/tests/test_coverage.py" "$work/py-sdist/tests" &&
+      "$venv/bin/python" -c 'import warren; assert "site-packages" in warren.__file__, warren.__file__') \
+      >"$work/pytest-$kind.log" 2>&1 &
+    python_tests[$kind]=$!
+  done
+  for kind in whl tar.gz; do
+    status=0
+    wait "${python_tests[$kind]}" || status=$?
+    echo "from the $kind:"
+    cat "$work/pytest-$kind.log"
+    [ "$status" = 0 ] || fail "the Python client's tests from the $kind failed"
   done
 
   echo
