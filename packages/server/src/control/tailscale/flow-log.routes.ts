@@ -7,10 +7,11 @@
  * (`Content-Encoding: zstd`); it comes without a Content-Type.
  *
  * An accepted upload answers 200 even when some entries were rejected (the client would retry
- * any other answer with the same body, forever): the counts say what was kept.
+ * any other answer with the same body, forever): the counts say what was kept. Uploads to other
+ * collections (the client's own logs) answer 200 and are dropped, for the same reason.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, invalidRequest, invalidState, notFound, unauthenticated } from '../../core/errors.js';
+import { ApiError, invalidRequest, invalidState, unauthenticated } from '../../core/errors.js';
 import { rateLimited, setRateLimitHeaders } from '../../edge/rate-limit-reply.js';
 import { ingestFlowLog } from '../../modules/logs/flow-logs.service.js';
 import { publicLogId } from './flow-log-ids.js';
@@ -57,10 +58,14 @@ export async function flowLogRoutes(app: FastifyInstance): Promise<void> {
     { config: { auth: 'none', audit: false }, schema: { hide: true } },
     async (request, reply) => {
       const { collection, id } = request.params;
-      if (collection !== FLOW_LOG_COLLECTION) {
-        throw notFound(`Warren takes network flow logs only (collection ${FLOW_LOG_COLLECTION}), not "${collection}"`);
-      }
       const publicId = publicLogId(id);
+      if (collection !== FLOW_LOG_COLLECTION) {
+        if (publicId === undefined) throw invalidRequest('a logtail upload names a private log id: 64 hex digits');
+        // The client's own logs (tailnode.log.tailscale.io), which reach Warren wherever
+        // log.tailscale.com is pointed at it. They are not Warren's to keep; refusing them would
+        // make logtail resend the same body every 30-60 s forever, so they are dropped undecoded.
+        return reply.code(200).send({ stored: false });
+      }
       const device = publicId === undefined ? undefined : await deviceByFlowLogId(ctx.db, publicId);
       if (!device || device.flow_log_id === null || publicId === undefined) {
         const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
