@@ -2,7 +2,8 @@
 # The official Tailscale client against Warren (e2e/tailscale/): tailscaled, tailscale and
 # derper are built from the Go module proxy into ~/.cache/warren/tailscale/<version>/ once and
 # reused afterwards; the suite runs in a network namespace of its own, so no traffic leaves it.
-# Interactive login adds Chromium (e2e/tailscale/interactive-login.test.ts).
+# Interactive login adds Chromium (e2e/tailscale/interactive-login.test.ts); the flow-log check
+# adds openssl, which issues the test's own certificate for log.tailscale.com (log-front.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,12 +15,15 @@ command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1 ||
   { echo "tailscale.sh: needs unshare (util-linux) and ip (iproute2)" >&2; exit 1; }
 
 # The interactive login is approved by a person in the console: Debian's Chromium, as the
-# console's own suite uses (.ci/console.sh).
-if [ ! -x /usr/bin/chromium ]; then
+# console's own suite uses (.ci/console.sh). openssl from Debian as well.
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
   $SUDO apt-get update
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 # warren serve runs from the build, console included (npm ci makes it; this rebuilds what is stale).
 node scripts/build.mjs

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { LogFront } from './log-front.ts';
 
 const run = promisify(execFile);
 
@@ -155,7 +156,15 @@ export interface Status {
   Peer?: Record<string, PeerStatus>;
 }
 
-export async function startClient(name: string): Promise<Client> {
+export interface ClientOptions {
+  /**
+   * Runs the client with its logs on, uploading through this front (log-front.ts), as a network
+   * with `flowLogs` needs. Otherwise it runs with `TS_NO_LOGS_NO_SUPPORT` and uploads nothing.
+   */
+  logs?: LogFront;
+}
+
+export async function startClient(name: string, options: ClientOptions = {}): Promise<Client> {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
   const socket = join(dir, 'tailscaled.sock');
@@ -164,7 +173,20 @@ export async function startClient(name: string): Promise<Client> {
     ['--tun=userspace-networking', `--statedir=${dir}`, `--socket=${socket}`, '--port=0'],
     {
       // The embedded relay is plain HTTP here; production relays sit behind TLS.
-      env: { ...process.env, TS_DEBUG_USE_DERP_HTTP: '1', TS_LOGS_DIR: dir, TS_NO_LOGS_NO_SUPPORT: 'true' },
+      env: {
+        ...process.env,
+        TS_DEBUG_USE_DERP_HTTP: '1',
+        TS_LOGS_DIR: dir,
+        ...(options.logs
+          ? {
+              HTTPS_PROXY: options.logs.proxyUrl,
+              // The control server and the relay are dialled directly, as on a network whose
+              // proxy is only there for the log host.
+              NO_PROXY: `127.0.0.1,localhost,${HOST}`,
+              SSL_CERT_FILE: options.logs.caFile,
+            }
+          : { TS_NO_LOGS_NO_SUPPORT: 'true' }),
+      },
       stdio: ['ignore', 'ignore', openSync(join(dir, 'tailscaled.log'), 'w')],
     },
   );

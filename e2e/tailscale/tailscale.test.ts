@@ -16,11 +16,17 @@ import {
   stopAll,
   until,
   type Warren,
+  work,
 } from './harness.ts';
+import { LOG_HOST, type LogFront, startLogFront } from './log-front.ts';
 
 const DOMAIN = 'default.warren.internal';
 const ALLOWED = 7001;
 const DENIED = 7002;
+const LOG_PROXY_PORT = 3128;
+/** Source ports of the forged flows: nothing listens or connects there. */
+const FORGED_PORT = 7003;
+const FLOW_COLLECTION = 'tailtraffic.log.tailscale.io';
 
 /** A policy opening one port between every device, and tag:web for the tags check. */
 const policyOpening = (port: number) => `{
@@ -29,6 +35,7 @@ const policyOpening = (port: number) => `{
 }`;
 
 let warren: Warren;
+let logFront: LogFront;
 const clients: Client[] = [];
 const listeners: Server[] = [];
 let reusableKey: string;
@@ -60,6 +67,23 @@ async function putPolicy(text: string): Promise<void> {
 
 const address = async (name: string) => (await deviceNamed(name)).addresses![0];
 
+interface ConnectionEntry {
+  proto: string;
+  src: { deviceId: string | null; addr: string };
+  dst: { deviceId: string | null; addr: string };
+  txBytes: number;
+  rxBytes: number;
+  txPackets: number;
+  rxPackets: number;
+  reportedBy: string;
+}
+
+async function connections(): Promise<ConnectionEntry[]> {
+  const res = await warren.call('GET', '/v1/logs/connections?limit=1000');
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.entries;
+}
+
 before(async () => {
   for (const port of [ALLOWED, DENIED]) {
     const server = createServer((socket) => socket.end(`port ${port}\n`));
@@ -67,13 +91,20 @@ before(async () => {
     listeners.push(server);
   }
   warren = await startWarren();
+  // The network logs flows from the start, so the checks before the flow-log one already make
+  // traffic to log; every client therefore runs with its logs on (a client without them sets
+  // itself down when its map asks for them) and uploads through the log front.
+  logFront = await startLogFront(work, LOG_PROXY_PORT, warren.url);
+  const flowLogs = await warren.call('PATCH', '/v1/network', { flowLogs: true });
+  assert.equal(flowLogs.status, 200, JSON.stringify(flowLogs.body));
   await putPolicy(policyOpening(ALLOWED));
   reusableKey = await authKey();
-  for (const name of ['alpha', 'beta', 'gamma']) clients.push(await startClient(name));
+  for (const name of ['alpha', 'beta', 'gamma']) clients.push(await startClient(name, { logs: logFront }));
 });
 
 after(() => {
   stopAll();
+  logFront?.close();
   for (const l of listeners) l.close();
 });
 
@@ -131,6 +162,96 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     assert.ok(Date.now() - changed <= 2_000 + 1_000);
     assert.equal(await connects(alpha, beta, ALLOWED), false, 'the formerly allowed port is closed');
     await putPolicy(policyOpening(ALLOWED));
+  });
+
+  it('flow logs: the clients’ own uploads fill /v1/logs/connections, under the devices at both ends', async () => {
+    const [alpha, beta] = clients;
+    const a = await deviceNamed('alpha');
+    const b = await deviceNamed('beta');
+    const [alphaIp, betaIp] = [a.addresses![0], b.addresses![0]];
+    // Keep connecting until both ends' counts of alpha → beta:7001 have been uploaded (a window
+    // closes every 5 s and is sent about 2 s later) and stored.
+    const { fromAlpha, fromBeta } = await until('both ends of alpha → beta are logged', 45_000, async () => {
+      await connects(alpha, betaIp, ALLOWED);
+      const entries = await connections();
+      const fromAlpha = entries.filter(
+        (e) => e.reportedBy === a.id && e.proto === 'tcp' && e.dst.addr === `${betaIp}:${ALLOWED}`,
+      );
+      const sources = new Set(fromAlpha.map((e) => e.src.addr));
+      // Beta counts the same connection with its own side as the source.
+      const fromBeta = entries.filter(
+        (e) => e.reportedBy === b.id && e.src.addr === `${betaIp}:${ALLOWED}` && sources.has(e.dst.addr),
+      );
+      return fromBeta.length > 0 ? { fromAlpha, fromBeta } : undefined;
+    });
+    for (const entry of fromAlpha) {
+      assert.equal(entry.src.deviceId, a.id);
+      assert.match(entry.src.addr, new RegExp(`^${alphaIp.replaceAll('.', '\\.')}:\\d+$`));
+      assert.equal(entry.dst.deviceId, b.id);
+      assert.ok(entry.txPackets > 0 && entry.txBytes > 0, JSON.stringify(entry));
+    }
+    for (const entry of fromBeta) {
+      assert.equal(entry.src.deviceId, b.id);
+      assert.equal(entry.dst.deviceId, a.id);
+      assert.equal(entry.proto, 'tcp');
+    }
+    // The banner beta sends back. A userspace-networking client hands what it receives to its
+    // own TCP/IP stack before the counter sees it, so each side logs what it sent.
+    assert.ok(
+      fromBeta.some((e) => e.txBytes > 0),
+      JSON.stringify(fromBeta),
+    );
+
+    // The uploads came to log.tailscale.com through the proxy, with the ids each map gave.
+    const idsOf = async (client: Client) => {
+      const res = await client.cli(['debug', 'netmap']);
+      assert.equal(res.code, 0, res.stderr);
+      const netmap = JSON.parse(res.stdout) as { SelfNode: { DataPlaneAuditLogID: string }; DomainAuditLogID: string };
+      return { node: netmap.SelfNode.DataPlaneAuditLogID, domain: netmap.DomainAuditLogID };
+    };
+    const alphaIds = await idsOf(alpha);
+    const betaIds = await idsOf(beta);
+    assert.match(alphaIds.node, /^[0-9a-f]{64}$/);
+    assert.notEqual(alphaIds.node, betaIds.node);
+    assert.equal(alphaIds.domain, betaIds.domain);
+    for (const ids of [alphaIds, betaIds]) {
+      const mine = logFront.uploads.filter((u) => u.collection === FLOW_COLLECTION && u.id === ids.node);
+      assert.ok(mine.length > 0, `uploads with ${ids.node}`);
+      for (const upload of mine) {
+        assert.equal(upload.serverName, LOG_HOST);
+        assert.equal(upload.copyId, ids.domain);
+        assert.equal(upload.status, 200, upload.answer);
+      }
+    }
+    // With its logs on, a client also uploads its own (collection tailnode.log.tailscale.io) to
+    // the same host: Warren answers 200, so they are not resent forever, and keeps nothing.
+    const own = logFront.uploads.filter((u) => u.collection === 'tailnode.log.tailscale.io');
+    assert.ok(own.length > 0, 'the clients upload their own logs too');
+    for (const upload of own) assert.deepEqual([upload.status, JSON.parse(upload.answer)], [200, { stored: false }]);
+
+    // A flow whose source is not the uploader's, or a message in another device's name, is
+    // refused and not kept, even under the uploader's real id.
+    const end = new Date();
+    const window = { start: new Date(end.getTime() - 5_000).toISOString(), end: end.toISOString() };
+    const forgedFlow = {
+      proto: 6,
+      src: `${betaIp}:${FORGED_PORT}`,
+      dst: `${alphaIp}:${ALLOWED}`,
+      txPkts: 1,
+      txBytes: 60,
+    };
+    const forged = await fetch(`${warren.url}/c/${FLOW_COLLECTION}/${alphaIds.node}?copyId=${alphaIds.domain}`, {
+      method: 'POST',
+      body: JSON.stringify([
+        { nodeId: a.id, ...window, virtualTraffic: [forgedFlow] },
+        { nodeId: b.id, ...window, virtualTraffic: [{ ...forgedFlow, src: `${betaIp}:${FORGED_PORT + 1}` }] },
+      ]),
+    });
+    assert.equal(forged.status, 200);
+    assert.deepEqual(await forged.json(), { accepted: 0, rejected: 2 });
+    const forgedSources = new Set([`${betaIp}:${FORGED_PORT}`, `${betaIp}:${FORGED_PORT + 1}`]);
+    const kept = (await connections()).filter((e) => forgedSources.has(e.src.addr));
+    assert.deepEqual(kept, [], 'a forged flow is not in the connection log');
   });
 
   it('an advertised route is pending in /v1/routes; approved, it is in the peer’s AllowedIPs', async () => {
@@ -216,7 +337,7 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     const [alpha] = clients;
     const on = await warren.call('PATCH', '/v1/network', { deviceApproval: true });
     assert.equal(on.status, 200, JSON.stringify(on.body));
-    const delta = await startClient('delta');
+    const delta = await startClient('delta', { logs: logFront });
     clients.push(delta);
     // `tailscale up` waits while the device waits for approval.
     const up = delta.cli(
