@@ -1,16 +1,16 @@
 /**
  * Single sign-on from the console's sign-in page, in Chromium, through a real OpenID provider
- * (the server suite's oidc-provider on loopback): the person lands on the console signed in.
+ * (@warren/test-identity-provider on loopback): the person lands on the console signed in.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The server's public entry, as the CLI uses it: the console's tests never reach into its modules.
 import { bootstrapIfEmpty, buildApp, openStorage, type Storage } from '@warren/server';
+import { type IdentityProvider, startIdentityProvider } from '@warren/test-identity-provider';
 import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type IdentityProvider, startIdentityProvider } from '../../server/test/people/identity-provider.ts';
 import { buildConsole, launch } from './harness.ts';
 
 describe('single sign-on in the console', () => {

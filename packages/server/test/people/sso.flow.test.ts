@@ -2,11 +2,12 @@
  * Single sign-on against a real OpenID provider (oidc-provider on loopback), driven hop by hop
  * over HTTP as a browser would: the success path, and each check that must refuse a sign-in.
  */
+
+import { type IdentityProvider, startIdentityProvider } from '@warren/test-identity-provider';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auditEntries, expectProblem } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 import { Browser } from './browser.js';
-import { type IdentityProvider, startIdentityProvider } from './identity-provider.js';
 
 let server: TestServer;
 let idp: IdentityProvider;

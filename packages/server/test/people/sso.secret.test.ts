@@ -4,13 +4,14 @@
  * problem when the stored value was altered or copied to another network, and sealed in place
  * by the migration for rows written before it.
  */
+
+import { type IdentityProvider, startIdentityProvider } from '@warren/test-identity-provider';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sealedSsoSecrets from '../../src/storage/migrations/010_sealed_sso_secrets.js';
 import { auditEntries, expectProblem } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 import { Browser } from './browser.js';
-import { type IdentityProvider, startIdentityProvider } from './identity-provider.js';
 
 let server: TestServer;
 let idp: IdentityProvider;
