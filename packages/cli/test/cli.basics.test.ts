@@ -1,5 +1,5 @@
+import { startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../server/test/harness.js';
 import { envOf, warren } from './run.js';
 
 describe('warren client commands: environment, errors and exit codes', () => {

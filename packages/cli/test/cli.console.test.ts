@@ -1,5 +1,5 @@
+import { backend, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backend, startServer, type TestServer } from '../../server/test/harness.js';
 import { envOf, warren } from './run.js';
 
 describe('warren console login and users suspend|restore', () => {

@@ -1,7 +1,5 @@
+import { defineTags, type Enrolled, enroll, json, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Enrolled, enroll } from '../../client/test/enroll.js';
-import { defineTags } from '../../server/test/acl/helpers.js';
-import { json, startServer, type TestServer } from '../../server/test/harness.js';
 import { envOf, warren } from './run.js';
 
 describe('warren devices', () => {

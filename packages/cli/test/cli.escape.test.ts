@@ -3,9 +3,9 @@
  * hostname or OS, a key's description or an error's detail are shown as visible escapes,
  * while --json prints the API's body exactly.
  */
+
+import { json, newNodeKey, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newNodeKey } from '../../server/test/devices/helpers.js';
-import { json, startServer, type TestServer } from '../../server/test/harness.js';
 import { visible } from '../src/commands/output.js';
 import { envOf, warren } from './run.js';
 

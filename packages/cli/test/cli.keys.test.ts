@@ -1,6 +1,5 @@
+import { defineTags, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTags } from '../../server/test/acl/helpers.js';
-import { startServer, type TestServer } from '../../server/test/harness.js';
 import { envOf, warren } from './run.js';
 
 describe('warren keys', () => {

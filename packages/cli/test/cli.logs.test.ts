@@ -1,7 +1,15 @@
+import {
+  addDevice,
+  apiKey,
+  entry,
+  json,
+  report,
+  startServer,
+  type TestDevice,
+  type TestServer,
+} from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../../cli/src/main.js';
-import { json, startServer, type TestServer } from '../harness.js';
-import { addDevice, apiKey, entry, report, type TestDevice } from './helpers.js';
+import { run } from '../src/main.js';
 
 interface Result {
   code: number;

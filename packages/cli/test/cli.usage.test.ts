@@ -2,8 +2,9 @@
  * Usage mistakes exit 2 with one line on stderr that names the mistake, before any request is
  * made; refusals by the server stay exit 1.
  */
+
+import { startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../server/test/harness.js';
 import { envOf, warren } from './run.js';
 
 /** Nothing listens here: a command that reached for the server would exit 1, not 2. */

@@ -1,6 +1,5 @@
+import { Receiver, startServer, type TestServer, waitFor } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../server/test/harness.js';
-import { Receiver, waitFor } from '../../server/test/webhooks/receiver.js';
 import { envOf, warren } from './run.js';
 
 describe('warren events and warren webhooks', () => {

@@ -3,9 +3,9 @@
  * register, are listed as Tailscale devices, hold map streams that follow the network's
  * changes, and a refused auth key is said once.
  */
+
+import { applyPolicy, json, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPolicy } from '../../server/test/acl/helpers.js';
-import { json, startServer, type TestServer } from '../../server/test/harness.js';
 import { simulateTailscale } from '../src/node/tailscale-simulator.js';
 import { warren } from './run.js';
 

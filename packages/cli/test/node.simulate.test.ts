@@ -2,8 +2,9 @@
  * `warren node simulate` says why enrollments failed: each distinct reason (the problem's code
  * and detail) once, with how many devices it stopped, however many devices there were.
  */
+
+import { json, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startServer, type TestServer } from '../../server/test/harness.js';
 import { printReasons, simulate } from '../src/commands/node.js';
 import { warren } from './run.js';
 

@@ -1,7 +1,6 @@
+import { enroll, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestServer } from '../../server/test/harness.js';
 import { type Warren, WarrenError } from '../src/index.js';
-import { enroll } from './enroll.js';
 import { startWithClient } from './fixture.js';
 
 describe('Warren client: device approval and key expiry', () => {

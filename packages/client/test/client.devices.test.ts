@@ -1,8 +1,6 @@
+import { defineTags, type Enrolled, enroll, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTags } from '../../server/test/acl/helpers.js';
-import type { TestServer } from '../../server/test/harness.js';
 import { type Warren, WarrenError } from '../src/index.js';
-import { type Enrolled, enroll } from './enroll.js';
 import { startWithClient } from './fixture.js';
 
 describe('Warren client: devices and routes', () => {

@@ -1,5 +1,5 @@
+import type { TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { TestServer } from '../../server/test/harness.js';
 import { Warren, WarrenError } from '../src/index.js';
 import { startWithClient } from './fixture.js';
 

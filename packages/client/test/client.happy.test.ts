@@ -1,6 +1,5 @@
+import { defineTags, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTags } from '../../server/test/acl/helpers.js';
-import type { TestServer } from '../../server/test/harness.js';
 import { Warren } from '../src/index.js';
 import { startWithClient } from './fixture.js';
 

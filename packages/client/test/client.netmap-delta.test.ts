@@ -2,10 +2,10 @@
  * NodeClient.followNetmap against a real server: it asks for a delta since the map held and
  * applies it, so the agent ends with the map a full fetch gives, having received one peer.
  */
+
+import { type Enrolled, enroll, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestServer } from '../../server/test/harness.js';
 import { applyNetmapDelta, NodeClient } from '../src/index.js';
-import { type Enrolled, enroll } from './enroll.js';
 import { startWithClient } from './fixture.js';
 
 const MESH = `{ "acls": [{ "action": "accept", "src": ["*"], "dst": ["*:22"] }] }`;

@@ -1,7 +1,6 @@
+import { type Enrolled, enroll, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestServer } from '../../server/test/harness.js';
 import type { Warren } from '../src/index.js';
-import { type Enrolled, enroll } from './enroll.js';
 import { startWithClient } from './fixture.js';
 
 function report(server: TestServer, device: Enrolled, count: number, port = 443) {

@@ -1,5 +1,5 @@
+import { startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../server/test/harness.js';
 import { Warren, WarrenError } from '../src/index.js';
 
 /** A fetch that answers the first `times` calls with a 429 and passes the rest to the real server. */

@@ -69,18 +69,43 @@ function fileOf(path: string): string | undefined {
   return candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
 }
 
+/** What a file imports, as written: relative paths and package names. */
+function specifiers(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [STATIC, SIDE_EFFECT, DYNAMIC].flatMap((pattern) => [...text.matchAll(pattern)].map(([, spec]) => spec!));
+}
+
+/** The package a file belongs to: `packages/<name>`, or `.` for the repository's own files. */
+function packageOf(path: string): string {
+  const [top, name] = relative(ROOT, path).split('/');
+  return top === 'packages' && name !== undefined ? `packages/${name}` : '.';
+}
+
+/**
+ * Relative imports that leave the package of the file that makes them (`../../server/test/…`),
+ * across every source file of the workspace packages: another package is reached by its name
+ * and its `exports`, never by a path into its files.
+ */
+export function relativeImportsLeavingPackage(): string[] {
+  const found: string[] = [];
+  for (const file of sourceFiles(join(ROOT, 'packages'))) {
+    for (const spec of specifiers(file)) {
+      if (spec.startsWith('.') && packageOf(resolve(dirname(file), spec)) !== packageOf(file))
+        found.push(`${relative(ROOT, file)} → ${spec}`);
+    }
+  }
+  return found.sort();
+}
+
 /** The graph of every source file under `dirs` (relative to the repository root). */
 export function importGraph(dirs: readonly string[]): ImportGraph {
   const graph: ImportGraph = new Map();
   for (const file of dirs.flatMap((dir) => sourceFiles(join(ROOT, dir)))) {
-    const text = readFileSync(file, 'utf8');
     const targets = new Set<string>();
-    for (const pattern of [STATIC, SIDE_EFFECT, DYNAMIC]) {
-      for (const [, spec] of text.matchAll(pattern)) {
-        const path = spec!.startsWith('.') ? resolve(dirname(file), spec!) : workspaceTarget(spec!);
-        const target = path && fileOf(path);
-        if (target && target !== file) targets.add(relative(ROOT, target));
-      }
+    for (const spec of specifiers(file)) {
+      const path = spec.startsWith('.') ? resolve(dirname(file), spec) : workspaceTarget(spec);
+      const target = path && fileOf(path);
+      if (target && target !== file) targets.add(relative(ROOT, target));
     }
     graph.set(relative(ROOT, file), targets);
   }

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cycles, importGraph, ROOT } from './import-graph.js';
+import { cycles, importGraph, ROOT, relativeImportsLeavingPackage } from './import-graph.js';
 import { tableWrites } from './table-writes.js';
 
 const SERVER = 'packages/server/src/';
@@ -19,6 +19,7 @@ const graph = importGraph([
   'packages/cli/src',
   'packages/console/src',
   'packages/console/browser',
+  'packages/test-identity-provider/src',
 ]);
 
 /** The part of the code a file belongs to: a folder of the server (a domain for modules/), or a package. */
@@ -199,6 +200,10 @@ describe('the layers of the code', () => {
   it('keeps the contract and the client free of the server', () => {
     expect(importsBetween(is('contract'), (a) => a !== 'contract')).toEqual([]);
     expect(importsBetween(is('client'), (a) => server(a))).toEqual([]);
+  });
+
+  it('reaches another package by its name, never by a relative path into its files', () => {
+    expect(relativeImportsLeavingPackage()).toEqual([]);
   });
 
   it('lets the console reach the server only through its public entry', () => {
