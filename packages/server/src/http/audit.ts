@@ -76,8 +76,6 @@ export function auditRow(
   };
 }
 
-export { auditLockName, insertAuditEntries } from '../core/audit-entries.js';
-
 export class AuditLog implements AuditQueue {
   private queue: AuditRow[] = [];
   private keyUse = new Map<string, { at: number; count: number }>();

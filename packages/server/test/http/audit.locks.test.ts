@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditLockName } from '../../src/http/audit.js';
+import { auditLockName } from '../../src/core/audit-entries.js';
 import { backend, json, startServer, type TestServer } from '../harness.js';
 
 async function waitForLockWaiters(client: pg.Client, count: number): Promise<void> {

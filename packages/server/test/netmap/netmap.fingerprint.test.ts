@@ -5,8 +5,9 @@
  * some peers offline.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { networkView, primariesOf } from '../../src/modules/netmap/netmap.cache.js';
+import { networkView } from '../../src/modules/netmap/netmap.cache.js';
 import { netmapHead, servedRoutes } from '../../src/modules/netmap/netmap.repository.js';
+import { primariesOf } from '../../src/modules/netmap/netmap-primaries.js';
 import { presenceSnapshot } from '../../src/modules/netmap/presence-snapshot.js';
 import { applyPolicy } from '../acl/helpers.js';
 import { nodeCall } from '../devices/helpers.js';

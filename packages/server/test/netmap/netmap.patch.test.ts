@@ -8,8 +8,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NetworkView, type Primaries, primariesOf } from '../../src/modules/netmap/netmap.cache.js';
 import type { ServedRouteRow } from '../../src/modules/netmap/netmap.repository.js';
+import { type Primaries, primariesOf } from '../../src/modules/netmap/netmap-primaries.js';
+import { NetworkView } from '../../src/modules/netmap/netmap-view.js';
 import { OnlineSet } from '../../src/modules/netmap/online-set.js';
 import type { DeviceIdentityRow } from '../../src/modules/netmap/policy-inputs.repository.js';
 import type { PresenceSnapshot } from '../../src/modules/netmap/presence-snapshot.js';

@@ -8,8 +8,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { primariesOf } from '../../src/modules/netmap/netmap.cache.js';
 import type { ServedRouteRow } from '../../src/modules/netmap/netmap.repository.js';
+import { primariesOf } from '../../src/modules/netmap/netmap-primaries.js';
 import {
   autoApproves,
   type CompiledPolicy,

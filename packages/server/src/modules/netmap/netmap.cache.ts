@@ -18,10 +18,6 @@ import { type NetmapHead, usersNamed } from './netmap.repository.js';
 import { NetworkView } from './netmap-view.js';
 import { deviceIdentities, policyUsers } from './policy-inputs.repository.js';
 
-export { type ClassList, joinedWithout } from './netmap-class-list.js';
-export { type Primaries, primariesOf } from './netmap-primaries.js';
-export { NetworkView } from './netmap-view.js';
-
 /** Views hold only the devices that take part in netmaps (devices/standing.ts). */
 const IN_NETMAPS = { inNetmaps: true } as const;
 

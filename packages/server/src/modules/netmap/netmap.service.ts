@@ -24,9 +24,12 @@ import { deviceGone } from '../devices/presence.service.js';
 import { isIsolated } from '../devices/standing.js';
 import { isOnline } from '../network/online.js';
 import type { RouteRow } from '../routes/routes.repository.js';
-import { joinedWithout, type NetworkView, networkView, type Primaries, primariesOf } from './netmap.cache.js';
+import { networkView } from './netmap.cache.js';
 import { type SelfRow, viewRows } from './netmap.repository.js';
+import { joinedWithout } from './netmap-class-list.js';
 import { diffPeers, rememberSent, sentAt, sinceVersion } from './netmap-delta.js';
+import { type Primaries, primariesOf } from './netmap-primaries.js';
+import type { NetworkView } from './netmap-view.js';
 import { type PresenceSnapshot, presenceSnapshot } from './presence-snapshot.js';
 
 export interface Netmap {

@@ -14,8 +14,6 @@
 import type { Db } from '../../storage/database.js';
 import { epochLog } from './epoch-log.js';
 
-export { KEPT_EPOCHS } from './epoch-log.js';
-
 /** The log itself, written through netmapEpoch (epochs.ts). */
 export const netmapLog = epochLog('netmap_changes');
 
