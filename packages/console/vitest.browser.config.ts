@@ -10,6 +10,10 @@ export default defineConfig({
     include: ['browser/**/*.browser.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    fileParallelism: false,
+    // Each file starts its own server and browser on ports and directories of its own, and
+    // spends most of its time waiting on the page: two files at a time take about two thirds
+    // of the serial time, and more than two contend for a small CI machine's cores.
+    fileParallelism: true,
+    maxWorkers: 2,
   },
 });
