@@ -26,7 +26,16 @@ import { type RegisterRequest, register } from './register.js';
 export const UPGRADE_PROTOCOL = 'tailscale-control-protocol';
 const HANDSHAKE_HEADER = 'x-tailscale-handshake';
 /** Request bodies over the channel are small JSON documents (a MapRequest with Hostinfo). */
-const MAX_BODY = 1024 * 1024;
+export const MAX_BODY = 1024 * 1024;
+/**
+ * What one channel may hold of request bodies still arriving, across all its streams, and how
+ * many streams it may have open: with both, the memory a connection can make the server hold
+ * is bounded whatever it sends (the Noise layer holds at most one record, and HTTP/2 its own
+ * session memory, 10 MiB by default). tailscaled keeps a map stream and a few short requests
+ * open at once.
+ */
+export const MAX_CHANNEL_BODIES = 2 * MAX_BODY;
+export const MAX_CHANNEL_STREAMS = 32;
 /**
  * A channel with no frame either way for this long is closed: a map stream carries the
  * server's keep-alives, so only a client that completed a handshake (or replayed someone
@@ -121,7 +130,9 @@ async function acceptWebSocket(control: Control, init: Buffer, websocket: WebSoc
 
 /** HTTP/2 over an established Noise channel: register, map and the rest, for one machine. */
 function serveChannel(control: Control, conn: NoiseConn, peerStatic: Buffer, socket: Duplex): void {
-  const session = performServerHandshake(conn);
+  const session = performServerHandshake(conn, {
+    settings: { maxConcurrentStreams: MAX_CHANNEL_STREAMS, maxHeaderListSize: 64 * 1024 },
+  });
   const peer = machineKeyText(peerStatic);
   const clientAddr = (socket as Partial<Socket>).remoteAddress ?? '';
   session.on('error', () => conn.destroy());
@@ -134,6 +145,16 @@ function serveChannel(control: Control, conn: NoiseConn, peerStatic: Buffer, soc
   // A login's follow-up waits for a person with nothing to send meanwhile: the channel is busy,
   // not idle, so the timeout is off while any such request waits.
   let waiting = 0;
+  // Bytes of request bodies read and not yet handled, over every stream of the channel.
+  let bodies = 0;
+  const charge = (bytes: number): boolean => {
+    bodies += bytes;
+    if (bodies <= MAX_CHANNEL_BODIES) return true;
+    // More than any honest client sends at once: the whole channel goes, not one stream.
+    session.destroy(undefined, constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    conn.destroy();
+    return false;
+  };
   const hold = () => {
     if (waiting++ === 0) session.setTimeout(0);
     return () => {
@@ -142,27 +163,47 @@ function serveChannel(control: Control, conn: NoiseConn, peerStatic: Buffer, soc
   };
   session.on('stream', (stream, headers) => {
     const path = String(headers[constants.HTTP2_HEADER_PATH] ?? '');
-    handle(control, { machine: peer, clientAddr, hold }, stream, path).catch(() => {
+    handle(control, { machine: peer, clientAddr, hold, charge }, stream, path).catch(() => {
       if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
     });
   });
 }
 
-function readBody(stream: ServerHttp2Stream): Promise<Buffer> {
+/** The request body, counted against the channel's budget (`charge`) while it is held. */
+function readBody(stream: ServerHttp2Stream, charge: Channel['charge']): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let refused = false;
+    const release = () => {
+      charge(-size);
+      size = 0;
+    };
+    const refuse = (error: Error) => {
+      refused = true;
+      release();
+      chunks.length = 0;
+      reject(error);
+    };
     stream.on('data', (chunk: Buffer) => {
+      if (refused) return;
       size += chunk.length;
-      if (size > MAX_BODY) {
-        reject(new Error('request body too large'));
+      if (!charge(chunk.length)) refuse(new Error('the channel holds too much request data'));
+      else if (size > MAX_BODY) {
+        refuse(new Error('request body too large'));
         stream.close(constants.NGHTTP2_REFUSED_STREAM);
-        return;
-      }
-      chunks.push(chunk);
+      } else chunks.push(chunk);
     });
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
+    stream.on('end', () => {
+      const body = Buffer.concat(chunks);
+      release();
+      resolve(body);
+    });
+    stream.on('error', (error) => {
+      release();
+      reject(error);
+    });
+    stream.on('close', release);
   });
 }
 
@@ -172,6 +213,8 @@ interface Channel {
   clientAddr: string;
   /** Stops the idle timeout until the returned function is called. */
   hold: () => () => void;
+  /** Counts request body bytes held (negative: released); false when the channel was closed for it. */
+  charge: (bytes: number) => boolean;
 }
 
 async function handle(control: Control, channel: Channel, stream: ServerHttp2Stream, path: string): Promise<void> {
@@ -192,7 +235,7 @@ async function handle(control: Control, channel: Channel, stream: ServerHttp2Str
   }
   let body: unknown;
   try {
-    body = JSON.parse((await readBody(stream)).toString('utf8'));
+    body = JSON.parse((await readBody(stream, channel.charge)).toString('utf8'));
   } catch {
     reply(400, 'the request body is not JSON');
     return;

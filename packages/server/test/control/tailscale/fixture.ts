@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, expect } from 'vitest';
 import { json, startServer, type TestServer } from '../../harness.js';
-import { type ControlClient, controlClient, nodeKey } from './ts-client.js';
+import { type ControlClient, controlClient, registerWithKey } from './ts-client.js';
 
 export interface ProtocolFixture {
   readonly server: TestServer;
@@ -45,14 +45,9 @@ export function protocolFixture(): ProtocolFixture {
     async joined(key, hostname) {
       const client = await controlClient(current().url);
       clients.push(client);
-      const nk = nodeKey();
-      const res = await client.post('/machine/register', {
-        NodeKey: nk,
-        Auth: { AuthKey: key },
-        Hostinfo: { Hostname: hostname, OS: 'linux', IPNVersion: '1.102.5' },
-      });
-      expect(res.status).toBe(200);
-      return { client, nodeKey: nk, answer: JSON.parse(res.body.toString()) };
+      const { status, nodeKey, answer } = await registerWithKey(client, key, hostname);
+      expect(status).toBe(200);
+      return { client, nodeKey, answer };
     },
     async deviceId(name) {
       const list = await json(await current().call('GET', '/v1/devices'));

@@ -105,3 +105,18 @@ export async function controlClient(
     close: () => channel.close(),
   };
 }
+
+/** Registers a new node key on `client` with an auth key, as `tailscale up --auth-key` does. */
+export async function registerWithKey(
+  client: ControlClient,
+  authKey: string,
+  hostname: string,
+): Promise<{ status: number; nodeKey: string; answer: Record<string, unknown> }> {
+  const nk = nodeKey();
+  const res = await client.post('/machine/register', {
+    NodeKey: nk,
+    Auth: { AuthKey: authKey },
+    Hostinfo: { Hostname: hostname, OS: 'linux', IPNVersion: '1.102.5' },
+  });
+  return { status: res.status, nodeKey: nk, answer: res.status === 200 ? JSON.parse(res.body.toString()) : {} };
+}

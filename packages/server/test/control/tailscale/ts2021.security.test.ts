@@ -12,7 +12,7 @@ import { x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
 import { initiate, RESPONSE_LEN } from '../../../src/control/tailscale/noise-handshake.js';
 import { json, startServer, type TestServer } from '../../harness.js';
 import { holdHalfOpen } from '../half-open.js';
-import { controlClient, nodeKey, serverKey } from './ts-client.js';
+import { controlClient, registerWithKey, serverKey } from './ts-client.js';
 
 const IDLE_MS = 1_500;
 const TIMEOUTS = { headersMs: 1_000, requestMs: 2_000, keepAliveMs: 1_500, checkIntervalMs: 200 };
@@ -69,15 +69,10 @@ async function authKey(): Promise<string> {
 async function honestRegistration(key: string, hostname: string) {
   const client = await controlClient(server.url);
   try {
-    const nk = nodeKey();
-    const res = await client.post('/machine/register', {
-      NodeKey: nk,
-      Auth: { AuthKey: key },
-      Hostinfo: { Hostname: hostname, OS: 'linux', IPNVersion: '1.102.5' },
-    });
-    expect(res.status).toBe(200);
-    expect(JSON.parse(res.body.toString()).MachineAuthorized).toBe(true);
-    return nk;
+    const { status, nodeKey, answer } = await registerWithKey(client, key, hostname);
+    expect(status).toBe(200);
+    expect(answer.MachineAuthorized).toBe(true);
+    return nodeKey;
   } finally {
     client.close();
   }
