@@ -27,11 +27,13 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
+  expectation_failed: 417,
   policy_too_complex: 422,
   upgrade_required: 426,
   rate_limited: 429,
   headers_too_large: 431,
   internal: 500,
+  not_implemented: 501,
   unavailable: 503,
 } as const;
 
@@ -51,11 +53,13 @@ export const STATUS_TITLES: Record<number, string> = {
   413: 'Content Too Large',
   414: 'URI Too Long',
   415: 'Unsupported Media Type',
+  417: 'Expectation Failed',
   422: 'Unprocessable Content',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
+  501: 'Not Implemented',
   503: 'Service Unavailable',
 };
 

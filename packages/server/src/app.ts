@@ -15,6 +15,7 @@ import type { Worker } from './core/worker.js';
 import { MemoryRateLimiter, PostgresRateLimiter } from './edge/rate-limiter.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
+import { routeUnknownExpectations } from './http/codings.js';
 import { clientErrorHandler } from './http/client-error.js';
 import { type ConsoleOptions, registerConsole } from './http/console.js';
 import { registerErrorHandling } from './http/error-handler.js';
@@ -120,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   registerBodyParsing(app);
+  routeUnknownExpectations(app);
   registerRouteTable(app);
   registerErrorHandling(app);
   registerValidation(app);

@@ -63,5 +63,7 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** `false`: calls are not audited (probes that devices make every few seconds). */
     audit?: false;
+    /** Content codings the route decodes itself (http/codings.ts refuses any other). */
+    contentCodings?: readonly string[];
   }
 }

@@ -1,5 +1,6 @@
 /**
- * The request pipeline of the management API, in order: request id → Host (400) → authenticate (401)
+ * The request pipeline of the management API, in order: request id → Host (400) → content and
+ * transfer codings, expectations (415, 501, 417) → authenticate (401)
  * → rate limit (429) → scope (403) → body validation (400) → handler; and, after the
  * response, the audit entry of every call that did not write its own.
  */
@@ -8,6 +9,7 @@ import { bearerToken } from '../edge/bearer-token.js';
 import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 import { auditRow } from './audit.js';
 import { authenticateApiKey, requireScope } from './authenticate.js';
+import { checkCodings } from './codings.js';
 import { checkHostHeader } from './host-header.js';
 import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
 import { ApiError, unauthenticated } from './problem.js';
@@ -68,6 +70,7 @@ export function registerPipeline(app: FastifyInstance): void {
       );
     }
     checkHostHeader(request);
+    checkCodings(request);
     // Decided by the route the router matched, never by how the URL is spelled: `/%761/…`,
     // `/v%31/…` and `http://host/v1/…` reach the same handlers as `/v1/…`. An unmatched
     // path is an API call too (401 without a key, 404 with one), so probing reveals nothing.

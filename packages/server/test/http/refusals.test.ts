@@ -124,6 +124,47 @@ describe('refusals below the pipeline', () => {
     expectProblem(await rawSocket(server.url, bytes), 400, 'invalid_request');
   });
 
+  describe('codings and expectations the server does not implement', () => {
+    const keyCount = async () => (await json(await server.call('GET', '/v1/keys'))).keys.length;
+    const post = (headers: string[], body: string) =>
+      `POST /v1/keys HTTP/1.1\r\n${['Host: warren.test', bearer, 'Content-Type: application/json', ...headers, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`;
+    const body = JSON.stringify({ type: 'auth' });
+
+    it('refuses a compressed body with 415 instead of reading it as JSON, and creates nothing', async () => {
+      const before = await keyCount();
+      for (const coding of ['gzip', 'br', 'deflate, gzip', 'zstd']) {
+        const res = await rawSocket(
+          server.url,
+          post([`Content-Encoding: ${coding}`, `Content-Length: ${body.length}`], body),
+        );
+        expectProblem(res, 415, 'unsupported_media_type');
+      }
+      // `identity` is no coding at all.
+      const plain = await rawSocket(
+        server.url,
+        post(['Content-Encoding: identity', `Content-Length: ${body.length}`], body),
+      );
+      expect(plain.status, plain.body).toBe(201);
+      expect(await keyCount()).toBe(before + 1);
+    });
+
+    it('refuses a transfer coding other than chunked with 501, and creates nothing', async () => {
+      const before = await keyCount();
+      const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+      const res = await rawSocket(server.url, post(['Transfer-Encoding: gzip, chunked'], chunked));
+      expectProblem(res, 501, 'not_implemented');
+      expect(await keyCount()).toBe(before);
+    });
+
+    it('answers an expectation other than 100-continue with a 417 problem, not Node’s bare 417', async () => {
+      const before = await keyCount();
+      const res = await rawSocket(server.url, post(['Expect: 200-ok', `Content-Length: ${body.length}`], body));
+      const problem = expectProblem(res, 417, 'expectation_failed');
+      expect(await auditOf(problem.requestId)).toMatchObject([{ status: 417 }]);
+      expect(await keyCount()).toBe(before);
+    });
+  });
+
   it('keeps serving after refusals', async () => {
     expect((await server.call('GET', '/v1/network')).status).toBe(200);
   });

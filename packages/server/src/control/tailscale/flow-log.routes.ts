@@ -55,7 +55,7 @@ export async function flowLogRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { collection: string; id: string } }>(
     '/c/:collection/:id',
-    { config: { auth: 'none', audit: false }, schema: { hide: true } },
+    { config: { auth: 'none', audit: false, contentCodings: ['zstd'] }, schema: { hide: true } },
     async (request, reply) => {
       const { collection, id } = request.params;
       const publicId = publicLogId(id);
