@@ -57,6 +57,33 @@ export function compiledQuery<P extends Params, R>(
   };
 }
 
+/**
+ * A query whose shape follows a few options (which filters a list call was given): one query
+ * built once per shape, on first use, keyed by the text `shape` returns. The builder gets the
+ * options themselves, so it may branch on them, but values still go in as parameters.
+ *
+ *     const keysOf = compiledShapes(
+ *       (filter: { type: boolean }) => (filter.type ? 'typed' : 'all'),
+ *       (filter) => (db, p: { networkId: string; type?: string }) => …,
+ *     );
+ *     const rows = await keysOf({ type: true })(db, { networkId, type: 'api' });
+ */
+export function compiledShapes<O, P extends Params, R>(
+  shape: (options: O) => string,
+  build: (options: O) => (db: Db, params: P) => Compilable<R>,
+): (options: O) => (db: Db, params: P) => Promise<R[]> {
+  const queries = new Map<string, (db: Db, params: P) => Promise<R[]>>();
+  return (options) => {
+    const key = shape(options);
+    let query = queries.get(key);
+    if (!query) {
+      query = compiledQuery(build(options));
+      queries.set(key, query);
+    }
+    return query;
+  };
+}
+
 function compileTemplate<P extends Params, R>(
   db: Db,
   build: (db: Db, params: P) => Compilable<R>,

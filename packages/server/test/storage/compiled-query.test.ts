@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compiledQuery } from '../../src/storage/compiled-query.js';
+import { compiledQuery, compiledShapes } from '../../src/storage/compiled-query.js';
 import { openStorage } from '../../src/storage/database.js';
 import { backend, freshDatabase, type TestDatabase } from '../harness.js';
 
@@ -90,5 +90,25 @@ describe('compiledQuery', () => {
       db.selectFrom('networks').select('id').where('name', 'like', `${p.name}%`),
     );
     await expect(derived(database.storage.db, { name: 'a' })).rejects.toThrow(/built from a parameter/);
+  });
+
+  it('builds a query once per shape, each shape with its own filters', async () => {
+    let built = 0;
+    const networksOf = compiledShapes(
+      (filter: { plan: boolean }) => (filter.plan ? 'plan' : 'all'),
+      (filter) => (db, p: Record<string, string>) => {
+        built++;
+        let query = db.selectFrom('networks').select('id').where('created_at', '>', 0);
+        if (filter.plan) query = query.where('plan', '=', p.plan as string);
+        return query.orderBy('id');
+      },
+    );
+    const db = database.storage.db;
+    expect(await networksOf({ plan: false })(db, {})).toEqual([{ id: 'net_a' }, { id: 'net_b' }]);
+    expect(await networksOf({ plan: true })(db, { plan: 'free' })).toEqual([{ id: 'net_a' }]);
+    expect(await networksOf({ plan: true })(db, { plan: 'premium' })).toEqual([{ id: 'net_b' }]);
+    expect(await networksOf({ plan: false })(db, {})).toHaveLength(2);
+    // Each shape's builder ran once, when that shape was first asked for.
+    expect(built).toBe(2);
   });
 });

@@ -1,6 +1,7 @@
 /** SQL of keys. State filters are SQL conditions, so a list never loads rows it drops. */
 import type { KeyState } from '@warren/contract';
 import type { Insertable } from 'kysely';
+import { compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { KeysTable } from '../../storage/schema.js';
 
@@ -12,34 +13,48 @@ export async function findKey(db: Db, networkId: string, id: string) {
   return db.selectFrom('keys').selectAll().where('network_id', '=', networkId).where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * The key list, built once per filter shape (storage/compiled-query.ts): the list is read on
+ * every call of `GET /v1/keys` and `/api/v2`'s key list, and on PostgreSQL a query sent as text
+ * is parsed and planned again each time.
+ */
+const keysOf = compiledShapes(
+  (filter: { type?: string; state?: KeyState }) => `${filter.type ? 'type' : ''}:${filter.state ?? ''}`,
+  (filter) => (db, p: Record<string, string | number>) => {
+    let query = db
+      .selectFrom('keys')
+      .selectAll()
+      .where('network_id', '=', p.networkId as string);
+    if (filter.type) query = query.where('type', '=', p.type as string);
+    switch (filter.state) {
+      case 'revoked':
+        query = query.where('revoked_at', 'is not', null);
+        break;
+      case 'used':
+        query = query
+          .where('revoked_at', 'is', null)
+          .where('type', '=', 'auth')
+          .where('reusable', '=', 0)
+          .where('used_at', 'is not', null);
+        break;
+      case 'expired':
+      case 'valid':
+        // Not revoked and still able to be used; then expired or not by its time.
+        query = query
+          .where('revoked_at', 'is', null)
+          .where((eb) => eb.or([eb('type', '=', 'api'), eb('reusable', '=', 1), eb('used_at', 'is', null)]))
+          .where('expires_at', filter.state === 'valid' ? '>' : '<=', p.now as number);
+        break;
+    }
+    return query.orderBy('created_at').orderBy('id');
+  },
+);
+
 export async function listKeys(db: Db, networkId: string, now: number, filter: { type?: string; state?: KeyState }) {
-  let query = db.selectFrom('keys').selectAll().where('network_id', '=', networkId);
-  if (filter.type) query = query.where('type', '=', filter.type);
-  switch (filter.state) {
-    case 'revoked':
-      query = query.where('revoked_at', 'is not', null);
-      break;
-    case 'used':
-      query = query
-        .where('revoked_at', 'is', null)
-        .where('type', '=', 'auth')
-        .where('reusable', '=', 0)
-        .where('used_at', 'is not', null);
-      break;
-    case 'expired':
-      query = query
-        .where('revoked_at', 'is', null)
-        .where((eb) => eb.or([eb('type', '=', 'api'), eb('reusable', '=', 1), eb('used_at', 'is', null)]))
-        .where('expires_at', '<=', now);
-      break;
-    case 'valid':
-      query = query
-        .where('revoked_at', 'is', null)
-        .where((eb) => eb.or([eb('type', '=', 'api'), eb('reusable', '=', 1), eb('used_at', 'is', null)]))
-        .where('expires_at', '>', now);
-      break;
-  }
-  return query.orderBy('created_at').orderBy('id').execute();
+  const params: Record<string, string | number> = { networkId };
+  if (filter.type) params.type = filter.type;
+  if (filter.state === 'expired' || filter.state === 'valid') params.now = now;
+  return keysOf(filter)(db, params);
 }
 
 export async function revokeKey(db: Db, networkId: string, id: string, now: number): Promise<void> {

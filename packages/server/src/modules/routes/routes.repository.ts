@@ -5,6 +5,7 @@
 import { type ExpressionBuilder, sql } from 'kysely';
 import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
+import { compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { Database } from '../../storage/schema.js';
 import { onlineSince, onlineSinceWhere } from '../network/online.js';
@@ -66,18 +67,33 @@ export function routesWithPrimarySince(db: Db, networkId: string, cutoff: number
 
 export type RouteRow = Awaited<ReturnType<ReturnType<typeof routesWithPrimary>['executeTakeFirstOrThrow']>>;
 
+/**
+ * The route list, built once per filter shape (storage/compiled-query.ts), with the online
+ * cutoff bound as a value.
+ */
+const routesOf = compiledShapes(
+  (filter: { state: boolean; device: boolean }) => `${filter.state}:${filter.device}`,
+  (filter) => (db, p: Record<string, string | number>) => {
+    let query = routesWithPrimarySince(db, p.networkId as string, p.cutoff as number);
+    if (filter.state) query = query.where('routes.state', '=', p.state as string);
+    if (filter.device)
+      query = query.where((eb) =>
+        eb.or([eb('devices.id', '=', p.device as string), eb('devices.name', '=', p.device as string)]),
+      );
+    return query.orderBy('routes.created_at').orderBy('routes.id');
+  },
+);
+
 export async function listRoutes(
   db: Db,
   networkId: string,
   now: number,
   filter: { state?: string; device?: string },
 ): Promise<RouteRow[]> {
-  let query = routesWithPrimary(db, networkId, now);
-  if (filter.state) query = query.where('routes.state', '=', filter.state);
-  const device = filter.device;
-  if (device !== undefined)
-    query = query.where((eb) => eb.or([eb('devices.id', '=', device), eb('devices.name', '=', device)]));
-  return query.orderBy('routes.created_at').orderBy('routes.id').execute();
+  const params: Record<string, string | number> = { networkId, cutoff: onlineSince(now) };
+  if (filter.state) params.state = filter.state;
+  if (filter.device !== undefined) params.device = filter.device;
+  return routesOf({ state: Boolean(filter.state), device: filter.device !== undefined })(db, params);
 }
 
 export async function findRoute(db: Db, networkId: string, now: number, id: string): Promise<RouteRow | undefined> {

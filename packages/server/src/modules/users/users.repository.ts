@@ -1,5 +1,6 @@
 /** SQL of users. Device counts and last-seen come from one grouped join, never a query per user. */
 import type { Insertable } from 'kysely';
+import { compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { UsersTable } from '../../storage/schema.js';
 
@@ -42,8 +43,14 @@ export function listUsersQuery(db: Db, networkId: string, role?: string) {
   return query.orderBy('users.created_at').orderBy('users.id');
 }
 
+/** The user list, built once with and once without a role (storage/compiled-query.ts). */
+const usersOf = compiledShapes(
+  (role: boolean) => (role ? 'role' : 'all'),
+  (role) => (db, p: Record<string, string>) => listUsersQuery(db, p.networkId as string, role ? p.role : undefined),
+);
+
 export async function listUsers(db: Db, networkId: string, role?: string) {
-  return listUsersQuery(db, networkId, role).execute();
+  return role ? usersOf(true)(db, { networkId, role }) : usersOf(false)(db, { networkId });
 }
 
 export async function findUser(db: Db, networkId: string, id: string) {
