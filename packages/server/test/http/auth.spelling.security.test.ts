@@ -63,9 +63,9 @@ const PUBLIC_ANSWER: Record<string, number> = {
   // A machine's login URL: a console session approves it, so without one the answer is 401.
   '/auth/register/:token': 401,
   '/auth/register/:token/approve': 401,
-  // A Tailscale client's flow-log upload: the log id in the path is its credential; a collection
-  // other than the traffic log's names nothing.
-  '/c/:collection/:id': 404,
+  // A Tailscale client's flow-log upload: the log id in the path is its credential, and a path
+  // whose id is not a logtail private id (as the canonical `:id` here) is a bad request.
+  '/c/:collection/:id': 400,
   '/assets/*': 404,
   ...Object.fromEntries(CONSOLE_PAGES.map((page) => [page, existsSync(join(CONSOLE_DIR, 'index.html')) ? 200 : 503])),
 };
