@@ -57,6 +57,30 @@ export function reportOf(request: MapRequest): Reported {
   };
 }
 
+/**
+ * Lists a client sends that the server sorts, stores or compares: bounded as the API bounds
+ * the same lists (64 tags, 256 prefixes), far above what tailscaled sends, so that one
+ * request of up to 1 MiB cannot make every later step work on a hundred thousand entries.
+ */
+const LIST_LIMITS = { RequestTags: 64, RoutableIPs: 256, Endpoints: 64 } as const;
+
+/** Why a register or map request's lists are refused, or undefined when they are within bounds. */
+export function listProblem(request: MapRequest): string | undefined {
+  const lists: Record<keyof typeof LIST_LIMITS, unknown> = {
+    RequestTags: request.Hostinfo?.RequestTags,
+    RoutableIPs: request.Hostinfo?.RoutableIPs,
+    Endpoints: request.Endpoints,
+  };
+  for (const [name, limit] of Object.entries(LIST_LIMITS) as Array<[keyof typeof LIST_LIMITS, number]>) {
+    const list = lists[name];
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list) || list.some((item) => typeof item !== 'string'))
+      return `${name} is not a list of strings`;
+    if (list.length > limit) return `${name} has ${list.length} entries; at most ${limit} are accepted`;
+  }
+  return undefined;
+}
+
 /** The routes the client advertises (`--advertise-routes`, `--advertise-exit-node`); absent: unknown. */
 export function advertisedRoutes(request: MapRequest): string[] | undefined {
   if (!request.Hostinfo) return undefined;

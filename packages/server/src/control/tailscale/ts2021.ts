@@ -16,7 +16,7 @@ import { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import type { UpgradeHandler } from '../upgrades.js';
 import { derpMap } from './derp-map.js';
 import { machineKey, machineKeyText } from './machine-key.js';
-import type { MapRequest } from './map-request.js';
+import { listProblem, type MapRequest } from './map-request.js';
 import type { Control } from './map-state.js';
 import { serveMap } from './map-stream.js';
 import { NoiseConn } from './noise-conn.js';
@@ -242,6 +242,11 @@ async function handle(control: Control, channel: Channel, stream: ServerHttp2Str
   }
   if (typeof body !== 'object' || body === null || typeof (body as { NodeKey?: unknown }).NodeKey !== 'string') {
     reply(400, 'the request has no NodeKey');
+    return;
+  }
+  const tooLong = listProblem(body as MapRequest);
+  if (tooLong) {
+    reply(400, tooLong);
     return;
   }
   if (route === '/machine/register') {

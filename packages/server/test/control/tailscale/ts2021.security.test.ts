@@ -12,7 +12,7 @@ import { x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
 import { initiate, RESPONSE_LEN } from '../../../src/control/tailscale/noise-handshake.js';
 import { json, startServer, type TestServer } from '../../harness.js';
 import { holdHalfOpen } from '../half-open.js';
-import { controlClient, registerWithKey, serverKey } from './ts-client.js';
+import { controlClient, mapRequest, nodeKey, registerWithKey, serverKey } from './ts-client.js';
 
 const IDLE_MS = 1_500;
 const TIMEOUTS = { headersMs: 1_000, requestMs: 2_000, keepAliveMs: 1_500, checkIntervalMs: 200 };
@@ -236,6 +236,39 @@ describe('half-open upgrades', () => {
 });
 
 describe('map requests', () => {
+  it('refuses register and map requests whose lists are longer than the API accepts, creating nothing', async () => {
+    const key = await authKey();
+    const client = await controlClient(server.url);
+    try {
+      const many = (n: number, item: (i: number) => string) => Array.from({ length: n }, (_, i) => item(i));
+      const register = await client.post('/machine/register', {
+        NodeKey: nodeKey(),
+        Auth: { AuthKey: key },
+        Hostinfo: { Hostname: 'tagged', OS: 'linux', RequestTags: many(20_000, (i) => `tag:t${i}`) },
+      });
+      expect(register.status).toBe(400);
+      expect(register.body.toString()).toMatch(/RequestTags has 20000 entries; at most 64/);
+      const list = await json(await server.call('GET', '/v1/devices'));
+      expect(list.devices.some((d: { name: string }) => d.name === 'tagged')).toBe(false);
+      const nk = await honestRegistration(key, 'router');
+      for (const [field, body] of [
+        [
+          'RoutableIPs',
+          { Hostinfo: { Hostname: 'router', RoutableIPs: many(10_000, (i) => `10.${i >> 8}.${i & 255}.0/24`) } },
+        ],
+        ['Endpoints', { Endpoints: many(10_000, (i) => `192.0.2.1:${i}`) }],
+      ] as const) {
+        const res = await client.post('/machine/map', { ...mapRequest(nk, false), ...body });
+        expect(res.status, field).toBe(400);
+        expect(res.body.toString()).toContain(field);
+      }
+      const routes = await json(await server.call('GET', '/v1/routes'));
+      expect(routes.routes).toEqual([]);
+    } finally {
+      client.close();
+    }
+  });
+
   it("refuses a map request for another machine's node key, with nothing of its map", async () => {
     const key = await authKey();
     const victim = await honestRegistration(key, 'victim');
