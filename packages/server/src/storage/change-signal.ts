@@ -17,6 +17,10 @@
  *    connection committed.
  * The signal says only "this network moved": listeners read the epochs themselves, so a signal
  * that arrives twice or for a network nobody here follows costs one small read at most.
+ *
+ * The same channel carries the end of a machine login, for the register request waiting on it
+ * (modules/devices/login/login-signals.ts), under a subject that cannot be a network id
+ * (`login:…`): each listener acts on the subjects it follows and ignores the others.
  */
 import { EventEmitter } from 'node:events';
 import type SqliteDatabase from 'better-sqlite3';
@@ -31,7 +35,7 @@ export const CHANGE_CHANNEL = 'warren_changes';
 const SQLITE_SIGNAL = 'select ? as warren_change_signal';
 
 export interface ChangeListener {
-  /** A change to this network committed. */
+  /** A change to this network (or another subject) committed. */
   changed(networkId: string): void;
   /** Signals may have been missed (a lost connection, another process's commit): read again. */
   resync(): void;

@@ -4,13 +4,15 @@
  * that works once and for 15 minutes, and who may log in machines for whom (the role table).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
 import { SESSION_COOKIE } from '../../../src/http/session-cookie.js';
 import { hashSecret } from '../../../src/lib/secrets.js';
 import { createLoginLink } from '../../../src/modules/sessions/login-links.js';
 import { applyPolicy } from '../../acl/helpers.js';
 import { auditEntries, expectProblem, listDevices } from '../../devices/helpers.js';
 import { eventPage } from '../../events/helpers.js';
-import { json, startServer, type TestServer } from '../../harness.js';
+import { backend, json, startServer, type TestServer } from '../../harness.js';
+import { instanceProcess } from '../../instance-process.js';
 import { Browser } from '../../people/browser.js';
 import { type ControlClient, controlClient, nodeKey } from './ts-client.js';
 
@@ -124,6 +126,59 @@ describe('interactive login', () => {
     await expectProblem(await person.approve(m.authUrl), 409, 'invalid_state');
     const again = await m.client.post('/machine/register', { NodeKey: m.nodeKey });
     expect(JSON.parse(again.body.toString())).toMatchObject({ MachineAuthorized: true });
+  });
+
+  it('wakes a follow-up held by another instance as soon as the login ends there, approved or refused', {
+    timeout: 60_000,
+  }, async () => {
+    const other = await instanceProcess(server);
+    try {
+      await applyPolicy(server, JSON.stringify({ tagOwners: { 'tag:prod': ['autogroup:admin'] }, acls: [] }));
+      const owner = await signIn(await ownerId());
+      const member = await signIn(await addUser('ana@example.com', 'member'));
+      /**
+       * A machine whose login starts on this instance (whose public URL the link names) and
+       * whose follow-up lands on the other one, as a balancer may send it; `end` approves or
+       * refuses it here. Resolves with the follow-up's answer and how long it waited.
+       */
+      const loginAcross = async (hostinfo: Record<string, unknown>, end: (url: string) => Promise<void>) => {
+        const machineKey = x25519Generate();
+        const here = await controlClient(server.url, machineKey);
+        const there = await controlClient(other.url, machineKey);
+        clients.push(here, there);
+        const request = { NodeKey: nodeKey(), Hostinfo: { Hostname: 'laptop', OS: 'linux', ...hostinfo } };
+        const { AuthURL } = JSON.parse((await here.post('/machine/register', request)).body.toString());
+        const sent = Date.now();
+        const waiting = there
+          .post('/machine/register', { ...request, Followup: AuthURL })
+          .then((r) => ({ answer: JSON.parse(r.body.toString()), waited: Date.now() - sent }));
+        expect(await settled(waiting, 300)).toBe(false);
+        await end(AuthURL);
+        return waiting;
+      };
+
+      const approved = await loginAcross({}, async (url) => {
+        expect((await owner.approve(url)).status).toBe(201);
+      });
+      expect(approved.answer).toMatchObject({ MachineAuthorized: true, Login: { LoginName: 'owner@example.com' } });
+      // A refusal enrolls nothing and moves no network: only the login's own signal tells it.
+      const refused = await loginAcross({ RequestTags: ['tag:prod'] }, async (url) => {
+        await expectProblem(await member.approve(url), 409, 'invalid_state');
+      });
+      expect(refused.answer.Error).toContain('tag:prod');
+      // PostgreSQL's NOTIFY reaches the other instance at the commit: the client proceeds well
+      // before the first look at its login's row that a waiter used to make after 3 s. (On
+      // SQLite, a second process's commit is seen by the once-a-second check of the file's
+      // commit counter.)
+      if (backend === 'postgres') {
+        expect(approved.waited).toBeLessThan(2_500);
+        expect(refused.waited).toBeLessThan(2_500);
+      }
+    } finally {
+      // The other instance closes once the channels it holds are gone.
+      for (const c of clients.splice(0)) c.close();
+      await other.close();
+    }
   });
 
   it('expires after 15 minutes: the page says so, approval is refused, the client gets a new URL', async () => {

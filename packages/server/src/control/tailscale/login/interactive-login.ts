@@ -5,8 +5,9 @@
  *     random bits, stored as their SHA-256, single use, 15 minutes — which the client prints;
  *  2. the client then registers again with that URL as `Followup`, and the request waits until
  *     a person approves the machine in the console (or refuses, or the URL expires). The wait
- *     is woken by the approval itself when it is made on this instance; an approval made on
- *     another one is seen by a look at the login's row every few seconds.
+ *     reads the login's row when the login's end is signalled, on whichever instance it was
+ *     approved (modules/devices/login/login-signals.ts), and when the URL expires; nothing
+ *     reads it in between.
  * Only the machine that started a login may wait on it: the Noise session proves its key.
  */
 import { randomBytes } from 'node:crypto';
@@ -17,8 +18,8 @@ import { MACHINE_LOGIN_LIFETIME_MS, stateOf } from '../../../modules/devices/log
 import { insertMachineLogin, machineLoginByHash } from '../../../modules/devices/login/machine-logins.repository.js';
 import type { Hostinfo } from '../map-request.js';
 
-/** How often a waiting follow-up looks at its login's row, for an approval made on another instance. */
-export const RECHECK_MS = 3_000;
+/** The longest a timer may be set for: a later expiry is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The path of the console's login page; the token follows it. */
 export const LOGIN_PATH = '/register/';
 
@@ -115,8 +116,15 @@ export async function awaitLogin(
   const tokenHash = token && hashSecret(token);
   const fresh = () => startLogin(ctx, machineKey, request, request.OldNodeKey ?? null, call);
   if (!tokenHash) return fresh();
-  let wake = () => {};
-  const stop = onLoginEnded(tokenHash, () => wake());
+  // Set by every wake-up, and cleared before each read: a wake-up that comes while the row is
+  // being read means the read may be stale, so it is made again rather than waited on.
+  let woken = false;
+  let resume: (() => void) | undefined;
+  const wake = () => {
+    woken = true;
+    resume?.();
+  };
+  const stop = onLoginEnded(ctx.changes, tokenHash, wake);
   let gone = false;
   void call.closed.then(() => {
     gone = true;
@@ -124,6 +132,7 @@ export async function awaitLogin(
   });
   try {
     for (;;) {
+      woken = false;
       const row = await machineLoginByHash(ctx.db, tokenHash);
       if (!row || row.machine_key !== machineKey || row.node_key !== request.NodeKey) return fresh();
       const state = stateOf(row, ctx.clock.now());
@@ -131,13 +140,15 @@ export async function awaitLogin(
       if (state === 'refused') return { kind: 'refused', message: row.refusal ?? 'the login was refused' };
       if (state === 'expired') return fresh();
       if (gone) return { kind: 'closed' };
+      if (woken) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(RECHECK_MS, Math.max(1, row.expires_at - ctx.clock.now())));
-        wake = () => {
+        const timer = setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(1, row.expires_at - ctx.clock.now())));
+        resume = () => {
           clearTimeout(timer);
           resolve();
         };
       });
+      resume = undefined;
     }
   } finally {
     stop();

@@ -1,22 +1,30 @@
 /**
- * Tells a waiting client, on this instance, that its login ended: the approval wakes the
- * follow-up request at once instead of it finding out on its next look at the database. A
- * login approved through another instance is seen by the waiter's own, slower look (see
- * control/tailscale/login/).
+ * Tells the follow-up request waiting on a machine login that the login ended (approved or
+ * refused), in whichever instance holds that request. The end signals on the database's change
+ * channel (storage/change-signal.ts) in the statement's own transaction, so it is delivered when
+ * it commits: to every instance through LISTEN/NOTIFY on PostgreSQL, to this process by the
+ * committing connection on SQLite. When signals may have been missed (the listening connection
+ * was lost; on SQLite, another process committed) the channel asks its listeners to look again,
+ * so a waiter never needs to read its login over and over.
  */
-const waiting = new Map<string, Set<() => void>>();
+import { type ChangeChannel, signalChange } from '../../../storage/change-signal.js';
+import type { Db } from '../../../storage/database.js';
 
-/** Calls `wake` when the login of this token hash ends here; returns how to stop listening. */
-export function onLoginEnded(tokenHash: string, wake: () => void): () => void {
-  const listeners = waiting.get(tokenHash) ?? new Set();
-  listeners.add(wake);
-  waiting.set(tokenHash, listeners);
-  return () => {
-    listeners.delete(wake);
-    if (listeners.size === 0 && waiting.get(tokenHash) === listeners) waiting.delete(tokenHash);
-  };
+/** The channel names networks by their ids; a login goes by a subject no network id can be. */
+const subjectOf = (tokenHash: string) => `login:${tokenHash}`;
+
+/** Inside the statement's transaction (or right after it) that ended the login of this token hash. */
+export async function signalLoginEnded(db: Db, tokenHash: string): Promise<void> {
+  await signalChange(db, subjectOf(tokenHash));
 }
 
-export function loginEnded(tokenHash: string): void {
-  for (const wake of waiting.get(tokenHash) ?? []) wake();
+/** Calls `wake` when the login of this token hash may have ended; returns how to stop listening. */
+export function onLoginEnded(changes: ChangeChannel, tokenHash: string, wake: () => void): () => void {
+  const subject = subjectOf(tokenHash);
+  return changes.subscribe({
+    changed: (changed) => {
+      if (changed === subject) wake();
+    },
+    resync: wake,
+  });
 }

@@ -18,7 +18,7 @@ import { parseList } from '../../../lib/json.js';
 import { hashSecret } from '../../../lib/secrets.js';
 import type { Db } from '../../../storage/database.js';
 import { enrollForUser } from '../enrollment.service.js';
-import { loginEnded } from './login-signals.js';
+import { signalLoginEnded } from './login-signals.js';
 import {
   endMachineLogin,
   type MachineLoginRow,
@@ -133,7 +133,7 @@ export async function approveMachineLogin(
         networkId: actor.networkId,
         refusal,
       });
-      if (ended) loginEnded(tokenHash);
+      if (ended) await signalLoginEnded(ctx.db, tokenHash);
       throw invalidState(refusal);
     }
   }
@@ -151,7 +151,8 @@ export async function approveMachineLogin(
           approvedBy: actor.id!,
           networkId: actor.networkId,
         });
-        if (claimed) return;
+        // The waiting client hears of it when the enrollment commits, its device in place.
+        if (claimed) return signalLoginEnded(trx, tokenHash);
         refuseEnded((await machineLoginByHash(trx, tokenHash)) ?? row, now);
         throw invalidState('this login URL was already used; run `tailscale up` again for a new one');
       },
@@ -166,6 +167,5 @@ export async function approveMachineLogin(
     { machineKey: row.machine_key, ...(row.old_node_key && { previousNodeKey: row.old_node_key }) },
   );
   await setLoginDevice(ctx.db, tokenHash, enrolled.device.id);
-  loginEnded(tokenHash);
   return { deviceId: enrolled.device.id };
 }
