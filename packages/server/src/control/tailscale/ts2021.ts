@@ -37,6 +37,13 @@ export const MAX_BODY = 1024 * 1024;
 export const MAX_CHANNEL_BODIES = 2 * MAX_BODY;
 export const MAX_CHANNEL_STREAMS = 32;
 /**
+ * The largest WebSocket message taken (the WebSocket form of the channel). Tailscale's client
+ * sends each Noise record (at most 4096 bytes) as a message of its own; a message is held
+ * whole until it ends, so this is what one WebSocket can make the server hold before a record
+ * is even read. Past it the WebSocket is closed (1009).
+ */
+export const MAX_WEBSOCKET_MESSAGE = 256 * 1024;
+/**
  * A channel with no frame either way for this long is closed: a map stream carries the
  * server's keep-alives, so only a client that completed a handshake (or replayed someone
  * else's, which it cannot follow with a valid record) and then went silent is cut. Without it
@@ -66,7 +73,7 @@ export function ts2021Upgrade(app: FastifyInstance): UpgradeHandler {
   // Noise messages then travel in binary WebSocket messages, read as one byte stream.
   const websockets = new WebSocketServer({
     noServer: true,
-    maxPayload: 4 * MAX_BODY,
+    maxPayload: MAX_WEBSOCKET_MESSAGE,
     handleProtocols: (offered) => (offered.has(UPGRADE_PROTOCOL) ? UPGRADE_PROTOCOL : false),
   });
   app.addHook('onClose', async () => websockets.close());

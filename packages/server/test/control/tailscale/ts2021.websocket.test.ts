@@ -7,9 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
+import { initiate } from '../../../src/control/tailscale/noise-handshake.js';
+import { MAX_WEBSOCKET_MESSAGE } from '../../../src/control/tailscale/ts2021.js';
 import { json } from '../../harness.js';
 import { protocolFixture } from './fixture.js';
-import { controlClient, decodeMessages, mapRequest, nodeKey } from './ts-client.js';
+import { controlClient, decodeMessages, mapRequest, nodeKey, serverKey } from './ts-client.js';
 
 const t = protocolFixture();
 
@@ -66,6 +69,21 @@ describe('/ts2021 over a WebSocket', () => {
       client.close();
       peer.client.close();
     }
+  });
+
+  it('closes a WebSocket whose message is larger than any record, before holding more of it', async () => {
+    const hello = initiate(x25519Generate(), await serverKey(t.server.url), 142);
+    const init = encodeURIComponent(hello.initiation.toString('base64'));
+    const socket = new WebSocket(
+      `${t.server.url.replace('http:', 'ws:')}/ts2021?X-Tailscale-Handshake=${init}`,
+      'tailscale-control-protocol',
+    );
+    socket.on('error', () => {});
+    // The handshake's response arrives as the first message; then one message too large.
+    await new Promise((resolve) => socket.once('message', resolve));
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    socket.send(Buffer.alloc(MAX_WEBSOCKET_MESSAGE + 1024, 4));
+    expect(await closed).toBe(1009);
   });
 
   it('is not upgraded without the subprotocol, or without a well-formed initiation', async () => {
