@@ -32,6 +32,7 @@ import * as oauthClients from './migrations/022_oauth_clients.js';
 import * as machineLogins from './migrations/023_machine_logins.js';
 import * as flowLogs from './migrations/024_flow_logs.js';
 import * as networkDnsDerp from './migrations/025_network_dns_derp.js';
+import * as userDeviceUsage from './migrations/026_user_device_usage.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -69,6 +70,7 @@ const MIGRATIONS = {
   '023_machine_logins': machineLogins,
   '024_flow_logs': flowLogs,
   '025_network_dns_derp': networkDnsDerp,
+  '026_user_device_usage': userDeviceUsage,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -45,6 +45,10 @@ export interface UsersTable {
   status: string;
   created_at: number;
   last_seen_at: number | null;
+  /** The user's devices, kept by triggers (migration 026). */
+  device_count: Generated<number>;
+  /** The newest heartbeat of the user's devices, to within a minute (migration 026). */
+  devices_seen_at: number | null;
 }
 
 export interface KeysTable {

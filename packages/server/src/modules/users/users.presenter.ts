@@ -4,7 +4,7 @@ import { iso, isoOrNull } from '../../lib/time.js';
 import type { UserRow } from './users.repository.js';
 
 export function presentUser(row: NonNullable<UserRow>): UserBody {
-  const seen = Math.max(row.last_seen_at ?? 0, Number(row.device_seen_at ?? 0));
+  const seen = Math.max(row.last_seen_at ?? 0, row.devices_seen_at ?? 0);
   return {
     id: row.id,
     loginName: row.login_name,

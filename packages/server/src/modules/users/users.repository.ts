@@ -1,37 +1,28 @@
-/** SQL of users. Device counts and last-seen come from one grouped join, never a query per user. */
+/** SQL of users. Device counts and last-seen are columns of the user's row, kept by triggers. */
 import type { Insertable } from 'kysely';
 import { compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { UsersTable } from '../../storage/schema.js';
 
-/** The user's own columns: selected, and grouped by to count each user's devices. */
-const USER_COLUMNS = [
-  'users.id',
-  'users.login_name',
-  'users.display_name',
-  'users.role',
-  'users.status',
-  'users.created_at',
-  'users.last_seen_at',
-] as const;
-
+/**
+ * A network's users with what they show of their devices: the count and the last sighting are
+ * kept in the user's row by triggers (migration 026), so a list reads no device.
+ */
 function usersWithDevices(db: Db, networkId: string) {
-  return (
-    db
-      .selectFrom('users')
-      // The network in the join too: devices are indexed by (network_id, user_id), and a join on
-      // user_id alone read every device of every network for each user listed.
-      .leftJoin('devices', (join) =>
-        join.onRef('devices.network_id', '=', 'users.network_id').onRef('devices.user_id', '=', 'users.id'),
-      )
-      .select((eb) => [
-        ...USER_COLUMNS,
-        eb.fn.count<number>('devices.id').as('device_count'),
-        eb.fn.max<number | null>('devices.last_seen_at').as('device_seen_at'),
-      ])
-      .where('users.network_id', '=', networkId)
-      .groupBy([...USER_COLUMNS])
-  );
+  return db
+    .selectFrom('users')
+    .select([
+      'users.id',
+      'users.login_name',
+      'users.display_name',
+      'users.role',
+      'users.status',
+      'users.created_at',
+      'users.last_seen_at',
+      'users.device_count',
+      'users.devices_seen_at',
+    ])
+    .where('users.network_id', '=', networkId);
 }
 
 export type UserRow = Awaited<ReturnType<typeof findUser>> & {};
