@@ -10,10 +10,17 @@ import type { AppContext } from '../../core/context.js';
 import { currentPolicy } from '../../modules/acl/policy-cache.js';
 import { storeFlowLogId } from '../../modules/devices/device-reports.js';
 import type { ChangeFeed } from '../../modules/netmap/change-feed.js';
-import { deviceNetmap } from '../../modules/netmap/netmap.service.js';
+import { netmapWithView } from '../../modules/netmap/netmap.service.js';
+import type { NetworkView } from '../../modules/netmap/netmap-view.js';
 import { deviceIdentities, policyDevice, policyUsers } from '../../modules/netmap/policy-inputs.repository.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
-import { type FilterRule, packetFilter } from '../../policy/index.js';
+import {
+  type CompiledPolicy,
+  type FilterRule,
+  type PolicyDevice,
+  type PolicyUser,
+  packetFilter,
+} from '../../policy/index.js';
 import { dnsConfig } from './dns.js';
 import { flowLogIds } from './flow-log-ids.js';
 import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
@@ -47,17 +54,47 @@ interface NativeNetmap {
   peers: PeerBody[];
 }
 
-export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promise<MapState> {
-  const { networkId, id } = { networkId: self.network_id, id: self.id };
-  const netmap = await deviceNetmap(ctx, networkId, id);
-  const native = JSON.parse(netmap.body ?? '{}') as NativeNetmap;
-  const peerIds = native.peers.map((p) => p.id);
-  const [rows, network, policy, users, identities] = await Promise.all([
-    nodesByIds(ctx.db, networkId, [id, ...peerIds]),
-    mapNetwork(ctx.db, networkId),
+/** What a packet filter is compiled from: the policy, the network's users, the devices in the map. */
+interface FilterInputs {
+  policy: CompiledPolicy;
+  users: PolicyUser[];
+  /** The map's devices (itself and its peers) in the network's order, which rules list them in. */
+  devices: PolicyDevice[];
+}
+
+/**
+ * Taken from the network view the netmap was built from, which every stream of the network
+ * shares for one change; read only for a device outside netmaps, which has no view.
+ */
+async function filterInputs(
+  ctx: AppContext,
+  networkId: string,
+  ids: string[],
+  view: NetworkView | undefined,
+): Promise<FilterInputs> {
+  if (view) {
+    const slots = ids.map((id) => view.index.get(id)).filter((i): i is number => i !== undefined);
+    slots.sort((a, b) => a - b);
+    const devices = slots.map((i) => view.policyDeviceAt(i));
+    return { policy: view.compiledPolicy, users: view.users, devices };
+  }
+  const [policy, users, identities] = await Promise.all([
     currentPolicy(ctx.db, networkId),
     policyUsers(ctx.db, networkId),
-    deviceIdentities(ctx.db, networkId, [id, ...peerIds]),
+    deviceIdentities(ctx.db, networkId, ids),
+  ]);
+  return { policy: policy.compiled, users, devices: identities.map((r) => policyDevice(r)) };
+}
+
+export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promise<MapState> {
+  const { networkId, id } = { networkId: self.network_id, id: self.id };
+  const { netmap, view } = await netmapWithView(ctx, networkId, id);
+  const native = JSON.parse(netmap.body ?? '{}') as NativeNetmap;
+  const peerIds = native.peers.map((p) => p.id);
+  const [rows, network, filter] = await Promise.all([
+    nodesByIds(ctx.db, networkId, [id, ...peerIds]),
+    mapNetwork(ctx.db, networkId),
+    filterInputs(ctx, networkId, [id, ...peerIds], view),
   ]);
   const { domain } = network.dns;
   const now = ctx.clock.now();
@@ -102,11 +139,10 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
     addProfile(row);
   }
 
-  const devices = identities.map((r) => policyDevice(r));
-  const viewer = devices.find((d) => d.id === id);
+  const viewer = filter.devices.find((d) => d.id === id);
   const ownRoutes = (native.self.routes ?? []).filter((r) => r.state === 'approved').map((r) => r.prefix);
   const rules: FilterRule[] = viewer
-    ? packetFilter(policy.compiled, { ...viewer, routes: ownRoutes }, devices, users)
+    ? packetFilter(filter.policy, { ...viewer, routes: ownRoutes }, filter.devices, filter.users)
     : [];
   return {
     node,

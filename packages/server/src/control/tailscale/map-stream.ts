@@ -33,6 +33,20 @@ function frame(json: string): Buffer {
   return Buffer.concat([size, body]);
 }
 
+/**
+ * The numeric ids of the devices a change names, worked out once per change for every stream
+ * that looks at it: a hash per device and stream would make each enrollment cost O(streams).
+ */
+const changedIds = new WeakMap<NetworkChange, number[]>();
+function numericIdsOf(change: NetworkChange, changed: ReadonlySet<string>): number[] {
+  let ids = changedIds.get(change);
+  if (!ids) {
+    ids = [...changed].map(numericId);
+    changedIds.set(change, ids);
+  }
+  return ids;
+}
+
 function deviceActor(node: NodeRow): Actor {
   return { ...systemActor(node.network_id, node.name), type: 'device', id: node.id };
 }
@@ -94,7 +108,7 @@ export async function serveMap(
     if (headKey(change.head) === head) return false;
     const devices = change.devices;
     if (!devices || headKey(devices.previous) !== head || devices.reach.has(node.id)) return true;
-    for (const id of devices.changed) if (sent.peers.has(numericId(id))) return true;
+    for (const peer of numericIdsOf(change, devices.changed)) if (sent.peers.has(peer)) return true;
     // Only devices this one does not see, and that do not see it, changed: nothing to send,
     // and the map it holds is current.
     head = headKey(change.head);

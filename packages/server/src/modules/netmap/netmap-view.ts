@@ -250,6 +250,16 @@ export class NetworkView {
     return this.rows.length;
   }
 
+  /** The policy this view was made with: what the packet filters of its devices compile from. */
+  get compiledPolicy(): CompiledPolicy {
+    return this.policy;
+  }
+
+  /** The device in slot `i` as the policy sees it (no routes). */
+  policyDeviceAt(i: number): PolicyDevice {
+    return this.devices[i];
+  }
+
   /**
    * The peer map for a primary assignment. When the assignment moved (a router went offline
    * or came back), the map is derived from the one held, placing again only the routers whose

@@ -115,6 +115,21 @@ export async function deviceNetmap(
 }
 
 /**
+ * The device's full netmap and the network view it was built from (none for a device outside
+ * netmaps): what the Tailscale protocol shares between every map stream of the network, so the
+ * policy, its users and the devices' identities are read once per change, not once per stream.
+ */
+export async function netmapWithView(
+  ctx: AppContext,
+  networkId: string,
+  deviceId: string,
+): Promise<{ netmap: Netmap; view?: NetworkView }> {
+  const inputs = await viewInputs(ctx, networkId, deviceId);
+  if ('isolated' in inputs) return { netmap: await isolatedNetmap(ctx, inputs) };
+  return { netmap: await buildNetmap(ctx, inputs), view: inputs.view };
+}
+
+/**
  * The device's current netmap version, for heartbeats. When nothing the view depends on has
  * changed since this instance last built the device's netmap, and no other instance has
  * settled a different one since, this costs the few indexed reads of viewInputs and no work

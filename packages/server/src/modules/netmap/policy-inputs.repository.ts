@@ -8,7 +8,14 @@ import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import { addressesOf } from '../devices/addresses.js';
 
+/**
+ * How often the network-wide policy inputs were read in this process: counted so tests can
+ * tell that a change read them once for every map built from it, not once per map.
+ */
+export const policyInputReads = { users: 0, identities: 0 };
+
 export async function policyUsers(db: Db, networkId: string): Promise<PolicyUser[]> {
+  policyInputReads.users++;
   const rows = await db
     .selectFrom('users')
     .select(['login_name', 'role'])
@@ -48,6 +55,7 @@ export async function deviceIdentities(
   ids?: readonly string[],
   options: { inNetmaps?: boolean } = {},
 ): Promise<DeviceIdentityRow[]> {
+  policyInputReads.identities++;
   let query = db
     .selectFrom('devices')
     .leftJoin('users', 'users.id', 'devices.user_id')

@@ -1,0 +1,81 @@
+/**
+ * One change, many map streams: the network-wide inputs of a packet filter (the policy's
+ * users and the devices' identities) are read once per change in this process and shared by
+ * every stream of the network, and each stream still receives its own correct map.
+ */
+import { describe, expect, it } from 'vitest';
+import { policyInputReads } from '../../../src/modules/netmap/policy-inputs.repository.js';
+import { HUJSON } from '../../acl/helpers.js';
+import { protocolFixture } from './fixture.js';
+import type { ControlClient } from './ts-client.js';
+
+const t = protocolFixture();
+
+type Stream = ReturnType<ControlClient['stream']>;
+
+/** Waits until no stream has received anything for a while: every rebuild has been sent. */
+async function settled(streams: Stream[]): Promise<void> {
+  let last = -1;
+  for (;;) {
+    const total = streams.reduce((sum, s) => sum + s.messages.length, 0);
+    if (total === last) return;
+    last = total;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+  }
+}
+
+const reads = () => policyInputReads.users + policyInputReads.identities;
+
+describe('a change fanned out to every map stream', () => {
+  it('reads the policy inputs once per change, however many streams follow the network', async () => {
+    const key = await t.authKey();
+    const streams: Stream[] = [];
+    const join = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const { client, nodeKey } = await t.joined(key, `host-${streams.length}`);
+        const stream = client.stream({ Version: 142, NodeKey: nodeKey, Stream: true, Compress: 'zstd', Hostinfo: {} });
+        await stream.next(1);
+        streams.push(stream);
+      }
+      await settled(streams);
+    };
+    /** Puts a policy allowing `port` and returns the reads it cost once every stream has it. */
+    const change = async (port: number) => {
+      const before = reads();
+      const counts = streams.map((s) => s.messages.length);
+      const res = await t.server.call('PUT', '/v1/acl', {
+        headers: { 'content-type': HUJSON },
+        raw: `{ "acls": [{ "action": "accept", "src": ["*"], "dst": ["*:${port}"] }] }`,
+      });
+      expect(res.status, await res.text()).toBe(200);
+      await Promise.all(streams.map((s, i) => s.next(counts[i] + 1)));
+      await settled(streams);
+      for (const s of streams) {
+        const filters = s.messages.filter((m) => m.PacketFilter !== undefined);
+        expect(filters.at(-1)?.PacketFilter).toEqual([
+          { SrcIPs: ['*'], DstPorts: [{ IP: '*', Ports: { First: port, Last: port } }] },
+        ]);
+      }
+      return reads() - before;
+    };
+
+    await join(2);
+    const withTwo = await change(443);
+    await join(4);
+    const withSix = await change(8443);
+    // Each stream read them itself before: six streams cost at least six reads of each.
+    expect(withSix).toBe(withTwo);
+    expect(withSix).toBeLessThanOrEqual(2);
+
+    // Every stream still holds the whole network as peers, with correct deltas on top of its full map.
+    for (const s of streams) {
+      const peers = new Set<number>();
+      for (const m of s.messages) {
+        for (const p of (m.Peers ?? []) as Array<{ ID: number }>) peers.add(p.ID);
+        for (const p of (m.PeersChanged ?? []) as Array<{ ID: number }>) peers.add(p.ID);
+        for (const id of (m.PeersRemoved ?? []) as number[]) peers.delete(id);
+      }
+      expect(peers.size).toBe(streams.length - 1);
+    }
+  });
+});
