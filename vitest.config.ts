@@ -3,7 +3,9 @@
  * resolve to each package's src/ instead of its build (see each package.json's exports).
  *
  * Two projects: `sqlite` runs every test; `postgres` runs the storage and API suites again
- * against the database in WARREN_TEST_POSTGRES_URL (each test file in its own schema).
+ * against the database in WARREN_TEST_POSTGRES_URL (each test file in its own schema). Each
+ * runs two files at a time, except the files in `alone`, which its `-alone` twin runs one at a
+ * time once the rest are done (run a backend's whole suite with `--project 'postgres*'`).
  */
 import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
@@ -35,6 +37,23 @@ const databaseFree = [
   'packages/cli/test/package.test.ts',
 ];
 
+/**
+ * Files that measure time, CPU or memory, or hold thousands of connections: a neighbour's work
+ * would skew what they measure, so they run with the machine to themselves.
+ */
+const alone = [
+  'packages/server/test/webhooks/pacer.test.ts',
+  'packages/server/test/storage/{wal-checkpointer,compiled-query}.test.ts',
+  'packages/server/test/policy/complexity.property.test.ts',
+  'packages/server/test/http/stalled.security.test.ts',
+  'packages/server/test/control/**/*.security.test.ts',
+  'packages/server/test/control/derp/relay-limits.test.ts',
+  'packages/cli/test/{serve,node-agent}.test.ts',
+];
+
+/** Files at a time in the main batch: the I/O-bound suites overlap well on two cores. */
+const PARALLEL_FILES = 2;
+
 const conditions = ['@warren/source', ...defaultServerConditions];
 
 export default defineConfig({
@@ -44,23 +63,30 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     projects: [
-      {
-        extends: true,
-        test: { name: 'sqlite', include: ['packages/*/test/**/*.test.ts'], env: { WARREN_TEST_BACKEND: 'sqlite' } },
-      },
-      ...(postgresUrl
-        ? [
-            {
-              extends: true as const,
-              test: {
-                name: 'postgres',
-                include: dbSuites,
-                exclude: databaseFree,
-                env: { WARREN_TEST_BACKEND: 'postgres' },
-              },
-            },
-          ]
-        : []),
+      ...backend('sqlite', ['packages/*/test/**/*.test.ts'], []),
+      ...(postgresUrl ? backend('postgres', dbSuites, databaseFree) : []),
     ],
   },
 });
+
+/** A backend's two projects: its files two at a time, then the `alone` ones one at a time. */
+function backend(name: 'sqlite' | 'postgres', include: string[], exclude: string[]) {
+  const env = { WARREN_TEST_BACKEND: name };
+  return [
+    {
+      extends: true as const,
+      test: { name, include, exclude: [...exclude, ...alone], env, maxWorkers: PARALLEL_FILES },
+    },
+    {
+      extends: true as const,
+      test: {
+        name: `${name}-alone`,
+        include: alone,
+        exclude,
+        env,
+        fileParallelism: false,
+        sequence: { groupOrder: 1 },
+      },
+    },
+  ];
+}
