@@ -98,7 +98,7 @@ export async function openStorage(url: string, options: OpenOptions = {}): Promi
     const storage = await openPostgres(url, options);
     // Kysely looks for its own tables in every schema unless told which one is ours; another
     // schema's half-made kysely_migration_lock would otherwise make a concurrent open fail.
-    await migrate(storage.db, options.schema ? { migrationTableSchema: options.schema } : {});
+    await migratePostgres(storage.db, options.schema ? { migrationTableSchema: options.schema } : {});
     return storage;
   }
   const storage = openSqlite(url);
@@ -198,6 +198,25 @@ async function migrate(
   });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
+}
+
+/** PostgreSQL's invalid_schema_name. */
+const SCHEMA_NOT_FOUND = '3F000';
+
+/**
+ * Kysely's migrator first lists the tables of every schema in the database, asking PostgreSQL
+ * about each schema by name (`has_schema_privilege(nspname, …)`): a schema that another session
+ * drops while that query runs fails it with invalid_schema_name, naming the other schema, though
+ * ours is intact. The listing changes nothing, so it is run again.
+ */
+async function migratePostgres(db: Db, options: { migrationTableSchema?: string }): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrate(db, options);
+    } catch (error) {
+      if ((error as { code?: string }).code !== SCHEMA_NOT_FOUND || attempt === 10) throw error;
+    }
+  }
 }
 
 const sqliteMigrations = new Map<string, Promise<void>>();

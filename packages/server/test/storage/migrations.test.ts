@@ -60,6 +60,35 @@ describe('migrations and first start', () => {
   });
 
   it.runIf(backend === 'postgres')(
+    'start while other sessions create and drop schemas of their own in the same database',
+    async () => {
+      // Another test run, or another tenant's tooling, dropping its schemas at that moment:
+      // Kysely's listing of every schema's tables trips over each one that vanishes under it.
+      const url = process.env.WARREN_TEST_POSTGRES_URL as string;
+      const churn = new pg.Client({ connectionString: url });
+      await churn.connect();
+      let churning = true;
+      const churned = (async () => {
+        while (churning) {
+          const other = `t_${randomBytes(6).toString('hex')}`;
+          await churn.query(`create schema ${other}; create table ${other}.t (id serial primary key)`);
+          await churn.query(`drop schema ${other} cascade`);
+        }
+      })();
+      try {
+        for (let i = 0; i < 3; i++) {
+          const database = await freshDatabase();
+          await database.drop();
+        }
+      } finally {
+        churning = false;
+        await churned;
+        await churn.end();
+      }
+    },
+  );
+
+  it.runIf(backend === 'postgres')(
     'keep the rate-limit counters out of the write-ahead log, and only them',
     async () => {
       const database = await freshDatabase();
