@@ -1,6 +1,6 @@
 /** /api/v2's users: `currentlyConnected` follows the user's own devices, and only theirs. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthKey, enroll } from '../devices/helpers.js';
+import { createAuthKey, enroll, heartbeat, listDevices, nodeCall } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 
 describe('/api/v2 users', () => {
@@ -40,5 +40,49 @@ describe('/api/v2 users', () => {
     server.clock.advance(10 * 60_000);
     expect(await connected()).toEqual({ 'owner@example.com': false, 'ana@example.com': false });
     expect(await one(userId)).toBe(false);
+  });
+
+  it("agrees with the user's devices as listed, across heartbeats, minute edges, a disconnect and a deletion", async () => {
+    const created = await server.call('POST', '/v1/users', { body: { loginName: 'bo@example.com', role: 'member' } });
+    const bo = (await json(created)).id as string;
+    // The answer from the devices themselves, as /v1/devices shows their presence.
+    const expected = async () => (await listDevices(server, `?user=${bo}&online=true`)).length > 0;
+    const check = async (what: string) => {
+      const truth = await expected();
+      expect((await connected())['bo@example.com'], `list: ${what}`).toBe(truth);
+      expect(await one(bo), `detail: ${what}`).toBe(truth);
+      return truth;
+    };
+    expect(await check('no device yet')).toBe(false);
+
+    // Heartbeats late in a minute: the user's row keeps the first of that minute, so the newest
+    // heartbeat is up to a minute younger than what the row shows.
+    server.clock.advance(60_000 - (server.clock.now() % 60_000) + 1_000);
+    const key = (await createAuthKey(server, { user: 'bo@example.com', reusable: true })).key;
+    const phone = await enroll(server, key, { hostname: 'bo-phone' });
+    const laptop = await enroll(server, key, { hostname: 'bo-laptop' });
+    expect(await check('just enrolled')).toBe(true);
+    server.clock.advance(57_000); // 58 s into the minute
+    expect((await heartbeat(server, phone.nodeToken)).status).toBe(200);
+    // 59 s after the phone's heartbeat and two minutes past the row's sighting's minute start.
+    server.clock.advance(59_000);
+    expect(await check('heartbeat 59 s old, row a minute older')).toBe(true);
+    server.clock.advance(2_000);
+    expect(await check('every heartbeat older than the window')).toBe(false);
+
+    // Back online, then the phone disconnects: the laptop alone decides.
+    expect((await heartbeat(server, phone.nodeToken)).status).toBe(200);
+    expect((await heartbeat(server, laptop.nodeToken)).status).toBe(200);
+    expect(await check('both heartbeating')).toBe(true);
+    expect((await nodeCall(server, laptop.nodeToken, 'disconnect')).status).toBeLessThan(300);
+    expect(await check('laptop disconnected, phone online')).toBe(true);
+    expect((await nodeCall(server, phone.nodeToken, 'disconnect')).status).toBeLessThan(300);
+    expect(await check('both disconnected within the window')).toBe(false);
+
+    // A deleted device leaves its sighting in the row; the answer still follows the devices.
+    expect((await heartbeat(server, phone.nodeToken)).status).toBe(200);
+    expect(await check('phone back')).toBe(true);
+    expect((await server.call('DELETE', `/v1/devices/${phone.device.id}`)).status).toBe(204);
+    expect(await check('phone deleted, laptop disconnected')).toBe(false);
   });
 });

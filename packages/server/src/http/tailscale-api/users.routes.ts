@@ -5,9 +5,9 @@
  */
 import { ROLES, type UserBody } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
-import { onlineWhere } from '../../modules/network/online.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { findUser, listUsers } from '../../modules/users/users.repository.js';
+import { connectedUsers, isUserConnected } from '../../modules/users/users-connected.js';
 import { invalidRequest, notFound } from '../problem.js';
 import { tailnetOf } from './tailnet.js';
 
@@ -32,30 +32,6 @@ function presentTailscaleUser(user: UserBody, networkId: string, connected: bool
   };
 }
 
-/** The users with a device online now (one query). */
-/**
- * Which of the given users have a device online. Read through the (network_id, user_id) index
- * for those users only: asking for the network's online owners read every online device,
- * tagged ones included, on every call.
- */
-async function connectedUsers(app: FastifyInstance, networkId: string, userIds: string[]): Promise<Set<string>> {
-  const { db, clock } = app.ctx;
-  const connected = new Set<string>();
-  // Chunks keep the IN list far below both dialects' parameter limits.
-  for (let start = 0; start < userIds.length; start += 500) {
-    const rows = await db
-      .selectFrom('devices')
-      .select('user_id')
-      .distinct()
-      .where('network_id', '=', networkId)
-      .where('user_id', 'in', userIds.slice(start, start + 500))
-      .where((eb) => onlineWhere(eb, clock.now(), true))
-      .execute();
-    for (const row of rows) if (row.user_id) connected.add(row.user_id);
-  }
-  return connected;
-}
-
 export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
@@ -71,11 +47,7 @@ export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
       }
       if (type === 'shared') return { users: [] };
       const rows = await listUsers(ctx.db, networkId, role);
-      const connected = await connectedUsers(
-        app,
-        networkId,
-        rows.map((row) => row.id),
-      );
+      const connected = await connectedUsers(ctx.db, networkId, rows, ctx.clock.now());
       return { users: rows.map((row) => presentTailscaleUser(presentUser(row), networkId, connected.has(row.id))) };
     },
   );
@@ -84,7 +56,7 @@ export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
     const networkId = request.principal!.networkId;
     const row = await findUser(ctx.db, networkId, request.params.id);
     if (!row) throw notFound(`user ${request.params.id} does not exist`);
-    const connected = await connectedUsers(app, networkId, [row.id]);
-    return presentTailscaleUser(presentUser(row), networkId, connected.has(row.id));
+    const connected = await isUserConnected(ctx.db, networkId, row, ctx.clock.now());
+    return presentTailscaleUser(presentUser(row), networkId, connected);
   });
 }

@@ -1,6 +1,6 @@
 /** SQL of users. Device counts and last-seen are columns of the user's row, kept by triggers. */
 import type { Insertable } from 'kysely';
-import { compiledShapes } from '../../storage/compiled-query.js';
+import { compiledQuery, compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { UsersTable } from '../../storage/schema.js';
 
@@ -44,8 +44,13 @@ export async function listUsers(db: Db, networkId: string, role?: string) {
   return role ? usersOf(true)(db, { networkId, role }) : usersOf(false)(db, { networkId });
 }
 
+const userById = compiledQuery((db, p: { networkId: string; id: string }) =>
+  usersWithDevices(db, p.networkId).where('users.id', '=', p.id),
+);
+
+/** One user of the network with what they show of their devices (built once). */
 export async function findUser(db: Db, networkId: string, id: string) {
-  return usersWithDevices(db, networkId).where('users.id', '=', id).executeTakeFirst();
+  return (await userById(db, { networkId, id }))[0];
 }
 
 /** A user by id or login name (auth keys and device filters accept either). */
