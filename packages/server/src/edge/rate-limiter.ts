@@ -9,7 +9,9 @@
  *
  * SQLite is served by one process, so its counters live in memory; on PostgreSQL several
  * instances share one budget, so the slots live in the database, serialised per bucket by
- * an advisory lock.
+ * an advisory lock. Each process keeps one call per bucket in flight and counts the hits that
+ * arrive meanwhile together in the next (group commit), so a busy key costs the database one
+ * locked call per round trip, not one per request waiting in the lock's queue.
  */
 import { sql } from 'kysely';
 import type { RateLimitDecision, RateLimiter } from '../core/context.js';
@@ -132,8 +134,10 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
-/** A hit on PostgreSQL (migration 015); its OUT names shadow no column of the function's statements. */
-const HIT = 'select * from rate_limit_hit($1, $2, $3, $4)';
+/**
+ * The row of `rate_limit_hit` (migration 015), one hit, which the node credential check embeds
+ * in its own statement; its OUT names shadow no column of the function's statements.
+ */
 export interface HitRow {
   out_live: number;
   out_oldest: number | null;
@@ -148,8 +152,42 @@ export function decisionOfHit(row: HitRow | undefined, limit: number, now: numbe
   return decide(allowed ? live + 1 : live, oldest, limit, now, allowed);
 }
 
+/** A group of hits on PostgreSQL (migration 027). */
+const HIT_MANY = 'select * from rate_limit_hit_many($1, $2, $3, $4, $5)';
+interface HitManyRow {
+  out_live: number | string;
+  out_oldest: number | string | null;
+  out_allowed: number | string;
+}
+
+/** A hit waiting for its bucket's call. */
+interface PendingHit {
+  limit: number;
+  resolve: (decision: RateLimitDecision) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The decisions of `count` hits counted together at `now`, in arrival order: with `live` hits
+ * in the window before them, the first `allowed` are allowed, each seeing the ones before it,
+ * and the rest are refused until the oldest live slot (or, if there was none, this group's)
+ * leaves the window.
+ */
+function decisionsOfGroup(row: HitManyRow | undefined, count: number, limit: number, now: number): RateLimitDecision[] {
+  const live = Number(row?.out_live ?? 0);
+  const allowed = Number(row?.out_allowed ?? 0);
+  const oldest = row?.out_oldest == null ? (allowed > 0 ? now : undefined) : Number(row.out_oldest);
+  return Array.from({ length: count }, (_, i) =>
+    i < allowed
+      ? decide(live + i + 1, oldest ?? now, limit, now, true)
+      : decide(live + allowed, oldest, limit, now, false),
+  );
+}
+
 export class PostgresRateLimiter implements RateLimiter {
   private readonly sweeper: NodeJS.Timeout;
+  /** Buckets with a call in flight, each with the hits that arrived since it was sent. */
+  private readonly waiting = new Map<string, PendingHit[]>();
 
   constructor(
     private readonly db: Db,
@@ -159,29 +197,72 @@ export class PostgresRateLimiter implements RateLimiter {
   }
 
   /**
-   * One round trip: the function `rate_limit_hit` (migration 015) as a prepared statement, in
-   * a transaction of its own. It takes the bucket's lock, then, in its next statement, drops the
-   * bucket's expired slots (subtracting their hits from its total), decides, and records the hit
-   * when it is allowed. The counting must follow the lock rather than share a statement with it:
-   * a statement's snapshot is taken when it starts, so only one issued after the lock is held
-   * sees the writes of the instance that held it before. The lock lasts until the commit.
+   * A hit goes to the database at once when its bucket has no call in flight from this process;
+   * otherwise it waits for that call to return and goes with every hit that arrived meanwhile,
+   * as one call that counts them all (`rate_limit_hit_many`). Under load a key's requests then
+   * meet the bucket's lock once per round trip instead of queueing on it one by one, and the
+   * window stays exact: each group is decided under the lock from the live count, hits are
+   * counted when their group is decided, and room is never taken for hits not yet made.
+   */
+  hit(bucket: string, limit: number): Promise<RateLimitDecision> {
+    return new Promise((resolve, reject) => {
+      const pending = { limit, resolve, reject };
+      const queued = this.waiting.get(bucket);
+      if (queued) {
+        queued.push(pending);
+        return;
+      }
+      this.waiting.set(bucket, []);
+      void this.send(bucket, [pending]);
+    });
+  }
+
+  /**
+   * One round trip for a group of hits with the same limit: the function as a prepared statement,
+   * in a transaction of its own. It takes the bucket's lock, then, in its next statement, drops
+   * the bucket's expired slots (subtracting their hits from its total), decides, and records the
+   * allowed hits. The counting must follow the lock rather than share a statement with it: a
+   * statement's snapshot is taken when it starts, so only one issued after the lock is held sees
+   * the writes of the instance that held it before. The lock lasts until the commit.
    *
    * The commit returns before its log reaches the disk (asynchronous commit, for this
    * transaction only): the lock is then held for the statements alone, not for a flush, and a
    * crash of the database loses at most the last fraction of a second of hits, a budget briefly
-   * too generous, never a wrong answer about anything else. Four round trips and a flush per
-   * call (BEGIN, lock, statement, COMMIT) were most of a heartbeat's time under a fleet's load.
+   * too generous, never a wrong answer about anything else.
+   *
+   * A failed call fails every hit of its group; the hits queued behind it still get their call.
    */
-  async hit(bucket: string, limit: number): Promise<RateLimitDecision> {
+  private async send(bucket: string, group: PendingHit[]): Promise<void> {
+    const limit = group[0]!.limit;
     const now = this.clock.now();
     const cutoff = now - WINDOW_MS;
-    const prepared = runPrepared(this.db, 'warren_rate_limit_hit', HIT, [bucket, now, cutoff, limit]);
-    const rows = (
-      prepared
-        ? await prepared
-        : (await sql`select * from rate_limit_hit(${bucket}, ${now}, ${cutoff}, ${limit})`.execute(this.db)).rows
-    ) as HitRow[];
-    return decisionOfHit(rows[0], limit, now);
+    try {
+      const values = [bucket, now, cutoff, limit, group.length];
+      const prepared = runPrepared(this.db, 'warren_rate_limit_hit_many', HIT_MANY, values);
+      const rows = (
+        prepared
+          ? await prepared
+          : (
+              await sql`select * from rate_limit_hit_many(${bucket}, ${now}, ${cutoff}, ${limit}, ${group.length})`.execute(
+                this.db,
+              )
+            ).rows
+      ) as HitManyRow[];
+      const decisions = decisionsOfGroup(rows[0], group.length, limit, now);
+      for (const [i, pending] of group.entries()) pending.resolve(decisions[i]!);
+    } catch (error) {
+      for (const pending of group) pending.reject(error);
+    }
+    const queued = this.waiting.get(bucket)!;
+    if (queued.length === 0) {
+      this.waiting.delete(bucket);
+      return;
+    }
+    // Hits keep their order; one group counts one limit (a key's limit changed mid-flight
+    // leaves the hits under the new one for the next call).
+    let size = 1;
+    while (size < queued.length && queued[size]!.limit === queued[0]!.limit) size++;
+    void this.send(bucket, queued.splice(0, size));
   }
 
   /** Forgets buckets idle for a whole window, each under its own lock so no hit races it. */

@@ -33,6 +33,7 @@ import * as machineLogins from './migrations/023_machine_logins.js';
 import * as flowLogs from './migrations/024_flow_logs.js';
 import * as networkDnsDerp from './migrations/025_network_dns_derp.js';
 import * as userDeviceUsage from './migrations/026_user_device_usage.js';
+import * as rateLimitHitMany from './migrations/027_rate_limit_hit_many.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -71,6 +72,7 @@ const MIGRATIONS = {
   '024_flow_logs': flowLogs,
   '025_network_dns_derp': networkDnsDerp,
   '026_user_device_usage': userDeviceUsage,
+  '027_rate_limit_hit_many': rateLimitHitMany,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

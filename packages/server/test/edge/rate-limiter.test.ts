@@ -1,6 +1,7 @@
 /**
  * The limiter itself, on the backend under test, with a clock the test moves: exact at the
- * window's edge, counts hits within one millisecond, and reports what the headers need.
+ * window's edge, counts hits within one millisecond, and reports what the headers need; on
+ * PostgreSQL, hits that arrive together are counted as one group and still decided exactly.
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
@@ -108,6 +109,66 @@ describe('sliding-window rate limiter', () => {
     expect((await limiter.hit(similar, 2)).remaining).toBe(1);
     expect((await limiter.hit('a', 1)).allowed).toBe(false);
   });
+
+  it.runIf(backend === 'postgres')('decides hits arriving together in arrival order, exactly', async () => {
+    // While one call for the bucket is in flight, the others queue and go as one group: the
+    // first 100 must be allowed in the order they came, each seeing the ones before it.
+    const decisions = await Promise.all(Array.from({ length: 200 }, () => limiter.hit('together', 100)));
+    expect(decisions.slice(0, 100).map((d) => d.allowed)).toEqual(Array(100).fill(true));
+    expect(decisions.slice(0, 100).map((d) => d.remaining)).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+    expect(decisions.slice(100).every((d) => !d.allowed && d.remaining === 0 && d.resetSeconds === 60)).toBe(true);
+  });
+
+  it.runIf(backend === 'postgres')('shares one exact budget between instances grouping hits on their own', async () => {
+    const pools = await Promise.all(
+      [0, 1].map(() => openStorage(database.url, { schema: database.schema, poolSize: 4 })),
+    );
+    const limiters = pools.map((storage) => new PostgresRateLimiter(storage.db, clock));
+    try {
+      const decisions = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => limiters[i % 2]!.hit('shared-groups', 100)),
+      );
+      const allowed = decisions.filter((d) => d.allowed);
+      expect(allowed.map((d) => d.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+      // Each instance's own hits are decided in its order: none allowed after one it refused.
+      for (const own of [0, 1]) {
+        const mine = decisions.filter((_, i) => i % 2 === own).map((d) => d.allowed);
+        expect(mine.indexOf(false) === -1 || !mine.slice(mine.indexOf(false)).includes(true)).toBe(true);
+      }
+    } finally {
+      for (const limiter of limiters) limiter.close();
+      await Promise.all(pools.map((storage) => storage.close()));
+    }
+  });
+
+  it.runIf(backend === 'postgres')(
+    'splits a group that straddles the limit, and counts only its allowed hits',
+    async () => {
+      const start = clock.now();
+      for (let i = 0; i < 96; i++) await limiter.hit('straddle', 100);
+      clock.advance(10_000);
+      const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter.hit('straddle', 100)));
+      expect(decisions.map((d) => d.allowed)).toEqual([...Array(4).fill(true), ...Array(6).fill(false)]);
+      expect(decisions.map((d) => d.remaining)).toEqual([3, 2, 1, 0, 0, 0, 0, 0, 0, 0]);
+      // Refused until the 96 hits of the first second leave, 50 s on.
+      expect(decisions.slice(4).map((d) => d.resetSeconds)).toEqual(Array(6).fill(50));
+      clock.ms = start + WINDOW_MS;
+      // The 96 have left; the 4 allowed hits of the group are all that is live.
+      expect(await limiter.hit('straddle', 100)).toMatchObject({ allowed: true, remaining: 95, resetSeconds: 10 });
+    },
+  );
+
+  it.runIf(backend === 'postgres')(
+    'fails every hit of a group whose call fails, and leaves the bucket usable',
+    async () => {
+      // PostgreSQL refuses a NUL in text, so every call for this bucket fails in the database.
+      const broken = 'bad\u0000bucket';
+      const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => limiter.hit(broken, 100)));
+      expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
+      await expect(limiter.hit(broken, 100)).rejects.toThrow();
+      expect((await limiter.hit('after-failure', 1)).allowed).toBe(true);
+    },
+  );
 
   it('counts a large limit exactly across many slots', async () => {
     clock.advance(120_000);
