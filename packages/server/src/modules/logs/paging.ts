@@ -128,7 +128,7 @@ export function fullPage<R extends { seq: number }, T>(
  * Builds the page envelope from `limit + 1` fetched rows after `afterSeq`. With no rows the
  * cursor stays where it was, so tailing never skips nor repeats an entry.
  */
-function pageOf<R extends { seq: number }, T>(
+export function pageOf<R extends { seq: number }, T>(
   rows: R[],
   limit: number,
   present: (row: R) => T,
