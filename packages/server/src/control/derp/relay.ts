@@ -29,8 +29,15 @@ import {
 } from './frames.js';
 import { KEY_LENGTH, open, privateKeyFromRaw, rawPublicKey, seal } from './nacl-box.js';
 
-/** The largest ClientInfo accepted before the client is trusted (Tailscale's own bound). */
-const MAX_CLIENT_INFO = 256 << 10;
+/**
+ * The largest ClientInfo accepted before the client is trusted. What `tailscale.com/derp` clients
+ * send is their key, a nonce, the box overhead and a JSON object of five short fields (version,
+ * mesh key, ping acks, prober flag, app name): a few hundred bytes. Tailscale's relays allow
+ * 256 KiB here, which across thousands of connections that never finish their hello is gigabytes
+ * held until the handshake timeout; 4 KiB leaves ample room for longer app names and new fields
+ * while a stalled hello costs no more than a socket.
+ */
+export const MAX_CLIENT_INFO = 4 << 10;
 /** After the handshake: a packet and its addressee; pings are smaller. */
 const MAX_FRAME = MAX_PACKET_SIZE + KEY_LENGTH;
 const MAX_PING = 1000;

@@ -1,13 +1,13 @@
 /**
- * What a relay facing the internet must bound: connections that never say hello, and readers
- * too slow for what is sent to them.
+ * What a relay facing the internet must bound: connections that never say hello, hellos larger
+ * than any real client sends, and readers too slow for what is sent to them.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeFrame, FrameReader, FrameType, MAGIC } from '../../../src/control/derp/frames.js';
 import { rawPublicKey, seal } from '../../../src/control/derp/nacl-box.js';
-import { DerpRelay } from '../../../src/control/derp/relay.js';
+import { DerpRelay, MAX_CLIENT_INFO } from '../../../src/control/derp/relay.js';
 
 const quiet = { info() {}, warn() {} };
 let cleanup: (() => void)[] = [];
@@ -80,6 +80,72 @@ describe('relay limits', () => {
     await closed;
     expect(Date.now() - started).toBeLessThan(5000);
     expect(relay.stats.clients).toBe(2);
+  });
+
+  it('closes a connection whose hello announces more than a client sends, before reading it', async () => {
+    const relay = new DerpRelay({
+      privateKey: Buffer.alloc(32, 5),
+      admit: async () => true,
+      log: quiet,
+      handshakeTimeoutMs: 60_000, // the limit, not the timeout, must end it
+    });
+    const port = await listen(relay);
+    const socket = connect(port, '127.0.0.1');
+    cleanup.push(() => socket.destroy());
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const reader = new FrameReader(1 << 20);
+    const greeted = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: Buffer) => {
+        if (reader.push(chunk).some((frame) => frame.type === FrameType.serverKey)) resolve();
+      }),
+    );
+    await greeted;
+    // The header of a 256 KiB ClientInfo (what Tailscale's relays would still take) and only the
+    // first bytes of its body: the relay must hang up without waiting for the rest.
+    const header = Buffer.alloc(5);
+    header[0] = FrameType.clientInfo;
+    header.writeUInt32BE(256 << 10, 1);
+    socket.write(Buffer.concat([header, Buffer.alloc(64)]));
+    await closed;
+    expect(socket.destroyed).toBe(true);
+    expect(relay.stats.clients).toBe(0);
+  });
+
+  it('still admits a hello as large as a client with every optional field sends', async () => {
+    const relay = new DerpRelay({ privateKey: Buffer.alloc(32, 6), admit: async () => true, log: quiet });
+    const port = await listen(relay);
+    const key = generateKeyPairSync('x25519').privateKey;
+    const info = JSON.stringify({
+      meshKey: 'a'.repeat(64),
+      version: 2,
+      CanAckPings: true,
+      IsProber: true,
+      AppName: 'x'.repeat(1000),
+    });
+    const socket = connect(port, '127.0.0.1');
+    cleanup.push(() => socket.destroy());
+    const reader = new FrameReader(1 << 20);
+    const sent: number[] = [];
+    const admitted = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: Buffer) => {
+        for (const frame of reader.push(chunk)) {
+          if (frame.type === FrameType.serverKey) {
+            const hello = encodeFrame(
+              FrameType.clientInfo,
+              rawPublicKey(key),
+              seal(Buffer.from(info), key, frame.body.subarray(MAGIC.length)),
+            );
+            sent.push(hello.length - 5);
+            socket.write(hello);
+          }
+          if (frame.type === FrameType.serverInfo) resolve();
+        }
+      }),
+    );
+    await admitted;
+    expect(sent[0]).toBeLessThan(MAX_CLIENT_INFO);
+    expect(relay.stats.clients).toBe(1);
   });
 
   it('drops packets for a reader that does not keep up instead of buffering them', async () => {
