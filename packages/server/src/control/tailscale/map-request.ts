@@ -24,11 +24,99 @@ export interface MapRequest {
 }
 
 /**
- * Hostinfo fields that are large or only for Tailscale's own service are not kept. `Services`
- * is: peers find each other's peer API (DNS through an exit node, pings) by its ports there.
+ * What Warren keeps of a Hostinfo, field by field, with the largest value it keeps: everything
+ * else a client sends (NetInfo, SSH host keys, push tokens, TPM details, fields newer clients add)
+ * is left out, so a map request of up to 1 MiB stores and fans out to peers at most a few KiB.
+ * Strings are bounded by what real clients send (a hostname is a DNS label, 63, as the device's
+ * name; versions and identifiers fit in 255, as tailscale.com's own hostname and OS limits); a
+ * value past its bound or of the wrong type is dropped rather than cut, since a cut log id or
+ * version would be a wrong one. `Services` is kept: peers find each other's peer API (DNS through
+ * an exit node, pings) by its ports there.
  */
-const DROPPED = ['NetInfo', 'SSH_HostKeys', 'Userspace', 'UserspaceRouter', 'AppConnector'];
+const TEXT_FIELDS: Record<string, number> = {
+  IPNVersion: 64,
+  FrontendLogID: 128,
+  BackendLogID: 128,
+  OS: 32,
+  OSVersion: 255,
+  Env: 64,
+  Distro: 64,
+  DistroVersion: 64,
+  DistroCodeName: 64,
+  App: 64,
+  Package: 64,
+  DeviceModel: 255,
+  Hostname: 63,
+  Machine: 64,
+  GoArch: 32,
+  GoArchVar: 32,
+  GoVersion: 64,
+  Cloud: 64,
+  ServicesHash: 128,
+  ExitNodeID: 64,
+};
+const FLAG_FIELDS = [
+  'Container',
+  'Desktop',
+  'ShieldsUp',
+  'ShareeNode',
+  'NoLogsNoSupport',
+  'WireIngress',
+  'IngressEnabled',
+  'AllowsUpdate',
+  'PeerRelay',
+  'StateEncrypted',
+];
+/** Lists already bounded in count by `listProblem`; each entry is a tag, prefix or MAC address. */
+const LIST_FIELDS: Record<string, { entries: number; length: number }> = {
+  RoutableIPs: { entries: 256, length: 64 },
+  RequestTags: { entries: 64, length: 128 },
+  WoLMACs: { entries: 10, length: 32 },
+};
 const MAX_SERVICES = 32;
+const MAX_SERVICE_TEXT = 64;
+const LOCATION_TEXT = ['Country', 'CountryCode', 'City', 'CityCode'];
+const LOCATION_NUMBERS = ['Latitude', 'Longitude', 'Priority'];
+
+const textWithin = (value: unknown, max: number): value is string => typeof value === 'string' && value.length <= max;
+
+function service(value: unknown): Record<string, unknown> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { Proto, Port, Description } = value as Record<string, unknown>;
+  if (!textWithin(Proto, 16) || typeof Port !== 'number') return undefined;
+  return { Proto, Port, ...(textWithin(Description, MAX_SERVICE_TEXT) && { Description }) };
+}
+
+function location(value: unknown): Record<string, unknown> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const given = value as Record<string, unknown>;
+  const kept: Record<string, unknown> = {};
+  for (const field of LOCATION_TEXT) if (textWithin(given[field], MAX_SERVICE_TEXT)) kept[field] = given[field];
+  for (const field of LOCATION_NUMBERS) if (typeof given[field] === 'number') kept[field] = given[field];
+  return kept;
+}
+
+/** The bounded copy of a Hostinfo that is stored and shown to peers. */
+export function keptHostinfo(hostinfo: Hostinfo): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const [field, max] of Object.entries(TEXT_FIELDS)) {
+    if (textWithin(hostinfo[field], max)) kept[field] = hostinfo[field];
+  }
+  for (const field of FLAG_FIELDS) if (typeof hostinfo[field] === 'boolean') kept[field] = hostinfo[field];
+  for (const [field, bound] of Object.entries(LIST_FIELDS)) {
+    const list = hostinfo[field];
+    if (Array.isArray(list) && list.length <= bound.entries && list.every((item) => textWithin(item, bound.length)))
+      kept[field] = list;
+  }
+  if (Array.isArray(hostinfo.Services)) {
+    kept.Services = hostinfo.Services.slice(0, MAX_SERVICES)
+      .map(service)
+      .filter((entry) => entry !== undefined);
+  }
+  const where = location(hostinfo.Location);
+  if (where) kept.Location = where;
+  return kept;
+}
 
 /** A reported text, trimmed and bounded as at registration; absent or blank: not reported. */
 function reportedText(text: unknown, max: number): string | undefined {
@@ -41,10 +129,7 @@ export function reportOf(request: MapRequest): Reported {
   const hostinfo = request.Hostinfo;
   let kept: string | null = null;
   if (hostinfo) {
-    const copy: Record<string, unknown> = { ...hostinfo };
-    for (const field of DROPPED) delete copy[field];
-    if (Array.isArray(copy.Services)) copy.Services = copy.Services.slice(0, MAX_SERVICES);
-    kept = JSON.stringify(copy);
+    kept = JSON.stringify(keptHostinfo(hostinfo));
   }
   return {
     discoKey: request.DiscoKey ?? '',

@@ -10,17 +10,26 @@ import { decodeMessages } from './ts-client.js';
 
 const t = protocolFixture();
 
+/** A map request that only reports (no stream, no peers), as tailscaled sends after a change. */
+const reportHostinfo = (device: Awaited<ReturnType<typeof t.joined>>, Hostinfo: Record<string, unknown>) =>
+  device.client.post('/machine/map', {
+    Version: 142,
+    NodeKey: device.nodeKey,
+    Stream: false,
+    OmitPeers: true,
+    Hostinfo,
+  });
+
 it('an upgraded client’s version, OS and hostname from its map request reach /v1 and its peers', async () => {
   const key = await t.authKey();
   const alpha = await t.joined(key, 'alpha');
   const beta = await t.joined(key, 'beta');
   const services = [{ Proto: 'peerapi4', Port: 45678 }];
-  const report = await alpha.client.post('/machine/map', {
-    Version: 142,
-    NodeKey: alpha.nodeKey,
-    Stream: false,
-    OmitPeers: true,
-    Hostinfo: { Hostname: 'alpha-renamed', OS: 'windows', IPNVersion: '1.104.0-t0123', Services: services },
+  const report = await reportHostinfo(alpha, {
+    Hostname: 'alpha-renamed',
+    OS: 'windows',
+    IPNVersion: '1.104.0-t0123',
+    Services: services,
   });
   expect(report.status).toBe(200);
   const list = await json(await t.server.call('GET', '/v1/devices?fields=all'));
@@ -39,4 +48,48 @@ it('an upgraded client’s version, OS and hostname from its map request reach /
     clientVersion: '1.104.0-t0123',
     os: 'windows',
   });
+});
+
+it('keeps a bounded Hostinfo: a 900 KiB one reaches neither the database nor peers, its normal fields do', async () => {
+  const key = await t.authKey();
+  const alpha = await t.joined(key, 'alpha');
+  const beta = await t.joined(key, 'beta');
+  const big = 'x'.repeat(225 << 10); // four of them: 900 KiB, under the 1 MiB body limit
+  const services = [{ Proto: 'peerapi4', Port: 45678 }];
+  const report = await reportHostinfo(alpha, {
+    Hostname: 'alpha',
+    OS: 'linux',
+    OSVersion: big, // past its bound: dropped, not cut
+    IPNVersion: '1.102.5',
+    GoArch: 'amd64',
+    ShieldsUp: true,
+    Services: [...services, { Proto: 'tcp', Port: 22, Description: big }],
+    Padding: big, // not a field Warren keeps
+    NetInfo: { PreferredDERP: 999, Big: big },
+  });
+  expect(report.status).toBe(200);
+
+  const row = await t.server.database.storage.db
+    .selectFrom('devices')
+    .select('hostinfo')
+    .where('node_key', '=', alpha.nodeKey)
+    .executeTakeFirstOrThrow();
+  expect(row.hostinfo?.length).toBeLessThan(1024);
+  const stored = JSON.parse(row.hostinfo ?? '{}') as Record<string, unknown>;
+  expect(stored).toEqual({
+    Hostname: 'alpha',
+    OS: 'linux',
+    IPNVersion: '1.102.5',
+    GoArch: 'amd64',
+    ShieldsUp: true,
+    Services: [...services, { Proto: 'tcp', Port: 22 }],
+  });
+
+  const map = await beta.client.post('/machine/map', { Version: 142, NodeKey: beta.nodeKey, Stream: false });
+  expect(map.body.length).toBeLessThan(64 << 10);
+  const [full] = decodeMessages(map.body);
+  const [peer] = full.Peers as Array<{ Hostinfo: Record<string, unknown> }>;
+  expect(peer.Hostinfo).toMatchObject({ Hostname: 'alpha', OS: 'linux', GoArch: 'amd64', Services: stored.Services });
+  expect(peer.Hostinfo).not.toHaveProperty('OSVersion');
+  expect(peer.Hostinfo).not.toHaveProperty('Padding');
 });
