@@ -15,7 +15,8 @@ export interface TailscaleSimulateOptions {
   server: string;
   /** Several instances of one server: device i connects to `servers[i % length]` (default: `server`). */
   servers?: string[];
-  authKey: string;
+  /** The auth key, or the auth key device `index` registers with (a server may tag by key). */
+  authKey: string | ((index: number) => string);
   count: number;
   /** Devices connecting and registering at once (default 32). */
   concurrency?: number;
@@ -93,7 +94,7 @@ export async function simulateTailscale(options: TailscaleSimulateOptions): Prom
         channel = await ControlChannel.open(server, serverKey);
         const answer = await channel.register({
           NodeKey: nodeKey,
-          Auth: { AuthKey: options.authKey },
+          Auth: { AuthKey: typeof options.authKey === 'string' ? options.authKey : options.authKey(index) },
           Hostinfo: {
             Hostname: hostname,
             OS: 'linux',

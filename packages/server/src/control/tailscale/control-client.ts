@@ -5,13 +5,15 @@
  * of ts2021.ts built from the same Noise code, for `warren node simulate --protocol tailscale`
  * and the benchmarks (exported from the package's index); a real device runs tailscaled.
  *
- * Map messages are 4-byte little-endian lengths and zstd frames (map-compression.ts).
+ * Map messages are 4-byte little-endian lengths and zstd frames (map-compression.ts). A server's
+ * early Noise payload, if it sends one, is read past (early-noise.ts).
  */
 import { type ClientHttp2Session, type ClientHttp2Stream, connect as http2Connect } from 'node:http2';
 import { connect as tcpConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createWebSocketStream, WebSocket } from 'ws';
 import { decompress } from 'zstd-napi';
+import { EarlyPayloadSkipper } from './early-noise.js';
 import { NoiseConn } from './noise-conn.js';
 import { type X25519KeyPair, x25519Generate } from './noise-crypto.js';
 import { initiate, RESPONSE_LEN } from './noise-handshake.js';
@@ -87,7 +89,7 @@ export class ControlChannel {
       throw new Error(`the server refused the upgrade: ${status}`);
     }
     const session = hello.finish(head.subarray(end + 4, end + 4 + RESPONSE_LEN));
-    const conn = new NoiseConn(socket, session, head.subarray(end + 4 + RESPONSE_LEN));
+    const conn = new EarlyPayloadSkipper(new NoiseConn(socket, session, head.subarray(end + 4 + RESPONSE_LEN)));
     const h2 = http2Connect('http://control', { createConnection: () => conn as never });
     h2.on('error', () => socket.destroy());
     return new ControlChannel(socket, h2);
@@ -117,7 +119,7 @@ export class ControlChannel {
       websocket.once('close', () => reject(new Error('the server closed the WebSocket during the handshake')));
     });
     const session = hello.finish(response.subarray(0, RESPONSE_LEN));
-    const conn = new NoiseConn(stream, session, response.subarray(RESPONSE_LEN));
+    const conn = new EarlyPayloadSkipper(new NoiseConn(stream, session, response.subarray(RESPONSE_LEN)));
     const h2 = http2Connect('http://control', { createConnection: () => conn as never });
     h2.on('error', () => stream.destroy());
     stream.on('error', () => h2.destroy());
@@ -143,7 +145,9 @@ export class ControlChannel {
   /** POST /machine/register; the RegisterResponse (a refusal is its `Error`). */
   register(body: Record<string, unknown>): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
-      const req = this.request('/machine/register', body);
+      // The capability version goes with the request, as tailscaled sends it; servers that
+      // refuse old clients (Headscale) read it here as well as in the handshake.
+      const req = this.request('/machine/register', { Version: CLIENT_VERSION, ...body });
       let status = 0;
       const chunks: Buffer[] = [];
       req.on('response', (headers) => {
