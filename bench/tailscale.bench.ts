@@ -22,13 +22,25 @@
 //     whose map it changes (its old group, its new group, itself) received it: p50, p99 and
 //     the last, over --rounds changes; and how many other streams were sent anything.
 // Goals: p99 < 2 s for a policy change, < 500 ms for one device's change, < 20 kB RSS per device.
+//
+// `--compare headscale` runs the same fleet, policy and changes against Headscale instead of
+// the baseline and PostgreSQL runs: Warren on SQLite, then Headscale on SQLite (built from its
+// source once by headscale/build.sh, run by headscale/headscale-process.ts), each at --count
+// devices, and prints both in one table with the ratio Headscale / Warren. Headscale tags a
+// device by its pre-auth key rather than by the tags it asks for, so there each group has a
+// tagged reusable key; its policy is the same rules with the bench user as the tags' owner; the
+// policy goes through `PUT /api/v1/policy` and the tag change through
+// `POST /api/v1/node/{id}/tags`, the REST calls behind `headscale policy set` and `headscale
+// nodes tag`, as Warren's go through /v1.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { simulateTailscale, type TailscaleSimulation } from '../packages/cli/src/node/tailscale-simulator.js';
 import type { MapMessage } from '../packages/server/src/index.js';
+import { startHeadscale } from './headscale/headscale-process.js';
 import { initWarren, serveWarren } from './warren-process.js';
 
 const { values: flags } = parseArgs({
@@ -40,6 +52,7 @@ const { values: flags } = parseArgs({
     concurrency: { type: 'string', default: '64' },
     postgres: { type: 'string' },
     'no-postgres': { type: 'boolean', default: false },
+    compare: { type: 'string' },
   },
 });
 const COUNT = Number(flags.count);
@@ -55,9 +68,11 @@ const postgresUrl =
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
 const groupOf = (index: number) => Math.floor(index / GROUP);
+const groupsOf = (count: number) => Math.ceil(count / GROUP);
 
-function policy(groups: number, port: number | '*'): string {
-  const owners = Array.from({ length: groups + 1 }, (_, g) => `"tag:g${g}": ["autogroup:admin"]`);
+/** Each group reaches itself on `port`; the tags are owned by `owner`. */
+function policy(groups: number, port: number | '*', owner = 'autogroup:admin'): string {
+  const owners = Array.from({ length: groups + 1 }, (_, g) => `"tag:g${g}": ["${owner}"]`);
   const rules = Array.from(
     { length: groups + 1 },
     (_, g) => `{ "action": "accept", "src": ["tag:g${g}"], "dst": ["tag:g${g}:${port}"] }`,
@@ -106,39 +121,134 @@ async function settle(check: () => boolean, timeoutMs: number): Promise<boolean>
   return true;
 }
 
-/** One fleet of `count` devices against `instances` servers on `db`. */
-async function run(db: string, instances: number, count: number): Promise<Figures> {
+/** A Tailscale-protocol control server as the fleet run drives it. */
+interface Subject {
+  /** Where the devices connect (device i to urls[i % length]). */
+  urls: string[];
+  /** The server processes, whose resident memory is measured. */
+  pids: number[];
+  /** Puts the policy in which each group reaches itself on `port`. */
+  setPolicy(port: number | '*'): Promise<void>;
+  /** What device `index` registers with to join group tag:g<groupOf(index)>. */
+  enrolment(): Promise<{ authKey: string | ((index: number) => string); tags?: (index: number) => string[] }>;
+  /** The server's id of the device named `hostname`. */
+  deviceId(hostname: string): Promise<string>;
+  /** Moves device `id` to tag:g<group>. */
+  moveDevice(id: string, group: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** `instances` of `warren serve` on `db`. */
+async function warrenSubject(db: string, instances: number, groups: number): Promise<Subject> {
   const apiKey = initWarren(db);
-  const servers = [];
+  const servers: Array<Awaited<ReturnType<typeof serveWarren>>> = [];
   for (let i = 0; i < instances; i++) servers.push(await serveWarren(db));
   const urls = servers.map((s) => s.url);
+  return {
+    urls,
+    pids: servers.map((s) => s.child.pid!),
+    setPolicy: (port) => call(urls[0], apiKey, 'PUT', '/v1/acl', policy(groups, port), 'application/hujson'),
+    enrolment: async () => {
+      const { key } = await call(urls[0], apiKey, 'POST', '/v1/keys', { type: 'auth', reusable: true });
+      return { authKey: key, tags: (index) => [`tag:g${groupOf(index)}`] };
+    },
+    deviceId: async (hostname) => {
+      const list = await call(urls[0], apiKey, 'GET', `/v1/devices?limit=1000&q=${hostname}`);
+      const device = (list.devices as Array<{ id: string; name: string }>).find((d) => d.name === hostname);
+      if (!device) throw new Error(`device ${hostname} is not listed`);
+      return device.id;
+    },
+    // Through the last instance: where there are two, the change crosses between them.
+    moveDevice: (id, group) =>
+      call(urls[urls.length - 1], apiKey, 'POST', `/v1/devices/${id}/tags`, { tags: [`tag:g${group}`] }),
+    stop: async () => {
+      for (const s of servers) s.child.kill('SIGTERM');
+      await Promise.all(servers.map((s) => new Promise((resolve) => s.child.once('exit', resolve))));
+    },
+  };
+}
+
+/** Headscale, on a SQLite file of its own. */
+async function headscaleSubject(bin: string, groups: number): Promise<Subject> {
+  const user = 'bench';
+  const hs = await startHeadscale(bin, user);
+  try {
+    const { users } = (await hs.api('GET', `/api/v1/user?name=${user}`)) as { users: Array<{ id: string }> };
+    const userId = users[0].id;
+    return {
+      urls: [hs.url],
+      pids: [hs.child.pid!],
+      setPolicy: async (port) => {
+        await hs.api('PUT', '/api/v1/policy', { policy: policy(groups, port, `${user}@`) });
+      },
+      enrolment: async () => {
+        const expiration = new Date(Date.now() + 86_400_000).toISOString();
+        const keys: string[] = [];
+        for (let g = 0; g < groups; g++) {
+          const { preAuthKey } = (await hs.api('POST', '/api/v1/preauthkey', {
+            user: userId,
+            reusable: true,
+            expiration,
+            aclTags: [`tag:g${g}`],
+          })) as { preAuthKey: { key: string } };
+          keys.push(preAuthKey.key);
+        }
+        return { authKey: (index) => keys[groupOf(index)] };
+      },
+      deviceId: async (hostname) => {
+        const { nodes } = (await hs.api('GET', '/api/v1/node')) as { nodes: Array<{ id: string; name: string }> };
+        const node = nodes.find((n) => n.name === hostname);
+        if (!node) throw new Error(`node ${hostname} is not listed`);
+        return node.id;
+      },
+      moveDevice: async (id, group) => {
+        await hs.api('POST', `/api/v1/node/${id}/tags`, { tags: [`tag:g${group}`] });
+      },
+      stop: hs.stop,
+    };
+  } catch (error) {
+    await hs.stop();
+    throw error;
+  }
+}
+
+/** The packet filter a map message carries: the single one, or Tailscale's named set of them. */
+const filterOf = (message: MapMessage) => message.PacketFilter ?? message.PacketFilters;
+/** A keep-alive says nothing about any change. */
+const keepAliveOnly = (message: MapMessage) => message.KeepAlive === true && Object.keys(message).length === 1;
+
+/** One fleet of `count` devices against `subject`. */
+async function run(subject: Subject, count: number): Promise<Figures> {
+  const { urls } = subject;
   let sim: TailscaleSimulation | undefined;
   try {
-    const groups = Math.ceil(count / GROUP);
-    await call(urls[0], apiKey, 'PUT', '/v1/acl', policy(groups, '*'), 'application/hujson');
-    const { key } = await call(urls[0], apiKey, 'POST', '/v1/keys', { type: 'auth', reusable: true });
+    await subject.setPolicy('*');
+    const { authKey, tags } = await subject.enrolment();
     // Settle the servers' startup before measuring their memory.
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const rssBefore = servers.reduce((sum, s) => sum + rssOf(s.child.pid!), 0);
+    const rss = () => subject.pids.reduce((sum, pid) => sum + rssOf(pid), 0);
+    const rssBefore = rss();
 
     // What each stream last received after the change being timed, by device index.
     let watching: ((index: number, message: MapMessage, at: number) => void) | undefined;
     sim = await simulateTailscale({
       server: urls[0],
       servers: urls,
-      authKey: key,
+      authKey,
       count,
       concurrency: CONCURRENCY,
       hostnamePrefix: 'ts',
-      tags: (index) => [`tag:g${groupOf(index)}`],
-      onMessage: (index, message, at) => watching?.(index, message, at),
+      tags,
+      onMessage: (index, message, at) => {
+        if (!keepAliveOnly(message)) watching?.(index, message, at);
+      },
       progress: (line) => process.stderr.write(`  ${line}\n`),
     });
     if (sim.failed > 0) process.stderr.write(`  ${sim.failed} devices failed: ${JSON.stringify(sim.reasons)}\n`);
     const devices = sim.devices;
     // Let the peers' own arrival (deltas to earlier devices) and presence settle.
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    const rssPerDevice = (servers.reduce((sum, s) => sum + rssOf(s.child.pid!), 0) - rssBefore) / devices.length;
+    const rssPerDevice = (rss() - rssBefore) / devices.length;
 
     // Policy changes: every stream's packet filter changes.
     const policyTimes: number[] = [];
@@ -149,11 +259,12 @@ async function run(db: string, instances: number, count: number): Promise<Figure
       const received = new Map<number, number>();
       let started = 0;
       watching = (index, message, at) => {
-        if (received.has(index) || !message.PacketFilter) return;
-        if (JSON.stringify(message.PacketFilter).includes(`"First":${port}`)) received.set(index, at - started);
+        const filter = filterOf(message);
+        if (received.has(index) || !filter) return;
+        if (JSON.stringify(filter).includes(`"First":${port}`)) received.set(index, at - started);
       };
       started = performance.now();
-      await call(urls[0], apiKey, 'PUT', '/v1/acl', policy(groups, port), 'application/hujson');
+      await subject.setPolicy(port);
       await settle(() => received.size === devices.length, 30_000);
       policyMissed += devices.length - received.size;
       const times = [...received.values()];
@@ -162,15 +273,12 @@ async function run(db: string, instances: number, count: number): Promise<Figure
     }
 
     // One device's tag change: device `moved` goes to the next group and back.
-    const list = await call(urls[0], apiKey, 'GET', `/v1/devices?limit=${Math.min(count, 1000)}&q=ts-1`);
-    const movedDevice = (list.devices as Array<{ id: string; name: string }>).find((d) => d.name === 'ts-1');
-    if (!movedDevice) throw new Error('device ts-1 is not listed');
     const moved = 0;
+    const movedId = await subject.deviceId(`ts-${moved + 1}`);
     const tagTimes: number[] = [];
     const tagLast: number[] = [];
     let tagMissed = 0;
     let others = 0;
-    const tagUrl = urls[urls.length - 1];
     for (let round = 0; round < ROUNDS; round++) {
       const from = round % 2 === 0 ? groupOf(moved) : groupOf(moved) + 1;
       const to = round % 2 === 0 ? groupOf(moved) + 1 : groupOf(moved);
@@ -186,7 +294,7 @@ async function run(db: string, instances: number, count: number): Promise<Figure
         else if (!received.has(index)) received.set(index, at - started);
       };
       started = performance.now();
-      await call(tagUrl, apiKey, 'POST', `/v1/devices/${movedDevice.id}/tags`, { tags: [`tag:g${to}`] });
+      await subject.moveDevice(movedId, to);
       await settle(() => received.size === affected.size, 10_000);
       // Anything sent to a stream the change does not concern would arrive about as fast.
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -209,37 +317,67 @@ async function run(db: string, instances: number, count: number): Promise<Figure
     };
   } finally {
     sim?.stop();
-    for (const s of servers) s.child.kill('SIGTERM');
-    await Promise.all(servers.map((s) => new Promise((resolve) => s.child.once('exit', resolve))));
+    await subject.stop();
   }
 }
 
-function report(label: string, base: Figures, full: Figures): void {
+/**
+ * Two runs side by side with the ratio second / first: the baseline and the full fleet, or
+ * Warren and Headscale at one fleet size. The goals are read on `goals`.
+ */
+function report(label: string, base: Figures, full: Figures, titles: [string, string], goals: Figures): void {
   const ms = (n: number) => `${fmt(n)} ms`;
   const ratio = (a: number, b: number) => fmt(a / b, 2);
+  const row = (name: string, a: string, b: string, r = '') =>
+    `  ${name.padEnd(36)} ${a.padStart(12)} ${b.padStart(12)}  ${r}`;
   const lines = [
     `${label}`,
-    `  ${'figure'.padEnd(36)} ${`${fmt(base.devices)} dev`.padStart(12)} ${`${fmt(full.devices)} dev`.padStart(12)}  ratio`,
-    `  ${'registrations/s'.padEnd(36)} ${fmt(base.perSecond).padStart(12)} ${fmt(full.perSecond).padStart(12)}  ${ratio(full.perSecond, base.perSecond)}`,
-    `  ${'RSS per connected device'.padEnd(36)} ${`${fmt(base.rssPerDevice / 1024, 1)} kB`.padStart(12)} ${`${fmt(full.rssPerDevice / 1024, 1)} kB`.padStart(12)}  ${ratio(full.rssPerDevice, base.rssPerDevice)}`,
-    `  ${'policy change → stream p50'.padEnd(36)} ${ms(base.policy.p50).padStart(12)} ${ms(full.policy.p50).padStart(12)}  ${ratio(full.policy.p50, base.policy.p50)}`,
-    `  ${'policy change → stream p99'.padEnd(36)} ${ms(base.policy.p99).padStart(12)} ${ms(full.policy.p99).padStart(12)}  ${ratio(full.policy.p99, base.policy.p99)}`,
-    `  ${'policy change → last stream (each)'.padEnd(36)} ${base.policy.last.map(fmt).join('/').padStart(12)} ${full.policy.last.map(fmt).join('/').padStart(12)}`,
-    `  ${'tag change → affected stream p50'.padEnd(36)} ${ms(base.tag.p50).padStart(12)} ${ms(full.tag.p50).padStart(12)}  ${ratio(full.tag.p50, base.tag.p50)}`,
-    `  ${'tag change → affected stream p99'.padEnd(36)} ${ms(base.tag.p99).padStart(12)} ${ms(full.tag.p99).padStart(12)}  ${ratio(full.tag.p99, base.tag.p99)}`,
-    `  ${'tag change → last stream (each)'.padEnd(36)} ${base.tag.last.map(fmt).join('/').padStart(12)} ${full.tag.last.map(fmt).join('/').padStart(12)}`,
-    `  ${'messages to unconcerned streams'.padEnd(36)} ${fmt(base.tag.others).padStart(12)} ${fmt(full.tag.others).padStart(12)}`,
-    `  ${'updates missed (30 s / 10 s)'.padEnd(36)} ${fmt(base.policy.missed + base.tag.missed).padStart(12)} ${fmt(full.policy.missed + full.tag.missed).padStart(12)}`,
-    `  goals at ${fmt(full.devices)}: policy p99 ${ms(full.policy.p99)} (< 2,000) · tag p99 ${ms(full.tag.p99)} (< 500) · ` +
-      `${fmt(full.rssPerDevice / 1024, 1)} kB/device (< 20)`,
+    row('figure', titles[0], titles[1], 'ratio'),
+    row('devices connected', fmt(base.devices), fmt(full.devices)),
+    row('registrations/s', fmt(base.perSecond), fmt(full.perSecond), ratio(full.perSecond, base.perSecond)),
+    row(
+      'RSS per connected device',
+      `${fmt(base.rssPerDevice / 1024, 1)} kB`,
+      `${fmt(full.rssPerDevice / 1024, 1)} kB`,
+      ratio(full.rssPerDevice, base.rssPerDevice),
+    ),
+    row(
+      'policy change → stream p50',
+      ms(base.policy.p50),
+      ms(full.policy.p50),
+      ratio(full.policy.p50, base.policy.p50),
+    ),
+    row(
+      'policy change → stream p99',
+      ms(base.policy.p99),
+      ms(full.policy.p99),
+      ratio(full.policy.p99, base.policy.p99),
+    ),
+    row('policy change → last stream (each)', base.policy.last.map(fmt).join('/'), full.policy.last.map(fmt).join('/')),
+    row('tag change → affected stream p50', ms(base.tag.p50), ms(full.tag.p50), ratio(full.tag.p50, base.tag.p50)),
+    row('tag change → affected stream p99', ms(base.tag.p99), ms(full.tag.p99), ratio(full.tag.p99, base.tag.p99)),
+    row('tag change → last stream (each)', base.tag.last.map(fmt).join('/'), full.tag.last.map(fmt).join('/')),
+    row('messages to unconcerned streams', fmt(base.tag.others), fmt(full.tag.others)),
+    row(
+      'updates missed (30 s / 10 s)',
+      fmt(base.policy.missed + base.tag.missed),
+      fmt(full.policy.missed + full.tag.missed),
+    ),
+    `  goals at ${fmt(goals.devices)}: policy p99 ${ms(goals.policy.p99)} (< 2,000) · tag p99 ${ms(goals.tag.p99)} (< 500) · ` +
+      `${fmt(goals.rssPerDevice / 1024, 1)} kB/device (< 20)`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+const devicesTitles = (base: Figures, full: Figures): [string, string] => [
+  `${fmt(base.devices)} dev`,
+  `${fmt(full.devices)} dev`,
+];
+
 async function sqliteRun(count: number): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), 'warren-bench-ts-'));
   try {
-    return await run(`sqlite:${join(dir, 'warren.db')}`, 1, count);
+    return await run(await warrenSubject(`sqlite:${join(dir, 'warren.db')}`, 1, groupsOf(count)), count);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -254,23 +392,58 @@ async function postgresRun(count: number): Promise<Figures> {
   const url = new URL(postgresUrl);
   url.pathname = `/${name}`;
   try {
-    return await run(url.toString(), 2, count);
+    return await run(await warrenSubject(url.toString(), 2, groupsOf(count)), count);
   } finally {
     await admin.query(`drop database if exists ${name} with (force)`).catch(() => {});
     await admin.end();
   }
 }
 
+/** Headscale built from its source (headscale/build.sh prints the cached binary's path). */
+async function headscaleRun(count: number): Promise<{ version: string; figures: Figures }> {
+  const bin = execFileSync('bash', [join(import.meta.dirname, 'headscale', 'build.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+  return { version: basename(dirname(bin)), figures: await run(await headscaleSubject(bin, groupsOf(count)), count) };
+}
+
+if (flags.compare !== undefined && flags.compare !== 'headscale') {
+  process.stderr.write(`--compare takes "headscale", not "${flags.compare}"\n`);
+  process.exit(2);
+}
+if (flags.compare === 'headscale') {
+  process.stdout.write(
+    `Tailscale-protocol fleet, Warren and Headscale on one machine: ${fmt(COUNT)} devices in groups of ${GROUP}, ` +
+      `${ROUNDS} changes each\n`,
+  );
+  const warren = await sqliteRun(COUNT);
+  const headscale = await headscaleRun(COUNT);
+  report(
+    `SQLite, one instance each (ratio Headscale / Warren)`,
+    warren,
+    headscale.figures,
+    ['Warren', `Headscale ${headscale.version}`],
+    warren,
+  );
+  process.exit(0);
+}
+
 process.stdout.write(
   `Tailscale-protocol fleet: groups of ${GROUP} tagged devices, ${ROUNDS} changes each; baseline ${fmt(BASELINE)} devices\n`,
 );
-report('SQLite, one instance', await sqliteRun(BASELINE), await sqliteRun(COUNT));
+{
+  const [base, full] = [await sqliteRun(BASELINE), await sqliteRun(COUNT)];
+  report('SQLite, one instance', base, full, devicesTitles(base, full), full);
+}
 if (!flags['no-postgres']) {
   const reachable = await new pg.Client({ connectionString: postgresUrl })
     .connect()
     .then((c) => c.end().then(() => true))
     .catch(() => false);
-  if (reachable) report('PostgreSQL, two instances', await postgresRun(BASELINE), await postgresRun(COUNT));
-  else process.stdout.write(`PostgreSQL at ${postgresUrl} is not reachable: skipped\n`);
+  if (reachable) {
+    const [base, full] = [await postgresRun(BASELINE), await postgresRun(COUNT)];
+    report('PostgreSQL, two instances', base, full, devicesTitles(base, full), full);
+  } else process.stdout.write(`PostgreSQL at ${postgresUrl} is not reachable: skipped\n`);
 }
 process.exit(0);
