@@ -47,6 +47,7 @@ const alone = [
   'packages/server/test/webhooks/pacer.test.ts',
   'packages/server/test/storage/{wal-checkpointer,compiled-query}.test.ts',
   'packages/server/test/policy/complexity.property.test.ts',
+  'packages/server/test/acl/policy-cold-load.test.ts',
   'packages/server/test/http/stalled.security.test.ts',
   'packages/server/test/control/**/*.security.test.ts',
   'packages/server/test/control/derp/relay-limits.test.ts',

@@ -48,6 +48,7 @@ import { type HttpTimeouts, timeoutOptions } from './http/timeouts.js';
 import { registerValidation } from './http/validation.js';
 import { LogIds } from './lib/log-ids.js';
 import { type Clock, systemClock } from './lib/time.js';
+import { compileLoadedPoliciesWith } from './modules/acl/policy-cache.js';
 import { DEFAULT_POLICY_BUDGET_MS, PolicyPool } from './modules/acl/policy-pool.js';
 import { startEphemeralSweeper } from './modules/devices/ephemeral-sweeper.js';
 import { startEventWork } from './modules/events/events.worker.js';
@@ -114,9 +115,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   audit.onError = (error) => app.log.error({ err: error }, 'audit log write failed');
   app.decorate('ctx', ctx);
+  const stopCompilingLoaded = compileLoadedPoliciesWith(policies);
   app.addHook('onClose', async () => {
     await audit.close();
     limiter.close();
+    stopCompilingLoaded();
     await policies.close();
   });
 

@@ -5,6 +5,8 @@
  * sources through tsx, which takes a few seconds to start on a busy machine.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -13,7 +15,7 @@ import type { TestServer } from './harness.js';
 const SRC = join(import.meta.dirname, '..', 'src');
 
 const MAIN = `
-const [app, database, url, schema] = process.argv.slice(1);
+const [app, database, url, schema] = process.argv.slice(2);
 const { openStorage } = await import(database);
 const { buildApp } = await import(app);
 const storage = await openStorage(url, schema ? { schema, poolSize: 3 } : {});
@@ -26,6 +28,17 @@ process.on('SIGTERM', async () => {
 });
 process.stdout.write(JSON.stringify({ port: server.server.address().port }) + '\\n');
 `;
+
+/**
+ * The program as a file rather than `--eval`: a process's worker threads (the policy pool's)
+ * inherit its flags, and `--input-type` stops a worker that loads a file.
+ */
+let mainFile: string | undefined;
+function programFile(): string {
+  mainFile ??= join(mkdtempSync(join(tmpdir(), 'warren-instance-')), 'main.mjs');
+  writeFileSync(mainFile, MAIN);
+  return mainFile;
+}
 
 export interface InstanceProcess {
   url: string;
@@ -41,9 +54,7 @@ export async function instanceProcess(server: TestServer): Promise<InstanceProce
       '--conditions=@warren/source',
       '--import',
       'tsx',
-      '--input-type=module',
-      '-e',
-      MAIN,
+      programFile(),
       pathToFileURL(join(SRC, 'app.ts')).href,
       pathToFileURL(join(SRC, 'storage', 'database.ts')).href,
       url,

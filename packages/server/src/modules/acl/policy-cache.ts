@@ -5,11 +5,20 @@
  * says which version is current, so every caller reads the current version and ETag from the
  * database — other instances may have replaced the policy — and recompiles only when they
  * differ from the cached entry. The ETag is a digest of the text, so an entry can never serve
- * the wrong text. Concurrent misses for one version share a single compilation.
+ * the wrong text. Concurrent misses for one text share a single compilation.
+ *
+ * A policy this process did not store itself (found after a restart, or stored by another
+ * instance on PostgreSQL) is compiled as a stored one is: read in a worker of the policy pool,
+ * its indexes built here a slice at a time (policy-transfer.ts), so a large policy never holds
+ * the event loop that serves every network. Only without a pool (a command using the services
+ * directly) is it compiled in place.
  */
+import { ApiError } from '../../core/errors.js';
 import { type CompiledPolicy, compilePolicy, hujsonValue } from '../../policy/index.js';
 import type { Db } from '../../storage/database.js';
 import { type PolicyHead, policyHead, policyVersion } from './acl.repository.js';
+import type { PolicyPool } from './policy-pool.js';
+import { compileTransferred } from './policy-transfer.js';
 
 export interface CurrentPolicy extends PolicyHead {
   text: string;
@@ -34,6 +43,33 @@ interface Entry {
 }
 
 const cache = new Map<string, Entry>();
+
+/**
+ * A stored policy was accepted within the validation budget once, so loading it again is given
+ * far more: the budget here only stops a worker that will never answer, and a busy machine or
+ * a budget lowered since the policy was stored must not leave a network without its policy.
+ */
+const LOAD_BUDGET_FACTOR = 20;
+
+/** Compilations in flight by ETag (a digest of the text), whoever asked for them. */
+const compiling = new Map<string, Promise<Compiled>>();
+
+type Compiled = { compiled: CompiledPolicy; meaning: string };
+
+/**
+ * The pools of the servers running in this process, newest last. The cache is the process's,
+ * so the pool it compiles with is too: any running server's will do.
+ */
+const pools: PolicyPool[] = [];
+
+/** Compiles policies loaded from the database with `pool`, until the returned function is called. */
+export function compileLoadedPoliciesWith(pool: PolicyPool): () => void {
+  pools.push(pool);
+  return () => {
+    const at = pools.indexOf(pool);
+    if (at >= 0) pools.splice(at, 1);
+  };
+}
 
 /** `compiled` and `meaning` when made elsewhere (a worker read the text: see acl.service.ts). */
 export function preparePolicy(
@@ -105,7 +141,43 @@ async function requireHead(db: Db, networkId: string): Promise<PolicyHead> {
 async function load(db: Db, networkId: string, head: PolicyHead): Promise<CurrentPolicy> {
   const row = await policyVersion(db, networkId, head.version);
   if (!row) throw new Error(`policy version ${head.version} of network ${networkId} is missing`);
-  return preparePolicy(head, row.text);
+  const pool = pools.at(-1);
+  if (!pool) return preparePolicy(head, row.text);
+  let made = compiling.get(head.etag);
+  if (!made) {
+    made = compileOffThread(pool, row.text);
+    compiling.set(head.etag, made);
+    const done = made;
+    const forget = () => {
+      if (compiling.get(head.etag) === done) compiling.delete(head.etag);
+    };
+    done.then(forget, forget);
+  }
+  return preparePolicy(head, row.text, await made);
+}
+
+async function compileOffThread(pool: PolicyPool, text: string): Promise<Compiled> {
+  const budgetMs = pool.budgetMs * LOAD_BUDGET_FACTOR;
+  let result: Awaited<ReturnType<PolicyPool['prepare']>>;
+  try {
+    result = await pool.prepare(text, budgetMs);
+  } catch (error) {
+    // Over the budget, out of memory, the worker gone or the server closing: the policy exists
+    // but cannot be served now. The caller did nothing wrong, and a later call tries again.
+    const why = error instanceof ApiError ? `over ${budgetMs} ms or the memory limit` : (error as Error).message;
+    throw new ApiError(
+      'unavailable',
+      `the network's policy could not be compiled (${why}); try again shortly, and if this persists ask the operator to raise WARREN_POLICY_TIME_BUDGET_MS`,
+      {},
+      { 'Retry-After': '5' },
+    );
+  }
+  // Stored only once valid, so this is a rule that changed since: the server's fault.
+  if (!result.valid || !result.prepared) {
+    throw new Error(`a stored policy no longer validates: ${result.errors[0]?.msg ?? 'no detail'}`);
+  }
+  const { prepared } = result;
+  return { compiled: await compileTransferred(prepared), meaning: prepared.meaning };
 }
 
 function lookup(networkId: string, head: PolicyHead): Entry | undefined {

@@ -33,6 +33,7 @@ export type PreparedResult = ValidationResultBody & { prepared?: PreparedPolicy 
 interface Job {
   text: string;
   prepare: boolean;
+  budgetMs: number;
   resolve: (result: PreparedResult) => void;
   reject: (error: Error) => void;
 }
@@ -72,6 +73,11 @@ export class PolicyPool {
     this.slots = new Array(options.size ?? 2).fill(undefined);
   }
 
+  /** The budget of one validation (ms). */
+  get budgetMs(): number {
+    return this.options.budgetMs;
+  }
+
   /** The validation result of `text`; rejects with policy_too_complex past the budget. */
   validate(text: string): Promise<ValidationResultBody> {
     return this.run(text, false).then(({ valid, errors, tests }) => ({ valid, errors, tests }));
@@ -80,15 +86,16 @@ export class PolicyPool {
   /**
    * validate(), and for a valid text what the worker read (`prepared`): a caller storing the
    * policy builds its indexes from that instead of reading the text again on its own thread.
+   * `budgetMs` replaces the pool's budget for this document (a stored policy being loaded).
    */
-  prepare(text: string): Promise<PreparedResult> {
-    return this.run(text, true);
+  prepare(text: string, budgetMs = this.options.budgetMs): Promise<PreparedResult> {
+    return this.run(text, true, budgetMs);
   }
 
-  private run(text: string, prepare: boolean): Promise<PreparedResult> {
+  private run(text: string, prepare: boolean, budgetMs = this.options.budgetMs): Promise<PreparedResult> {
     if (this.closed) return Promise.reject(new Error('the policy pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ text, prepare, resolve, reject });
+      this.queue.push({ text, prepare, budgetMs, resolve, reject });
       this.dispatch();
     });
   }
@@ -120,8 +127,8 @@ export class PolicyPool {
         () => {
           if (slot.job?.id !== id) return;
           slot.job.timer = setTimeout(
-            () => this.fail(i, slot, policyTooComplex(`over ${this.options.budgetMs} ms`)),
-            this.options.budgetMs,
+            () => this.fail(i, slot, policyTooComplex(`over ${job.budgetMs} ms`)),
+            job.budgetMs,
           );
           slot.worker.postMessage({ id, text: job.text, prepare: job.prepare });
         },
@@ -142,6 +149,8 @@ export class PolicyPool {
       markReady = resolve;
       markFailed = reject;
     });
+    // A worker retired before it took any document has nobody waiting on it.
+    ready.catch(() => {});
     const slot: Slot = { worker, ready };
     worker.on('message', (message: { ready?: true; id?: number } & PreparedResult) => {
       if (message.ready) {
