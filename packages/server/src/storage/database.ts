@@ -34,6 +34,7 @@ import * as flowLogs from './migrations/024_flow_logs.js';
 import * as networkDnsDerp from './migrations/025_network_dns_derp.js';
 import * as userDeviceUsage from './migrations/026_user_device_usage.js';
 import * as rateLimitHitMany from './migrations/027_rate_limit_hit_many.js';
+import * as boundedHostinfo from './migrations/028_bounded_hostinfo.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -73,6 +74,7 @@ const MIGRATIONS = {
   '025_network_dns_derp': networkDnsDerp,
   '026_user_device_usage': userDeviceUsage,
   '027_rate_limit_hit_many': rateLimitHitMany,
+  '028_bounded_hostinfo': boundedHostinfo,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

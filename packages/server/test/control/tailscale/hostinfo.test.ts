@@ -3,7 +3,9 @@
  * its peers: an upgraded client shows its new version in /v1, a renamed host its hostname, and
  * the peer API ports (Hostinfo.Services) reach peers.
  */
+import type { Kysely } from 'kysely';
 import { expect, it } from 'vitest';
+import * as boundedHostinfo from '../../../src/storage/migrations/028_bounded_hostinfo.js';
 import { json } from '../../harness.js';
 import { protocolFixture } from './fixture.js';
 import { decodeMessages } from './ts-client.js';
@@ -92,4 +94,61 @@ it('keeps a bounded Hostinfo: a 900 KiB one reaches neither the database nor pee
   expect(peer.Hostinfo).toMatchObject({ Hostname: 'alpha', OS: 'linux', GoArch: 'amd64', Services: stored.Services });
   expect(peer.Hostinfo).not.toHaveProperty('OSVersion');
   expect(peer.Hostinfo).not.toHaveProperty('Padding');
+});
+
+it('bounds a Hostinfo stored before map requests were bounded (migration 028): peers get the bounded one', async () => {
+  const key = await t.authKey();
+  const alpha = await t.joined(key, 'alpha');
+  const gamma = await t.joined(key, 'gamma');
+  const { db } = t.server.database.storage;
+  const big = 'x'.repeat(225 << 10);
+  const services = [{ Proto: 'peerapi4', Port: 45678 }];
+  // As versions before the bounds stored a client's Hostinfo: whole, written straight to the row.
+  const old = {
+    Hostname: 'alpha',
+    OS: 'linux',
+    OSVersion: big,
+    IPNVersion: '1.80.0',
+    Services: [...services, { Proto: 'tcp', Port: 22, Description: big }],
+    Padding: big,
+    NetInfo: { PreferredDERP: 1, Big: big },
+  };
+  await db
+    .updateTable('devices')
+    .set({ hostinfo: JSON.stringify(old) })
+    .where('node_key', '=', alpha.nodeKey)
+    .execute();
+  await db.updateTable('devices').set({ hostinfo: '[1, 2' }).where('node_key', '=', gamma.nodeKey).execute();
+  // Run directly: the runner will not run it again on a database that has applied it already.
+  await boundedHostinfo.up(db as unknown as Kysely<unknown>);
+
+  const stored = async (nodeKey: string) =>
+    (await db.selectFrom('devices').select('hostinfo').where('node_key', '=', nodeKey).executeTakeFirstOrThrow())
+      .hostinfo;
+  const bounded = {
+    Hostname: 'alpha',
+    OS: 'linux',
+    IPNVersion: '1.80.0',
+    Services: [...services, { Proto: 'tcp', Port: 22 }],
+  };
+  expect(JSON.parse((await stored(alpha.nodeKey)) ?? 'null')).toEqual(bounded);
+  expect(await stored(gamma.nodeKey)).toBeNull();
+
+  const beta = await t.joined(key, 'beta');
+  const map = await beta.client.post('/machine/map', { Version: 142, NodeKey: beta.nodeKey, Stream: false });
+  expect(map.body.length).toBeLessThan(64 << 10);
+  const [full] = decodeMessages(map.body);
+  const peer = (full.Peers as Array<{ Name: string; Hostinfo: Record<string, unknown> }>).find((p) =>
+    p.Name.startsWith('alpha.'),
+  );
+  expect(peer?.Hostinfo).toEqual(bounded);
+
+  // Running it again changes nothing, and it is among the migrations every database runs.
+  await boundedHostinfo.up(db as unknown as Kysely<unknown>);
+  expect(JSON.parse((await stored(alpha.nodeKey)) ?? 'null')).toEqual(bounded);
+  const applied = await db
+    .selectFrom('kysely_migration' as never)
+    .select('name' as never)
+    .execute();
+  expect(applied.map((row) => (row as { name: string }).name)).toContain('028_bounded_hostinfo');
 });
