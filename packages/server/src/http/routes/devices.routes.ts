@@ -12,11 +12,10 @@ import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
 import { approveDevice, expireDevice, updateDevice } from '../../modules/devices/approval.service.js';
 import { deviceDetail } from '../../modules/devices/device-details.js';
-import type { SerializeDevice } from '../../modules/devices/device-records.js';
 import {
   type DeviceListInput,
   deleteDevice,
-  listDeviceDetailsBody,
+  type ListShape,
   listDevicesBody,
   listDevicesPage,
   setDeviceTags,
@@ -30,7 +29,8 @@ const tags = ['devices'];
 
 export async function devicesRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  let serialize: SerializeDevice | undefined;
+  /** List and detail records, each serialised by the Device schema when it changes (device-records.ts). */
+  let shapes: { list: ListShape; details: ListShape } | undefined;
 
   app.get<{ Querystring: DeviceListInput }>(
     '/devices',
@@ -60,12 +60,15 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const networkId = request.principal!.networkId;
       if (wantsPage(request.query)) return listDevicesPage(ctx, networkId, request.query);
-      // Records serialised by the Device schema when they change, then reused (device-records.ts).
-      serialize ??= reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string;
-      const body =
-        request.query.fields === 'all'
-          ? await listDeviceDetailsBody(ctx, networkId, request.query, serialize)
-          : await listDevicesBody(ctx, networkId, request.query, serialize);
+      if (!shapes) {
+        const serialize = reply.compileSerializationSchema(DEVICE_SCHEMA) as (record: object) => string;
+        shapes = {
+          list: { name: 'v1', details: false, serialize },
+          details: { name: 'v1-all', details: true, serialize },
+        };
+      }
+      const shape = request.query.fields === 'all' ? shapes.details : shapes.list;
+      const body = await listDevicesBody(ctx, networkId, request.query, shape);
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );

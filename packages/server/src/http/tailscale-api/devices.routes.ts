@@ -4,16 +4,17 @@
  * /v1: reads take `read` or `devices`, changes `devices`; an OAuth token needs `devices:core`,
  * or `devices:routes` for routes (their `:read` for reads).
  */
+
+import type { DeviceBody } from '@warren/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
 import { setDeviceAuthorized, updateDevice } from '../../modules/devices/approval.service.js';
 import { deviceDetail } from '../../modules/devices/device-details.js';
-import { deleteDevice, listDeviceDetails, setDeviceTags } from '../../modules/devices/devices.service.js';
+import { deleteDevice, listDevicesBody, setDeviceTags } from '../../modules/devices/devices.service.js';
 import { renameDevice } from '../../modules/devices/rename.service.js';
 import { setApprovedRoutes } from '../../modules/routes/approved-set.service.js';
 import { invalidRequest } from '../problem.js';
-import { TailscaleListBodies } from './device-list-body.js';
 import { advertisedRoutes, enabledRoutes, presentTailscaleDevice } from './devices.presenter.js';
 import { listOrEmpty, tailnetOf } from './tailnet.js';
 
@@ -44,9 +45,14 @@ function wantsAll(fields: string | undefined): boolean {
   throw invalidRequest(`fields must be "default" or "all" (got "${fields}")`);
 }
 
+/** One record in Tailscale's shape, per field set: the kept lists keep each one's JSON by these. */
+const tailscaleJson = {
+  default: (device: DeviceBody) => JSON.stringify(presentTailscaleDevice(device, false)),
+  all: (device: DeviceBody) => JSON.stringify(presentTailscaleDevice(device, true)),
+};
+
 export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  const bodies = new TailscaleListBodies();
   const detail = (request: ById) =>
     deviceDetail(ctx.db, request.principal!.networkId, request.params.id, ctx.clock.now());
 
@@ -60,18 +66,28 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
       if (isEphemeral !== undefined && isEphemeral !== 'true' && isEphemeral !== 'false') {
         throw invalidRequest(`isEphemeral must be true or false (got "${isEphemeral}")`);
       }
-      // Tags narrow the query in SQL (every one must match); the rest are checked on the records.
-      const devices = await listDeviceDetails(ctx, networkId, { tag: asList(request.query.tags) });
-      const kept = devices.filter(
-        (d) =>
-          (name === undefined || d.name === name) &&
-          (hostname === undefined || d.hostname === hostname) &&
-          (os === undefined || d.os === os) &&
-          (isEphemeral === undefined || String(d.ephemeral ?? false) === isEphemeral),
+      // Tags select through the kept lists like /v1's (every one must match); the rest are
+      // checked on the records, and so name the shape the body is kept by.
+      const shows =
+        name === undefined && hostname === undefined && os === undefined && isEphemeral === undefined
+          ? undefined
+          : (d: DeviceBody) =>
+              (name === undefined || d.name === name) &&
+              (hostname === undefined || d.hostname === hostname) &&
+              (os === undefined || d.os === os) &&
+              (isEphemeral === undefined || String(d.ephemeral ?? false) === isEphemeral);
+      const body = await listDevicesBody(
+        ctx,
+        networkId,
+        { tag: asList(request.query.tags) },
+        {
+          name: shows ? JSON.stringify(['v2', all, name, hostname, os, isEphemeral]) : all ? 'v2-all' : 'v2',
+          details: true,
+          ...(shows ? { shows } : {}),
+          serialize: all ? tailscaleJson.all : tailscaleJson.default,
+        },
       );
-      // The filter as given: the records it selected are compared one by one before reuse.
-      const key = JSON.stringify([networkId, all, request.query.tags, name, hostname, os, isEphemeral]);
-      return reply.type('application/json; charset=utf-8').send(bodies.body(key, kept, all));
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
 

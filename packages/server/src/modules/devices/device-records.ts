@@ -41,9 +41,19 @@ interface Kept {
   routes: string;
   online: boolean;
   seen: number | null;
+  /** Replaced, never changed, when anything it shows moves: the object stands for its content. */
   record: DeviceBody;
-  /** The record's JSON, UTF-8 encoded once, made when a body first needs it. */
-  json: Buffer | undefined;
+}
+
+/**
+ * How kept records become one list body: detail or list records, which of them it shows
+ * (filters checked on the records, for `/api/v2`), and one record's JSON. A record's JSON is
+ * kept per serializer, by the record object, and made when a body first needs it.
+ */
+export interface RecordShape {
+  details: boolean;
+  shows?: (record: DeviceBody) => boolean;
+  serialize: SerializeDevice;
 }
 
 /** A list's response body is `{"devices":[…]}`, written around the kept bytes in one copy. */
@@ -108,7 +118,6 @@ class KeptRecords {
       online: record.online,
       seen: row.last_seen_at == null ? null : Number(row.last_seen_at),
       record,
-      json: undefined,
     });
     if (this.kept.size > this.capacity) {
       // Map iteration is insertion order: the first keys are the records kept longest ago.
@@ -127,59 +136,60 @@ function withPresence(kept: Kept, stamp: DeviceStamp, now: number): void {
     kept.record = { ...kept.record, online, lastSeen: isoOrNull(seen) };
     kept.online = online;
     kept.seen = seen;
-    kept.json = undefined;
   }
 }
 
-function body(records: readonly Kept[], serialize: SerializeDevice): Buffer {
-  const parts: Buffer[] = [OPEN];
-  for (const kept of records) {
-    if (parts.length > 1) parts.push(COMMA);
-    kept.json ??= Buffer.from(serialize(kept.record));
-    parts.push(kept.json);
+/** The JSON of each record, by serializer and record object (see RecordShape). */
+class RecordJson {
+  private readonly bySerializer = new WeakMap<SerializeDevice, WeakMap<DeviceBody, Buffer>>();
+
+  body(records: readonly Kept[], shape: RecordShape): Buffer {
+    let json = this.bySerializer.get(shape.serialize);
+    if (!json) {
+      json = new WeakMap();
+      this.bySerializer.set(shape.serialize, json);
+    }
+    const parts: Buffer[] = [OPEN];
+    for (const { record } of records) {
+      if (shape.shows && !shape.shows(record)) continue;
+      let one = json.get(record);
+      if (!one) {
+        one = Buffer.from(shape.serialize(record));
+        json.set(record, one);
+      }
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(one);
+    }
+    parts.push(CLOSE);
+    return Buffer.concat(parts);
   }
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
 }
 
 export class DeviceRecords {
   private readonly list: KeptRecords;
   private readonly details: KeptRecords;
+  private readonly json = new RecordJson();
 
   constructor(capacity = 100_000) {
     this.list = new KeptRecords(capacity, (row, now) => presentDevice(row, now));
     this.details = new KeptRecords(capacity, presentDeviceDetail);
   }
 
-  /** The list's response body, `{"devices":[…]}` with the list records of `stamps` in their order. */
-  async listBody(
+  /**
+   * `{"devices":[…]}` with the records of `stamps` in their order, as `shape` shows them;
+   * detail records with the routes given.
+   */
+  async body(
     stamps: readonly DeviceStamp[],
     now: number,
     readRows: RowsReader,
-    serialize: SerializeDevice,
+    routes: RoutesByDevice | undefined,
+    shape: RecordShape,
   ): Promise<Buffer> {
-    return body(await this.list.current(stamps, now, readRows, undefined), serialize);
-  }
-
-  /** The detail records of `stamps`, in their order, with the routes given. */
-  async detailRecords(
-    stamps: readonly DeviceStamp[],
-    now: number,
-    readRows: RowsReader,
-    routes: RoutesByDevice,
-  ): Promise<DeviceBody[]> {
-    return (await this.details.current(stamps, now, readRows, routes)).map((kept) => kept.record);
-  }
-
-  /** `{"devices":[…]}` with the detail records of `stamps`, in their order, with the routes given. */
-  async detailBody(
-    stamps: readonly DeviceStamp[],
-    now: number,
-    readRows: RowsReader,
-    routes: RoutesByDevice,
-    serialize: SerializeDevice,
-  ): Promise<Buffer> {
-    return body(await this.details.current(stamps, now, readRows, routes), serialize);
+    const records = shape.details
+      ? await this.details.current(stamps, now, readRows, routes)
+      : await this.list.current(stamps, now, readRows, undefined);
+    return this.json.body(records, shape);
   }
 
   /** How many records are kept, of each kind (for tests and the benchmark). */

@@ -295,8 +295,16 @@ export async function devicesByIds(
  * (detail records of a whole list): as many rows as the network has routes, not devices.
  */
 export async function routesOfNetwork(db: Db, networkId: string, now: number): Promise<RouteRow[]> {
-  return routesWithPrimary(db, networkId, now).orderBy('routes.created_at').orderBy('routes.prefix').execute();
+  return networkRoutesOf(db, { networkId, cutoff: onlineSince(now) });
 }
+/**
+ * Built once: every detail list reads it, and a query Kysely builds per call also waits in its
+ * connection queue behind any open transaction (storage/sqlite-statements.ts), where a kept
+ * list otherwise answers at once.
+ */
+const networkRoutesOf = compiledQuery((db, p: { networkId: string; cutoff: number }) =>
+  routesWithPrimarySince(db, p.networkId, p.cutoff).orderBy('routes.created_at').orderBy('routes.prefix'),
+);
 
 /** The routes of the given devices, in one query per 500 devices. */
 export async function routesOfDevices(

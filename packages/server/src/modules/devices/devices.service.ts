@@ -12,8 +12,8 @@ import { checkTags, requireOwnedTags, requireTagSyntax } from '../acl/tags.js';
 import { netmapEpoch } from '../network/epochs.js';
 import { addrIndexOf } from './addresses.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
-import type { IndexFilter } from './device-index.js';
-import { routesText, type SerializeDevice } from './device-records.js';
+import type { IndexFilter, NetworkDevices } from './device-index.js';
+import { type RecordShape, routesText } from './device-records.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
 import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
 import {
@@ -28,7 +28,7 @@ import {
   routesOfNetwork,
 } from './devices.repository.js';
 import { type KeptLists, keptLists } from './kept-lists.js';
-import type { BodyMade, ListBodies } from './list-bodies.js';
+import type { BodyMade } from './list-bodies.js';
 
 export interface DeviceListInput {
   user?: string;
@@ -62,71 +62,52 @@ async function deviceFilter(db: Db, networkId: string, input: DeviceListInput): 
 }
 
 /**
- * The list with `fields=default`, as its response body (UTF-8 JSON): kept records are reused
- * (device-records.ts), so a list reads full rows only of devices that changed since. Which
- * devices it shows comes from the kept index on SQLite (device-index.ts), from a query per call
- * on PostgreSQL.
+ * How a whole list is answered: a shape of the kept records (device-records.ts) named for the
+ * kept bodies, `name` covering whatever the shape itself filters or shows, since bodies are
+ * kept by it (`/v1/devices`, its `fields=all`, `/api/v2`'s list and its fields and filters).
+ */
+export interface ListShape extends RecordShape {
+  name: string;
+}
+
+/**
+ * A whole list as its response body (UTF-8 JSON), `{"devices":[…]}` in creation order: the
+ * devices the filter selects, as `shape` shows them. Kept records are reused (device-records.ts),
+ * so a list reads full rows only of devices that changed since; detail records read the
+ * network's routes once per call. Which devices it shows comes from the kept index on SQLite
+ * (device-index.ts), from a query per call on PostgreSQL. On SQLite the body itself is kept
+ * while nothing it shows has moved, and every caller shares one build of it (list-bodies.ts).
  */
 export async function listDevicesBody(
   ctx: AppContext,
   networkId: string,
   input: DeviceListInput,
-  serialize: SerializeDevice,
+  shape: ListShape,
 ): Promise<Buffer> {
   const kept = keptLists(ctx);
   const now = ctx.clock.now();
-  const selection = await selectDevices(ctx, kept, networkId, input, now);
-  if (!selection.index) return kept.records.listBody(selection.stamps, now, rowsReader(ctx, networkId), serialize);
-  const { bodies, made } = selection.index;
-  const cached = bodies.get('list', networkId, made, now);
-  if (cached) return cached;
-  const body = await kept.records.listBody(selection.stamps, now, rowsReader(ctx, networkId), serialize);
-  bodies.keep('list', networkId, made, body);
-  return body;
-}
-
-/**
- * The list with `fields=all`, as its response body: the same selection as the list, detail
- * records kept by version and routes (device-records.ts), the network's routes read once per
- * call. On SQLite the body itself is kept while the index and the routes read are unchanged.
- */
-export async function listDeviceDetailsBody(
-  ctx: AppContext,
-  networkId: string,
-  input: DeviceListInput,
-  serialize: SerializeDevice,
-): Promise<Buffer> {
-  const kept = keptLists(ctx);
-  const now = ctx.clock.now();
-  const { selection, routes } = await selectWithRoutes(ctx, kept, networkId, input, now);
-  const build = () =>
-    kept.records.detailBody(selection.stamps, now, rowsReader(ctx, networkId), routes.byDevice, serialize);
-  if (!selection.index) return build();
-  const { bodies } = selection.index;
-  // The routes as read are part of what the body shows (primaries follow other routers' presence).
-  const made = { ...selection.index.made, routes: routes.text };
-  const cached = bodies.get('details', networkId, made, now);
-  if (cached) return cached;
-  const body = await build();
-  bodies.keep('details', networkId, made, body);
-  return body;
-}
-
-/** The detail records the list selects, in creation order (`/api/v2`'s device list). */
-export async function listDeviceDetails(
-  ctx: AppContext,
-  networkId: string,
-  input: DeviceListInput,
-): Promise<DeviceBody[]> {
-  const kept = keptLists(ctx);
-  const now = ctx.clock.now();
-  const { selection, routes } = await selectWithRoutes(ctx, kept, networkId, input, now);
-  return kept.records.detailRecords(selection.stamps, now, rowsReader(ctx, networkId), routes.byDevice);
+  const [selection, routes] = await Promise.all([
+    selectDevices(ctx, kept, networkId, input, now),
+    shape.details ? routesByDevice(ctx.db, networkId, now) : undefined,
+  ]);
+  const build = () => kept.records.body(selection.stamps, now, rowsReader(ctx, networkId), routes?.byDevice, shape);
+  if (!selection.made) return build();
+  // The routes as read are part of what a detail body shows (primaries follow other routers' presence).
+  const made = routes ? { ...selection.made, routes: routes.text } : selection.made;
+  const { source, version } = made;
+  return kept.bodies.body(
+    shape.name,
+    networkId,
+    made,
+    now,
+    build,
+    () => (source as NetworkDevices).generation === version,
+  );
 }
 
 /**
  * The stamps of the devices a list's filters select, in creation order: from the kept index on
- * SQLite, with what its kept body is valid for; from a query on PostgreSQL.
+ * SQLite, with what a body made from them is valid for; from a query on PostgreSQL.
  */
 async function selectDevices(
   ctx: AppContext,
@@ -134,33 +115,18 @@ async function selectDevices(
   networkId: string,
   input: DeviceListInput,
   now: number,
-): Promise<{ stamps: readonly DeviceStamp[]; index?: { bodies: ListBodies; made: BodyMade } }> {
+): Promise<{ stamps: readonly DeviceStamp[]; made?: BodyMade }> {
   if (!kept.index) {
     const filter = await deviceFilter(ctx.db, networkId, input);
     return { stamps: await listDeviceStamps(ctx.db, networkId, now, filter) };
   }
   const filter = indexFilter(input);
-  const devices = await kept.index.devices.view(ctx.db, networkId);
+  const devices = await kept.index.view(ctx.db, networkId);
   if (!devices) return { stamps: [] };
-  const generation = devices.generation;
+  const version = devices.generation;
   const selection = devices.select(filter, now);
-  const made = { filter, devices, generation, madeAt: now, validUntil: selection.validUntil, routes: '' };
-  return { stamps: selection.devices, index: { bodies: kept.index.bodies, made } };
-}
-
-/** The selection and the network's routes, read side by side (detail records show both). */
-async function selectWithRoutes(
-  ctx: AppContext,
-  kept: KeptLists,
-  networkId: string,
-  input: DeviceListInput,
-  now: number,
-) {
-  const [selection, routes] = await Promise.all([
-    selectDevices(ctx, kept, networkId, input, now),
-    routesByDevice(ctx.db, networkId, now),
-  ]);
-  return { selection, routes };
+  const made = { filter, source: devices, version, madeAt: now, validUntil: selection.validUntil, routes: '' };
+  return { stamps: selection.devices, made };
 }
 
 /** The network's routes, with their primaries at `now`, by device, and as one text. */

@@ -1,8 +1,8 @@
 /**
  * What a server keeps between device list calls, one per application context so that every
  * caller shares it: `/v1/devices` in its forms and `/api/v2`'s device list read the same kept
- * records. Records on every dialect; on SQLite also the index of what lists filter by and the
- * bodies the lists answered with (device-index.ts, list-bodies.ts).
+ * records and bodies (device-records.ts, list-bodies.ts); on SQLite also the index of what
+ * lists filter by (device-index.ts).
  */
 import type { AppContext } from '../../core/context.js';
 import { isPostgres } from '../../storage/database.js';
@@ -12,7 +12,9 @@ import { ListBodies } from './list-bodies.js';
 
 export interface KeptLists {
   records: DeviceRecords;
-  index?: { devices: DeviceIndex; bodies: ListBodies };
+  bodies: ListBodies;
+  /** SQLite only: what lists filter by, read per call only as far as it changed. */
+  index?: DeviceIndex;
 }
 
 const kept = new WeakMap<AppContext, KeptLists>();
@@ -22,7 +24,8 @@ export function keptLists(ctx: AppContext): KeptLists {
   if (!lists) {
     lists = {
       records: new DeviceRecords(),
-      index: isPostgres(ctx.db) ? undefined : { devices: new DeviceIndex(), bodies: new ListBodies() },
+      bodies: new ListBodies(),
+      index: isPostgres(ctx.db) ? undefined : new DeviceIndex(),
     };
     kept.set(ctx, lists);
   }

@@ -1,65 +1,92 @@
 /**
- * Device list response bodies, kept per network, filter and kind (list or detail records)
- * while nothing they show can have changed: the network's index is at the generation the body
- * was made from (no device added, removed, re-tagged, renamed, or seen since), no device the
- * filter looks at has timed out (the index says when the first one will), and, for detail
- * records, the network's routes read by this call are the ones the body was made with. A
- * dashboard polling the 1,000-device list then costs one cursor read instead of a thousand
- * records joined again.
+ * Device list response bodies, kept per network, shape and filter while nothing they show can
+ * have changed: what the call read the selection from is at the version the body was made from
+ * (on SQLite the network's index and its generation: no device added, removed, re-tagged,
+ * renamed or seen since; on PostgreSQL the network's list stamp), no device the filter looks at
+ * has timed out (the selection says when the first one will), and, for detail records, the
+ * network's routes read by this call are the ones the body was made with. A dashboard polling
+ * the 1,000-device list then costs one cheap read instead of a thousand records joined again.
+ *
+ * Every shape shares this: `/v1/devices` in its forms and `/api/v2`'s device list, each a shape
+ * of the same kept records (devices.service.ts). A body is built once per change: callers that
+ * arrive while it is being built for the same version wait for that build instead of making
+ * their own copy (after a heartbeat, 32 concurrent pollers used to build 32 bodies of 600 kB).
  *
  * The kept bytes are bounded; the least recently made bodies are dropped first.
  */
-import type { IndexFilter, NetworkDevices } from './device-index.js';
+import type { IndexFilter } from './device-index.js';
 
 /** What a body was made from, and so what it is valid for. */
 export interface BodyMade {
   filter: IndexFilter;
-  devices: NetworkDevices;
-  generation: number;
+  /** What the selection was read from (SQLite: the network's index), undefined if nothing kept. */
+  source: object | undefined;
+  /** Its version when read (the index's generation, or the network's list stamp). */
+  version: number;
   madeAt: number;
   validUntil: number;
-  /** The network's routes as the call read them (routesText); '' for list records. */
+  /** The network's routes as the call read them (routesText); '' for shapes without routes. */
   routes: string;
 }
-
-export type BodyKind = 'list' | 'details';
 
 interface KeptBody extends BodyMade {
   body: Buffer;
 }
 
+interface Building extends BodyMade {
+  body: Promise<Buffer>;
+}
+
+/** Whether `kept` is the answer for a call that read `current` at `now`. */
+const answers = (kept: BodyMade, current: BodyMade, now: number) =>
+  kept.source === current.source &&
+  kept.version === current.version &&
+  kept.routes === current.routes &&
+  now >= kept.madeAt &&
+  now < kept.validUntil;
+
 export class ListBodies {
   private readonly kept = new Map<string, KeptBody>();
+  private readonly building = new Map<string, Building>();
   private bytes = 0;
 
   constructor(private readonly maxBytes = 32 * 2 ** 20) {}
 
   /**
-   * The body kept for this kind and filter of the network, if it is still the answer for a
-   * call at `current.madeAt` that read `current.devices` and `current.routes`.
+   * The body of `shape` for the network's filter as a call at `now` that read `current` must
+   * answer: the kept one if it still is, the one being built for the same version, or a new one
+   * from `build`. `stillCurrent`, asked once the body is built, says whether nothing it shows
+   * moved while it was being built; only then is it kept.
    */
-  get(kind: BodyKind, networkId: string, current: BodyMade, now: number): Buffer | undefined {
-    const key = keyOf(kind, networkId, current.filter);
+  async body(
+    shape: string,
+    networkId: string,
+    current: BodyMade,
+    now: number,
+    build: () => Promise<Buffer>,
+    stillCurrent: () => boolean | Promise<boolean>,
+  ): Promise<Buffer> {
+    const key = keyOf(shape, networkId, current.filter);
     const hit = this.kept.get(key);
-    if (!hit) return undefined;
-    const { devices } = current;
-    if (
-      hit.devices === devices &&
-      hit.generation === devices.generation &&
-      hit.routes === current.routes &&
-      now >= hit.madeAt &&
-      now < hit.validUntil
-    ) {
-      return hit.body;
+    if (hit) {
+      if (answers(hit, current, now)) return hit.body;
+      this.drop(key, hit);
     }
-    this.drop(key, hit);
-    return undefined;
+    const inFlight = this.building.get(key);
+    if (inFlight && answers(inFlight, current, now)) return inFlight.body;
+    const body = build();
+    const building = { ...current, body };
+    this.building.set(key, building);
+    try {
+      const made = await body;
+      if (made.length <= this.maxBytes && (await stillCurrent())) this.keep(key, current, made);
+      return made;
+    } finally {
+      if (this.building.get(key) === building) this.building.delete(key);
+    }
   }
 
-  /** Keeps a body made from `made`; one whose index moved while it was being made is not kept. */
-  keep(kind: BodyKind, networkId: string, made: BodyMade, body: Buffer): void {
-    if (made.devices.generation !== made.generation || body.length > this.maxBytes) return;
-    const key = keyOf(kind, networkId, made.filter);
+  private keep(key: string, made: BodyMade, body: Buffer): void {
     const old = this.kept.get(key);
     if (old) this.drop(key, old);
     this.kept.set(key, { ...made, body });
@@ -78,12 +105,13 @@ export class ListBodies {
 
 /**
  * Tags are ANDed, so their order does not change the answer. Parts are joined by a NUL, which
- * none can hold: the kind and the network id are server-made, tags are checked against the tag
- * pattern, and the user, text from the query, goes in as JSON. Built on every list call, this
- * costs a fraction of the JSON text of the whole filter it replaced.
+ * none can hold: the shape and the network id are server-made (a shape's own filters go in as
+ * JSON), tags are checked against the tag pattern, and the user, text from the query, goes in
+ * as JSON. Built on every list call, this costs a fraction of the JSON text of the whole
+ * filter it replaced.
  */
-function keyOf(kind: BodyKind, networkId: string, filter: IndexFilter): string {
+function keyOf(shape: string, networkId: string, filter: IndexFilter): string {
   const tags = filter.tags.length < 2 ? filter.tags : [...filter.tags].sort();
   const user = filter.user === undefined ? '' : JSON.stringify(filter.user);
-  return `${kind}\u0000${networkId}\u0000${filter.online ?? ''}\u0000${user}\u0000${tags.join('\u0000')}`;
+  return `${shape}\u0000${networkId}\u0000${filter.online ?? ''}\u0000${user}\u0000${tags.join('\u0000')}`;
 }
