@@ -159,15 +159,31 @@ describe('sliding-window rate limiter', () => {
   );
 
   it.runIf(backend === 'postgres')(
-    'fails every hit of a group whose call fails, and leaves the bucket usable',
+    'fails every hit of a group whose call fails, and still sends the group queued behind it',
     async () => {
-      // PostgreSQL refuses a NUL in text, so every call for this bucket fails in the database.
-      const broken = 'bad\u0000bucket';
-      const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => limiter.hit(broken, 100)));
-      expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
-      await expect(limiter.hit(broken, 100)).rejects.toThrow();
-      expect((await limiter.hit('after-failure', 1)).allowed).toBe(true);
+      // A limit that is not an integer fails the call in the database (its parameter is a
+      // bigint). Groups of a bucket are split by limit, so while the first hit's call is in
+      // flight the next five (same broken limit) queue as one group and the five after them
+      // (a valid limit) as the next: each failed call must reject its own hits, and the bucket
+      // must go on to its next group. A failure left unhandled leaves them all waiting.
+      const bucket = 'recovers';
+      const first = limiter.hit(bucket, 1.5);
+      const broken = Array.from({ length: 5 }, () => limiter.hit(bucket, 1.5));
+      const after = Array.from({ length: 5 }, () => limiter.hit(bucket, 100));
+      const outcomes = await Promise.allSettled([first, ...broken]);
+      expect(outcomes.map((o) => o.status)).toEqual(Array(6).fill('rejected'));
+      const decisions = await Promise.all(after);
+      expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+        [true, 99],
+        [true, 98],
+        [true, 97],
+        [true, 96],
+        [true, 95],
+      ]);
+      // Nothing of the failed calls was counted, and the bucket takes hits on its own again.
+      expect(await limiter.hit(bucket, 100)).toMatchObject({ allowed: true, remaining: 94 });
     },
+    10_000,
   );
 
   it('counts a large limit exactly across many slots', async () => {
