@@ -9,6 +9,8 @@ const tsx = join(import.meta.dirname, '..', 'node_modules', '.bin', 'tsx');
 
 export interface Load {
   rps: number;
+  /** Requests wrk completed in the run. */
+  requests: number;
   p50: number;
   p99: number;
   errors: number;
@@ -59,7 +61,8 @@ export async function wrk(
   const socket = socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
   const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1]);
   if (!(rps > 0) || errors + socket > 0) console.error(`wrk at ${url}:\n${out}`);
-  return { rps, p50: ms('50%'), p99: ms('99%'), errors: errors + socket };
+  const requests = Number(out.match(/(\d+) requests in/)?.[1] ?? 0);
+  return { rps, requests, p50: ms('50%'), p99: ms('99%'), errors: errors + socket };
 }
 
 /** The baseline server (bench/raw-server.ts) in its own process, answering with Warren's bytes. */

@@ -1,10 +1,15 @@
 // Reads benchmark: `npm run bench -- reads [--devices 1000] [--duration 5] [--connections 32]
-// [--db sqlite|postgres|URL] [--only TEXT] [--smoke]`.
+// [--db sqlite|postgres|URL] [--only TEXT] [--profile DIR] [--smoke]`.
 //
 // `--db postgres` (or WARREN_BENCH_DB=postgres) creates a database of its own on the server at
 // WARREN_BENCH_POSTGRES_URL or WARREN_TEST_POSTGRES_URL (`bash .ci/postgres.sh` prints one) and
 // drops it afterwards; a full postgres:// URL is used as it is (it must hold no network yet).
 // `--only` measures only the calls whose path contains the text (for profiling one row).
+// `--profile DIR` writes a CPU profile of the server for each call's load (bench/profile-probe.mjs:
+// the window wrk loads it, nothing else) as DIR/<call>.cpuprofile, and adds a column: the
+// server's CPU time per request over that window (user + system, from the process itself).
+// `npx tsx bench/profile-summary.ts DIR/<call>.cpuprofile` reads one as time per request by
+// stage of the pipeline and by function.
 //
 // Every GET of the committed OpenAPI document (docs/openapi.json), read from it at run time so a
 // new one is measured without anyone listing it, every GET of `/api/v2` (Tailscale's API, not in
@@ -28,9 +33,9 @@
 // Needs `wrk` (Debian: `apt-get install wrk`).
 
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Warren } from '@warren/client';
 import pg from 'pg';
@@ -47,6 +52,7 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '32' },
     db: { type: 'string', default: process.env.WARREN_BENCH_DB ?? 'sqlite' },
     only: { type: 'string' },
+    profile: { type: 'string' },
     smoke: { type: 'boolean', default: false },
   },
 });
@@ -57,6 +63,8 @@ const CONNECTIONS = Number(flags.connections);
 const BATCH = flags.smoke ? 4 : 1;
 const load = { threads: 1, connections: Math.max(1, Math.floor(CONNECTIONS / BATCH)), seconds: DURATION };
 if (!(DEVICES >= 10)) throw new Error('--devices must be at least 10');
+// A profile is of one call's window: the smoke loads several calls at once.
+if (flags.profile && flags.smoke) throw new Error('--profile and --smoke do not go together');
 
 const TARGET = { ratio: 0.25, p99Ms: 25, stall: 3 };
 /** Query variants measured beside each path's plain call. */
@@ -223,8 +231,39 @@ function concreteCalls(reads: { path: string; params: string[] }[], ids: Record<
 
 interface Row {
   call: string;
-  warren: Load;
+  /** `cpuUs`: the server's CPU time per request, when profiled. */
+  warren: Load & { cpuUs?: number };
   baseline?: Load;
+}
+
+/** Profiles taken so far: the probe numbers its files the same way. */
+let profilesTaken = 0;
+
+/**
+ * Starts the server's profiler (bench/profile-probe.mjs, toggled by SIGUSR2); the function
+ * returned stops it, names the profile after the call and returns the server's CPU time per
+ * request over the window.
+ */
+async function startProfile(
+  server: ChildProcess,
+  dir: string,
+): Promise<(call: string, requests: number) => Promise<number>> {
+  const n = ++profilesTaken;
+  server.kill('SIGUSR2');
+  // The probe starts the profiler asynchronously; a few ms of the load unprofiled matter little.
+  await new Promise((done) => setTimeout(done, 50));
+  return async (call, requests) => {
+    server.kill('SIGUSR2');
+    const cpu = join(dir, `${n}.json`);
+    for (let i = 0; i < 600 && !existsSync(cpu); i++) await new Promise((done) => setTimeout(done, 50));
+    const { userUs, systemUs } = JSON.parse(readFileSync(cpu, 'utf8')) as { userUs: number; systemUs: number };
+    const name = call.replace(/[^\w.-]+/g, '_').replace(/^_/, '');
+    renameSync(join(dir, `${n}.cpuprofile`), join(dir, `${name}.cpuprofile`));
+    // Beside the profile, for bench/profile-summary.ts to give µs per request.
+    writeFileSync(join(dir, `${name}.cpu.json`), JSON.stringify({ userUs, systemUs, requests }));
+    rmSync(cpu);
+    return (userUs + systemUs) / Math.max(1, requests);
+  };
 }
 
 /** What a row misses of the targets (only errors count in a smoke run). */
@@ -244,7 +283,8 @@ function printRow(row: Row, bytes: number): void {
   console.log(
     `${call.padEnd(44)} ${fmt(warren.rps).padStart(8)} ${fmt(warren.p50, 2).padStart(7)} ${fmt(warren.p99, 2).padStart(7)} ` +
       `${(baseline ? fmt(baseline.rps) : '—').padStart(10)} ${(baseline ? fmt(warren.rps / baseline.rps, 2) : '—').padStart(6)} ` +
-      `${fmt(bytes).padStart(9)}  ${missed.length ? `short: ${missed.join(', ')}` : 'ok'}`,
+      `${fmt(bytes).padStart(9)}  ${warren.cpuUs === undefined ? '' : `${fmt(warren.cpuUs).padStart(5)} µs  `}` +
+      `${missed.length ? `short: ${missed.join(', ')}` : 'ok'}`,
   );
 }
 
@@ -258,8 +298,15 @@ async function main(): Promise<number> {
   try {
     const initKey = initWarren(db);
     // A public URL: single sign-on settings (one of the reads) can only be stored with one.
+    const profiles = flags.profile ? resolve(flags.profile) : undefined;
+    if (profiles) mkdirSync(profiles, { recursive: true });
     const served = await serveWarren(db, {
-      env: { WARREN_WEBHOOKS_ALLOW_PRIVATE: 'true', WARREN_PUBLIC_URL: 'https://warren.example.com' },
+      env: {
+        WARREN_WEBHOOKS_ALLOW_PRIVATE: 'true',
+        WARREN_PUBLIC_URL: 'https://warren.example.com',
+        ...(profiles ? { WARREN_PROFILE_DIR: profiles } : {}),
+      },
+      ...(profiles ? { nodeArgs: ['--import', join(import.meta.dirname, 'profile-probe.mjs')] } : {}),
     });
     child = served.child;
     const { url } = served;
@@ -287,11 +334,14 @@ async function main(): Promise<number> {
     );
     console.log(
       `${'call'.padEnd(44)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
-        `${'raw req/s'.padStart(10)} ${'ratio'.padStart(6)} ${'bytes'.padStart(9)}  verdict`,
+        `${'raw req/s'.padStart(10)} ${'ratio'.padStart(6)} ${'bytes'.padStart(9)}  ` +
+        `${profiles ? 'CPU/req   ' : ''}verdict`,
     );
     const measure = async (call: string): Promise<Row> => {
       await fetch(`${url}${call}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.arrayBuffer());
-      const warren = await wrk(`${url}${call}`, apiKey, load);
+      const profiled = profiles ? await startProfile(child!, profiles) : undefined;
+      const warren: Row['warren'] = await wrk(`${url}${call}`, apiKey, load);
+      if (profiled) warren.cpuUs = await profiled(call, warren.requests);
       const baseline = raw ? await wrk(`${raw.url}${call}`, apiKey, load) : undefined;
       return { call, warren, ...(baseline ? { baseline } : {}) };
     };

@@ -25,9 +25,20 @@ export function initWarren(db: string): string {
 }
 
 /**
+ * Arguments for node in every `warren serve` a benchmark starts, from WARREN_BENCH_NODE_ARGS
+ * (split on spaces): `WARREN_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/profiles"` writes a
+ * CPU profile of each server when it stops (a whole run's; the reads benchmark's `--profile`
+ * profiles each call's window alone).
+ */
+function benchNodeArgs(): string[] {
+  return (process.env.WARREN_BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+}
+
+/**
  * Starts `warren serve` on a free loopback port and waits until it is ready. Its request log
  * (the default level, as users run it) is written and discarded. `nodeArgs` go to node before
- * the script (e.g. `--import` of a probe), `env` is added to the environment.
+ * the script (e.g. `--import` of a probe), after WARREN_BENCH_NODE_ARGS; `env` is added to the
+ * environment.
  */
 export async function serveWarren(
   db: string,
@@ -36,7 +47,18 @@ export async function serveWarren(
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), warrenBin, 'serve', '--db', db, '--host', '127.0.0.1', '--port', String(port)],
+    [
+      ...benchNodeArgs(),
+      ...(options.nodeArgs ?? []),
+      warrenBin,
+      'serve',
+      '--db',
+      db,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+    ],
     { stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, ...options.env } },
   );
   const url = `http://127.0.0.1:${port}`;
