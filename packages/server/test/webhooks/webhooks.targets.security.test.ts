@@ -4,6 +4,7 @@
  * webhook is created (sent over a raw socket) and again at delivery, after the name resolves.
  */
 import type { LookupAddress } from 'node:dns';
+import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isForbiddenAddress } from '../../src/modules/webhooks/forbidden-addresses.js';
 import { ForbiddenTarget, guardedLookup } from '../../src/modules/webhooks/target-guard.js';
@@ -97,6 +98,79 @@ describe('addresses a webhook may not reach', () => {
       guardedLookup(true)('::ffff:127.0.0.1', { all: true }, (err: Error | null) => resolve(err)),
     );
     expect(allowed).toBeNull();
+  });
+});
+
+/**
+ * IANA's IPv4 and IPv6 special-purpose address registries (and the multicast and deprecated
+ * site-local blocks of the address architecture), entry by entry: whether Warren refuses the
+ * block. Every block not globally reachable is refused; the few the registry marks globally
+ * reachable are allowed, except the anycast service addresses inside 192.0.0.0/24 and
+ * 2001:1::/48, which no webhook has reason to reach. The IPv4-carrying blocks are judged by
+ * what they carry (above) and are not listed here.
+ */
+const REGISTRY: Array<[block: string, refused: boolean]> = [
+  ['0.0.0.0/8', true],
+  ['10.0.0.0/8', true],
+  ['100.64.0.0/10', true],
+  ['127.0.0.0/8', true],
+  ['169.254.0.0/16', true],
+  ['172.16.0.0/12', true],
+  ['192.0.0.0/24', true],
+  ['192.0.0.9/32', true],
+  ['192.0.0.10/32', true],
+  ['192.0.0.170/31', true],
+  ['192.0.2.0/24', true],
+  ['192.31.196.0/24', false], // AS112-v4
+  ['192.52.193.0/24', false], // AMT
+  ['192.88.99.0/24', true],
+  ['192.168.0.0/16', true],
+  ['192.175.48.0/24', false], // direct delegation AS112
+  ['198.18.0.0/15', true],
+  ['198.51.100.0/24', true],
+  ['203.0.113.0/24', true],
+  ['224.0.0.0/4', true],
+  ['240.0.0.0/4', true],
+  ['255.255.255.255/32', true],
+  ['::/128', true],
+  ['::1/128', true],
+  ['64:ff9b:1::/48', true],
+  ['100::/64', true],
+  ['100:0:0:1::/64', true],
+  ['2001:1::1/128', true],
+  ['2001:1::2/128', true],
+  ['2001:1::3/128', true],
+  ['2001:2::/48', true],
+  ['2001:3::/32', false], // AMT
+  ['2001:4:112::/48', false], // AS112-v6
+  ['2001:5::/32', true], // unassigned within the IETF's 2001::/23
+  ['2001:10::/28', true],
+  ['2001:20::/28', true],
+  ['2001:30::/28', true],
+  ['2001:db8::/32', true],
+  ['2620:4f:8000::/48', false], // direct delegation AS112
+  ['3fff::/20', true],
+  ['4000::/3', true], // reserved by the IETF: outside global unicast
+  ['5f00::/16', true],
+  ['fc00::/7', true],
+  ['fe80::/10', true],
+  ['fec0::/10', true],
+  ['ff00::/8', true],
+];
+
+describe('IANA’s special-purpose registries, entry by entry', () => {
+  it.each(REGISTRY)('%s: refused %s, at its first and last address', (block, refused) => {
+    const family = block.includes(':') ? ipaddr.IPv6 : ipaddr.IPv4;
+    const first = family.networkAddressFromCIDR(block).toString();
+    const last = family.broadcastAddressFromCIDR(block).toString();
+    expect(isForbiddenAddress(first), first).toBe(refused);
+    expect(isForbiddenAddress(last), last).toBe(refused);
+  });
+
+  it('still allows global unicast next to the refused blocks', () => {
+    for (const address of ['2001:4860:4860::8888', '2001:200::1', '2600::1', '1.1.1.1', '223.255.255.1']) {
+      expect(isForbiddenAddress(address), address).toBe(false);
+    }
   });
 });
 

@@ -13,6 +13,14 @@
  * loopback. The local-use NAT64 prefix 64:ff9b:1::/48 is not globally reachable and is refused
  * whole. Addresses are parsed by ipaddr.js (every textual form, zone ids included) and matched
  * with node:net's BlockList.
+ *
+ * Beyond the registry's list, an IPv6 address that carries no IPv4 address must be global
+ * unicast (2000::/3, the only range IANA allocates for it): the rest is reserved by the IETF
+ * and reaches no host on the internet. Within it, the IETF protocol assignments (2001::/23)
+ * are refused but for the blocks the registry marks globally reachable (AMT 2001:3::/32,
+ * AS112 2001:4:112::/48) and Teredo, judged by what it carries; so ORCHID (2001:10::/28),
+ * ORCHIDv2 (2001:20::/28), drone identifiers (2001:30::/28), benchmarking and the anycast
+ * service addresses are refused, as are blocks assigned there later.
  */
 import { BlockList } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -48,6 +56,8 @@ for (const [net, bits] of [
   ['2001:1::3', 128],
   ['2001:2::', 48],
   ['2001:10::', 28],
+  ['2001:20::', 28],
+  ['2001:30::', 28],
   ['2001:db8::', 32],
   ['3fff::', 20],
   ['5f00::', 16],
@@ -57,6 +67,18 @@ for (const [net, bits] of [
   ['ff00::', 8],
 ] as const) {
   blocked.addSubnet(net, bits, 'ipv6');
+}
+
+const globalUnicast = new BlockList();
+globalUnicast.addSubnet('2000::', 3, 'ipv6');
+const protocolAssignments = new BlockList();
+protocolAssignments.addSubnet('2001::', 23, 'ipv6');
+const reachableAssignments = new BlockList();
+for (const [net, bits] of [
+  ['2001:3::', 32],
+  ['2001:4:112::', 48],
+] as const) {
+  reachableAssignments.addSubnet(net, bits, 'ipv6');
 }
 
 const ipv4 = (high: number, low: number): string => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
@@ -84,7 +106,10 @@ export function isForbiddenAddress(address: string): boolean {
   }
   if (parsed.kind() === 'ipv4') return blocked.check(parsed.toString(), 'ipv4');
   const v6 = parsed as ipaddr.IPv6;
+  const text = v6.toNormalizedString();
   const carried = embeddedIpv4(v6);
-  if (carried.some((v4) => blocked.check(v4, 'ipv4'))) return true;
-  return blocked.check(v6.toNormalizedString(), 'ipv6');
+  if (carried.length > 0) return carried.some((v4) => blocked.check(v4, 'ipv4')) || blocked.check(text, 'ipv6');
+  if (!globalUnicast.check(text, 'ipv6')) return true;
+  if (protocolAssignments.check(text, 'ipv6') && !reachableAssignments.check(text, 'ipv6')) return true;
+  return blocked.check(text, 'ipv6');
 }
