@@ -92,6 +92,50 @@ describe('stalled requests', () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 
+  it('closes clients that trickle without end at the limit: headers, a chunked body, a body', async () => {
+    const head = (extra: string[]) =>
+      ['POST /v1/acl/validate HTTP/1.1', 'Host: warren.test', `Authorization: Bearer ${server.apiKey}`, ...extra].join(
+        '\r\n',
+      );
+    // What each keeps sending, a piece every 100 ms: never silent for long, never finished.
+    const kinds = [
+      { limit: TIMEOUTS.headersMs, first: `${head([])}\r\nX-Slow: `, piece: 'a' },
+      { limit: TIMEOUTS.requestMs, first: `${head(['Transfer-Encoding: chunked'])}\r\n\r\n`, piece: '1\r\n \r\n' },
+      { limit: TIMEOUTS.requestMs, first: `${head(['Content-Length: 100000'])}\r\n\r\n{`, piece: ' ' },
+    ];
+    // And a chunked body that stops halfway through a chunk.
+    const stalled = `${head(['Transfer-Encoding: chunked'])}\r\n\r\n10\r\n{ "acls"`;
+    const trickling = await Promise.all(
+      kinds.flatMap((kind) =>
+        Array.from({ length: 10 }, async () => {
+          const h = await open(server.url, kind.first);
+          const timer = setInterval(() => h.socket.write(kind.piece), 100);
+          void h.closed.then(() => clearInterval(timer));
+          return { ...kind, h };
+        }),
+      ),
+    );
+    const stalls = await Promise.all(Array.from({ length: 10 }, () => open(server.url, stalled)));
+
+    for (let i = 0; i < 10; i++) {
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      await sleep(100);
+    }
+    for (const { limit, h } of trickling) {
+      const { after, data } = await h.closed;
+      expect(after, data.slice(0, 200)).toBeGreaterThanOrEqual(limit - 100);
+      expect(after).toBeLessThan(limit + TIMEOUTS.checkIntervalMs + 3_000);
+      expect(data).toMatch(/^HTTP\/1\.1 408 /);
+      expect(data).toContain('"code":"request_timeout"');
+    }
+    for (const h of stalls) {
+      const { after, data } = await h.closed;
+      expect(after).toBeLessThan(CLOSED_WITHIN);
+      expect(data).toMatch(/^HTTP\/1\.1 408 /);
+      expect(data).toMatch(/x-request-id: req_/i);
+    }
+  });
+
   it('serves a slow but honest client that finishes within the limits', async () => {
     const body = '{ "groups": { "group:eng": ["ana@example.com"] } }';
     const headers = [
