@@ -1,6 +1,10 @@
 // `npm run bench [-- NAME …]`: runs each benchmark in its own process (so one's heap and
 // database do not skew the next) and prints their figures. Names: policy, policy-adversarial, devices, netmap,
 // connections, api, reads, webhooks, soak, console, cli, tailscale. Each benchmark prints its own baseline and ratio; see the file's header.
+// Benchmarks that start `warren serve` as a child (api, reads, soak, console, cli, tailscale, …)
+// pass it the node arguments in WARREN_BENCH_NODE_ARGS (bench/warren-process.ts), e.g. a CPU
+// profile of each server:
+//   WARREN_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench -- tailscale
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
