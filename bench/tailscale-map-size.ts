@@ -55,13 +55,16 @@ const view = (r: NodeRow) => {
 };
 const self = row(0);
 const peers = new Map<number, string>();
+const peerIds: string[] = [];
 for (let i = 1; i <= PEERS; i++) {
   const r = row(i);
   peers.set(numericId(r.id), JSON.stringify(tailcfgNode(r, view(r), domain, now)));
+  peerIds.push(r.id);
 }
 const state: MapState = {
   node: JSON.stringify(tailcfgNode(self, view(self), domain, now)),
   peers,
+  peerIds,
   packetFilter: JSON.stringify([{ SrcIPs: ['*'], DstPorts: [{ IP: '*', Ports: { First: 0, Last: 65535 } }] }]),
   userProfiles: new Map(),
   dns: JSON.stringify({ Resolvers: [], Domains: [domain], Proxied: true }),

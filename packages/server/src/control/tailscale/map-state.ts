@@ -21,10 +21,10 @@ import {
   type PolicyUser,
   packetFilter,
 } from '../../policy/index.js';
-import { dnsConfig } from './dns.js';
 import { flowLogIds } from './flow-log-ids.js';
+import { mapRound } from './map-round.js';
 import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
-import { mapNetwork, type NodeRow, nodesByIds } from './tailscale.repository.js';
+import type { NodeRow } from './tailscale.repository.js';
 
 /**
  * What the protocol's handlers share: the app's context, where the DERP map comes from and the
@@ -40,6 +40,8 @@ export interface MapState {
   node: string;
   /** Peer numeric id → its tailcfg.Node as JSON text. */
   peers: Map<number, string>;
+  /** The same peers by device id (what the change feed names). */
+  peerIds: string[];
   packetFilter: string;
   userProfiles: Map<number, UserProfile>;
   dns: string;
@@ -86,17 +88,19 @@ async function filterInputs(
   return { policy: policy.compiled, users, devices: identities.map((r) => policyDevice(r)) };
 }
 
-export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promise<MapState> {
+export async function mapState(control: Control, self: NodeRow): Promise<MapState> {
+  const { ctx } = control;
   const { networkId, id } = { networkId: self.network_id, id: self.id };
   const { netmap, view } = await netmapWithView(ctx, networkId, id);
+  const round = mapRound(control, networkId, view);
   const native = JSON.parse(netmap.body ?? '{}') as NativeNetmap;
-  const peerIds = native.peers.map((p) => p.id);
+  const nativePeerIds = native.peers.map((p) => p.id);
   const [rows, network, filter] = await Promise.all([
-    nodesByIds(ctx.db, networkId, [id, ...peerIds]),
-    mapNetwork(ctx.db, networkId),
-    filterInputs(ctx, networkId, [id, ...peerIds], view),
+    round.nodeRows([id, ...nativePeerIds]),
+    round.mapNetwork(),
+    filterInputs(ctx, networkId, [id, ...nativePeerIds], view),
   ]);
-  const { domain } = network.dns;
+  const { domain } = network;
   const now = ctx.clock.now();
   const byId = new Map(rows.map((r) => [r.id, r]));
   const me = byId.get(id) ?? self;
@@ -126,15 +130,21 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
   addProfile(me);
 
   const peers = new Map<number, string>();
+  const peerIds: string[] = [];
   for (const peer of native.peers) {
     const row = byId.get(peer.id);
     if (!row) continue;
+    peerIds.push(peer.id);
     const own = new Set(peer.addresses.map(hostPrefix));
     const allowedIPs = peer.allowedIPs.map(hostPrefix);
     const primaryRoutes = allowedIPs.filter((p) => !own.has(p));
+    // The same peer seen the same way is the same text for every viewer of the round.
+    const key = `${peer.id} ${peer.online} ${allowedIPs.join(',')}`;
     peers.set(
       numericId(peer.id),
-      JSON.stringify(tailcfgNode(row, { allowedIPs, primaryRoutes, online: peer.online }, domain, now)),
+      round.nodeText(key, () =>
+        JSON.stringify(tailcfgNode(row, { allowedIPs, primaryRoutes, online: peer.online }, domain, now)),
+      ),
     );
     addProfile(row);
   }
@@ -147,10 +157,11 @@ export async function mapState({ ctx, derpMap }: Control, self: NodeRow): Promis
   return {
     node,
     peers,
+    peerIds,
     packetFilter: JSON.stringify(rules),
     userProfiles,
-    dns: JSON.stringify(dnsConfig(network.dns)),
-    derp: JSON.stringify(derpMap(network.derp)),
+    dns: network.dns,
+    derp: network.derp,
     domain,
     flowLogDomain: flowLogs?.domain ?? '',
   };

@@ -78,4 +78,69 @@ describe('a change fanned out to every map stream', () => {
       expect(peers.size).toBe(streams.length - 1);
     }
   });
+
+  it('shares nodes between streams without mixing identity classes: each gets its own peers and filter', async () => {
+    const policy = (a: number, b: number) =>
+      `{ "tagOwners": { "tag:a": ["autogroup:admin"], "tag:b": ["autogroup:admin"] },
+         "acls": [{ "action": "accept", "src": ["tag:a"], "dst": ["tag:a:${a}"] },
+                  { "action": "accept", "src": ["tag:b"], "dst": ["tag:b:${b}"] }] }`;
+    const put = async (a: number, b: number) => {
+      const res = await t.server.call('PUT', '/v1/acl', { headers: { 'content-type': HUJSON }, raw: policy(a, b) });
+      expect(res.status, await res.text()).toBe(200);
+    };
+    await put(80, 81);
+    const keys = { a: await t.authKey({ tags: ['tag:a'] }), b: await t.authKey({ tags: ['tag:b'] }) };
+    const members: Array<{ cls: 'a' | 'b'; stream: Stream }> = [];
+    for (const cls of ['a', 'b', 'a', 'b', 'a', 'b'] as const) {
+      const { client, nodeKey } = await t.joined(keys[cls], `${cls}-${members.length}`);
+      const stream = client.stream({ Version: 142, NodeKey: nodeKey, Stream: true, Compress: 'zstd', Hostinfo: {} });
+      await stream.next(1);
+      members.push({ cls, stream });
+    }
+    const streams = members.map((m) => m.stream);
+    await settled(streams);
+    const counts = streams.map((s) => s.messages.length);
+    await put(1080, 1081);
+    await Promise.all(streams.map((s, i) => s.next(counts[i] + 1)));
+    await settled(streams);
+
+    /** What a client holds after applying every message in order: its node, peers and filter. */
+    const held = (s: Stream) => {
+      const peers = new Map<number, Record<string, unknown>>();
+      let node: Record<string, unknown> = {};
+      let filter: unknown;
+      for (const m of s.messages) {
+        if (m.Node) node = m.Node as Record<string, unknown>;
+        if (m.PacketFilter !== undefined) filter = m.PacketFilter;
+        for (const p of [...((m.Peers ?? []) as object[]), ...((m.PeersChanged ?? []) as object[])]) {
+          const peer = p as Record<string, unknown>;
+          peers.set(peer.ID as number, peer);
+        }
+        for (const id of (m.PeersRemoved ?? []) as number[]) peers.delete(id);
+      }
+      return { node, peers, filter };
+    };
+    const states = members.map((m) => ({ cls: m.cls, ...held(m.stream) }));
+    const address = (node: Record<string, unknown>) => (node.Addresses as string[])[0].replace(/\/32$/, '');
+    for (const me of states) {
+      const mates = states.filter((o) => o.cls === me.cls && o !== me);
+      expect([...me.peers.keys()].sort()).toEqual(mates.map((o) => o.node.ID as number).sort());
+      for (const peer of me.peers.values()) expect(peer.Tags).toEqual([`tag:${me.cls}`]);
+      const port = me.cls === 'a' ? 1080 : 1081;
+      const sources = states.filter((o) => o.cls === me.cls).map((o) => address(o.node));
+      expect(me.filter).toEqual([
+        {
+          SrcIPs: expect.arrayContaining(sources),
+          DstPorts: (me.node.Addresses as string[]).map((a) => ({
+            IP: a.replace(/\/(32|128)$/, ''),
+            Ports: { First: port, Last: port },
+          })),
+        },
+      ]);
+      // Only its own class's addresses (v4 and v6) are sources.
+      const ownClass = states.filter((o) => o.cls === me.cls).flatMap((o) => o.node.Addresses as string[]);
+      const srcs = (me.filter as Array<{ SrcIPs: string[] }>)[0].SrcIPs;
+      for (const src of srcs) expect(ownClass.map((a) => a.replace(/\/(32|128)$/, ''))).toContain(src);
+    }
+  });
 });
