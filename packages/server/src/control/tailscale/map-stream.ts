@@ -11,8 +11,9 @@ import type { ServerHttp2Stream } from 'node:http2';
 import { type Actor, systemActor } from '../../core/actor.js';
 import { storeReport } from '../../modules/devices/device-reports.js';
 import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
-import { headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
+import { changeAt, headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
 import { netmapHead } from '../../modules/netmap/netmap.repository.js';
+import { buildLine } from './map-builds.js';
 import { zstdCompress } from './map-compression.js';
 import { deltaResponse, fullResponse, KEEP_ALIVE } from './map-delta.js';
 import { advertisedRoutes, type MapRequest, reportOf } from './map-request.js';
@@ -87,11 +88,15 @@ export async function serveMap(
 
   let lastWrite = Date.now();
   let lastPresence = Date.now();
-  let busy = false;
-  /** The newest change heard while a rebuild ran: one more rebuild follows it. */
-  let queued: NetworkChange | undefined;
+  /**
+   * idle: the map sent is current as of `head`; waiting: a build is in line (buildLine) and will
+   * read the network as it is when its turn comes; building: one runs now.
+   */
+  let state: 'idle' | 'waiting' | 'building' = 'idle';
+  /** The newest change heard while waiting or building. */
+  let latest: NetworkChange | undefined;
   const stop = () => {
-    unfollow();
+    follow.stop();
     clearInterval(timer);
     if (!stream.destroyed) stream.close();
   };
@@ -105,26 +110,41 @@ export async function serveMap(
   };
   /** Whether this change can alter what this device was sent (see NetworkChange.devices). */
   const concerns = (change: NetworkChange) => {
-    if (headKey(change.head) === head) return false;
+    if (change.key === head) return false;
     const devices = change.devices;
-    if (!devices || headKey(devices.previous) !== head || devices.reach.has(node.id)) return true;
+    if (!devices || devices.previousKey !== head || devices.reach.has(node.id)) return true;
     for (const peer of numericIdsOf(change, devices.changed)) if (sent.peers.has(peer)) return true;
     // Only devices this one does not see, and that do not see it, changed: nothing to send,
     // and the map it holds is current.
-    head = headKey(change.head);
+    head = change.key;
     return false;
   };
-  const rebuild = async (change: NetworkChange) => {
-    if (busy || stream.destroyed) return;
-    busy = true;
+  const line = buildLine(control);
+  const schedule = (change: NetworkChange) => {
+    state = 'waiting';
+    latest = change;
+    line.run(build);
+  };
+  const build = async () => {
+    // Every change heard while waiting is in what this build reads: one delta for all of them.
+    const change = latest!;
+    latest = undefined;
+    state = 'building';
+    if (stream.destroyed) {
+      state = 'idle';
+      return;
+    }
+    // Told of every change until the new map's peers are known.
+    follow.broad(true);
     try {
       // Built after the change was read, so the map is at least as new as its head.
-      head = headKey(change.head);
+      head = change.key;
       const fresh = await nodeByKey(ctx.db, node.node_key, machineKey);
       if (!fresh || fresh.user_status === 'suspended') return cutOff();
       const next = await mapState(control, fresh);
       const delta = deltaResponse(sent, next, seq + 1);
       sent = next;
+      follow.watch(sent.peerIds);
       if (delta && !stream.destroyed) {
         seq++;
         stream.write(frame(delta));
@@ -134,23 +154,27 @@ export async function serveMap(
       // The device was deleted or re-enrolled meanwhile (its map cannot be built).
       cutOff();
     } finally {
-      busy = false;
-      const next = queued;
-      queued = undefined;
-      if (next && concerns(next)) void rebuild(next);
+      follow.broad(false);
+      state = 'idle';
+      const next = latest;
+      latest = undefined;
+      if (next && !stream.destroyed && concerns(next)) schedule(next);
     }
   };
-  const unfollow = control.feed.follow(node.network_id, (change) => {
-    // Judged once the running rebuild has sent its map; two changes queued become one full look.
-    if (busy) queued = queued ? { head: change.head } : change;
-    else if (concerns(change)) void rebuild(change);
-  });
+  const heard = (change: NetworkChange) => {
+    if (state === 'waiting') latest = change;
+    // Judged once the running build has sent its map; two changes heard become one full look.
+    else if (state === 'building') latest = latest ? changeAt(change.head) : change;
+    else if (concerns(change)) schedule(change);
+  };
+  const follow = control.feed.followDevice(node.network_id, node.id, heard);
+  follow.watch(sent.peerIds);
   // What changed between the head read above and the follow is caught by reading it again.
   const now = await netmapHead(ctx.db, node.network_id);
-  if (now && headKey(now) !== head) void rebuild({ head: now });
+  if (now && headKey(now) !== head) heard(changeAt(now));
 
   const housekeeping = async () => {
-    if (stream.destroyed || busy) return;
+    if (stream.destroyed || state === 'building') return;
     try {
       // A stream cut off (deleted, suspended) stopped this timer: it is never marked online again.
       if (Date.now() - lastPresence >= PRESENCE_MS) {
@@ -168,7 +192,7 @@ export async function serveMap(
   const timer = setInterval(() => void housekeeping(), HOUSEKEEPING_MS);
   timer.unref();
   stream.on('close', () => {
-    unfollow();
+    follow.stop();
     clearInterval(timer);
     // The device is offline as soon as its stream is gone (it may have been deleted meanwhile).
     disconnect(ctx, actor).catch(() => {});

@@ -16,15 +16,20 @@ import { deviceNetmap } from './netmap.service.js';
 
 export interface NetworkChange {
   head: NetmapHead;
+  /** headKey(head), made once for every session that compares it with its own. */
+  key: string;
   /**
    * Which devices the change was about, when the change logs say so for every epoch since
-   * `previous` (absent: any session may be concerned). A session whose map was made at
-   * `previous` is concerned only when one of `changed` is among its peers (it changed, went
+   * the head before it, whose key is `previousKey` (absent: any session may be concerned). A
+   * session whose map was made at that head is concerned only when one of `changed` is among its peers (it changed, went
    * online or offline, or was removed) or its own device is in `reach` (it changed itself, or
    * one of `changed` now counts it among its peers).
    */
-  devices?: { previous: NetmapHead; changed: ReadonlySet<string>; reach: ReadonlySet<string> };
+  devices?: { previousKey: string; changed: ReadonlySet<string>; reach: ReadonlySet<string> };
 }
+
+/** A change about anything at this head: every session looks at it. */
+export const changeAt = (head: NetmapHead): NetworkChange => ({ head, key: headKey(head) });
 
 /**
  * Devices changed by one burst of netmap moves beyond which sessions are not narrowed down:
@@ -35,8 +40,45 @@ const MAX_DEVICES_FOLLOWED = 64;
 
 export type ChangeHandler = (change: NetworkChange) => void;
 
+/**
+ * Peers a session may name to be told only of changes about them (DeviceFollow.watch); one
+ * with more is told of every change and judges it itself, rather than filling the index with
+ * a device's whole network.
+ */
+const MAX_PEERS_WATCHED = 256;
+
+/** A session about one device (a map stream), told only of the changes that can concern it. */
+export interface DeviceFollow {
+  /**
+   * The peers of the map the session now holds. From then on a change the change logs narrow
+   * down (NetworkChange.devices) is delivered only when one of these peers changed or the
+   * device is within its reach; before the first call, and for a session with very many
+   * peers, every change is.
+   */
+  watch(peers: Iterable<string>): void;
+  /** While on (the session is building a map whose peers it does not know yet), every change is delivered. */
+  broad(on: boolean): void;
+  stop(): void;
+}
+
+/** A session is told of every change before its first watch, with too many peers, or while broad. */
+interface Watcher {
+  /** The peers in the index (none when too many). */
+  peers: string[];
+  watched: boolean;
+  stopped: boolean;
+  tooMany: boolean;
+  broad: boolean;
+}
+
 interface Followed {
+  /** Every handler of the network. */
   handlers: Set<ChangeHandler>;
+  /** Handlers told of every change: plain follows, and device follows as Watcher says. */
+  everything: Set<ChangeHandler>;
+  /** Device id → the watchers of that device; → the watchers that hold it as a peer. */
+  bySelf: Map<string, Set<ChangeHandler>>;
+  byPeer: Map<string, Set<ChangeHandler>>;
   /** The head as last read, or undefined before the first read. */
   head?: NetmapHead;
   reading: boolean;
@@ -65,17 +107,73 @@ export class ChangeFeed {
 
   /** Calls `handler` after every committed move of the network's epochs until the returned stop. */
   follow(networkId: string, handler: ChangeHandler): () => void {
+    const followed = this.followed(networkId);
+    followed.handlers.add(handler);
+    followed.everything.add(handler);
+    return () => this.unfollow(networkId, followed, handler);
+  }
+
+  /**
+   * As follow, for a session about `deviceId`: once it says which peers it holds, it is told
+   * only of the changes that can concern it (DeviceFollow), so a change about a few devices
+   * costs the sessions it concerns, not every session of the network.
+   */
+  followDevice(networkId: string, deviceId: string, handler: ChangeHandler): DeviceFollow {
+    const followed = this.followed(networkId);
+    const watcher: Watcher = { peers: [], watched: false, stopped: false, tooMany: false, broad: false };
+    followed.handlers.add(handler);
+    followed.everything.add(handler);
+    indexAdd(followed.bySelf, deviceId, handler);
+    const place = () => {
+      if (!watcher.watched || watcher.tooMany || watcher.broad) followed.everything.add(handler);
+      else followed.everything.delete(handler);
+    };
+    return {
+      watch: (peers) => {
+        if (watcher.stopped) return;
+        for (const peer of watcher.peers) indexDelete(followed.byPeer, peer, handler);
+        const list = [...peers];
+        watcher.watched = true;
+        watcher.tooMany = list.length > MAX_PEERS_WATCHED;
+        watcher.peers = watcher.tooMany ? [] : list;
+        for (const peer of watcher.peers) indexAdd(followed.byPeer, peer, handler);
+        place();
+      },
+      broad: (on) => {
+        if (watcher.stopped) return;
+        watcher.broad = on;
+        place();
+      },
+      stop: () => {
+        watcher.stopped = true;
+        for (const peer of watcher.peers) indexDelete(followed.byPeer, peer, handler);
+        watcher.peers = [];
+        indexDelete(followed.bySelf, deviceId, handler);
+        this.unfollow(networkId, followed, handler);
+      },
+    };
+  }
+
+  private followed(networkId: string): Followed {
     let followed = this.networks.get(networkId);
     if (!followed) {
-      followed = { handlers: new Set(), reading: false, again: false };
+      followed = {
+        handlers: new Set(),
+        everything: new Set(),
+        bySelf: new Map(),
+        byPeer: new Map(),
+        reading: false,
+        again: false,
+      };
       this.networks.set(networkId, followed);
     }
-    followed.handlers.add(handler);
-    const handlers = followed.handlers;
-    return () => {
-      handlers.delete(handler);
-      if (handlers.size === 0 && this.networks.get(networkId)?.handlers === handlers) this.networks.delete(networkId);
-    };
+    return followed;
+  }
+
+  private unfollow(networkId: string, followed: Followed, handler: ChangeHandler): void {
+    followed.handlers.delete(handler);
+    followed.everything.delete(handler);
+    if (followed.handlers.size === 0 && this.networks.get(networkId) === followed) this.networks.delete(networkId);
   }
 
   /** Sessions followed by this process (for its figures). */
@@ -116,8 +214,17 @@ export class ChangeFeed {
     followed.head = head;
     if (previous && headKey(previous) === headKey(head)) return;
     const devices = previous && (await this.devicesChanged(networkId, previous, head));
-    const change: NetworkChange = { head, ...(devices ? { devices } : {}) };
-    for (const handler of [...followed.handlers]) handler(change);
+    const change: NetworkChange = { ...changeAt(head), ...(devices ? { devices } : {}) };
+    if (!devices) {
+      for (const handler of [...followed.handlers]) handler(change);
+      return;
+    }
+    // Only the sessions the change can concern: those told of everything, those of a device it
+    // reaches, those holding a device it changed as a peer. The others' maps stay current.
+    const told = new Set(followed.everything);
+    for (const id of devices.reach) for (const handler of followed.bySelf.get(id) ?? []) told.add(handler);
+    for (const id of devices.changed) for (const handler of followed.byPeer.get(id) ?? []) told.add(handler);
+    for (const handler of told) handler(change);
   }
 
   /**
@@ -156,6 +263,22 @@ export class ChangeFeed {
         for (const peer of peers ?? []) reach.add(peer.id);
       }
     }
-    return { previous, changed, reach };
+    return { previousKey: headKey(previous), changed, reach };
   }
+}
+
+function indexAdd(index: Map<string, Set<ChangeHandler>>, id: string, handler: ChangeHandler): void {
+  let set = index.get(id);
+  if (!set) {
+    set = new Set();
+    index.set(id, set);
+  }
+  set.add(handler);
+}
+
+function indexDelete(index: Map<string, Set<ChangeHandler>>, id: string, handler: ChangeHandler): void {
+  const set = index.get(id);
+  if (!set) return;
+  set.delete(handler);
+  if (set.size === 0) index.delete(id);
 }

@@ -4,6 +4,7 @@
  * every stream of the network, and each stream still receives its own correct map.
  */
 import { describe, expect, it } from 'vitest';
+import { ChangeFeed, type NetworkChange } from '../../../src/modules/netmap/change-feed.js';
 import { policyInputReads } from '../../../src/modules/netmap/policy-inputs.repository.js';
 import { HUJSON } from '../../acl/helpers.js';
 import { protocolFixture } from './fixture.js';
@@ -21,6 +22,14 @@ async function settled(streams: Stream[]): Promise<void> {
     if (total === last) return;
     last = total;
     await new Promise((resolve) => setTimeout(resolve, 400));
+  }
+}
+
+async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
@@ -141,6 +150,68 @@ describe('a change fanned out to every map stream', () => {
       const ownClass = states.filter((o) => o.cls === me.cls).flatMap((o) => o.node.Addresses as string[]);
       const srcs = (me.filter as Array<{ SrcIPs: string[] }>)[0].SrcIPs;
       for (const src of srcs) expect(ownClass.map((a) => a.replace(/\/(32|128)$/, ''))).toContain(src);
+    }
+  });
+
+  it('tells a device follow only of the changes about its device or the peers it holds', async () => {
+    const res = await t.server.call('PUT', '/v1/acl', {
+      headers: { 'content-type': HUJSON },
+      raw: `{ "tagOwners": { "tag:a": ["autogroup:admin"], "tag:b": ["autogroup:admin"], "tag:c": ["autogroup:admin"] },
+              "acls": [{ "action": "accept", "src": ["tag:a"], "dst": ["tag:a:*"] },
+                       { "action": "accept", "src": ["tag:b"], "dst": ["tag:b:*"] }] }`,
+    });
+    expect(res.status, await res.text()).toBe(200);
+    const keys = { a: await t.authKey({ tags: ['tag:a'] }), b: await t.authKey({ tags: ['tag:b'] }) };
+    for (const [name, cls] of [
+      ['a1', 'a'],
+      ['a2', 'a'],
+      ['b1', 'b'],
+    ] as const)
+      await t.joined(keys[cls], name);
+    const [a1, a2, b1] = [await t.deviceId('a1'), await t.deviceId('a2'), await t.deviceId('b1')];
+
+    const feed = new ChangeFeed(t.server.app.ctx);
+    const heard = { a1: [] as NetworkChange[], b1: [] as NetworkChange[], plain: [] as NetworkChange[] };
+    const follows = [
+      feed.followDevice(t.server.networkId, a1, (c) => heard.a1.push(c)),
+      feed.followDevice(t.server.networkId, b1, (c) => heard.b1.push(c)),
+    ];
+    const stopPlain = feed.follow(t.server.networkId, (c) => heard.plain.push(c));
+    const retag = async (tag: string) => {
+      const before = heard.plain.length;
+      const r = await t.server.call('POST', `/v1/devices/${a2}/tags`, { body: { tags: [tag] } });
+      expect(r.status, await r.text()).toBe(200);
+      await until(() => heard.plain.length > before);
+    };
+    try {
+      // Before they say what they hold, follows hear everything (the feed's first read names no device).
+      await retag('tag:c');
+      expect(heard.a1.length).toBe(1);
+      expect(heard.b1.length).toBe(1);
+      follows[0].watch([a2]);
+      follows[1].watch([]);
+      await retag('tag:a');
+      const last = heard.plain.at(-1)!;
+      expect(last.devices?.changed.has(a2)).toBe(true);
+      expect(heard.a1.at(-1)).toBe(last);
+      // b1 neither holds a2 nor is reached by it: not told.
+      expect(heard.b1.length).toBe(1);
+      // While broad (building a map), b1 is told of everything.
+      follows[1].broad(true);
+      await retag('tag:c');
+      expect(heard.b1.at(-1)).toBe(heard.plain.at(-1));
+      // a2 left a1's class, so a1 is not in its reach: told because it holds a2 as a peer.
+      expect(heard.plain.at(-1)?.devices?.reach.has(a1)).toBe(false);
+      expect(heard.a1.at(-1)).toBe(heard.plain.at(-1));
+      follows[1].broad(false);
+      const told = heard.b1.length;
+      await retag('tag:b');
+      // a2 now reaches b1 (tag:b sees tag:b): told as the change's reach, though it held no peer.
+      expect(heard.b1.length).toBe(told + 1);
+    } finally {
+      for (const f of follows) f.stop();
+      stopPlain();
+      feed.close();
     }
   });
 });
