@@ -12,6 +12,9 @@ import type { ControlClient } from './ts-client.js';
 
 const t = protocolFixture();
 
+// Each test connects several streams and waits for every rebuild to settle: seconds on an
+// idle machine, many more on a loaded CI runner, so they get a minute rather than the default.
+
 type Stream = ReturnType<ControlClient['stream']>;
 
 /** Waits until no stream has received anything for a while: every rebuild has been sent. */
@@ -86,7 +89,7 @@ describe('a change fanned out to every map stream', () => {
       }
       expect(peers.size).toBe(streams.length - 1);
     }
-  });
+  }, 60_000);
 
   it('shares nodes between streams without mixing identity classes: each gets its own peers and filter', async () => {
     const policy = (a: number, b: number) =>
@@ -151,7 +154,7 @@ describe('a change fanned out to every map stream', () => {
       const srcs = (me.filter as Array<{ SrcIPs: string[] }>)[0].SrcIPs;
       for (const src of srcs) expect(ownClass.map((a) => a.replace(/\/(32|128)$/, ''))).toContain(src);
     }
-  });
+  }, 60_000);
 
   it('tells a device follow only of the changes about its device or the peers it holds', async () => {
     const res = await t.server.call('PUT', '/v1/acl', {
@@ -213,5 +216,5 @@ describe('a change fanned out to every map stream', () => {
       stopPlain();
       feed.close();
     }
-  });
+  }, 60_000);
 });
