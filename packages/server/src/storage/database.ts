@@ -35,6 +35,7 @@ import * as networkDnsDerp from './migrations/025_network_dns_derp.js';
 import * as userDeviceUsage from './migrations/026_user_device_usage.js';
 import * as rateLimitHitMany from './migrations/027_rate_limit_hit_many.js';
 import * as boundedHostinfo from './migrations/028_bounded_hostinfo.js';
+import * as deviceListStamps from './migrations/029_device_list_stamps.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -75,6 +76,7 @@ const MIGRATIONS = {
   '026_user_device_usage': userDeviceUsage,
   '027_rate_limit_hit_many': rateLimitHitMany,
   '028_bounded_hostinfo': boundedHostinfo,
+  '029_device_list_stamps': deviceListStamps,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

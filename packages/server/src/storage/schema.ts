@@ -215,6 +215,13 @@ export interface AuditLogTable {
 }
 
 /** A rate-limit bucket (`key:…`, `addr:…`): the hits of its live slots, and its newest slot. */
+/** PostgreSQL only: counters whose sum moves with anything a device list shows (migration 029). */
+export interface DeviceListStampsTable {
+  network_id: string;
+  slot: number;
+  seq: number;
+}
+
 export interface RateLimitBucketsTable {
   bucket: string;
   total: number;
@@ -310,6 +317,7 @@ export interface Database {
   routes: RoutesTable;
   connections: ConnectionsTable;
   audit_log: AuditLogTable;
+  device_list_stamps: DeviceListStampsTable;
   rate_limit_buckets: RateLimitBucketsTable;
   rate_limit_slots: RateLimitSlotsTable;
   server_secrets: ServerSecretsTable;

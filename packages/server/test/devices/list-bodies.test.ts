@@ -7,25 +7,33 @@ import type { DeviceBody } from '@warren/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ListShape, listDevicesBody } from '../../src/modules/devices/devices.service.js';
 import { type BodyMade, ListBodies } from '../../src/modules/devices/list-bodies.js';
-import { backend } from '../harness.js';
-import { type EnrolledDevice, enroll, heartbeat, startWithAuthKey } from './helpers.js';
+import { json, type SecondInstance, secondInstance } from '../harness.js';
+import {
+  type EnrolledDevice,
+  enroll,
+  getDevice,
+  heartbeat,
+  listFields,
+  nodeCall,
+  startWithAuthKey,
+} from './helpers.js';
 
-const made = (version: number, validUntil = Number.POSITIVE_INFINITY): BodyMade => ({
+const made = (version: number): BodyMade => ({
   filter: { tags: [] },
   source: undefined,
   version,
   madeAt: 0,
-  validUntil,
+  validUntil: Number.POSITIVE_INFINITY,
   routes: '',
 });
 
 /** A build that counts its calls and finishes on a later turn of the event loop. */
-function slowBuild(text: string) {
+function slowBuild(text: string, validUntil = Number.POSITIVE_INFINITY) {
   const calls = { n: 0 };
   const build = async () => {
     calls.n++;
     await new Promise((resolve) => setImmediate(resolve));
-    return Buffer.from(text);
+    return { body: Buffer.from(text), validUntil };
   };
   return { calls, build };
 }
@@ -62,9 +70,11 @@ describe('kept list bodies', () => {
     await bodies.body('v1', 'net', made(1), 0, moved.build, () => false);
     await bodies.body('v1', 'net', made(1), 0, moved.build, () => true);
     expect(moved.calls.n).toBe(2);
-    const timed = slowBuild('{"devices":[]}');
-    await bodies.body('v1', 'net', made(3, 100), 0, timed.build, () => true);
-    await bodies.body('v1', 'net', made(3, 100), 100, timed.build, () => true);
+    const timed = slowBuild('{"devices":[]}', 100);
+    await bodies.body('v1', 'net', made(3), 0, timed.build, () => true);
+    await bodies.body('v1', 'net', made(3), 99, timed.build, () => true);
+    expect(timed.calls.n).toBe(1);
+    await bodies.body('v1', 'net', made(3), 100, timed.build, () => true);
     expect(timed.calls.n).toBe(2);
   });
 });
@@ -89,7 +99,7 @@ describe('device list bodies shared by every caller', () => {
   });
   afterAll(() => server.close());
 
-  it.runIf(backend === 'sqlite')('answers concurrent polls after a heartbeat with one body built once', async () => {
+  it('answers concurrent polls after a heartbeat with one body built once', async () => {
     const ctx = server.app.ctx;
     const poll = () => listDevicesBody(ctx, server.networkId, {}, shape);
     await poll();
@@ -104,5 +114,100 @@ describe('device list bodies shared by every caller', () => {
     expect(listed.find((d: DeviceBody) => d.id === devices[1]!.device.id).lastSeen).toBe(
       new Date(server.clock.now()).toISOString(),
     );
+  });
+});
+
+/**
+ * Another instance on the same database keeps its bodies too, and learns of every change only
+ * through the database: after each write through the first instance, the second's lists (read
+ * before the write, so their bodies are kept) must equal the first's per-device reads. On
+ * PostgreSQL this is the list stamp's proof (migration 029); on SQLite, the index's.
+ */
+describe('kept list bodies served by another instance', () => {
+  let server: Awaited<ReturnType<typeof startWithAuthKey>>['server'];
+  let second: SecondInstance;
+  const devices: EnrolledDevice[] = [];
+
+  beforeAll(async () => {
+    let authKey: string;
+    ({ server, authKey } = await startWithAuthKey({ tags: ['tag:web', 'tag:db'], keyTags: ['tag:web'] }));
+    second = await secondInstance(server);
+    devices.push(await enroll(server, authKey, { hostname: 'router', advertiseRoutes: ['10.42.0.0/16'] }));
+    for (let i = 0; i < 3; i++) devices.push(await enroll(server, authKey, { hostname: `peer${i}` }));
+  });
+  afterAll(async () => {
+    await second.close();
+    await server.close();
+  });
+
+  const fromSecond = async (path: string) => {
+    const res = await second.get(path);
+    expect(res.status).toBe(200);
+    return (await json(res)).devices as any[];
+  };
+  const fromFirst = async (path: string) => {
+    const res = await server.call('GET', path);
+    expect(res.status).toBe(200);
+    return json(res);
+  };
+
+  /** Every whole list from the second instance, each read twice (the second from its kept body). */
+  async function lists() {
+    const read = async () => ({
+      list: await fromSecond('/v1/devices'),
+      details: await fromSecond('/v1/devices?fields=all'),
+      web: await fromSecond('/v1/devices?tag=tag:web&online=true'),
+      offline: await fromSecond('/v1/devices?online=false'),
+      tailscale: await fromSecond('/api/v2/tailnet/-/devices?fields=all'),
+    });
+    const first = await read();
+    expect(await read()).toEqual(first);
+    return first;
+  }
+
+  /** The second instance's lists equal the first's per-device reads, device by device. */
+  async function expectCurrent() {
+    const { list, details, web, offline, tailscale } = await lists();
+    const expected = await Promise.all(details.map(async (d) => (await getDevice(server, d.id)).body));
+    expect(details).toEqual(expected);
+    expect(list).toEqual(expected.map(listFields));
+    expect(web).toEqual(expected.filter((d) => d.online && d.tags.includes('tag:web')).map(listFields));
+    expect(offline).toEqual(expected.filter((d) => !d.online).map(listFields));
+    const tailscaleExpected = await Promise.all(tailscale.map((d) => fromFirst(`/api/v2/device/${d.id}?fields=all`)));
+    expect(tailscale).toEqual(tailscaleExpected);
+    expect(tailscale.map((d) => d.id)).toEqual(expected.map((d) => d.id));
+    return new Map(expected.map((d) => [d.id, d]));
+  }
+
+  it('follows a rename, a tag change, a route approval, presence and a deletion', async () => {
+    const [router, peer0, peer1, peer2] = devices.map((d) => d.device.id) as string[];
+    await expectCurrent();
+
+    const rename = await server.call('POST', `/api/v2/device/${peer0}/name`, { body: { name: 'renamed' } });
+    expect(rename.status).toBe(200);
+    expect((await expectCurrent()).get(peer0!).name).toBe('renamed');
+
+    const tags = await server.call('POST', `/v1/devices/${peer1}/tags`, { body: { tags: ['tag:db'] } });
+    expect(tags.status).toBe(200);
+    expect((await expectCurrent()).get(peer1!).tags).toEqual(['tag:db']);
+
+    const route = (await fromFirst(`/v1/routes?device=${router}`)).routes[0];
+    expect((await server.call('POST', `/v1/routes/${route.id}/approve`)).status).toBe(200);
+    expect((await expectCurrent()).get(router!).routes[0]).toMatchObject({ state: 'approved', primary: true });
+
+    // A heartbeat moves only lastSeen.
+    server.clock.advance(5_000);
+    expect((await heartbeat(server, devices[3]!.nodeToken)).status).toBe(200);
+    expect((await expectCurrent()).get(peer2!).lastSeen).toBe(new Date(server.clock.now()).toISOString());
+
+    expect((await nodeCall(server, devices[3]!.nodeToken, 'disconnect')).status).toBe(204);
+    expect((await expectCurrent()).get(peer2!).online).toBe(false);
+
+    // Time alone: the others time out with nothing written.
+    server.clock.advance(60_000);
+    expect([...(await expectCurrent()).values()].every((d) => !d.online)).toBe(true);
+
+    expect((await server.call('DELETE', `/v1/devices/${peer0}`)).status).toBe(204);
+    expect((await expectCurrent()).has(peer0!)).toBe(false);
   });
 });

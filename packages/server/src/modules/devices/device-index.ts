@@ -13,8 +13,9 @@
  * network's index, and the call reads it whole again. Each call reads the cursor itself, after
  * the previous call's read, so it sees every change committed before it began.
  *
- * PostgreSQL commits concurrently and keeps no such order (see migration 012); its lists read
- * per call (devices.service.ts).
+ * PostgreSQL commits concurrently and keeps no such order (see migration 012); there a list
+ * reads its devices per build, and its kept body is checked against the network's list stamp
+ * (list-stamp.ts).
  */
 import { parseList } from '../../lib/json.js';
 import type { Db } from '../../storage/database.js';
@@ -37,6 +38,32 @@ export interface IndexFilter {
   /** Every one must be on the device. */
   tags: readonly string[];
   online?: boolean;
+}
+
+/** The devices a list shows, and until when that holds with nothing written. */
+export interface Selection<D extends DeviceStamp = DeviceStamp> {
+  devices: D[];
+  validUntil: number;
+}
+
+/**
+ * The devices of `looked` (those the list's other filters select) that the presence filter
+ * keeps, and the first moment one of them times out: the answer changes then, whether the
+ * device is shown (its `online`) or not (an `online=false` list gains it).
+ */
+export function selectByPresence<D extends DeviceStamp>(
+  looked: readonly D[],
+  online: boolean | undefined,
+  now: number,
+): Selection<D> {
+  const devices: D[] = [];
+  let validUntil = Number.POSITIVE_INFINITY;
+  for (const device of looked) {
+    const isUp = isOnline(device, now);
+    if (isUp) validUntil = Math.min(validUntil, onlineUntil(device.last_seen_at as number));
+    if (online === undefined || isUp === online) devices.push(device);
+  }
+  return { devices, validUntil };
 }
 
 type ChangeRow = Awaited<ReturnType<typeof deviceChangesSince>>[number];
@@ -90,7 +117,7 @@ export class NetworkDevices {
    * The devices the filter selects, in creation order, and until when that answer holds with
    * nothing else changing: the first moment a device the filter looks at times out.
    */
-  select(filter: IndexFilter, now: number): { devices: IndexedDevice[]; validUntil: number } {
+  select(filter: IndexFilter, now: number): Selection<IndexedDevice> {
     if (this.orderStale) {
       this.ordered.sort(byCreation);
       this.orderStale = false;
@@ -102,19 +129,16 @@ export class NetworkDevices {
       const tagged = this.tagLists().get(tag) ?? NONE;
       if (tagged.length < from.length || from === this.ordered) from = tagged;
     }
-    const { user, online, tags } = filter;
-    const devices: IndexedDevice[] = [];
-    let validUntil = Number.POSITIVE_INFINITY;
-    for (const device of from) {
-      if (user !== undefined && device.user_id !== user && device.user_login !== user) continue;
-      if (tags.length > 1 && !tags.every((tag) => device.tags.includes(tag))) continue;
-      const isUp = isOnline(device, now);
-      // Shown online now, offline once its heartbeat is too old: the answer changes then.
-      if (isUp) validUntil = Math.min(validUntil, onlineUntil(device.last_seen_at as number));
-      if (online !== undefined && isUp !== online) continue;
-      devices.push(device);
-    }
-    return { devices, validUntil };
+    const { user, tags } = filter;
+    const looked =
+      user === undefined && tags.length < 2
+        ? from
+        : from.filter(
+            (device) =>
+              (user === undefined || device.user_id === user || device.user_login === user) &&
+              (tags.length < 2 || tags.every((tag) => device.tags.includes(tag))),
+          );
+    return selectByPresence(looked, filter.online, now);
   }
 
   private add(device: IndexedDevice): void {

@@ -12,13 +12,12 @@ import { checkTags, requireOwnedTags, requireTagSyntax } from '../acl/tags.js';
 import { netmapEpoch } from '../network/epochs.js';
 import { addrIndexOf } from './addresses.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
-import type { IndexFilter, NetworkDevices } from './device-index.js';
+import { type DeviceIndex, type IndexFilter, type Selection, selectByPresence } from './device-index.js';
 import { type RecordShape, routesText } from './device-records.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
 import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
 import {
   type DeviceFilter,
-  type DeviceStamp,
   devicesByIds,
   drivingTag,
   listDeviceStamps,
@@ -27,8 +26,9 @@ import {
   routesOfDevices,
   routesOfNetwork,
 } from './devices.repository.js';
-import { type KeptLists, keptLists } from './kept-lists.js';
-import type { BodyMade } from './list-bodies.js';
+import { keptLists } from './kept-lists.js';
+import type { BodyMade, Built } from './list-bodies.js';
+import { deviceListStamp } from './list-stamp.js';
 
 export interface DeviceListInput {
   user?: string;
@@ -72,11 +72,11 @@ export interface ListShape extends RecordShape {
 
 /**
  * A whole list as its response body (UTF-8 JSON), `{"devices":[…]}` in creation order: the
- * devices the filter selects, as `shape` shows them. Kept records are reused (device-records.ts),
- * so a list reads full rows only of devices that changed since; detail records read the
- * network's routes once per call. Which devices it shows comes from the kept index on SQLite
- * (device-index.ts), from a query per call on PostgreSQL. On SQLite the body itself is kept
- * while nothing it shows has moved, and every caller shares one build of it (list-bodies.ts).
+ * devices the filter selects, as `shape` shows them. The body is kept while nothing it shows
+ * has moved, and every caller shares one build of it (list-bodies.ts); what tells is the kept
+ * index on SQLite (device-index.ts), the network's list stamp on PostgreSQL (list-stamp.ts).
+ * A build reuses kept records (device-records.ts), so it reads full rows only of devices that
+ * changed since; detail records read the network's routes once per call.
  */
 export async function listDevicesBody(
   ctx: AppContext,
@@ -86,47 +86,70 @@ export async function listDevicesBody(
 ): Promise<Buffer> {
   const kept = keptLists(ctx);
   const now = ctx.clock.now();
-  const [selection, routes] = await Promise.all([
-    selectDevices(ctx, kept, networkId, input, now),
+  const filter = indexFilter(input);
+  const [read, routes] = await Promise.all([
+    kept.index ? fromIndex(ctx.db, kept.index, networkId) : fromStamp(ctx.db, networkId, input),
     shape.details ? routesByDevice(ctx.db, networkId, now) : undefined,
   ]);
-  const build = () => kept.records.body(selection.stamps, now, rowsReader(ctx, networkId), routes?.byDevice, shape);
-  if (!selection.made) return build();
+  const rows = rowsReader(ctx, networkId);
+  // Only the index knows a network is gone; its list is empty.
+  if (!read) return kept.records.body([], now, rows, undefined, shape);
+  const build = async (): Promise<Built> => {
+    const selection = await read.select(filter, now);
+    return {
+      body: await kept.records.body(selection.devices, now, rows, routes?.byDevice, shape),
+      validUntil: selection.validUntil,
+    };
+  };
   // The routes as read are part of what a detail body shows (primaries follow other routers' presence).
-  const made = routes ? { ...selection.made, routes: routes.text } : selection.made;
-  const { source, version } = made;
-  return kept.bodies.body(
-    shape.name,
-    networkId,
-    made,
-    now,
-    build,
-    () => (source as NetworkDevices).generation === version,
-  );
+  const made: BodyMade = {
+    filter,
+    source: read.source,
+    version: read.version,
+    madeAt: now,
+    validUntil: Number.POSITIVE_INFINITY,
+    routes: routes?.text ?? '',
+  };
+  return kept.bodies.body(shape.name, networkId, made, now, build, read.stillCurrent);
+}
+
+/** What a list was read from, at which version, and the selection of its filter there. */
+interface ListRead {
+  source: object | undefined;
+  version: number | string;
+  select(filter: IndexFilter, now: number): Selection | Promise<Selection>;
+  /** Whether nothing the list shows has moved since `version` was read. */
+  stillCurrent(): boolean | Promise<boolean>;
+}
+
+/** SQLite: the kept index, brought up to date; undefined when the network is gone. */
+async function fromIndex(db: Db, index: DeviceIndex, networkId: string): Promise<ListRead | undefined> {
+  const devices = await index.view(db, networkId);
+  if (!devices) return undefined;
+  const version = devices.generation;
+  return {
+    source: devices,
+    version,
+    select: (filter, now) => devices.select(filter, now),
+    stillCurrent: () => devices.generation === version,
+  };
 }
 
 /**
- * The stamps of the devices a list's filters select, in creation order: from the kept index on
- * SQLite, with what a body made from them is valid for; from a query on PostgreSQL.
+ * PostgreSQL: the network's list stamp; a selection is a query, read whatever the presence
+ * filter so that a body knows when a device it looks at times out (selectByPresence).
  */
-async function selectDevices(
-  ctx: AppContext,
-  kept: KeptLists,
-  networkId: string,
-  input: DeviceListInput,
-  now: number,
-): Promise<{ stamps: readonly DeviceStamp[]; made?: BodyMade }> {
-  if (!kept.index) {
-    const filter = await deviceFilter(ctx.db, networkId, input);
-    return { stamps: await listDeviceStamps(ctx.db, networkId, now, filter) };
-  }
-  const filter = indexFilter(input);
-  const devices = await kept.index.view(ctx.db, networkId);
-  if (!devices) return { stamps: [] };
-  const version = devices.generation;
-  const selection = devices.select(filter, now);
-  const made = { filter, source: devices, version, madeAt: now, validUntil: selection.validUntil, routes: '' };
-  return { stamps: selection.devices, made };
+async function fromStamp(db: Db, networkId: string, input: DeviceListInput): Promise<ListRead> {
+  const version = await deviceListStamp(db, networkId);
+  return {
+    source: undefined,
+    version,
+    select: async (filter, now) => {
+      const looked = { ...(await deviceFilter(db, networkId, input)), online: undefined };
+      return selectByPresence(await listDeviceStamps(db, networkId, now, looked), filter.online, now);
+    },
+    stillCurrent: async () => (await deviceListStamp(db, networkId)) === version,
+  };
 }
 
 /** The network's routes, with their primaries at `now`, by device, and as one text. */

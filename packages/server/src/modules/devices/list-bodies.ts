@@ -22,7 +22,7 @@ export interface BodyMade {
   /** What the selection was read from (SQLite: the network's index), undefined if nothing kept. */
   source: object | undefined;
   /** Its version when read (the index's generation, or the network's list stamp). */
-  version: number;
+  version: number | string;
   madeAt: number;
   validUntil: number;
   /** The network's routes as the call read them (routesText); '' for shapes without routes. */
@@ -33,17 +33,22 @@ interface KeptBody extends BodyMade {
   body: Buffer;
 }
 
-interface Building extends BodyMade {
-  body: Promise<Buffer>;
+/** A body, and until when it holds with nothing written (the first timeout of a device it looks at). */
+export interface Built {
+  body: Buffer;
+  validUntil: number;
 }
 
-/** Whether `kept` is the answer for a call that read `current` at `now`. */
-const answers = (kept: BodyMade, current: BodyMade, now: number) =>
-  kept.source === current.source &&
-  kept.version === current.version &&
-  kept.routes === current.routes &&
-  now >= kept.madeAt &&
-  now < kept.validUntil;
+interface Building extends BodyMade {
+  built: Promise<Built>;
+}
+
+/** Whether a body made from `made` shows what a call that read `current` at `now` must. */
+const sameRead = (made: BodyMade, current: BodyMade, now: number) =>
+  made.source === current.source &&
+  made.version === current.version &&
+  made.routes === current.routes &&
+  now >= made.madeAt;
 
 export class ListBodies {
   private readonly kept = new Map<string, KeptBody>();
@@ -54,33 +59,39 @@ export class ListBodies {
 
   /**
    * The body of `shape` for the network's filter as a call at `now` that read `current` must
-   * answer: the kept one if it still is, the one being built for the same version, or a new one
+   * answer: the kept one if it still is, the one being built from the same read, or a new one
    * from `build`. `stillCurrent`, asked once the body is built, says whether nothing it shows
-   * moved while it was being built; only then is it kept.
+   * moved while it was being built; only then is it kept. `current.validUntil` is not read:
+   * a body's validity comes with it from `build`.
    */
   async body(
     shape: string,
     networkId: string,
     current: BodyMade,
     now: number,
-    build: () => Promise<Buffer>,
+    build: () => Promise<Built>,
     stillCurrent: () => boolean | Promise<boolean>,
   ): Promise<Buffer> {
     const key = keyOf(shape, networkId, current.filter);
     const hit = this.kept.get(key);
     if (hit) {
-      if (answers(hit, current, now)) return hit.body;
+      if (sameRead(hit, current, now) && now < hit.validUntil) return hit.body;
       this.drop(key, hit);
     }
     const inFlight = this.building.get(key);
-    if (inFlight && answers(inFlight, current, now)) return inFlight.body;
-    const body = build();
-    const building = { ...current, body };
+    if (inFlight && sameRead(inFlight, current, now)) {
+      const shared = await inFlight.built;
+      if (now < shared.validUntil) return shared.body;
+    }
+    const built = build();
+    const building = { ...current, built };
     this.building.set(key, building);
     try {
-      const made = await body;
-      if (made.length <= this.maxBytes && (await stillCurrent())) this.keep(key, current, made);
-      return made;
+      const made = await built;
+      if (made.body.length <= this.maxBytes && (await stillCurrent())) {
+        this.keep(key, { ...current, validUntil: made.validUntil }, made.body);
+      }
+      return made.body;
     } finally {
       if (this.building.get(key) === building) this.building.delete(key);
     }
