@@ -69,8 +69,6 @@ export interface AuditQueue {
   flush(): Promise<void>;
   /** Resolves once everything queued before the call is committed (one write shared by concurrent callers). */
   settled(): Promise<void>;
-  /** Whether a write of this queue is in flight (its entries have numbers but are not yet visible). */
-  readonly writing: boolean;
   close(): Promise<void>;
   /** Told of a batch that could not be written (the calls it recorded were already answered). */
   onError?: (error: unknown) => void;

@@ -83,7 +83,6 @@ export class AuditLog implements AuditQueue {
   private flushing: Promise<void> = Promise.resolve();
   /** The write that follows the one in flight, shared by every caller of `settled()` meanwhile. */
   private nextWrite: Promise<void> | undefined;
-  private inFlight = 0;
 
   constructor(private readonly db: Db) {}
 
@@ -141,17 +140,8 @@ export class AuditLog implements AuditQueue {
    * instances flushing at once lock the same rows in the same order.
    */
   private async write(rows: AuditRow[], uses: Map<string, { at: number; count: number }>): Promise<void> {
-    this.inFlight++;
-    try {
-      if (uses.size) await this.guarded(() => this.writeKeyUses(uses));
-      if (rows.length) await this.guarded(() => this.db.transaction().execute((trx) => insertAuditEntries(trx, rows)));
-    } finally {
-      this.inFlight--;
-    }
-  }
-
-  get writing(): boolean {
-    return this.inFlight > 0;
+    if (uses.size) await this.guarded(() => this.writeKeyUses(uses));
+    if (rows.length) await this.guarded(() => this.db.transaction().execute((trx) => insertAuditEntries(trx, rows)));
   }
 
   /**

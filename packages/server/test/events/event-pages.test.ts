@@ -1,5 +1,5 @@
 /**
- * Full event pages are kept as bodies on SQLite (http/routes/events.routes.ts): a kept page
+ * Full event pages are kept as bodies (modules/logs/kept-pages.ts): a kept page
  * must be the page a server that kept nothing reads, before and after retention removes some
  * of its events.
  */

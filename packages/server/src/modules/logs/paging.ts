@@ -6,9 +6,9 @@
  * the first page is the same range scan as every other.
  */
 import { type LogPageRequest, parseDuration } from '@warren/contract';
-import { sql } from 'kysely';
 import { invalidDuration, invalidRequest } from '../../core/errors.js';
 import type { LogIds, LogKind } from '../../lib/log-ids.js';
+import { compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 
 const DEFAULT_LIMIT = 100;
@@ -40,8 +40,13 @@ function pageStart(ids: LogIds, kind: LogKind, query: { since?: string; cursor?:
 
 /** The logs and the column each records its arrival time in. */
 const TIME_COLUMN = { connections: 'logged_at', audit_log: 'time', events: 'time' } as const;
-type LogTable = keyof typeof TIME_COLUMN;
+export type LogTable = keyof typeof TIME_COLUMN;
 const KIND: Record<LogTable, LogKind> = { connections: 'connection', audit_log: 'audit', events: 'event' };
+
+/** The kind of a log's ids and cursors (lib/log-ids.ts). */
+export function logKind(table: LogTable): LogKind {
+  return KIND[table];
+}
 
 interface ResolvedStart {
   /** The page holds the entries with a greater sequence number. */
@@ -59,17 +64,39 @@ interface ResolvedStart {
  */
 async function resolveStart(db: Db, table: LogTable, networkId: string, start: PageStart): Promise<ResolvedStart> {
   if (start.afterSeq !== undefined) return { afterSeq: start.afterSeq, exhausted: false };
-  const time = sql.ref(TIME_COLUMN[table]);
-  const log = sql.table(table);
-  const { rows } = await sql<{ first_seq: number | null; last_seq: number | null }>`
-    select
-      (select seq from ${log} where network_id = ${networkId} and ${time} >= ${start.sinceMs}
-        order by ${time}, seq limit 1) as first_seq,
-      (select seq from ${log} where network_id = ${networkId} order by seq desc limit 1) as last_seq`.execute(db);
-  const first = rows[0]?.first_seq;
-  if (first == null) return { afterSeq: Number(rows[0]?.last_seq ?? 0), exhausted: true };
+  const [row] = await startOf(table)(db, { networkId, sinceMs: start.sinceMs ?? 0 });
+  const first = row?.first_seq;
+  if (first == null) return { afterSeq: Number(row?.last_seq ?? 0), exhausted: true };
   return { afterSeq: Number(first) - 1, exhausted: false };
 }
+
+/** resolveStart's one statement, built once per log (storage/compiled-query.ts): every first page runs it. */
+const startOf = compiledShapes(
+  (table: LogTable) => table,
+  (table) => (db: Db, p: { networkId: string; sinceMs: number }) => {
+    // The three logs share the columns read here; the types name one of them.
+    const log = table as 'audit_log';
+    const time = TIME_COLUMN[table] as 'time';
+    return db.selectNoFrom((eb) => [
+      eb
+        .selectFrom(log)
+        .select('seq')
+        .where('network_id', '=', p.networkId)
+        .where(time, '>=', p.sinceMs)
+        .orderBy(time)
+        .orderBy('seq')
+        .limit(1)
+        .as('first_seq'),
+      eb
+        .selectFrom(log)
+        .select('seq')
+        .where('network_id', '=', p.networkId)
+        .orderBy('seq', 'desc')
+        .limit(1)
+        .as('last_seq'),
+    ]);
+  },
+);
 
 export interface LogPage<T> {
   entries: T[];
@@ -106,22 +133,6 @@ export async function pagePosition(
 ): Promise<ResolvedStart & { limit: number }> {
   const start = await resolveStart(db, table, networkId, pageStart(logIds, KIND[table], query, now));
   return { ...start, limit: query.limit ?? DEFAULT_LIMIT };
-}
-
-/**
- * The page of `limit + 1` rows fetched after `afterSeq`, when they fill it: a page with more
- * after it, which no later entry can join (see KeptPages). Undefined when they do not.
- */
-export function fullPage<R extends { seq: number }, T>(
-  logIds: LogIds,
-  table: LogTable,
-  rows: R[],
-  limit: number,
-  present: (row: R) => T,
-  afterSeq: number,
-): LogPage<T> | undefined {
-  if (rows.length <= limit) return undefined;
-  return pageOf(rows, limit, present, afterSeq, (seq) => logIds.cursor(KIND[table], seq));
 }
 
 /**
