@@ -3,6 +3,7 @@
  * the highest `version` (the unique index on (network_id, version) serves every query here).
  */
 import { newId } from '../../lib/ids.js';
+import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 
 export interface PolicyHead {
@@ -15,15 +16,39 @@ export interface PolicyVersionRow extends PolicyHead {
   created_by: string | null;
 }
 
-/** Version and ETag of the current policy, without its text (the hot path of every cache check). */
-export async function policyHead(db: Db, networkId: string): Promise<PolicyHead | undefined> {
-  const row = await db
+/**
+ * Built once (storage/compiled-query.ts): the head is read by every policy read and every
+ * check of the policy cache, and building the query with Kysely on each call cost more than
+ * SQLite takes to answer it.
+ */
+const headOf = compiledQuery((db, p: { networkId: string }) =>
+  db
     .selectFrom('policies')
     .select(['version', 'etag'])
-    .where('network_id', '=', networkId)
+    .where('network_id', '=', p.networkId)
     .orderBy('version', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1),
+);
+
+const versionOf = compiledQuery((db, p: { networkId: string; version: number }) =>
+  db
+    .selectFrom('policies')
+    .select(['version', 'etag', 'text', 'created_at', 'created_by'])
+    .where('network_id', '=', p.networkId)
+    .where('version', '=', p.version),
+);
+
+const versionsOf = compiledQuery((db, p: { networkId: string }) =>
+  db
+    .selectFrom('policies')
+    .select(['version', 'etag', 'created_at', 'created_by'])
+    .where('network_id', '=', p.networkId)
+    .orderBy('version', 'desc'),
+);
+
+/** Version and ETag of the current policy, without its text (the hot path of every cache check). */
+export async function policyHead(db: Db, networkId: string): Promise<PolicyHead | undefined> {
+  const [row] = await headOf(db, { networkId });
   return row && { version: Number(row.version), etag: row.etag };
 }
 
@@ -32,23 +57,13 @@ export async function policyVersion(
   networkId: string,
   version: number,
 ): Promise<(PolicyVersionRow & { text: string }) | undefined> {
-  const row = await db
-    .selectFrom('policies')
-    .select(['version', 'etag', 'text', 'created_at', 'created_by'])
-    .where('network_id', '=', networkId)
-    .where('version', '=', version)
-    .executeTakeFirst();
+  const [row] = await versionOf(db, { networkId, version });
   return row && { ...row, version: Number(row.version) };
 }
 
 /** Every version, newest first, without texts. */
 export async function policyVersions(db: Db, networkId: string): Promise<PolicyVersionRow[]> {
-  const rows = await db
-    .selectFrom('policies')
-    .select(['version', 'etag', 'created_at', 'created_by'])
-    .where('network_id', '=', networkId)
-    .orderBy('version', 'desc')
-    .execute();
+  const rows = await versionsOf(db, { networkId });
   return rows.map((row) => ({ ...row, version: Number(row.version) }));
 }
 
