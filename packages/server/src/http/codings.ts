@@ -28,6 +28,11 @@ export function checkCodings(request: FastifyRequest): void {
 }
 
 function refusal(request: FastifyRequest): ApiError | undefined {
+  const { headers } = request;
+  // Nearly every call sends none of the three: checked without building their member lists.
+  if (headers.expect === undefined && headers['transfer-encoding'] === undefined && !headers['content-encoding']) {
+    return undefined;
+  }
   const expectations = members(request.headers.expect);
   if (expectations.some((e) => e !== '100-continue')) {
     return new ApiError(

@@ -17,7 +17,10 @@ const HOST = /^(?:\[[0-9A-Za-z:.%]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f
 export function checkHostHeader(request: FastifyRequest): void {
   const raw = request.raw.rawHeaders;
   const values: string[] = [];
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'host') values.push(raw[i + 1]);
+  // Only a four-letter name can be Host: the others are not lower-cased (a string per header).
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') values.push(raw[i + 1]);
+  }
   if (values.length > 1) {
     throw invalidRequest(`the request has ${values.length} Host headers: send exactly one (RFC 9112 §3.2)`);
   }

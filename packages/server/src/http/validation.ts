@@ -27,10 +27,12 @@ export function registerValidation(app: FastifyInstance): void {
   );
   // A POST without any body (curl -X POST) is an empty object, so optional-only bodies work
   // and a missing required field is reported by name.
-  app.addHook('preValidation', async (request) => {
+  // A callback, not an async function: it runs on every request and never waits.
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && request.method !== 'GET' && request.method !== 'DELETE') {
       request.body = {};
     }
+    done();
   });
 }
 
