@@ -36,6 +36,7 @@ import * as userDeviceUsage from './migrations/026_user_device_usage.js';
 import * as rateLimitHitMany from './migrations/027_rate_limit_hit_many.js';
 import * as boundedHostinfo from './migrations/028_bounded_hostinfo.js';
 import * as deviceListStamps from './migrations/029_device_list_stamps.js';
+import * as deviceListStampsOnce from './migrations/030_device_list_stamps_once.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -77,6 +78,7 @@ const MIGRATIONS = {
   '027_rate_limit_hit_many': rateLimitHitMany,
   '028_bounded_hostinfo': boundedHostinfo,
   '029_device_list_stamps': deviceListStamps,
+  '030_device_list_stamps_once': deviceListStampsOnce,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

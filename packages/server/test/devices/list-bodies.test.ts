@@ -7,7 +7,8 @@ import type { DeviceBody } from '@warren/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ListShape, listDevicesBody } from '../../src/modules/devices/devices.service.js';
 import { type BodyMade, ListBodies } from '../../src/modules/devices/list-bodies.js';
-import { json, type SecondInstance, secondInstance } from '../harness.js';
+import { deviceListStamp } from '../../src/modules/devices/list-stamp.js';
+import { backend, json, type SecondInstance, secondInstance } from '../harness.js';
 import {
   type EnrolledDevice,
   enroll,
@@ -209,5 +210,25 @@ describe('kept list bodies served by another instance', () => {
 
     expect((await server.call('DELETE', `/v1/devices/${peer0}`)).status).toBe(204);
     expect((await expectCurrent()).has(peer0!)).toBe(false);
+  });
+
+  it('follows one transaction that changes every device, which moves the stamp once', async () => {
+    await expectCurrent();
+    const { db } = server.database.storage;
+    const stamp = () => (backend === 'postgres' ? deviceListStamp(db, server.networkId) : Promise.resolve('0'));
+    const before = await stamp();
+    const seen = server.clock.now() - 1_000;
+    await db.transaction().execute(async (trx) => {
+      for (const { device } of devices) {
+        await trx
+          .updateTable('devices')
+          .set({ last_seen_at: seen, disconnected: 0 })
+          .where('id', '=', device.id)
+          .execute();
+      }
+    });
+    if (backend === 'postgres') expect(BigInt(await stamp())).toBe(BigInt(before) + 1n);
+    const current = await expectCurrent();
+    expect([...current.values()].map((d) => d.online)).toEqual([true, true, true]);
   });
 });
