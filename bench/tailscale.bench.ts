@@ -94,6 +94,8 @@ interface Figures {
   devices: number;
   perSecond: number;
   rssPerDevice: number;
+  /** Map streams the server ended while they were measured (a device would reconnect). */
+  closed: number;
   policy: { p50: number; p99: number; last: number[]; missed: number };
   tag: { p50: number; p99: number; last: number[]; missed: number; others: number };
 }
@@ -246,6 +248,12 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     });
     if (sim.failed > 0) process.stderr.write(`  ${sim.failed} devices failed: ${JSON.stringify(sim.reasons)}\n`);
     const devices = sim.devices;
+    let closed = 0;
+    for (const d of devices)
+      d.stream.done.then(
+        () => closed++,
+        () => closed++,
+      );
     // Let the peers' own arrival (deltas to earlier devices) and presence settle.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const rssPerDevice = (rss() - rssBefore) / devices.length;
@@ -305,6 +313,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     }
     watching = undefined;
 
+    const streamsClosed = closed;
     const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
     const p = sorted(policyTimes);
     const t = sorted(tagTimes);
@@ -312,6 +321,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       devices: devices.length,
       perSecond: devices.length / sim.seconds,
       rssPerDevice,
+      closed: streamsClosed,
       policy: { p50: percentile(p, 50), p99: percentile(p, 99), last: policyLast, missed: policyMissed },
       tag: { p50: percentile(t, 50), p99: percentile(t, 99), last: tagLast, missed: tagMissed, others },
     };
@@ -353,16 +363,25 @@ function report(label: string, base: Figures, full: Figures, titles: [string, st
       ms(full.policy.p99),
       ratio(full.policy.p99, base.policy.p99),
     ),
-    row('policy change → last stream (each)', base.policy.last.map(fmt).join('/'), full.policy.last.map(fmt).join('/')),
+    row(
+      'policy change → last stream (each)',
+      base.policy.last.map((n) => fmt(n)).join('/'),
+      full.policy.last.map((n) => fmt(n)).join('/'),
+    ),
     row('tag change → affected stream p50', ms(base.tag.p50), ms(full.tag.p50), ratio(full.tag.p50, base.tag.p50)),
     row('tag change → affected stream p99', ms(base.tag.p99), ms(full.tag.p99), ratio(full.tag.p99, base.tag.p99)),
-    row('tag change → last stream (each)', base.tag.last.map(fmt).join('/'), full.tag.last.map(fmt).join('/')),
+    row(
+      'tag change → last stream (each)',
+      base.tag.last.map((n) => fmt(n)).join('/'),
+      full.tag.last.map((n) => fmt(n)).join('/'),
+    ),
     row('messages to unconcerned streams', fmt(base.tag.others), fmt(full.tag.others)),
     row(
       'updates missed (30 s / 10 s)',
       fmt(base.policy.missed + base.tag.missed),
       fmt(full.policy.missed + full.tag.missed),
     ),
+    row('streams the server closed', fmt(base.closed), fmt(full.closed)),
     `  goals at ${fmt(goals.devices)}: policy p99 ${ms(goals.policy.p99)} (< 2,000) · tag p99 ${ms(goals.tag.p99)} (< 500) · ` +
       `${fmt(goals.rssPerDevice / 1024, 1)} kB/device (< 20)`,
   ];
