@@ -9,6 +9,8 @@ import { nonceOf, open, seal, TAG_LEN } from './noise-crypto.js';
 import { MSG_RECORD, type Session } from './noise-handshake.js';
 
 const HEADER = 3;
+/** What `pending` is between records, rather than an empty view that would keep the last chunk. */
+const NOTHING = Buffer.alloc(0);
 export const MAX_RECORD = 4096;
 export const MAX_PLAINTEXT = MAX_RECORD - HEADER - TAG_LEN;
 
@@ -25,7 +27,7 @@ export interface Carrier {
 export class NoiseConn extends Duplex {
   private txNonce = 0n;
   private rxNonce = 0n;
-  private pending: Buffer = Buffer.alloc(0);
+  private pending: Buffer = NOTHING;
 
   constructor(
     private readonly carrier: Carrier,
@@ -64,7 +66,7 @@ export class NoiseConn extends Duplex {
       }
       if (this.pending.length < HEADER + length) return;
       const ciphertext = this.pending.subarray(HEADER, HEADER + length);
-      this.pending = this.pending.subarray(HEADER + length);
+      this.pending = this.pending.length === HEADER + length ? NOTHING : this.pending.subarray(HEADER + length);
       const plaintext = open(this.session.rxKey, nonceOf(this.rxNonce++), ciphertext);
       if (!plaintext) {
         this.fail('a Noise record did not authenticate');

@@ -169,6 +169,8 @@ function serveChannel(control: Control, conn: NoiseConn, peerStatic: Buffer, soc
     };
   };
   session.on('stream', (stream, headers) => {
+    // A stream reset or cut with its session ends in 'close' as well, where its handler cleans up.
+    stream.on('error', ignoreStreamError);
     const path = String(headers[constants.HTTP2_HEADER_PATH] ?? '');
     handle(control, { machine: peer, clientAddr, hold, charge }, stream, path).catch(() => {
       if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
@@ -176,41 +178,46 @@ function serveChannel(control: Control, conn: NoiseConn, peerStatic: Buffer, soc
   });
 }
 
-/** The request body, counted against the channel's budget (`charge`) while it is held. */
+/** Without a listener a stream's error would throw; the handler in charge learns of it by 'close'. */
+function ignoreStreamError(): void {}
+
+/**
+ * The request body, counted against the channel's budget (`charge`) while it is held. Once the
+ * body is read its listeners go: a map stream stays open for as long as the device is
+ * connected, and listeners left on it would keep this promise, hence the body (a slice of an
+ * 8 KiB buffer pool), for all that time.
+ */
 function readBody(stream: ServerHttp2Stream, charge: Channel['charge']): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let refused = false;
     const release = () => {
       charge(-size);
       size = 0;
-    };
-    const refuse = (error: Error) => {
-      refused = true;
-      release();
       chunks.length = 0;
-      reject(error);
     };
-    stream.on('data', (chunk: Buffer) => {
-      if (refused) return;
-      size += chunk.length;
-      if (!charge(chunk.length)) refuse(new Error('the channel holds too much request data'));
-      else if (size > MAX_BODY) {
-        refuse(new Error('request body too large'));
-        stream.close(constants.NGHTTP2_REFUSED_STREAM);
-      } else chunks.push(chunk);
-    });
-    stream.on('end', () => {
+    const settle = (error?: Error) => {
+      stream.off('data', onData).off('end', onEnd).off('error', settle).off('close', onClose);
+      if (error) {
+        release();
+        reject(error);
+        return;
+      }
       const body = Buffer.concat(chunks);
       release();
       resolve(body);
-    });
-    stream.on('error', (error) => {
-      release();
-      reject(error);
-    });
-    stream.on('close', release);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (!charge(chunk.length)) settle(new Error('the channel holds too much request data'));
+      else if (size > MAX_BODY) {
+        settle(new Error('request body too large'));
+        stream.close(constants.NGHTTP2_REFUSED_STREAM);
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => settle();
+    const onClose = () => settle(new Error('the stream closed before its body ended'));
+    stream.on('data', onData).on('end', onEnd).on('error', settle).on('close', onClose);
   });
 }
 

@@ -16,7 +16,11 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ControlChannel } from '../../../src/control/tailscale/control-client.js';
+import {
+  ControlChannel,
+  type MapStream,
+  randomTailscaleNodeKey,
+} from '../../../src/control/tailscale/control-client.js';
 import { x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
 import { initiate, RESPONSE_LEN } from '../../../src/control/tailscale/noise-handshake.js';
 import { MAX_BODY, MAX_CHANNEL_BODIES, MAX_CHANNEL_STREAMS } from '../../../src/control/tailscale/ts2021.js';
@@ -27,10 +31,12 @@ const PER_CONNECTION = 128 * 1024;
 const HELD = 300;
 const OVERSIZED = 200;
 const FLOODING = 4;
+const STREAMING = 60;
 
 interface Memory {
   heapUsed: number;
   external: number;
+  arrayBuffers: number;
   rss: number;
   /** The peak resident size since the previous measurement (Linux). */
   peakRss?: number;
@@ -130,6 +136,37 @@ async function honestDevice(key: string, hostname: string): Promise<void> {
     client.close();
   }
 }
+
+describe('memory of honest connected devices', () => {
+  it('keeps no buffer of a map request while its stream is open', async () => {
+    const key = await authKey();
+    await honestDevice(key, 'warm-streams');
+    const before = await memory();
+    const devices: Array<{ channel: ControlChannel; stream: MapStream }> = [];
+    const noise = await serverKey(url);
+    for (let i = 0; i < STREAMING; i++) {
+      const channel = await ControlChannel.open(url, noise);
+      const nodeKey = randomTailscaleNodeKey();
+      await channel.register({ NodeKey: nodeKey, Auth: { AuthKey: key }, Hostinfo: { Hostname: `streaming-${i}` } });
+      await new Promise<void>((resolve) => {
+        devices.push({ channel, stream: channel.map(mapRequest(nodeKey, true), () => resolve()) });
+      });
+    }
+    // A request body is a slice of an 8 KiB buffer pool: kept by its stream, it keeps the pool.
+    // What an open stream still holds is its socket's and sessions' small buffers.
+    const bound = STREAMING * 2 * 1024;
+    let grown = Number.POSITIVE_INFINITY;
+    for (const until = Date.now() + 5_000; grown >= bound && Date.now() < until; ) {
+      grown = (await memory()).arrayBuffers - before.arrayBuffers;
+      if (grown >= bound) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(grown / STREAMING).toBeLessThan(2 * 1024);
+    for (const d of devices) {
+      d.stream.close();
+      d.channel.close();
+    }
+  }, 120_000);
+});
 
 describe('memory under hostile control connections', () => {
   it('holds fragmented records within a record each, and closes oversized ones at their header', async () => {
