@@ -135,10 +135,16 @@ async function acceptWebSocket(control: Control, init: Buffer, websocket: WebSoc
   serveChannel(control, new NoiseConn(stream, answer.session, Buffer.alloc(0)), answer.session.peerStatic, socket);
 }
 
-/** HTTP/2 over an established Noise channel: register, map and the rest, for one machine. */
+/**
+ * HTTP/2 over an established Noise channel: register, map and the rest, for one machine. A
+ * channel carries a handful of requests in its life, whose headers are a few short fields: no
+ * HPACK dynamic table either way (headerTableSize 0 tells the client not to keep one for what
+ * it sends), which spares each of the fleet's sessions the header entries it would hold.
+ */
 function serveChannel(control: Control, conn: NoiseConn, peerStatic: Buffer, socket: Duplex): void {
   const session = performServerHandshake(conn, {
-    settings: { maxConcurrentStreams: MAX_CHANNEL_STREAMS, maxHeaderListSize: 64 * 1024 },
+    settings: { maxConcurrentStreams: MAX_CHANNEL_STREAMS, maxHeaderListSize: 64 * 1024, headerTableSize: 0 },
+    maxDeflateDynamicTableSize: 0,
   });
   const peer = machineKeyText(peerStatic);
   const clientAddr = (socket as Partial<Socket>).remoteAddress ?? '';

@@ -161,6 +161,9 @@ describe('memory of honest connected devices', () => {
       if (grown >= bound) await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(grown / STREAMING).toBeLessThan(2 * 1024);
+    // Nor does a session keep the header tables of HPACK: the client is told to keep none.
+    const h2 = (devices[0].channel as unknown as { h2: ClientHttp2Session }).h2;
+    expect(h2.remoteSettings.headerTableSize).toBe(0);
     for (const d of devices) {
       d.stream.close();
       d.channel.close();
