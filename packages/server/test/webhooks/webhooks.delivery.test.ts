@@ -147,9 +147,14 @@ describe('webhook delivery', () => {
     await waitFor(async () => (await json(await server.call('GET', deliveries))).entries[0]?.state === 'failed');
     const failed = (await json(await server.call('GET', deliveries))).entries[0];
     expect(failed).toMatchObject({ attempts: 4, lastStatus: 500, nextAttempt: null });
+    // The state filter keeps the page to that state.
+    expect((await json(await server.call('GET', `${deliveries}?state=failed`))).entries).toEqual([failed]);
+    expect((await json(await server.call('GET', `${deliveries}?state=delivered`))).entries).toEqual([]);
     expect((await server.call('POST', `${deliveries}/${failed.id}/retry`)).status).toBe(202);
     await waitFor(async () => (await json(await server.call('GET', deliveries))).entries[0]?.state === 'delivered');
     expect(receiver.at('/down')).toHaveLength(5);
+    expect((await json(await server.call('GET', `${deliveries}?state=failed`))).entries).toEqual([]);
+    expect((await json(await server.call('GET', `${deliveries}?state=delivered`))).entries).toHaveLength(1);
     await server.call('DELETE', `/v1/webhooks/${hook.id}`);
   });
 });

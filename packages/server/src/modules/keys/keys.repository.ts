@@ -1,7 +1,7 @@
 /** SQL of keys. State filters are SQL conditions, so a list never loads rows it drops. */
 import type { KeyState } from '@warren/contract';
 import type { Insertable } from 'kysely';
-import { compiledShapes } from '../../storage/compiled-query.js';
+import { compiledQuery, compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { KeysTable } from '../../storage/schema.js';
 
@@ -9,8 +9,13 @@ export async function insertKey(db: Db, row: Insertable<KeysTable>): Promise<voi
   await db.insertInto('keys').values(row).execute();
 }
 
+/** A key by id, built once: `GET /v1/keys/{id}` and `/api/v2`'s read it on every call. */
+const keyById = compiledQuery((db, p: { networkId: string; id: string }) =>
+  db.selectFrom('keys').selectAll().where('network_id', '=', p.networkId).where('id', '=', p.id),
+);
+
 export async function findKey(db: Db, networkId: string, id: string) {
-  return db.selectFrom('keys').selectAll().where('network_id', '=', networkId).where('id', '=', id).executeTakeFirst();
+  return (await keyById(db, { networkId, id }))[0];
 }
 
 /**

@@ -2,11 +2,24 @@
 import type { DeliveryListRequest } from '@warren/contract';
 import type { AppContext } from '../../core/context.js';
 import { notFound } from '../../core/errors.js';
+import { compiledShapes } from '../../storage/compiled-query.js';
+import type { Db } from '../../storage/database.js';
 import { decodeCursor, type LogPage } from '../logs/paging.js';
 import { presentDelivery } from './webhooks.presenter.js';
 import { findWebhook } from './webhooks.repository.js';
 
 const DEFAULT_LIMIT = 100;
+
+/** A page of an endpoint's deliveries, built once per shape (with or without a state filter). */
+const pageOf = compiledShapes(
+  (state: boolean) => (state ? 'state' : 'all'),
+  (state) => (db: Db, p: { webhookId: string; after: number; limit: number; state?: string }) => {
+    let select = db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', p.webhookId);
+    select = select.where('seq', '>', p.after);
+    if (state) select = select.where('state', '=', p.state as string);
+    return select.orderBy('seq').limit(p.limit);
+  },
+);
 
 export async function deliveryPage(
   ctx: Pick<AppContext, 'db' | 'logIds'>,
@@ -17,16 +30,9 @@ export async function deliveryPage(
   if (!(await findWebhook(ctx.db, networkId, webhookId))) throw notFound(`webhook ${webhookId} does not exist`);
   const after = query.cursor === undefined ? 0 : decodeCursor(ctx.logIds, 'delivery', query.cursor);
   const limit = query.limit ?? DEFAULT_LIMIT;
-  let select = ctx.db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('webhook_id', '=', webhookId)
-    .where('seq', '>', after);
-  if (query.state) select = select.where('state', '=', query.state);
-  const rows = await select
-    .orderBy('seq')
-    .limit(limit + 1)
-    .execute();
+  const rows = query.state
+    ? await pageOf(true)(ctx.db, { webhookId, after, limit: limit + 1, state: query.state })
+    : await pageOf(false)(ctx.db, { webhookId, after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {

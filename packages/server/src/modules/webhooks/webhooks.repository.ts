@@ -1,23 +1,26 @@
 /** SQL of webhook endpoints and their deliveries. */
+import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 
-export function findWebhook(db: Db, networkId: string, id: string) {
-  return db
-    .selectFrom('webhooks')
-    .selectAll()
-    .where('network_id', '=', networkId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+/**
+ * An endpoint by id and a network's endpoints, built once (storage/compiled-query.ts): they are
+ * read on every call of the webhook reads (the deliveries page checks its endpoint first), and
+ * building a query with Kysely cost more than SQLite takes to answer it.
+ */
+const webhookById = compiledQuery((db, p: { networkId: string; id: string }) =>
+  db.selectFrom('webhooks').selectAll().where('network_id', '=', p.networkId).where('id', '=', p.id),
+);
+
+const webhooksOf = compiledQuery((db, p: { networkId: string }) =>
+  db.selectFrom('webhooks').selectAll().where('network_id', '=', p.networkId).orderBy('created_at').orderBy('id'),
+);
+
+export async function findWebhook(db: Db, networkId: string, id: string) {
+  return (await webhookById(db, { networkId, id }))[0];
 }
 
 export function listWebhooks(db: Db, networkId: string) {
-  return db
-    .selectFrom('webhooks')
-    .selectAll()
-    .where('network_id', '=', networkId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  return webhooksOf(db, { networkId });
 }
 
 export async function countWebhooks(db: Db, networkId: string): Promise<number> {
