@@ -1,5 +1,6 @@
 import { type Compilable, CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deviceRoutesQuery } from '../../src/modules/devices/devices.repository.js';
 import { listUsersQuery } from '../../src/modules/users/users.repository.js';
 import type { Db } from '../../src/storage/database.js';
 import { notForIndex } from '../../src/storage/planner.js';
@@ -54,5 +55,20 @@ describe.skipIf(backend !== 'sqlite')('the user list', () => {
     const text = await plan(db, listUsersQuery(db, 'net_a'));
     expect(text).toMatch(/SEARCH users USING INDEX \w+ \(network_id=\?\)/);
     expect(text).not.toMatch(/devices/);
+  });
+});
+
+describe.skipIf(backend !== 'sqlite')("a device's routes", () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await freshDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it("finds them through (device_id, prefix), not by walking the network's routes", async () => {
+    const { db } = database.storage;
+    const text = await plan(db, deviceRoutesQuery(db, { networkId: 'net_a', deviceId: 'dev_a', cutoff: 0 }));
+    expect(text).toMatch(/SEARCH routes USING INDEX sqlite_autoindex_routes_\d \(device_id=\?\)/);
+    expect(text).not.toMatch(/SEARCH routes USING INDEX routes_network_state/);
   });
 });

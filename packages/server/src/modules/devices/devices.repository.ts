@@ -16,7 +16,7 @@ import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import type { Database, DevicesTable } from '../../storage/schema.js';
 import { onlineSince, onlineWhere } from '../network/online.js';
-import { type RouteRow, routesWithPrimary, routesWithPrimarySince } from '../routes/routes.repository.js';
+import { type RouteRow, routesWithPrimarySince } from '../routes/routes.repository.js';
 
 export interface DeviceFilter {
   /** User id or login name. */
@@ -242,6 +242,23 @@ export async function listDeviceStamps(
 }
 
 /**
+ * The oldest heartbeat among the online devices the filter selects (its presence filter set
+ * aside), or null: the first of them to time out. An `online=false` list gains that device then,
+ * with nothing written; one aggregate instead of the online devices' rows.
+ */
+export async function oldestOnlineSeen(
+  db: Db,
+  networkId: string,
+  now: number,
+  filter: DeviceFilter,
+): Promise<number | null> {
+  const row = await filtered(db, networkId, now, { ...filter, online: true })
+    .select((eb) => eb.fn.min('devices.last_seen_at').as('seen'))
+    .executeTakeFirst();
+  return row?.seen == null ? null : Number(row.seen);
+}
+
+/**
  * The network's device cursor (`head_seq`, `head_removals`) with every device changed after
  * `since`, in one statement so both come from the same snapshot; the network's row comes back
  * alone (device columns null) when nothing changed, and nothing at all when the network is
@@ -316,7 +333,7 @@ export async function routesOfDevices(
   const rows: RouteRow[] = [];
   for (let start = 0; start < deviceIds.length; start += 500) {
     rows.push(
-      ...(await routesWithPrimary(db, networkId, now)
+      ...(await routesWithPrimarySince(db, networkId, onlineSince(now), true)
         .where('routes.device_id', 'in', deviceIds.slice(start, start + 500))
         .orderBy('routes.created_at')
         .orderBy('routes.prefix')
@@ -328,7 +345,7 @@ export async function routesOfDevices(
 
 /** A device's routes, with the online cutoff given (for queries built once). */
 export const deviceRoutesQuery = (db: Db, p: { networkId: string; deviceId: string; cutoff: number }) =>
-  routesWithPrimarySince(db, p.networkId, p.cutoff)
+  routesWithPrimarySince(db, p.networkId, p.cutoff, true)
     .where('routes.device_id', '=', p.deviceId)
     .orderBy('routes.created_at')
     .orderBy('routes.prefix');

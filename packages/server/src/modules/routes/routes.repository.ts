@@ -7,16 +7,21 @@ import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
 import { compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
+import { notForIndex } from '../../storage/planner.js';
 import type { Database } from '../../storage/schema.js';
 import { onlineSince, onlineSinceWhere } from '../network/online.js';
 import { onRoutesAdvertised } from './route-hooks.js';
 
-/** A network's routes joined to their devices: the base of every route query, here and in netmaps. */
-export function networkRoutes(db: Db, networkId: string) {
+/**
+ * A network's routes joined to their devices: the base of every route query, here and in
+ * netmaps. `byDevice` when the caller names the devices: their routes are then found through
+ * (device_id, prefix), not by walking the network's routes (storage/planner.ts).
+ */
+export function networkRoutes(db: Db, networkId: string, byDevice = false) {
   return db
     .selectFrom('routes')
     .innerJoin('devices', 'devices.id', 'routes.device_id')
-    .where('routes.network_id', '=', networkId);
+    .where(byDevice ? notForIndex(db, 'routes.network_id') : sql.ref('routes.network_id'), '=', networkId);
 }
 
 /**
@@ -48,9 +53,9 @@ export function routesWithPrimary(db: Db, networkId: string, now: number) {
   return routesWithPrimarySince(db, networkId, onlineSince(now));
 }
 
-/** routesWithPrimary with the online cutoff given, for queries built once. */
-export function routesWithPrimarySince(db: Db, networkId: string, cutoff: number) {
-  return networkRoutes(db, networkId).select((eb) => [
+/** routesWithPrimary with the online cutoff given, for queries built once; `byDevice` as networkRoutes. */
+export function routesWithPrimarySince(db: Db, networkId: string, cutoff: number, byDevice = false) {
+  return networkRoutes(db, networkId, byDevice).select((eb) => [
     'routes.id',
     'routes.device_id',
     'devices.name as device_name',
