@@ -10,6 +10,7 @@ import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
 import { checkTags, requireOwnedTags, requireTagSyntax } from '../acl/tags.js';
 import { netmapEpoch } from '../network/epochs.js';
+import { onlineUntil } from '../network/online.js';
 import { addrIndexOf } from './addresses.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
 import { type DeviceIndex, type IndexFilter, type Selection, selectByPresence } from './device-index.js';
@@ -21,6 +22,7 @@ import {
   devicesByIds,
   drivingTag,
   listDeviceStamps,
+  oldestOnlineSeen,
   readDevicesPage,
   replaceTags,
   routesOfDevices,
@@ -136,17 +138,24 @@ async function fromIndex(db: Db, index: DeviceIndex, networkId: string): Promise
 }
 
 /**
- * PostgreSQL: the network's list stamp; a selection is a query, read whatever the presence
- * filter so that a body knows when a device it looks at times out (selectByPresence).
+ * PostgreSQL: the network's list stamp; a selection is a query. A body holds until the first
+ * device it looks at times out: one it shows (selectByPresence), or for an `online=false` list
+ * the first online device it would gain, found by an aggregate rather than by reading them all.
  */
 async function fromStamp(db: Db, networkId: string, input: DeviceListInput): Promise<ListRead> {
   const version = await deviceListStamp(db, networkId);
   return {
     source: undefined,
     version,
-    select: async (filter, now) => {
-      const looked = { ...(await deviceFilter(db, networkId, input)), online: undefined };
-      return selectByPresence(await listDeviceStamps(db, networkId, now, looked), filter.online, now);
+    select: async (_filter, now) => {
+      const filter = await deviceFilter(db, networkId, input);
+      const [stamps, gained] = await Promise.all([
+        listDeviceStamps(db, networkId, now, filter),
+        filter.online === false ? oldestOnlineSeen(db, networkId, now, filter) : null,
+      ]);
+      const selection = selectByPresence(stamps, filter.online, now);
+      if (gained !== null) selection.validUntil = Math.min(selection.validUntil, onlineUntil(gained));
+      return selection;
     },
     stillCurrent: async () => (await deviceListStamp(db, networkId)) === version,
   };
