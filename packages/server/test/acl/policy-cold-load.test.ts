@@ -97,6 +97,18 @@ describe('a large policy stored elsewhere', () => {
     expect(loaded.compiled).toEqual(inPlace);
     expect(loaded.compiled.userGroups).toEqual(inPlace.userGroups);
   }, 120_000);
+
+  it('compiles a small one in place: less work than a worker’s round trip', async () => {
+    const small = rules.build(20);
+    expect(small.length).toBeLessThan(4 * 1024);
+    const etag = await storeElsewhere(server, small);
+    const prepare = vi.spyOn(server.app.ctx.policies, 'prepare');
+    const loaded = await currentPolicy(server.app.ctx.db, server.networkId);
+    expect(prepare).not.toHaveBeenCalled();
+    prepare.mockRestore();
+    expect(loaded.etag).toBe(etag);
+    expect(loaded.compiled).toEqual(compilePolicy(small));
+  });
 });
 
 describe('a stored policy that cannot be compiled in time', () => {
@@ -154,9 +166,12 @@ describe(backend === 'postgres' ? 'another instance' : 'a restarted instance', (
       expect(res.status, res.status === 200 ? '' : await res.text()).toBe(200);
       expect(res.headers.get('etag')).toBe(etag);
       expect(await res.text()).toBe(LARGE);
-      // Compiling in place holds a fresh process's loop for well over a second.
-      expect(waits.length).toBeGreaterThan(3);
-      expect(Math.max(...waits), waits.map(Math.round).join(' ')).toBeLessThan(300);
+      // Compiling in place holds a fresh process's loop for the whole compilation, so at most the
+      // one or two probes sent while it read the text were answered; off the loop, probes are
+      // answered throughout. No single wait approaches a second (bounded loosely: a busy machine
+      // delays a process now and then whatever it runs).
+      expect(waits.length).toBeGreaterThanOrEqual(10);
+      expect(Math.max(...waits), waits.map(Math.round).join(' ')).toBeLessThan(1_000);
     } finally {
       await other?.close();
     }

@@ -10,8 +10,8 @@
  * A policy this process did not store itself (found after a restart, or stored by another
  * instance on PostgreSQL) is compiled as a stored one is: read in a worker of the policy pool,
  * its indexes built here a slice at a time (policy-transfer.ts), so a large policy never holds
- * the event loop that serves every network. Only without a pool (a command using the services
- * directly) is it compiled in place.
+ * the event loop that serves every network. Only a small text, or one read without a pool (a
+ * command using the services directly), is compiled in place.
  */
 import { ApiError } from '../../core/errors.js';
 import { type CompiledPolicy, compilePolicy, hujsonValue } from '../../policy/index.js';
@@ -50,6 +50,13 @@ const cache = new Map<string, Entry>();
  * a budget lowered since the policy was stored must not leave a network without its policy.
  */
 const LOAD_BUDGET_FACTOR = 20;
+
+/**
+ * Texts up to this many characters are compiled in place: a few milliseconds at most, less than one slice
+ * of the sliced build and far less than a worker's round trip (or its start, in a fresh
+ * process). The default policy and most hand-written ones are below it.
+ */
+const IN_PLACE_MAX_LENGTH = 4 * 1024;
 
 /** Compilations in flight by ETag (a digest of the text), whoever asked for them. */
 const compiling = new Map<string, Promise<Compiled>>();
@@ -142,7 +149,7 @@ async function load(db: Db, networkId: string, head: PolicyHead): Promise<Curren
   const row = await policyVersion(db, networkId, head.version);
   if (!row) throw new Error(`policy version ${head.version} of network ${networkId} is missing`);
   const pool = pools.at(-1);
-  if (!pool) return preparePolicy(head, row.text);
+  if (!pool || row.text.length <= IN_PLACE_MAX_LENGTH) return preparePolicy(head, row.text);
   let made = compiling.get(head.etag);
   if (!made) {
     made = compileOffThread(pool, row.text);
