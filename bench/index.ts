@@ -1,6 +1,6 @@
 // `npm run bench [-- NAME …]`: runs each benchmark in its own process (so one's heap and
 // database do not skew the next) and prints their figures. Names: policy, policy-adversarial, devices, netmap,
-// connections, api, reads, webhooks, soak, console, cli, tailscale. Each benchmark prints its own baseline and ratio; see the file's header.
+// connections, api, reads, webhooks, soak, console, cli, tailscale, tailscale-memory. Each benchmark prints its own baseline and ratio; see the file's header.
 // Benchmarks that start `warren serve` as a child (api, reads, soak, console, cli, tailscale, …)
 // pass it the node arguments in WARREN_BENCH_NODE_ARGS (bench/warren-process.ts), e.g. a CPU
 // profile of each server:
@@ -22,6 +22,7 @@ const ALL = [
   'console',
   'cli',
   'tailscale',
+  'tailscale-memory',
 ];
 // Names come first; flags after them (`npm run bench -- api --devices 2000`) go to each benchmark.
 const args = process.argv.slice(2);

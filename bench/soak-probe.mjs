@@ -11,10 +11,13 @@
 // On SIGUSR2 (node runs with --expose-gc) it collects the whole heap at once and writes a sample
 // marked `collected`: RSS and heap right after a full collection, what the process holds and
 // nothing it has yet to collect. The benchmark asks for one at the end of the warm-up and one
-// at the end, and judges growth on those two.
+// at the end, and judges growth on those two. With WARREN_SOAK_SNAPSHOTS (a directory), each
+// such sample is followed by a heap snapshot there (tailscale-memory reads what a device holds
+// from two of them).
 import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
 
 const file = process.env.WARREN_SOAK_PROBE;
@@ -29,13 +32,26 @@ if (file && isMainThread) {
     }
   }).observe({ entryTypes: ['gc'] });
   const write = (collected) => {
-    const { rss, heapUsed, heapTotal } = process.memoryUsage();
-    const sample = { at: Date.now(), rss, heapUsed, heapTotal, liveHeap, fullCollections, collected };
+    const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+    const sample = {
+      at: Date.now(),
+      rss,
+      heapUsed,
+      heapTotal,
+      external,
+      arrayBuffers,
+      liveHeap,
+      fullCollections,
+      collected,
+    };
     appendFileSync(file, `${JSON.stringify(sample)}\n`);
   };
   setInterval(() => write(false), 1000).unref();
+  const snapshots = process.env.WARREN_SOAK_SNAPSHOTS;
   process.on('SIGUSR2', () => {
     globalThis.gc?.();
     write(true);
+    // After the sample, so the snapshot's own memory is not in it.
+    if (snapshots) writeHeapSnapshot(join(snapshots, `warren-${process.pid}-${Date.now()}.heapsnapshot`));
   });
 }

@@ -1,0 +1,127 @@
+// What a connected Tailscale-protocol device costs the server: `npm run bench -- tailscale-memory
+// [--count 1000] [--steps 2] [--group 5] [--snapshots DIR]`.
+//
+// One `warren serve` on a SQLite file, preloaded with soak-probe.mjs, which on a signal collects
+// the whole heap and reports the process's memory (and, with --snapshots, writes a heap snapshot
+// into DIR). It is sampled before any device connects, then after each of --steps equal parts
+// of --count simulated devices (`warren node simulate --protocol tailscale`, groups of --group
+// tagged devices as in the tailscale benchmark) connected and got their maps. Per connected
+// device, from the sample before: resident memory (the goal is < 20 kB at 10,000), the V8 heap
+// in use and the Buffers' backing stores. All after a full collection, so garbage is not
+// counted; the tailscale benchmark's figure, taken without one, is a little higher.
+//
+// Two snapshots say what a device holds: compare them by node type (DevTools' Comparison view,
+// or a script over the JSON); `Node / nghttp2_memory` is each HTTP/2 session's nghttp2 memory.
+// docs/decisions/performance.md (memory per connected device) has the breakdown this gave.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { simulateTailscale, type TailscaleSimulation } from '../packages/cli/src/node/tailscale-simulator.js';
+import { initWarren, serveWarren } from './warren-process.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    count: { type: 'string', default: '1000' },
+    steps: { type: 'string', default: '2' },
+    group: { type: 'string', default: '5' },
+    snapshots: { type: 'string' },
+  },
+});
+const COUNT = Number(flags.count);
+const STEPS = Number(flags.steps);
+const GROUP = Number(flags.group);
+
+interface Sample {
+  rss: number;
+  heapUsed: number;
+  arrayBuffers: number;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'warren-bench-ts-memory-'));
+const db = `sqlite:${join(dir, 'warren.db')}`;
+const probe = join(dir, 'probe.jsonl');
+const apiKey = initWarren(db);
+const server = await serveWarren(db, {
+  nodeArgs: ['--expose-gc', '--import', join(import.meta.dirname, 'soak-probe.mjs')],
+  env: { WARREN_SOAK_PROBE: probe, ...(flags.snapshots ? { WARREN_SOAK_SNAPSHOTS: flags.snapshots } : {}) },
+});
+const sims: TailscaleSimulation[] = [];
+
+async function call(method: string, path: string, body: string, type = 'application/json') {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': type },
+    body,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text || '{}');
+}
+
+/** The probe's next collected sample (it appends one line per sample). */
+async function collected(): Promise<Sample> {
+  const lines = () => (existsSync(probe) ? readFileSync(probe, 'utf8').trim().split('\n') : []);
+  const seen = lines().length;
+  process.kill(server.child.pid!, 'SIGUSR2');
+  for (let i = 0; i < 1200; i++) {
+    const found = lines()
+      .slice(seen)
+      .map((line) => JSON.parse(line) as Sample & { collected: boolean })
+      .find((s) => s.collected);
+    if (found) return found;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the server did not report its memory');
+}
+
+try {
+  const groups = Math.ceil(COUNT / GROUP);
+  const owners = Array.from({ length: groups }, (_, g) => `"tag:g${g}": ["autogroup:admin"]`);
+  const rules = Array.from(
+    { length: groups },
+    (_, g) => `{ "action": "accept", "src": ["tag:g${g}"], "dst": ["tag:g${g}:*"] }`,
+  );
+  await call(
+    'PUT',
+    '/v1/acl',
+    `{ "tagOwners": { ${owners.join(', ')} }, "acls": [${rules.join(', ')}] }`,
+    'application/hujson',
+  );
+  const { key } = await call('POST', '/v1/keys', JSON.stringify({ type: 'auth', reusable: true }));
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const before = await collected();
+  const kB = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`.padStart(10);
+  process.stdout.write(`Tailscale-protocol devices on one instance (SQLite), memory after a full collection\n`);
+  process.stdout.write(
+    `  ${'devices'.padStart(8)} ${'RSS/dev'.padStart(10)} ${'heap/dev'.padStart(10)} ${'buffers/dev'.padStart(11)}\n`,
+  );
+  let connected = 0;
+  for (let step = 1; step <= STEPS; step++) {
+    const offset = connected;
+    const sim = await simulateTailscale({
+      server: server.url,
+      authKey: key,
+      count: Math.round((COUNT * step) / STEPS) - offset,
+      concurrency: 32,
+      hostnamePrefix: `ts${step}`,
+      tags: (index) => [`tag:g${Math.floor((offset + index) / GROUP)}`],
+    });
+    sims.push(sim);
+    if (sim.failed > 0) process.stderr.write(`  ${sim.failed} devices failed: ${JSON.stringify(sim.reasons)}\n`);
+    connected += sim.devices.length;
+    // The peers' own arrival (deltas to earlier devices) and presence settle first.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const now = await collected();
+    const per = (k: keyof Sample) => kB((now[k] - before[k]) / connected);
+    process.stdout.write(
+      `  ${String(connected).padStart(8)} ${per('rss')} ${per('heapUsed')} ${per('arrayBuffers').padStart(11)}\n`,
+    );
+  }
+} finally {
+  for (const sim of sims) sim.stop();
+  server.child.kill('SIGTERM');
+  await new Promise((resolve) => server.child.once('exit', resolve));
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);
