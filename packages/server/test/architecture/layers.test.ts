@@ -84,6 +84,7 @@ const OWNERS: Record<string, string> = {
   policies: 'modules/acl',
   devices: 'modules/devices',
   device_tags: 'modules/devices',
+  device_list_stamps: 'modules/devices',
   machine_logins: 'modules/devices',
   routes: 'modules/routes',
   connections: 'modules/logs',
