@@ -3,6 +3,7 @@ import type { MeBody } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { apiSchema, ref } from '../../edge/api-schema.js';
 import { iso } from '../../lib/time.js';
+import { networkName } from '../../modules/network/network.service.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { findUser } from '../../modules/users/users.repository.js';
 
@@ -21,11 +22,7 @@ export async function meRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request): Promise<MeBody> => {
       const principal = request.principal!;
-      const network = await ctx.db
-        .selectFrom('networks')
-        .select(['id', 'name'])
-        .where('id', '=', principal.networkId)
-        .executeTakeFirstOrThrow();
+      const network = await networkName(ctx.db, principal.networkId);
       const { user } = principal;
       if (!user) {
         return {

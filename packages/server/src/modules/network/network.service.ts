@@ -24,6 +24,17 @@ export async function countNetworks(db: Db): Promise<number> {
   return Number(row.n);
 }
 
+const nameById = compiledQuery((db, p: { id: string }) =>
+  db.selectFrom('networks').select(['id', 'name']).where('id', '=', p.id),
+);
+
+/** A network's id and name (`GET /v1/me` shows them on every call): built once. */
+export async function networkName(db: Db, networkId: string): Promise<{ id: string; name: string }> {
+  const [row] = await nameById(db, { id: networkId });
+  if (!row) throw new Error(`network ${networkId} does not exist`);
+  return row;
+}
+
 /** The network row, as `GET /v1/network` reads it on every call: built once (storage/compiled-query.ts). */
 const networkById = compiledQuery((db, p: { id: string }) =>
   db

@@ -3,6 +3,7 @@
  * sealed (client-secret.ts): this file never sees it in the clear.
  */
 import { listText, parseList } from '../../lib/json.js';
+import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 
 export interface SsoSettings {
@@ -16,8 +17,13 @@ export interface SsoSettings {
   updatedAt: number;
 }
 
+/** Built once (storage/compiled-query.ts): `GET /v1/network/sso` and every sign-in read it. */
+const ssoOf = compiledQuery((db, p: { networkId: string }) =>
+  db.selectFrom('sso_configs').selectAll().where('network_id', '=', p.networkId),
+);
+
 export async function findSso(db: Db, networkId: string): Promise<SsoSettings | undefined> {
-  const row = await db.selectFrom('sso_configs').selectAll().where('network_id', '=', networkId).executeTakeFirst();
+  const [row] = await ssoOf(db, { networkId });
   if (!row) return undefined;
   return {
     networkId: row.network_id,
