@@ -88,7 +88,14 @@ async function filterInputs(
   return { policy: policy.compiled, users, devices: identities.map((r) => policyDevice(r)) };
 }
 
-export async function mapState(control: Control, self: NodeRow): Promise<MapState> {
+/**
+ * The map of `self`. With `sameNode`, undefined when the device's row as the round read it no
+ * longer holds self's node key and machine key, or its user is suspended: a stream checks that
+ * on every build, from the rows it shares rather than a query of its own.
+ */
+export async function mapState(control: Control, self: NodeRow): Promise<MapState>;
+export async function mapState(control: Control, self: NodeRow, sameNode: true): Promise<MapState | undefined>;
+export async function mapState(control: Control, self: NodeRow, sameNode = false): Promise<MapState | undefined> {
   const { ctx } = control;
   const { networkId, id } = { networkId: self.network_id, id: self.id };
   const { netmap, view } = await netmapWithView(ctx, networkId, id);
@@ -103,7 +110,13 @@ export async function mapState(control: Control, self: NodeRow): Promise<MapStat
   const { domain } = network;
   const now = ctx.clock.now();
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const me = byId.get(id) ?? self;
+  const row = byId.get(id);
+  if (
+    sameNode &&
+    (!row || row.node_key !== self.node_key || row.machine_key !== self.machine_key || row.user_status === 'suspended')
+  )
+    return undefined;
+  const me = row ?? self;
   const flowLogs = network.flowLogs ? await flowLogIds(ctx.db, networkId, id) : undefined;
   if (flowLogs && me.flow_log_id !== flowLogs.nodePublic) await storeFlowLogId(ctx.db, me, flowLogs.nodePublic);
   const userProfiles = new Map<number, UserProfile>();

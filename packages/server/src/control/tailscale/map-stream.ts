@@ -139,9 +139,8 @@ export async function serveMap(
     try {
       // Built after the change was read, so the map is at least as new as its head.
       head = change.key;
-      const fresh = await nodeByKey(ctx.db, node.node_key, machineKey);
-      if (!fresh || fresh.user_status === 'suspended') return cutOff();
-      const next = await mapState(control, fresh);
+      const next = await mapState(control, node, true);
+      if (!next) return cutOff();
       const delta = deltaResponse(sent, next, seq + 1);
       sent = next;
       follow.watch(sent.peerIds);

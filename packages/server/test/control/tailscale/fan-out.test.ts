@@ -8,7 +8,7 @@ import { ChangeFeed, type NetworkChange } from '../../../src/modules/netmap/chan
 import { policyInputReads } from '../../../src/modules/netmap/policy-inputs.repository.js';
 import { HUJSON } from '../../acl/helpers.js';
 import { protocolFixture } from './fixture.js';
-import type { ControlClient } from './ts-client.js';
+import { type ControlClient, nodeKey } from './ts-client.js';
 
 const t = protocolFixture();
 
@@ -216,5 +216,31 @@ describe('a change fanned out to every map stream', () => {
       stopPlain();
       feed.close();
     }
+  }, 60_000);
+
+  it('cuts off a stream whose node key was rotated, from the rows its build shares', async () => {
+    const key = await t.authKey();
+    const alpha = await t.joined(key, 'alpha');
+    const beta = await t.joined(key, 'beta');
+    const stream = alpha.client.stream({
+      Version: 142,
+      NodeKey: alpha.nodeKey,
+      Stream: true,
+      Compress: 'zstd',
+      Hostinfo: {},
+    });
+    await stream.next(1);
+    const betaId = ((stream.messages[0].Peers ?? []) as Array<{ ID: number; Name: string }>).find((p) =>
+      p.Name.startsWith('beta.'),
+    )?.ID;
+    expect(betaId).toBeDefined();
+    // The same machine logs in with a new node key: the old key's stream loses its peers and ends.
+    const rotated = await alpha.client.post('/machine/register', { NodeKey: nodeKey(), OldNodeKey: alpha.nodeKey });
+    expect(rotated.status).toBe(200);
+    await until(() => stream.messages.some((m) => Array.isArray(m.PacketFilter) && m.PacketFilter.length === 0));
+    const last = stream.messages.at(-1)!;
+    expect(last.PacketFilter).toEqual([]);
+    expect(last.PeersRemoved).toContain(betaId);
+    expect(beta.nodeKey).toBeDefined();
   }, 60_000);
 });
