@@ -17,6 +17,10 @@
 //   - policy change: a PUT /v1/acl that changes every device's packet filter (through the
 //     first instance), then the time until each stream received its new filter; p50 and p99
 //     over every stream of --rounds changes, and the last stream's time per change;
+//   - server CPU per registration and per policy change: the instances' CPU time (user and
+//     system, summed, from /proc) over the enrollment divided by the devices, and over the
+//     policy changes divided by them; what the change costs the server whatever else the
+//     machine runs, which the times above do not say on a shared machine;
 //   - one device's tag change: POST /v1/devices/{id}/tags moving one device to another group
 //     (through the second instance where there are two), then the time until each stream
 //     whose map it changes (its old group, its new group, itself) received it: p50, p99 and
@@ -85,6 +89,14 @@ function rssOf(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
 }
 
+/** A process's CPU time so far (user and system), in ms. */
+function cpuOf(pid: number): number {
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -96,6 +108,9 @@ interface Figures {
   rssPerDevice: number;
   /** Map streams the server ended while they were measured (a device would reconnect). */
   closed: number;
+  /** Server CPU ms per device enrolled, and per policy change. */
+  cpuPerDevice: number;
+  cpuPerPolicy: number;
   policy: { p50: number; p99: number; last: number[]; missed: number };
   tag: { p50: number; p99: number; last: number[]; missed: number; others: number };
 }
@@ -245,6 +260,8 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const rss = () => subject.pids.reduce((sum, pid) => sum + rssOf(pid), 0);
     const rssBefore = rss();
+    const cpu = () => subject.pids.reduce((sum, pid) => sum + cpuOf(pid), 0);
+    const cpuBefore = cpu();
 
     // What each stream last received after the change being timed, by device index.
     let watching: ((index: number, message: MapMessage, at: number) => void) | undefined;
@@ -272,6 +289,8 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     // Let the peers' own arrival (deltas to earlier devices) and presence settle.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const rssPerDevice = (rss() - rssBefore) / devices.length;
+    const cpuPerDevice = (cpu() - cpuBefore) / devices.length;
+    const cpuBeforePolicy = cpu();
 
     // Policy changes: every stream's packet filter changes.
     const policyTimes: number[] = [];
@@ -294,6 +313,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       policyTimes.push(...times);
       policyLast.push(Math.max(...times));
     }
+    const cpuPerPolicy = (cpu() - cpuBeforePolicy) / ROUNDS;
 
     // One device's tag change: device `moved` goes to the next group and back.
     const moved = 0;
@@ -337,6 +357,8 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       perSecond: devices.length / sim.seconds,
       rssPerDevice,
       closed: streamsClosed,
+      cpuPerDevice,
+      cpuPerPolicy,
       policy: { p50: percentile(p, 50), p99: percentile(p, 99), last: policyLast, missed: policyMissed },
       tag: { p50: percentile(t, 50), p99: percentile(t, 99), last: tagLast, missed: tagMissed, others },
     };
@@ -365,6 +387,18 @@ function report(label: string, base: Figures, full: Figures, titles: [string, st
       `${fmt(base.rssPerDevice / 1024, 1)} kB`,
       `${fmt(full.rssPerDevice / 1024, 1)} kB`,
       ratio(full.rssPerDevice, base.rssPerDevice),
+    ),
+    row(
+      'server CPU per registration',
+      ms(base.cpuPerDevice),
+      ms(full.cpuPerDevice),
+      ratio(full.cpuPerDevice, base.cpuPerDevice),
+    ),
+    row(
+      'server CPU per policy change',
+      ms(base.cpuPerPolicy),
+      ms(full.cpuPerPolicy),
+      ratio(full.cpuPerPolicy, base.cpuPerPolicy),
     ),
     row(
       'policy change → stream p50',
