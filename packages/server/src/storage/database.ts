@@ -37,6 +37,7 @@ import * as rateLimitHitMany from './migrations/027_rate_limit_hit_many.js';
 import * as boundedHostinfo from './migrations/028_bounded_hostinfo.js';
 import * as deviceListStamps from './migrations/029_device_list_stamps.js';
 import * as deviceListStampsOnce from './migrations/030_device_list_stamps_once.js';
+import * as networkNamesInDeviceRecords from './migrations/031_network_names_in_device_records.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -79,6 +80,7 @@ const MIGRATIONS = {
   '028_bounded_hostinfo': boundedHostinfo,
   '029_device_list_stamps': deviceListStamps,
   '030_device_list_stamps_once': deviceListStampsOnce,
+  '031_network_names_in_device_records': networkNamesInDeviceRecords,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

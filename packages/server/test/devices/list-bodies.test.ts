@@ -212,6 +212,15 @@ describe('kept list bodies served by another instance', () => {
     expect((await expectCurrent()).has(peer0!)).toBe(false);
   });
 
+  it('follows a change of the network DNS domain, which every dnsName shows', async () => {
+    await expectCurrent();
+    const patched = await server.call('PATCH', '/v1/network', { body: { dns: { domain: 'corp.example.com' } } });
+    expect(patched.status).toBe(200);
+    const current = await expectCurrent();
+    expect(current.size).toBeGreaterThan(0);
+    for (const device of current.values()) expect(device.dnsName).toBe(`${device.name}.corp.example.com`);
+  });
+
   it('follows one transaction that changes every device, which moves the stamp once', async () => {
     await expectCurrent();
     const { db } = server.database.storage;

@@ -8,7 +8,7 @@
 import { EVENT_FILTER_PATTERN, type EventBody, type EventListRequest } from '@warren/contract';
 import type { AppContext } from '../../core/context.js';
 import { invalidRequest } from '../../core/errors.js';
-import { type EventRow, presentEvent } from '../../core/events.js';
+import { presentEvent } from '../../core/events.js';
 import type { Db } from '../../storage/database.js';
 import { LogPages, type LogQueryParams, logQueries, type PageBody } from '../logs/kept-pages.js';
 import type { LogPage } from '../logs/paging.js';
