@@ -210,21 +210,27 @@ async function migrate(
   if (error) throw error;
 }
 
-/** PostgreSQL's invalid_schema_name. */
-const SCHEMA_NOT_FOUND = '3F000';
+/**
+ * PostgreSQL's invalid_schema_name and undefined_table: what the table listing below fails with
+ * when another session drops a schema or a table while it runs.
+ */
+const LISTING_RACES = new Set(['3F000', '42P01']);
 
 /**
  * Kysely's migrator first lists the tables of every schema in the database, asking PostgreSQL
- * about each schema by name (`has_schema_privilege(nspname, …)`): a schema that another session
- * drops while that query runs fails it with invalid_schema_name, naming the other schema, though
- * ours is intact. The listing changes nothing, so it is run again.
+ * about each schema and each table by name (`has_schema_privilege(nspname, …)`,
+ * `pg_get_serial_sequence(…)`): a schema or table that another session drops while that query
+ * runs fails it with invalid_schema_name or undefined_table, naming the other schema, though ours
+ * is intact. The listing changes nothing and a failed migration rolls back whole, so it is run
+ * again.
  */
 async function migratePostgres(db: Db, options: { migrationTableSchema?: string }): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await migrate(db, options);
     } catch (error) {
-      if ((error as { code?: string }).code !== SCHEMA_NOT_FOUND || attempt === 10) throw error;
+      const code = (error as { code?: string }).code;
+      if (code === undefined || !LISTING_RACES.has(code) || attempt === 10) throw error;
     }
   }
 }

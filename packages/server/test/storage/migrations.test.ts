@@ -65,25 +65,32 @@ describe('migrations and first start', () => {
       // Another test run, or another tenant's tooling, dropping its schemas at that moment:
       // Kysely's listing of every schema's tables trips over each one that vanishes under it.
       const url = process.env.WARREN_TEST_POSTGRES_URL as string;
-      const churn = new pg.Client({ connectionString: url });
-      await churn.connect();
+      const churners = await Promise.all(
+        [1, 2, 3].map(async () => {
+          const client = new pg.Client({ connectionString: url });
+          await client.connect();
+          return client;
+        }),
+      );
       let churning = true;
-      const churned = (async () => {
+      const churned = churners.map(async (churn) => {
         while (churning) {
           const other = `t_${randomBytes(6).toString('hex')}`;
-          await churn.query(`create schema ${other}; create table ${other}.t (id serial primary key)`);
+          // Many serial tables: the listing asks for each one's sequence by name.
+          const tables = Array.from({ length: 20 }, (_, i) => `create table ${other}.t${i} (id serial primary key)`);
+          await churn.query(`create schema ${other}; ${tables.join('; ')}`);
           await churn.query(`drop schema ${other} cascade`);
         }
-      })();
+      });
       try {
-        for (let i = 0; i < 3; i++) {
+        for (let i = 0; i < 6; i++) {
           const database = await freshDatabase();
           await database.drop();
         }
       } finally {
         churning = false;
-        await churned;
-        await churn.end();
+        await Promise.all(churned);
+        await Promise.all(churners.map((churn) => churn.end()));
       }
     },
   );
