@@ -116,6 +116,7 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
     allSrcRules: [],
     allDstRules: [],
     selfPrefixRules: [],
+    selfDstRules: [],
     get userKeys() {
       return identities().userKeys;
     },
@@ -129,6 +130,7 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
     if (r.srcAll) index.allSrcRules.push(i);
     if (r.dstAll) index.allDstRules.push(i);
     if (r.dstSelf && r.srcPrefixes.length > 0) index.selfPrefixRules.push(i);
+    if (r.dstSelf) index.selfDstRules.push(i);
     for (const k of r.srcKeys) push(index.keySrcRules, k, i);
     for (const k of r.dstKeys) push(index.keyDstRules, k, i);
     for (const p of r.srcPrefixes) index.prefixSrcRules[p].push(i);

@@ -4,7 +4,13 @@
 // on the device it opens (its own addresses, the prefixes it routes, `*`), with their ports and
 // protocols. Rules that open nothing on the device are left out, as Tailscale's control plane
 // reduces filters per node. The same matching as peers and canReach (subjects.ts) decides.
+//
+// Only the rules whose dst can name the device are looked at, found through the compiled
+// indexes (compile.ts): a policy with a rule per group of devices costs each device the few
+// rules of its groups, not the whole policy, so a policy change costs the fleet O(devices)
+// rather than O(devices × rules).
 
+import { unionOfRules } from './compile.js';
 import { deviceSubject, matchesSelector, roleMap, type Subject } from './subjects.js';
 import type { CompiledDst, CompiledPolicy, PolicyDevice, PolicyUser, Selector } from './types.js';
 
@@ -52,6 +58,24 @@ function destinationsOf(d: CompiledDst, viewer: PolicyDevice, subject: Subject):
   return matchesSelector(d.sel, subject, 'overlap') ? viewer.addresses.map(bare) : [];
 }
 
+/**
+ * The rules whose dst could hold the viewer, in policy order: those with `*`, with one of its
+ * principal keys, with autogroup:self when it is a user's device, or with a prefix overlapping
+ * one of its addresses or routes. A superset: destinationsOf decides on each entry.
+ */
+function rulesNaming(policy: CompiledPolicy, viewer: Subject): readonly number[] {
+  const idx = policy.index;
+  const lists: Array<readonly number[] | undefined> = [idx.allDstRules];
+  for (const key of viewer.keys) lists.push(idx.keyDstRules.get(key));
+  if (viewer.owner !== null) lists.push(idx.selfDstRules);
+  if (viewer.ranges.length > 0 && idx.prefixTree.size > 0) {
+    const ids: number[] = [];
+    for (const range of viewer.ranges) idx.prefixTree.overlapping(range, ids);
+    for (const id of ids) lists.push(idx.prefixDstRules[id]);
+  }
+  return unionOfRules(lists);
+}
+
 export function packetFilter(
   policy: CompiledPolicy,
   viewer: PolicyDevice,
@@ -60,9 +84,12 @@ export function packetFilter(
 ): FilterRule[] {
   const roles = roleMap(users);
   const viewerSubject = deviceSubject(policy, viewer, roles);
+  const candidates = rulesNaming(policy, viewerSubject);
+  if (candidates.length === 0) return [];
   const subjects = devices.map((device) => ({ device, subject: deviceSubject(policy, device, roles) }));
   const rules: FilterRule[] = [];
-  for (const rule of policy.rules) {
+  for (const at of candidates) {
+    const rule = policy.rules[at];
     // Entries are grouped by (self or not, protocols): each group is one FilterRule.
     const groups = new Map<string, { self: boolean; protos: readonly number[] | null; dst: FilterRule['DstPorts'] }>();
     for (const d of rule.dst) {

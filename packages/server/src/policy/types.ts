@@ -117,6 +117,8 @@ export interface RuleIndex {
   allDstRules: number[];
   /** Rules with autogroup:self in dst and an address prefix in src. */
   selfPrefixRules: number[];
+  /** Rules with autogroup:self in dst (what opens a user's device to its owner's others). */
+  selfDstRules: number[];
   /**
    * Principal keys of identities, made once per policy: login → its `u:` key (when some selector
    * names the user) and the `g:` keys of its groups; tag → its `t:` key. Identities the policy
