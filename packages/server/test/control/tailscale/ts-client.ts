@@ -6,6 +6,7 @@
  * server's).
  */
 import { execFileSync } from 'node:child_process';
+import { getCurrentTest } from 'vitest/suite';
 import { ControlChannel } from '../../../src/control/tailscale/control-client.js';
 import { type X25519KeyPair, x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
 
@@ -34,16 +35,32 @@ export interface ControlClient {
 }
 
 export function decodeMessages(data: Buffer): Array<Record<string, unknown>> {
-  const out: Array<Record<string, unknown>> = [];
+  return decodeFrames(data).decoded;
+}
+
+/** The complete frames at the start of `data`, decoded, and the bytes after them. */
+function decodeFrames(data: Buffer): { decoded: Array<Record<string, unknown>>; rest: Buffer } {
+  const decoded: Array<Record<string, unknown>> = [];
   let at = 0;
   while (at + 4 <= data.length) {
     const size = data.readUInt32LE(at);
     if (at + 4 + size > data.length) break;
     const json = execFileSync('zstd', ['-d', '-c', '-q'], { input: data.subarray(at + 4, at + 4 + size) });
-    out.push(JSON.parse(json.toString()));
+    decoded.push(JSON.parse(json.toString()));
     at += 4 + size;
   }
-  return out;
+  return { decoded, rest: data.subarray(at) };
+}
+
+/**
+ * How long the running test has left before its own timeout, less a margin so that a wait
+ * that runs out says what it waited for rather than the runner's bare "timed out".
+ */
+function testTimeLeft(): number {
+  const test = getCurrentTest();
+  const started = test?.result?.startTime ?? Date.now();
+  const timeout = test?.timeout ?? 20_000;
+  return Math.max(1_000, started + timeout - 500 - Date.now());
 }
 
 export async function serverKey(url: string): Promise<Buffer> {
@@ -75,26 +92,44 @@ export async function controlClient(
       }),
     stream: (body) => {
       const req = request(body, '/machine/map');
-      let data = Buffer.alloc(0);
+      // Bytes of a frame not yet complete; whole frames are decoded once, as they complete.
+      let pending: Buffer = Buffer.alloc(0);
       const messages: Array<Record<string, unknown>> = [];
+      let ended: string | undefined;
       let waiter: (() => void) | undefined;
       req.on('data', (c: Buffer) => {
-        data = Buffer.concat([data, c]);
-        messages.length = 0;
-        messages.push(...decodeMessages(data));
+        pending = Buffer.concat([pending, c]);
+        const { decoded, rest } = decodeFrames(pending);
+        pending = rest;
+        messages.push(...decoded);
         waiter?.();
       });
+      const end = (why: string) => {
+        ended ??= why;
+        waiter?.();
+      };
+      req.on('close', () => end('the map stream ended'));
+      req.on('error', (error: Error) => end(`the map stream failed: ${error.message}`));
       return {
         messages,
         next: (count = messages.length + 1) =>
           new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error(`no map message ${count} within 5 s`)), 5_000);
+            // No fixed wait of its own, which a loaded machine outruns: the message may come as
+            // late as the test's own deadline allows. A stream that ends first fails at once.
+            const wait = testTimeLeft();
+            const settle = (error?: Error) => {
+              clearTimeout(timer);
+              waiter = undefined;
+              if (error) reject(error);
+              else resolve();
+            };
+            const timer = setTimeout(
+              () => settle(new Error(`no map message ${count} within ${wait} ms; got ${messages.length}`)),
+              wait,
+            );
             const check = () => {
-              if (messages.length >= count) {
-                clearTimeout(timer);
-                waiter = undefined;
-                resolve();
-              }
+              if (messages.length >= count) settle();
+              else if (ended) settle(new Error(`${ended} after ${messages.length} of ${count} map messages`));
             };
             waiter = check;
             check();
