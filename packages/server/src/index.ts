@@ -4,6 +4,7 @@ export {
   ControlChannel,
   type MapMessage,
   type MapStream,
+  randomMachineKey,
   randomTailscaleNodeKey,
   serverNoiseKey,
 } from './control/tailscale/control-client.js';

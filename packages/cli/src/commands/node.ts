@@ -339,8 +339,11 @@ async function simulateTailscaleFleet(
       io.err(`${sim.connected} map streams open; Ctrl-C stops them\n`);
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     }
+    const holding = sim.connectedNow();
     sim.stop();
-    io.out(`stopped ${sim.connected} devices\n`);
+    io.out(
+      `stopped ${sim.connected} devices (${holding} holding a map stream, ${sim.reconnects()} reconnects on the way)\n`,
+    );
     if (sim.connected === 0) throw new Error('no device connected');
   } finally {
     release();

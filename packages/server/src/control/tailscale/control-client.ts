@@ -35,6 +35,12 @@ export async function serverNoiseKey(url: string, signal?: AbortSignal): Promise
   return Buffer.from(body.publicKey.slice('mkey:'.length), 'hex');
 }
 
+/**
+ * A fresh machine key. A device keeps its own for life: reconnecting with it, the server knows
+ * the machine and its node key without a new registration, as with tailscaled.
+ */
+export const randomMachineKey = (): X25519KeyPair => x25519Generate();
+
 /** A fresh `nodekey:…` (a simulated device never speaks WireGuard, so the private half is dropped). */
 export const randomTailscaleNodeKey = () => `nodekey:${x25519Generate().publicKey.toString('hex')}`;
 
