@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { zstdCompress } from '../packages/server/src/control/tailscale/map-compression.js';
 import { fullResponse } from '../packages/server/src/control/tailscale/map-delta.js';
 import type { MapState } from '../packages/server/src/control/tailscale/map-state.js';
+import { digestOf } from '../packages/server/src/control/tailscale/sent-map.js';
 import { hostPrefix, numericId, tailcfgNode } from '../packages/server/src/control/tailscale/tailcfg.js';
 import type { NodeRow } from '../packages/server/src/control/tailscale/tailscale.repository.js';
 import { addressesOf } from '../packages/server/src/modules/devices/addresses.js';
@@ -54,11 +55,12 @@ const view = (r: NodeRow) => {
   return { allowedIPs: own, primaryRoutes: [], online: true };
 };
 const self = row(0);
-const peers = new Map<number, string>();
+const peers: MapState['peers'] = new Map();
 const peerIds: string[] = [];
 for (let i = 1; i <= PEERS; i++) {
   const r = row(i);
-  peers.set(numericId(r.id), JSON.stringify(tailcfgNode(r, view(r), domain, now)));
+  const text = JSON.stringify(tailcfgNode(r, view(r), domain, now));
+  peers.set(numericId(r.id), { text, digest: digestOf(text) });
   peerIds.push(r.id);
 }
 const state: MapState = {

@@ -6,10 +6,11 @@
  * changed.
  */
 import type { MapState } from './map-state.js';
+import type { SentMap } from './sent-map.js';
 
 export function fullResponse(state: MapState, seq: number, now: Date): string {
   return (
-    `{"Seq":${seq},"Node":${state.node},"DERPMap":${state.derp},"Peers":[${[...state.peers.values()].join(',')}],` +
+    `{"Seq":${seq},"Node":${state.node},"DERPMap":${state.derp},"Peers":[${[...state.peers.values()].map((p) => p.text).join(',')}],` +
     `"DNSConfig":${state.dns},"Domain":${JSON.stringify(state.domain)},"CollectServices":false,` +
     `"PacketFilter":${state.packetFilter},"UserProfiles":${JSON.stringify([...state.userProfiles.values()])},` +
     `${state.flowLogDomain ? `"DomainDataPlaneAuditLogID":${JSON.stringify(state.flowLogDomain)},` : ''}` +
@@ -17,23 +18,26 @@ export function fullResponse(state: MapState, seq: number, now: Date): string {
   );
 }
 
-/** The delta from `before` to `after`, or undefined when they are the same. */
-export function deltaResponse(before: MapState, after: MapState, seq: number): string | undefined {
+/**
+ * The delta from the map sent (`before`) to `after`, whose texts `map` holds, or undefined
+ * when they are the same.
+ */
+export function deltaResponse(before: SentMap, after: SentMap, map: MapState, seq: number): string | undefined {
   const parts: string[] = [];
-  if (after.node !== before.node) parts.push(`"Node":${after.node}`);
+  if (after.node !== before.node) parts.push(`"Node":${map.node}`);
   const changed: string[] = [];
-  for (const [id, text] of after.peers) if (before.peers.get(id) !== text) changed.push(text);
+  for (const [id, peer] of map.peers) if (before.peers.get(id) !== peer.digest) changed.push(peer.text);
   const removed: number[] = [];
   for (const id of before.peers.keys()) if (!after.peers.has(id)) removed.push(id);
   if (changed.length > 0) parts.push(`"PeersChanged":[${changed.join(',')}]`);
   if (removed.length > 0) parts.push(`"PeersRemoved":${JSON.stringify(removed)}`);
-  if (after.packetFilter !== before.packetFilter) parts.push(`"PacketFilter":${after.packetFilter}`);
-  const newProfiles = [...after.userProfiles.values()].filter(
-    (p) => JSON.stringify(before.userProfiles.get(p.ID)) !== JSON.stringify(p),
+  if (after.packetFilter !== before.packetFilter) parts.push(`"PacketFilter":${map.packetFilter}`);
+  const newProfiles = [...map.userProfiles.values()].filter(
+    (p) => before.userProfiles.get(p.ID) !== after.userProfiles.get(p.ID),
   );
   if (newProfiles.length > 0) parts.push(`"UserProfiles":${JSON.stringify(newProfiles)}`);
-  if (after.dns !== before.dns) parts.push(`"DNSConfig":${after.dns}`);
-  if (after.derp !== before.derp) parts.push(`"DERPMap":${after.derp}`);
+  if (after.dns !== before.dns) parts.push(`"DNSConfig":${map.dns}`);
+  if (after.derp !== before.derp) parts.push(`"DERPMap":${map.derp}`);
   if (after.domain !== before.domain) parts.push(`"Domain":${JSON.stringify(after.domain)}`);
   // Turning flow logs off takes the capability off the node; the client keeps the old id unused.
   if (after.flowLogDomain && after.flowLogDomain !== before.flowLogDomain) {

@@ -15,6 +15,7 @@ import type { AppContext } from '../../core/context.js';
 import type { NetworkView } from '../../modules/netmap/netmap-view.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
 import { dnsConfig } from './dns.js';
+import { digestOf } from './sent-map.js';
 import { mapNetwork, type NodeRow, nodesByIds } from './tailscale.repository.js';
 
 /** The network's part of every map, as the texts a map is written with. */
@@ -25,6 +26,12 @@ export interface MapNetwork {
   derp: string;
 }
 
+/** A peer's node as sent, and the digest a stream keeps of it (sent-map.ts). */
+export interface NodeText {
+  text: string;
+  digest: string;
+}
+
 /** Rows read by one query at most (bound parameters stay well under SQLite's limit). */
 const ROWS_PER_READ = 500;
 
@@ -33,7 +40,7 @@ export class MapRound {
   private readonly rows = new Map<string, Promise<NodeRow | undefined>>();
   /** Rows wanted since the last read, read together on the next turn of the event loop. */
   private wanted = new Map<string, { resolve: (row: NodeRow | undefined) => void; reject: (e: unknown) => void }>();
-  private readonly nodes = new Map<string, string>();
+  private readonly nodes = new Map<string, NodeText>();
 
   constructor(
     private readonly ctx: AppContext,
@@ -74,14 +81,18 @@ export class MapRound {
     return rows.filter((row): row is NodeRow => row !== undefined);
   }
 
-  /** The node text of `key` (what the text depends on besides the row), made once per round. */
-  nodeText(key: string, make: () => string): string {
-    let text = this.nodes.get(key);
-    if (text === undefined) {
-      text = make();
-      this.nodes.set(key, text);
+  /**
+   * The node text of `key` (what the text depends on besides the row) and its digest, made once
+   * per round.
+   */
+  nodeText(key: string, make: () => string): NodeText {
+    let node = this.nodes.get(key);
+    if (node === undefined) {
+      const text = make();
+      node = { text, digest: digestOf(text) };
+      this.nodes.set(key, node);
     }
-    return text;
+    return node;
   }
 
   private readWanted(): void {

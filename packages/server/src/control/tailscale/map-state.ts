@@ -22,7 +22,7 @@ import {
   packetFilter,
 } from '../../policy/index.js';
 import { flowLogIds } from './flow-log-ids.js';
-import { mapRound } from './map-round.js';
+import { mapRound, type NodeText } from './map-round.js';
 import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
 import type { NodeRow } from './tailscale.repository.js';
 
@@ -38,8 +38,8 @@ export interface Control {
 
 export interface MapState {
   node: string;
-  /** Peer numeric id → its tailcfg.Node as JSON text. */
-  peers: Map<number, string>;
+  /** Peer numeric id → its tailcfg.Node as JSON text (shared by the streams of a round). */
+  peers: Map<number, NodeText>;
   /** The same peers by device id (what the change feed names). */
   peerIds: string[];
   packetFilter: string;
@@ -88,14 +88,22 @@ async function filterInputs(
   return { policy: policy.compiled, users, devices: identities.map((r) => policyDevice(r)) };
 }
 
+/** What a stream keeps of its device to build its map again: which device, under which keys. */
+export type NodeIdentity = Pick<NodeRow, 'id' | 'network_id' | 'node_key' | 'machine_key'>;
+
 /**
  * The map of `self`. With `sameNode`, undefined when the device's row as the round read it no
  * longer holds self's node key and machine key, or its user is suspended: a stream checks that
- * on every build, from the rows it shares rather than a query of its own.
+ * on every build, from the rows it shares rather than a query of its own, so it needs to keep
+ * no more of its device than the identity.
  */
 export async function mapState(control: Control, self: NodeRow): Promise<MapState>;
-export async function mapState(control: Control, self: NodeRow, sameNode: true): Promise<MapState | undefined>;
-export async function mapState(control: Control, self: NodeRow, sameNode = false): Promise<MapState | undefined> {
+export async function mapState(control: Control, self: NodeIdentity, sameNode: true): Promise<MapState | undefined>;
+export async function mapState(
+  control: Control,
+  self: NodeRow | NodeIdentity,
+  sameNode = false,
+): Promise<MapState | undefined> {
   const { ctx } = control;
   const { networkId, id } = { networkId: self.network_id, id: self.id };
   const { netmap, view } = await netmapWithView(ctx, networkId, id);
@@ -116,7 +124,9 @@ export async function mapState(control: Control, self: NodeRow, sameNode = false
     (!row || row.node_key !== self.node_key || row.machine_key !== self.machine_key || row.user_status === 'suspended')
   )
     return undefined;
-  const me = row ?? self;
+  // Without sameNode, self is the whole row (the first map, when the round may not have it).
+  const me = row ?? ('hostname' in self ? self : undefined);
+  if (!me) return undefined;
   const flowLogs = network.flowLogs ? await flowLogIds(ctx.db, networkId, id) : undefined;
   if (flowLogs && me.flow_log_id !== flowLogs.nodePublic) await storeFlowLogId(ctx.db, me, flowLogs.nodePublic);
   const userProfiles = new Map<number, UserProfile>();
@@ -142,7 +152,7 @@ export async function mapState(control: Control, self: NodeRow, sameNode = false
   );
   addProfile(me);
 
-  const peers = new Map<number, string>();
+  const peers = new Map<number, NodeText>();
   const peerIds: string[] = [];
   for (const peer of native.peers) {
     const row = byId.get(peer.id);

@@ -11,13 +11,14 @@ import type { ServerHttp2Stream } from 'node:http2';
 import { type Actor, systemActor } from '../../core/actor.js';
 import { storeReport } from '../../modules/devices/device-reports.js';
 import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
-import { changeAt, headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
-import { netmapHead } from '../../modules/netmap/netmap.repository.js';
+import { changeAt, type DeviceFollow, headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
+import { type NetmapHead, netmapHead } from '../../modules/netmap/netmap.repository.js';
 import { buildLine } from './map-builds.js';
 import { zstdCompress } from './map-compression.js';
 import { deltaResponse, fullResponse, KEEP_ALIVE } from './map-delta.js';
 import { advertisedRoutes, type MapRequest, reportOf } from './map-request.js';
-import { type Control, type MapState, mapState } from './map-state.js';
+import { type Control, type MapState, mapState, type NodeIdentity } from './map-state.js';
+import { type SentMap, sentMap } from './sent-map.js';
 import { numericId } from './tailcfg.js';
 import { type NodeRow, nodeByKey } from './tailscale.repository.js';
 
@@ -48,6 +49,9 @@ function numericIdsOf(change: NetworkChange, changed: ReadonlySet<string>): numb
   return ids;
 }
 
+/** Map streams of this process past their full map (for figures, and tests that none is left behind). */
+export const openMapStreams = { count: 0 };
+
 function deviceActor(node: NodeRow): Actor {
   return { ...systemActor(node.network_id, node.name), type: 'device', id: node.id };
 }
@@ -77,123 +81,171 @@ export async function serveMap(
     return;
   }
   stream.respond({ ':status': 200, 'content-type': 'application/octet-stream' });
-  let seq = 1;
-  let head = headKey(await netmapHead(ctx.db, node.network_id));
-  let sent: MapState = await mapState(control, node);
-  stream.write(frame(fullResponse(sent, seq, new Date(ctx.clock.now()))));
+  const head = headKey(await netmapHead(ctx.db, node.network_id));
+  const first = await mapState(control, node);
+  stream.write(frame(fullResponse(first, 1, new Date(ctx.clock.now()))));
   if (!request.Stream) {
     stream.end();
     return;
   }
+  const identity = { id: node.id, network_id: node.network_id, node_key: node.node_key, machine_key: node.machine_key };
+  const open = new OpenMapStream(control, stream, identity, actor, head, first);
+  // What changed between the head read above and the follow is caught by reading it again.
+  const now = await netmapHead(ctx.db, node.network_id);
+  if (now) open.heardHead(now);
+}
 
-  let lastWrite = Date.now();
-  let lastPresence = Date.now();
+/**
+ * A map stream after its full map, for as long as the device stays connected: one object per
+ * device holding what the next delta needs (the digests of the map sent, the device's identity
+ * and the head it is current at), and nothing of the request, the row or the first map's
+ * texts. Its handlers are its methods, bound once.
+ */
+class OpenMapStream {
+  private seq = 1;
+  private sent: SentMap;
+  private lastWrite = Date.now();
+  private lastPresence = Date.now();
   /**
    * idle: the map sent is current as of `head`; waiting: a build is in line (buildLine) and will
    * read the network as it is when its turn comes; building: one runs now.
    */
-  let state: 'idle' | 'waiting' | 'building' = 'idle';
+  private state: 'idle' | 'waiting' | 'building' = 'idle';
   /** The newest change heard while waiting or building. */
-  let latest: NetworkChange | undefined;
-  const stop = () => {
-    follow.stop();
-    clearInterval(timer);
-    if (!stream.destroyed) stream.close();
-  };
-  // A deleted device, or one whose user was suspended, loses its peers at once, then the stream.
-  const cutOff = () => {
-    if (!stream.destroyed)
-      stream.write(
-        frame(`{"Seq":${++seq},"PeersRemoved":${JSON.stringify([...sent.peers.keys()])},"PacketFilter":[]}`),
-      );
-    stop();
-  };
+  private latest: NetworkChange | undefined;
+  private readonly follow: DeviceFollow;
+  private readonly timer: NodeJS.Timeout;
+  private readonly build = () => this.rebuild();
+  private ended = false;
+
+  constructor(
+    private readonly control: Control,
+    private readonly stream: ServerHttp2Stream,
+    private readonly identity: NodeIdentity,
+    private readonly actor: Actor,
+    /** The netmap head the map sent is current as of. */
+    private head: string,
+    first: MapState,
+  ) {
+    this.sent = sentMap(first);
+    openMapStreams.count++;
+    this.follow = control.feed.followDevice(identity.network_id, identity.id, (change) => this.heard(change));
+    this.follow.watch(first.peerIds);
+    this.timer = setInterval(() => void this.housekeeping(), HOUSEKEEPING_MS);
+    this.timer.unref();
+    stream.once('close', () => this.closed());
+    // Closed while its first map was being made: its 'close' has been or is being emitted.
+    if (stream.destroyed) this.closed();
+  }
+
+  /** A head read outside the feed (the one after following began). */
+  heardHead(head: NetmapHead): void {
+    if (headKey(head) !== this.head) this.heard(changeAt(head));
+  }
+
+  private heard(change: NetworkChange): void {
+    if (this.state === 'waiting') this.latest = change;
+    // Judged once the running build has sent its map; two changes heard become one full look.
+    else if (this.state === 'building') this.latest = this.latest ? changeAt(change.head) : change;
+    else if (this.concerns(change)) this.schedule(change);
+  }
+
   /** Whether this change can alter what this device was sent (see NetworkChange.devices). */
-  const concerns = (change: NetworkChange) => {
-    if (change.key === head) return false;
+  private concerns(change: NetworkChange): boolean {
+    if (change.key === this.head) return false;
     const devices = change.devices;
-    if (!devices || devices.previousKey !== head || devices.reach.has(node.id)) return true;
-    for (const peer of numericIdsOf(change, devices.changed)) if (sent.peers.has(peer)) return true;
+    if (!devices || devices.previousKey !== this.head || devices.reach.has(this.identity.id)) return true;
+    for (const peer of numericIdsOf(change, devices.changed)) if (this.sent.peers.has(peer)) return true;
     // Only devices this one does not see, and that do not see it, changed: nothing to send,
     // and the map it holds is current.
-    head = change.key;
+    this.head = change.key;
     return false;
-  };
-  const line = buildLine(control);
-  const schedule = (change: NetworkChange) => {
-    state = 'waiting';
-    latest = change;
-    line.run(build);
-  };
-  const build = async () => {
+  }
+
+  private schedule(change: NetworkChange): void {
+    this.state = 'waiting';
+    this.latest = change;
+    buildLine(this.control).run(this.build);
+  }
+
+  private async rebuild(): Promise<void> {
     // Every change heard while waiting is in what this build reads: one delta for all of them.
-    const change = latest!;
-    latest = undefined;
-    state = 'building';
+    const change = this.latest!;
+    this.latest = undefined;
+    this.state = 'building';
+    const { stream, follow } = this;
     if (stream.destroyed) {
-      state = 'idle';
+      this.state = 'idle';
       return;
     }
     // Told of every change until the new map's peers are known.
     follow.broad(true);
     try {
       // Built after the change was read, so the map is at least as new as its head.
-      head = change.key;
-      const next = await mapState(control, node, true);
-      if (!next) return cutOff();
-      const delta = deltaResponse(sent, next, seq + 1);
-      sent = next;
-      follow.watch(sent.peerIds);
+      this.head = change.key;
+      const next = await mapState(this.control, this.identity, true);
+      if (!next) return this.cutOff();
+      const nextSent = sentMap(next);
+      const delta = deltaResponse(this.sent, nextSent, next, this.seq + 1);
+      this.sent = nextSent;
+      follow.watch(next.peerIds);
       if (delta && !stream.destroyed) {
-        seq++;
+        this.seq++;
         stream.write(frame(delta));
-        lastWrite = Date.now();
+        this.lastWrite = Date.now();
       }
     } catch {
       // The device was deleted or re-enrolled meanwhile (its map cannot be built).
-      cutOff();
+      this.cutOff();
     } finally {
       follow.broad(false);
-      state = 'idle';
-      const next = latest;
-      latest = undefined;
-      if (next && !stream.destroyed && concerns(next)) schedule(next);
+      this.state = 'idle';
+      const next = this.latest;
+      this.latest = undefined;
+      if (next && !stream.destroyed && this.concerns(next)) this.schedule(next);
     }
-  };
-  const heard = (change: NetworkChange) => {
-    if (state === 'waiting') latest = change;
-    // Judged once the running build has sent its map; two changes heard become one full look.
-    else if (state === 'building') latest = latest ? changeAt(change.head) : change;
-    else if (concerns(change)) schedule(change);
-  };
-  const follow = control.feed.followDevice(node.network_id, node.id, heard);
-  follow.watch(sent.peerIds);
-  // What changed between the head read above and the follow is caught by reading it again.
-  const now = await netmapHead(ctx.db, node.network_id);
-  if (now && headKey(now) !== head) heard(changeAt(now));
+  }
 
-  const housekeeping = async () => {
-    if (stream.destroyed || state === 'building') return;
+  /** A deleted device, or one whose user was suspended, loses its peers at once, then the stream. */
+  private cutOff(): void {
+    const { stream } = this;
+    if (!stream.destroyed) {
+      const removed = JSON.stringify([...this.sent.peers.keys()]);
+      stream.write(frame(`{"Seq":${++this.seq},"PeersRemoved":${removed},"PacketFilter":[]}`));
+    }
+    this.stop();
+    if (!stream.destroyed) stream.close();
+  }
+
+  private async housekeeping(): Promise<void> {
+    const { stream } = this;
+    if (stream.destroyed || this.state === 'building') return;
     try {
       // A stream cut off (deleted, suspended) stopped this timer: it is never marked online again.
-      if (Date.now() - lastPresence >= PRESENCE_MS) {
-        lastPresence = Date.now();
-        await heartbeat(ctx, actor, {});
+      if (Date.now() - this.lastPresence >= PRESENCE_MS) {
+        this.lastPresence = Date.now();
+        await heartbeat(this.control.ctx, this.actor, {});
       }
-      if (Date.now() - lastWrite >= KEEP_ALIVE_MS && !stream.destroyed) {
+      if (Date.now() - this.lastWrite >= KEEP_ALIVE_MS && !stream.destroyed) {
         stream.write(frame(KEEP_ALIVE));
-        lastWrite = Date.now();
+        this.lastWrite = Date.now();
       }
     } catch {
       // A failed heartbeat is retried on the next round; the stream itself is unaffected.
     }
-  };
-  const timer = setInterval(() => void housekeeping(), HOUSEKEEPING_MS);
-  timer.unref();
-  stream.on('close', () => {
-    follow.stop();
-    clearInterval(timer);
+  }
+
+  private stop(): void {
+    this.follow.stop();
+    clearInterval(this.timer);
+  }
+
+  private closed(): void {
+    if (this.ended) return;
+    this.ended = true;
+    openMapStreams.count--;
+    this.stop();
     // The device is offline as soon as its stream is gone (it may have been deleted meanwhile).
-    disconnect(ctx, actor).catch(() => {});
-  });
+    disconnect(this.control.ctx, this.actor).catch(() => {});
+  }
 }
