@@ -17,7 +17,7 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
 
 const file = process.env.WARREN_SOAK_PROBE;
@@ -43,6 +43,10 @@ if (file && isMainThread) {
       liveHeap,
       fullCollections,
       collected,
+      // Per V8 space, the bytes it holds and those in use: where the heap's slack is.
+      spaces: Object.fromEntries(
+        getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]),
+      ),
     };
     appendFileSync(file, `${JSON.stringify(sample)}\n`);
   };

@@ -10,6 +10,10 @@
 // in use and the Buffers' backing stores. All after a full collection, so garbage is not
 // counted; the tailscale benchmark's figure, taken without one, is a little higher.
 //
+// Beside them, the V8 heap it keeps (its pages, used or not), what V8 is told of outside it
+// (`external`: Buffers, not nghttp2's memory) and the rest of the resident growth (nghttp2's
+// sessions, the C allocator's slack, native objects), then the heap's growth by space.
+//
 // Two snapshots say what a device holds: compare them by node type (DevTools' Comparison view,
 // or a script over the JSON); `Node / nghttp2_memory` is each HTTP/2 session's nghttp2 memory.
 // docs/decisions/performance.md (memory per connected device) has the breakdown this gave.
@@ -35,7 +39,10 @@ const GROUP = Number(flags.group);
 interface Sample {
   rss: number;
   heapUsed: number;
+  heapTotal: number;
+  external: number;
   arrayBuffers: number;
+  spaces?: Record<string, { size: number; used: number }>;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'warren-bench-ts-memory-'));
@@ -94,9 +101,11 @@ try {
   const kB = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`.padStart(10);
   process.stdout.write(`Tailscale-protocol devices on one instance (SQLite), memory after a full collection\n`);
   process.stdout.write(
-    `  ${'devices'.padStart(8)} ${'RSS/dev'.padStart(10)} ${'heap/dev'.padStart(10)} ${'buffers/dev'.padStart(11)}\n`,
+    `  ${'devices'.padStart(8)} ${'RSS/dev'.padStart(10)} ${'heap/dev'.padStart(10)} ${'buffers/dev'.padStart(11)}` +
+      ` ${'V8 heap/dev'.padStart(11)} ${'native/dev'.padStart(10)} ${'other/dev'.padStart(10)}\n`,
   );
   let connected = 0;
+  let last = before;
   for (let step = 1; step <= STEPS; step++) {
     const offset = connected;
     const sim = await simulateTailscale({
@@ -113,10 +122,28 @@ try {
     // The peers' own arrival (deltas to earlier devices) and presence settle first.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const now = await collected();
-    const per = (k: keyof Sample) => kB((now[k] - before[k]) / connected);
+    type Figure = Exclude<keyof Sample, 'spaces'>;
+    const grown = (k: Figure) => (now[k] - before[k]) / connected;
+    const per = (k: Figure) => kB(grown(k));
+    // What V8 knows of (its heap's pages, the native memory reported to it) and the rest of
+    // the resident growth: nghttp2's sessions, the C allocator's slack, native objects.
+    const other = grown('rss') - grown('heapTotal') - grown('external');
     process.stdout.write(
-      `  ${String(connected).padStart(8)} ${per('rss')} ${per('heapUsed')} ${per('arrayBuffers').padStart(11)}\n`,
+      `  ${String(connected).padStart(8)} ${per('rss')} ${per('heapUsed')} ${per('arrayBuffers').padStart(11)}` +
+        ` ${per('heapTotal').padStart(11)} ${per('external')} ${kB(other)}\n`,
     );
+    last = now;
+  }
+  // The V8 heap's growth per device by space: what it holds (size) and what is live in it (used).
+  const spaces = Object.entries(last.spaces ?? {})
+    .map(([name, { size, used }]) => {
+      const was = before.spaces?.[name] ?? { size: 0, used: 0 };
+      return { name, size: (size - was.size) / connected, used: (used - was.used) / connected };
+    })
+    .filter((s) => Math.abs(s.size) >= 100 || Math.abs(s.used) >= 100);
+  process.stdout.write(`  V8 spaces at ${connected} devices, per device (held / in use):\n`);
+  for (const s of spaces) {
+    process.stdout.write(`    ${s.name.padEnd(24)} ${kB(s.size)} ${kB(s.used)}\n`);
   }
 } finally {
   for (const sim of sims) sim.stop();
