@@ -154,7 +154,8 @@ export function decisionOfHit(row: HitRow | undefined, limit: number, now: numbe
 
 /** A group of hits on PostgreSQL (migration 027). */
 const HIT_MANY = 'select * from rate_limit_hit_many($1, $2, $3, $4, $5)';
-interface HitManyRow {
+/** The row of `rate_limit_hit_many`, which the API key check embeds in its own statement too. */
+export interface HitManyRow {
   out_live: number | string;
   out_oldest: number | string | null;
   out_allowed: number | string;
@@ -173,7 +174,12 @@ interface PendingHit {
  * and the rest are refused until the oldest live slot (or, if there was none, this group's)
  * leaves the window.
  */
-function decisionsOfGroup(row: HitManyRow | undefined, count: number, limit: number, now: number): RateLimitDecision[] {
+export function decisionsOfGroup(
+  row: HitManyRow | undefined,
+  count: number,
+  limit: number,
+  now: number,
+): RateLimitDecision[] {
   const live = Number(row?.out_live ?? 0);
   const allowed = Number(row?.out_allowed ?? 0);
   const oldest = row?.out_oldest == null ? (allowed > 0 ? now : undefined) : Number(row.out_oldest);

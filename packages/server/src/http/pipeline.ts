@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken } from '../edge/bearer-token.js';
 import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 import { auditRow } from './audit.js';
-import { authenticateApiKey, requireScope } from './authenticate.js';
+import { type Authenticated, authenticateApiKey, requireScope } from './authenticate.js';
 import { checkCodings } from './codings.js';
 import { checkHostHeader } from './host-header.js';
 import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
@@ -30,18 +30,21 @@ function unaudited(request: FastifyRequest): boolean {
 export async function authenticateCall(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { ctx } = request.server;
   const now = ctx.clock.now();
-  let principal: Awaited<ReturnType<typeof authenticateApiKey>>;
+  let authenticated: Authenticated;
   try {
-    principal = await authenticateApiKey(ctx.db, bearerToken(request), now);
+    authenticated = await authenticateApiKey(ctx, bearerToken(request), now);
   } catch (error) {
     const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
     throw error;
   }
+  const { principal, counted } = authenticated;
   request.principal = principal;
   request.networkId = principal.networkId;
-  const decision = await ctx.limiter.hit(`key:${principal.keyId}`, principal.rateLimit ?? ctx.settings.apiRateLimit);
+  // On PostgreSQL the key's own statement counted the hit (authenticate.ts).
+  const decision =
+    counted ?? (await ctx.limiter.hit(`key:${principal.keyId}`, principal.rateLimit ?? ctx.settings.apiRateLimit));
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) throw rateLimited(decision, `API key "${principal.keyName}"`);
   // Uses are counted on keys; an OAuth client has no such counters.
