@@ -12,6 +12,7 @@ import {
   dnsSettingsOf,
 } from '../../modules/network/dns-derp-settings.js';
 import type { Db } from '../../storage/database.js';
+import { notForIndex } from '../../storage/planner.js';
 
 export interface NodeRow {
   id: string;
@@ -85,9 +86,17 @@ export async function nodeByKey(db: Db, nodeKey: string, machineKey: string): Pr
     .executeTakeFirst();
 }
 
+/**
+ * Looked up by primary key (storage/planner.ts): on the network's index SQLite walked every
+ * device of the network for each batch of a map round, which made a policy change's reads
+ * grow with the square of the fleet.
+ */
 export async function nodesByIds(db: Db, networkId: string, ids: readonly string[]): Promise<NodeRow[]> {
   if (ids.length === 0) return [];
-  return nodes(db).where('devices.network_id', '=', networkId).where('devices.id', 'in', ids).execute();
+  return nodes(db)
+    .where(notForIndex(db, 'devices.network_id'), '=', networkId)
+    .where('devices.id', 'in', ids)
+    .execute();
 }
 
 /** What a map takes from the network itself: its name (the DNS domain) and whether it logs flows. */
