@@ -114,6 +114,12 @@ export class MapRound {
   }
 }
 
+/** What a round is made for: the protocol handler's context and where its relay map comes from. */
+export interface RoundOwner {
+  ctx: AppContext;
+  derpMap: (settings: DerpSettings) => unknown;
+}
+
 /** Per view, the round of each protocol handler (instances in one process keep their own). */
 const rounds = new WeakMap<NetworkView, WeakMap<object, MapRound>>();
 
@@ -122,11 +128,7 @@ const rounds = new WeakMap<NetworkView, WeakMap<object, MapRound>>();
  * every stream whose map is built from that view; a device outside netmaps (no view) gets a
  * round of its own.
  */
-export function mapRound(
-  owner: { ctx: AppContext; derpMap: (settings: DerpSettings) => unknown },
-  networkId: string,
-  view: NetworkView | undefined,
-): MapRound {
+export function mapRound(owner: RoundOwner, networkId: string, view: NetworkView | undefined): MapRound {
   const make = () => new MapRound(owner.ctx, networkId, owner.derpMap);
   if (!view) return make();
   let held = rounds.get(view);

@@ -1,28 +1,20 @@
 /**
- * What a Tailscale client's map holds, built from the same netmap as a native device's (the
- * peers the policy lets it reach or be reached by, their allowedIPs, presence) plus the rows
- * of those peers, the packet filter compiled from the current policy, DNS and the DERP map.
+ * What a Tailscale client's map holds, built from the same network view as a native device's
+ * netmap (the peers the policy lets it reach or be reached by, their allowedIPs, presence;
+ * map-inputs.ts) plus the rows of those peers, the packet filter compiled from the current
+ * policy, DNS and the DERP map.
  * Each peer is kept as its JSON text, so the next state is compared with this one peer by peer
  * (map-delta.ts) and only what changed is sent.
  */
-import type { DeviceBody, PeerBody } from '@warren/contract';
 import type { AppContext } from '../../core/context.js';
-import { currentPolicy } from '../../modules/acl/policy-cache.js';
 import { storeFlowLogId } from '../../modules/devices/device-reports.js';
 import type { ChangeFeed } from '../../modules/netmap/change-feed.js';
-import { netmapWithView } from '../../modules/netmap/netmap.service.js';
-import type { NetworkView } from '../../modules/netmap/netmap-view.js';
-import { deviceIdentities, policyDevice, policyUsers } from '../../modules/netmap/policy-inputs.repository.js';
+import type { NetmapHead } from '../../modules/netmap/netmap.repository.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
-import {
-  type CompiledPolicy,
-  type FilterRule,
-  type PolicyDevice,
-  type PolicyUser,
-  packetFilter,
-} from '../../policy/index.js';
+import { type FilterRule, packetFilter } from '../../policy/index.js';
 import { flowLogIds } from './flow-log-ids.js';
-import { mapRound, type NodeText } from './map-round.js';
+import { fromNetmap, fromSharedView } from './map-inputs.js';
+import type { NodeText } from './map-round.js';
 import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
 import type { NodeRow } from './tailscale.repository.js';
 
@@ -51,43 +43,6 @@ export interface MapState {
   flowLogDomain: string;
 }
 
-interface NativeNetmap {
-  self: DeviceBody;
-  peers: PeerBody[];
-}
-
-/** What a packet filter is compiled from: the policy, the network's users, the devices in the map. */
-interface FilterInputs {
-  policy: CompiledPolicy;
-  users: PolicyUser[];
-  /** The map's devices (itself and its peers) in the network's order, which rules list them in. */
-  devices: PolicyDevice[];
-}
-
-/**
- * Taken from the network view the netmap was built from, which every stream of the network
- * shares for one change; read only for a device outside netmaps, which has no view.
- */
-async function filterInputs(
-  ctx: AppContext,
-  networkId: string,
-  ids: string[],
-  view: NetworkView | undefined,
-): Promise<FilterInputs> {
-  if (view) {
-    const slots = ids.map((id) => view.index.get(id)).filter((i): i is number => i !== undefined);
-    slots.sort((a, b) => a - b);
-    const devices = slots.map((i) => view.policyDeviceAt(i));
-    return { policy: view.compiledPolicy, users: view.users, devices };
-  }
-  const [policy, users, identities] = await Promise.all([
-    currentPolicy(ctx.db, networkId),
-    policyUsers(ctx.db, networkId),
-    deviceIdentities(ctx.db, networkId, ids),
-  ]);
-  return { policy: policy.compiled, users, devices: identities.map((r) => policyDevice(r)) };
-}
-
 /** What a stream keeps of its device to build its map again: which device, under which keys. */
 export type NodeIdentity = Pick<NodeRow, 'id' | 'network_id' | 'node_key' | 'machine_key'>;
 
@@ -95,29 +50,29 @@ export type NodeIdentity = Pick<NodeRow, 'id' | 'network_id' | 'node_key' | 'mac
  * The map of `self`. With `sameNode`, undefined when the device's row as the round read it no
  * longer holds self's node key and machine key, or its user is suspended: a stream checks that
  * on every build, from the rows it shares rather than a query of its own, so it needs to keep
- * no more of its device than the identity.
+ * no more of its device than the identity. `head`: the head of the change the map is built
+ * for, when a change feed told of one.
  */
 export async function mapState(control: Control, self: NodeRow): Promise<MapState>;
-export async function mapState(control: Control, self: NodeIdentity, sameNode: true): Promise<MapState | undefined>;
+export async function mapState(
+  control: Control,
+  self: NodeIdentity,
+  sameNode: true,
+  head?: NetmapHead,
+): Promise<MapState | undefined>;
 export async function mapState(
   control: Control,
   self: NodeRow | NodeIdentity,
   sameNode = false,
+  head?: NetmapHead,
 ): Promise<MapState | undefined> {
   const { ctx } = control;
   const { networkId, id } = { networkId: self.network_id, id: self.id };
-  const { netmap, view } = await netmapWithView(ctx, networkId, id);
-  const round = mapRound(control, networkId, view);
-  const native = JSON.parse(netmap.body ?? '{}') as NativeNetmap;
-  const nativePeerIds = native.peers.map((p) => p.id);
-  const [rows, network, filter] = await Promise.all([
-    round.nodeRows([id, ...nativePeerIds]),
-    round.mapNetwork(),
-    filterInputs(ctx, networkId, [id, ...nativePeerIds], view),
-  ]);
+  const inputs = (await fromSharedView(control, self, head)) ?? (await fromNetmap(control, self));
+  const { round, rows: byId, filter } = inputs;
+  const network = await round.mapNetwork();
   const { domain } = network;
   const now = ctx.clock.now();
-  const byId = new Map(rows.map((r) => [r.id, r]));
   const row = byId.get(id);
   if (
     sameNode &&
@@ -135,8 +90,8 @@ export async function mapState(
     userProfiles.set(profile.ID, profile);
   };
 
-  const ownPrimaries = (native.self.routes ?? []).filter((r) => r.primary).map((r) => r.prefix);
-  const ownAddresses = (native.self.addresses ?? []).map(hostPrefix);
+  const ownPrimaries = [...inputs.primaryRoutes];
+  const ownAddresses = inputs.addresses.map(hostPrefix);
   const node = JSON.stringify(
     tailcfgNode(
       me,
@@ -154,7 +109,7 @@ export async function mapState(
 
   const peers = new Map<number, NodeText>();
   const peerIds: string[] = [];
-  for (const peer of native.peers) {
+  for (const peer of inputs.peers) {
     const row = byId.get(peer.id);
     if (!row) continue;
     peerIds.push(peer.id);
@@ -173,9 +128,8 @@ export async function mapState(
   }
 
   const viewer = filter.devices.find((d) => d.id === id);
-  const ownRoutes = (native.self.routes ?? []).filter((r) => r.state === 'approved').map((r) => r.prefix);
   const rules: FilterRule[] = viewer
-    ? packetFilter(filter.policy, { ...viewer, routes: ownRoutes }, filter.devices, filter.users)
+    ? packetFilter(filter.policy, { ...viewer, routes: [...inputs.routes] }, filter.devices, filter.users)
     : [];
   return {
     node,

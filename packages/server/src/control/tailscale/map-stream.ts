@@ -183,7 +183,7 @@ class OpenMapStream {
     try {
       // Built after the change was read, so the map is at least as new as its head.
       this.head = change.key;
-      const next = await mapState(this.control, this.identity, true);
+      const next = await mapState(this.control, this.identity, true, change.head);
       if (!next) return this.cutOff();
       const nextSent = sentMap(next);
       const delta = deltaResponse(this.sent, nextSent, next, this.seq + 1);

@@ -1,0 +1,147 @@
+/**
+ * What a device's Tailscale map is made of: its peers with their presence and allowedIPs, its
+ * own addresses and routes, the rows of all of them and the inputs of its packet filter. Taken
+ * from the network view every stream of a change shares; a device that view does not hold is
+ * served from its native netmap instead.
+ */
+import type { DeviceBody, PeerBody } from '@warren/contract';
+import type { AppContext } from '../../core/context.js';
+import { currentPolicy } from '../../modules/acl/policy-cache.js';
+import { isIsolated } from '../../modules/devices/standing.js';
+import type { NetmapHead } from '../../modules/netmap/netmap.repository.js';
+import { netmapWithView } from '../../modules/netmap/netmap.service.js';
+import type { NetworkView } from '../../modules/netmap/netmap-view.js';
+import { deviceIdentities, policyDevice, policyUsers } from '../../modules/netmap/policy-inputs.repository.js';
+import { sharedView } from '../../modules/netmap/shared-view.js';
+import type { CompiledPolicy, PolicyDevice, PolicyUser } from '../../policy/index.js';
+import { type MapRound, mapRound, type RoundOwner } from './map-round.js';
+import type { NodeRow } from './tailscale.repository.js';
+
+interface NativeNetmap {
+  self: DeviceBody;
+  peers: PeerBody[];
+}
+
+/** What a packet filter is compiled from: the policy, the network's users, the devices in the map. */
+interface FilterInputs {
+  policy: CompiledPolicy;
+  users: PolicyUser[];
+  /** The map's devices (itself and its peers) in the network's order, which rules list them in. */
+  devices: PolicyDevice[];
+}
+
+/** A peer as the map shows it: its addresses, what goes in its allowedIPs, and its presence. */
+interface MapPeer {
+  id: string;
+  online: boolean;
+  addresses: readonly string[];
+  allowedIPs: readonly string[];
+}
+
+/** What a device's map is made of. */
+/** Which device a map is for. */
+type DeviceOf = Pick<NodeRow, 'id' | 'network_id'>;
+
+export interface MapInputs {
+  round: MapRound;
+  /** The rows of the device and of its peers that still exist, by id. */
+  rows: Map<string, NodeRow>;
+  peers: MapPeer[];
+  /** The device's own addresses, and the routes it serves as primary (the rest of its allowedIPs). */
+  addresses: readonly string[];
+  primaryRoutes: readonly string[];
+  /** The routes approved for it, which its packet filter opens. */
+  routes: readonly string[];
+  filter: FilterInputs;
+}
+
+/**
+ * From the network view every stream of the change shares (shared-view.ts): its peers as the
+ * peer map lists them, their presence from the snapshot, the routes from the primaries, the rows
+ * from the round; nothing read per device, and no native netmap written and parsed back.
+ * Undefined when the view does not hold the device (it is outside netmaps, or raced a
+ * re-enrolment) or its login expired by the clock: the native netmap decides those.
+ */
+export async function fromSharedView(
+  control: RoundOwner,
+  self: DeviceOf,
+  head?: NetmapHead,
+): Promise<MapInputs | undefined> {
+  const { ctx } = control;
+  const shared = await sharedView(ctx, self.network_id, head);
+  const slot = shared?.view.index.get(self.id);
+  if (!shared || slot === undefined) return undefined;
+  const { view, presence, primaries } = shared;
+  const round = mapRound(control, self.network_id, view);
+  const peers: MapPeer[] = [];
+  const slots = [slot];
+  for (const peer of view.peersFor(primaries).peers(self.id)) {
+    const at = view.index.get(peer.id)!;
+    slots.push(at);
+    const { addresses } = view.policyDeviceAt(at);
+    peers.push({ id: peer.id, online: presence.online.has(peer.id), addresses, allowedIPs: peer.allowedIPs });
+  }
+  const rows = await round.nodeRows([self.id, ...peers.map((p) => p.id)]);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const row = byId.get(self.id);
+  if (row && isIsolated(row, ctx.clock.now())) return undefined;
+  slots.sort((a, b) => a - b);
+  const me = view.policyDeviceAt(slot);
+  return {
+    round,
+    rows: byId,
+    peers,
+    addresses: me.addresses,
+    primaryRoutes: primaries.byDevice.get(self.id) ?? [],
+    routes: primaries.served.get(self.id) ?? [],
+    filter: { policy: view.compiledPolicy, users: view.users, devices: slots.map((i) => view.policyDeviceAt(i)) },
+  };
+}
+
+/**
+ * Taken from the network view the netmap was built from; read only for a device outside
+ * netmaps, which has no view.
+ */
+async function filterInputs(
+  ctx: AppContext,
+  networkId: string,
+  ids: string[],
+  view: NetworkView | undefined,
+): Promise<FilterInputs> {
+  if (view) {
+    const slots = ids.map((id) => view.index.get(id)).filter((i): i is number => i !== undefined);
+    slots.sort((a, b) => a - b);
+    const devices = slots.map((i) => view.policyDeviceAt(i));
+    return { policy: view.compiledPolicy, users: view.users, devices };
+  }
+  const [policy, users, identities] = await Promise.all([
+    currentPolicy(ctx.db, networkId),
+    policyUsers(ctx.db, networkId),
+    deviceIdentities(ctx.db, networkId, ids),
+  ]);
+  return { policy: policy.compiled, users, devices: identities.map((r) => policyDevice(r)) };
+}
+
+/** From the device's native netmap: a device outside netmaps (itself, no peers) and the odd race. */
+export async function fromNetmap(control: RoundOwner, self: DeviceOf): Promise<MapInputs> {
+  const { ctx } = control;
+  const { networkId, id } = { networkId: self.network_id, id: self.id };
+  const { netmap, view } = await netmapWithView(ctx, networkId, id);
+  const round = mapRound(control, networkId, view);
+  const native = JSON.parse(netmap.body ?? '{}') as NativeNetmap;
+  const nativePeerIds = native.peers.map((p) => p.id);
+  const [rows, filter] = await Promise.all([
+    round.nodeRows([id, ...nativePeerIds]),
+    filterInputs(ctx, networkId, [id, ...nativePeerIds], view),
+  ]);
+  const routes = native.self.routes ?? [];
+  return {
+    round,
+    rows: new Map(rows.map((r) => [r.id, r])),
+    peers: native.peers,
+    addresses: native.self.addresses ?? [],
+    primaryRoutes: routes.filter((r) => r.primary).map((r) => r.prefix),
+    routes: routes.filter((r) => r.state === 'approved').map((r) => r.prefix),
+    filter,
+  };
+}
