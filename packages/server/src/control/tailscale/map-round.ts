@@ -15,8 +15,8 @@ import type { AppContext } from '../../core/context.js';
 import type { NetworkView } from '../../modules/netmap/netmap-view.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
 import { dnsConfig } from './dns.js';
-import { digestOf } from './sent-map.js';
 import { mapNetwork, type NodeRow, nodesByIds } from './tailscale.repository.js';
+import { digestOf } from './text-digest.js';
 
 /** The network's part of every map, as the texts a map is written with. */
 export interface MapNetwork {

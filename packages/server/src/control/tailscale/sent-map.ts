@@ -6,16 +6,10 @@
  * different copies. A digest of each stands in for it: the delta compares digests and writes
  * the new map's texts, which the build that made them still holds.
  */
-import { createHash } from 'node:crypto';
 import type { MapState } from './map-state.js';
+import { digestOf } from './text-digest.js';
 
-/** Bytes of SHA-256 kept: 128 bits, so two different texts never pass for the same. */
-const DIGEST_BYTES = 16;
-
-/** A text's digest, as a 16-character one-byte string (32 bytes of heap where the text was). */
-export function digestOf(text: string): string {
-  return createHash('sha256').update(text).digest().toString('latin1', 0, DIGEST_BYTES);
-}
+export { digestOf };
 
 export interface SentMap {
   /** Digests of the node's text, the packet filter's, the DNS config's and the DERP map's. */
