@@ -18,8 +18,23 @@ export const CAP_FLOW_LOGS = 'https://tailscale.com/cap/data-plane-audit-logs';
 /** The user tagged devices belong to, as in Tailscale. */
 export const TAGGED_USER = { ID: 2147455555, LoginName: 'tagged-devices', DisplayName: 'Tagged Devices' };
 
+/** Ids worked out so far; past this many the memo starts over (a few hundred kB at most). */
+const MAX_NUMERIC_IDS = 65_536;
+const numericIds = new Map<string, number>();
+
+/**
+ * A device's or user's numeric id as the client knows it, from a hash of its id. Every map
+ * names each of its peers and their users by it, so a policy change asked for it peers ×
+ * streams times: each id is hashed once and kept.
+ */
 export function numericId(text: string): number {
-  return createHash('sha256').update(text).digest().readUIntBE(0, 6) % 2 ** 53 || 1;
+  let id = numericIds.get(text);
+  if (id === undefined) {
+    id = createHash('sha256').update(text).digest().readUIntBE(0, 6) % 2 ** 53 || 1;
+    if (numericIds.size >= MAX_NUMERIC_IDS) numericIds.clear();
+    numericIds.set(text, id);
+  }
+  return id;
 }
 
 export interface UserProfile {
