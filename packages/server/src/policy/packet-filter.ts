@@ -76,6 +76,32 @@ function rulesNaming(policy: CompiledPolicy, viewer: Subject): readonly number[]
   return unionOfRules(lists);
 }
 
+/**
+ * Subjects of the devices in maps, kept per policy and users (roleMap's map stands for them):
+ * a device is in the map of each of its peers, and the caller passes the same device objects
+ * (a network view's, never changed once made) to every filter of a change.
+ */
+const subjects = new WeakMap<CompiledPolicy, WeakMap<Map<string, string>, WeakMap<PolicyDevice, Subject>>>();
+
+function subjectOf(policy: CompiledPolicy, roles: Map<string, string>, device: PolicyDevice): Subject {
+  let byRoles = subjects.get(policy);
+  if (!byRoles) {
+    byRoles = new WeakMap();
+    subjects.set(policy, byRoles);
+  }
+  let byDevice = byRoles.get(roles);
+  if (!byDevice) {
+    byDevice = new WeakMap();
+    byRoles.set(roles, byDevice);
+  }
+  let subject = byDevice.get(device);
+  if (!subject) {
+    subject = deviceSubject(policy, device, roles);
+    byDevice.set(device, subject);
+  }
+  return subject;
+}
+
 export function packetFilter(
   policy: CompiledPolicy,
   viewer: PolicyDevice,
@@ -86,7 +112,7 @@ export function packetFilter(
   const viewerSubject = deviceSubject(policy, viewer, roles);
   const candidates = rulesNaming(policy, viewerSubject);
   if (candidates.length === 0) return [];
-  const subjects = devices.map((device) => ({ device, subject: deviceSubject(policy, device, roles) }));
+  const inMap = devices.map((device) => ({ device, subject: subjectOf(policy, roles, device) }));
   const rules: FilterRule[] = [];
   for (const at of candidates) {
     const rule = policy.rules[at];
@@ -105,7 +131,7 @@ export function packetFilter(
       for (const IP of ips) for (const [First, Last] of d.ports) group.dst.push({ IP, Ports: { First, Last } });
     }
     for (const group of groups.values()) {
-      const srcIPs = sourcesOf(rule.src, subjects, group.self ? viewerSubject.owner : undefined);
+      const srcIPs = sourcesOf(rule.src, inMap, group.self ? viewerSubject.owner : undefined);
       if (srcIPs.length === 0) continue;
       rules.push({ SrcIPs: srcIPs, DstPorts: group.dst, ...(group.protos && { IPProto: [...group.protos] }) });
     }
