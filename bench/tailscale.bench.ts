@@ -1,11 +1,13 @@
 // Tailscale fleet benchmark: `npm run bench -- tailscale [--count 10000] [--baseline 500]
-// [--rounds 3] [--group 5] [--concurrency 64] [--no-postgres] [--postgres URL]`.
+// [--rounds 3] [--group 5] [--concurrency 64] [--processes 2] [--no-postgres] [--postgres URL]
+// [--compare headscale]`.
 //
 // `warren serve` as users run it: first one instance on a SQLite file, then two instances on one
 // PostgreSQL database (a database of its own per run, dropped after). A fleet of simulated
 // Tailscale-protocol devices (`warren node simulate --protocol tailscale`: its own machine key,
 // Noise IK over the ts2021 upgrade, HTTP/2, register with an auth key, a map stream held open)
-// connects from this process, spread over the instances. Devices are tagged in groups of
+// connects from --processes child processes (2 by default; tailscale-fleet.ts), spread over the
+// instances. Devices are tagged in groups of
 // --group (tag:g0, tag:g1, …), and the policy lets each group reach itself, so each map holds
 // a handful of peers, as in a fleet where each device talks to a few others.
 //
@@ -21,10 +23,10 @@
 //     system, summed, from /proc) over the enrollment divided by the devices, and over the
 //     policy changes divided by them; what the change costs the server whatever else the
 //     machine runs, which the times above do not say on a shared machine;
-//   - simulator CPU per policy change: this process's own CPU time over the policy changes
-//     (decrypting, decompressing and parsing every stream's update), divided by them: the
-//     fleet shares one event loop, so when this nears the times above, the simulator and not
-//     the server sets them;
+//   - simulator CPU per policy change: the CPU time of the fleet's processes and this one over
+//     the policy changes (decrypting, decompressing and parsing every stream's update), divided
+//     by them: when it nears the times above divided by --processes, the simulator and not the
+//     server sets them (raise --processes, or run on a machine with more cores);
 //   - one device's tag change: POST /v1/devices/{id}/tags moving one device to another group
 //     (through the second instance where there are two), then the time until each stream
 //     whose map it changes (its old group, its new group, itself) received it: p50, p99 and
@@ -54,9 +56,8 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { simulateTailscale, type TailscaleSimulation } from '../packages/cli/src/node/tailscale-simulator.js';
-import type { MapMessage } from '../packages/server/src/index.js';
 import { startHeadscale } from './headscale/headscale-process.js';
+import { clock, type Fleet, type MapArrival, startFleet } from './tailscale-fleet.js';
 import { initWarren, serveWarren } from './warren-process.js';
 
 const { values: flags } = parseArgs({
@@ -66,6 +67,7 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '3' },
     group: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '64' },
+    processes: { type: 'string', default: '2' },
     postgres: { type: 'string' },
     'no-postgres': { type: 'boolean', default: false },
     compare: { type: 'string' },
@@ -76,6 +78,7 @@ const BASELINE = Number(flags.baseline);
 const ROUNDS = Number(flags.rounds);
 const GROUP = Number(flags.group);
 const CONCURRENCY = Number(flags.concurrency);
+const PROCESSES = Number(flags.processes);
 const postgresUrl =
   flags.postgres ??
   process.env.WARREN_BENCH_POSTGRES_URL ??
@@ -169,7 +172,7 @@ interface Subject {
   /** Puts the policy in which each group reaches itself on `port`. */
   setPolicy(port: number | '*'): Promise<void>;
   /** What device `index` registers with to join group tag:g<groupOf(index)>. */
-  enrolment(): Promise<{ authKey: string | ((index: number) => string); tags?: (index: number) => string[] }>;
+  enrolment(): Promise<{ authKey: string | string[]; tagged: boolean }>;
   /** The server's id of the device named `hostname`. */
   deviceId(hostname: string): Promise<string>;
   /** Moves device `id` to tag:g<group>. */
@@ -193,7 +196,7 @@ async function warrenSubject(db: string, instances: number, groups: number): Pro
     setPolicy: (port) => call(urls[0], apiKey, 'PUT', '/v1/acl', policy(groups, port), 'application/hujson'),
     enrolment: async () => {
       const { key } = await call(urls[0], apiKey, 'POST', '/v1/keys', { type: 'auth', reusable: true });
-      return { authKey: key, tags: (index) => [`tag:g${groupOf(index)}`] };
+      return { authKey: key, tagged: true };
     },
     deviceId: async (hostname) => {
       const list = await call(urls[0], apiKey, 'GET', `/v1/devices?limit=1000&q=${hostname}`);
@@ -236,7 +239,7 @@ async function headscaleSubject(bin: string, groups: number): Promise<Subject> {
           })) as { preAuthKey: { key: string } };
           keys.push(preAuthKey.key);
         }
-        return { authKey: (index) => keys[groupOf(index)] };
+        return { authKey: keys, tagged: false };
       },
       deviceId: async (hostname) => {
         const { nodes } = (await hs.api('GET', '/api/v1/node')) as { nodes: Array<{ id: string; name: string }> };
@@ -254,11 +257,6 @@ async function headscaleSubject(bin: string, groups: number): Promise<Subject> {
     throw error;
   }
 }
-
-/** The packet filter a map message carries: the single one, or Tailscale's named set of them. */
-const filterOf = (message: MapMessage) => message.PacketFilter ?? message.PacketFilters;
-/** A keep-alive says nothing about any change. */
-const keepAliveOnly = (message: MapMessage) => message.KeepAlive === true && Object.keys(message).length === 1;
 
 /**
  * Makes a change whose call the server may drop (Headscale's HTTP server ends a request at its
@@ -278,10 +276,10 @@ async function tolerate(what: string, change: () => Promise<unknown>): Promise<v
 /** One fleet of `count` devices against `subject`. */
 async function run(subject: Subject, count: number): Promise<Figures> {
   const { urls } = subject;
-  let sim: TailscaleSimulation | undefined;
+  let sim: Fleet | undefined;
   try {
     await subject.setPolicy('*');
-    const { authKey, tags } = await subject.enrolment();
+    const { authKey, tagged } = await subject.enrolment();
     // Settle the servers' startup before measuring their memory.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const rss = () => subject.pids.reduce((sum, pid) => sum + rssOf(pid), 0);
@@ -290,18 +288,11 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     const cpuBefore = cpu();
 
     // What each stream last received after the change being timed, by device index.
-    let watching: ((index: number, message: MapMessage, at: number) => void) | undefined;
-    sim = await simulateTailscale({
-      server: urls[0],
-      servers: urls,
-      authKey,
-      count,
+    let watching: ((arrival: MapArrival) => void) | undefined;
+    sim = await startFleet({ urls, authKey, tagged, group: GROUP, prefix: 'ts' }, count, {
+      processes: PROCESSES,
       concurrency: CONCURRENCY,
-      hostnamePrefix: 'ts',
-      tags,
-      onMessage: (index, message, at) => {
-        if (!keepAliveOnly(message)) watching?.(index, message, at);
-      },
+      onMap: (arrival) => watching?.(arrival),
       progress: (line) => process.stderr.write(`  ${line}\n`),
     });
     if (sim.failed > 0) process.stderr.write(`  ${sim.failed} devices failed: ${JSON.stringify(sim.reasons)}\n`);
@@ -309,8 +300,8 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     const live = sim;
     const connectedAt: number[] = [];
     /** Notes how many devices hold a stream as a change is made, and says so when some do not. */
-    const census = (what: string) => {
-      const now = live.connectedNow();
+    const census = async (what: string) => {
+      const now = (await live.census()).connected;
       connectedAt.push(now);
       if (now < devices.length)
         process.stderr.write(
@@ -322,7 +313,12 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     const rssPerDevice = (rss() - rssBefore) / devices.length;
     const cpuPerDevice = (cpu() - cpuBefore) / devices.length;
     const cpuBeforePolicy = cpu();
-    const simCpuBeforePolicy = process.cpuUsage();
+    // The simulator's CPU: this process's and the fleet's processes'.
+    const simCpu = () => {
+      const own = process.cpuUsage();
+      return (own.user + own.system) / 1000 + live.pids.reduce((sum, pid) => sum + cpuOf(pid), 0);
+    };
+    const simCpuBeforePolicy = simCpu();
 
     // Policy changes: every stream's packet filter changes.
     const policyTimes: number[] = [];
@@ -332,13 +328,12 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       const port = 1000 + round;
       const received = new Map<number, number>();
       let started = 0;
-      watching = (index, message, at) => {
-        const filter = filterOf(message);
+      watching = ({ index, filter, at }) => {
         if (received.has(index) || !filter) return;
-        if (JSON.stringify(filter).includes(`"First":${port}`)) received.set(index, at - started);
+        if (filter.includes(`"First":${port}`)) received.set(index, at - started);
       };
-      census(`policy change ${round + 1}`);
-      started = performance.now();
+      await census(`policy change ${round + 1}`);
+      started = clock();
       await tolerate('policy change', () => subject.setPolicy(port));
       await settle(() => received.size === devices.length, 30_000);
       policyMissed += devices.length - received.size;
@@ -347,8 +342,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       policyLast.push(Math.max(...times));
     }
     const cpuPerPolicy = (cpu() - cpuBeforePolicy) / ROUNDS;
-    const simCpu = process.cpuUsage(simCpuBeforePolicy);
-    const simCpuPerPolicy = (simCpu.user + simCpu.system) / 1000 / ROUNDS;
+    const simCpuPerPolicy = (simCpu() - simCpuBeforePolicy) / ROUNDS;
 
     // One device's tag change: device `moved` goes to the next group and back.
     const moved = 0;
@@ -361,18 +355,16 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       const from = round % 2 === 0 ? groupOf(moved) : groupOf(moved) + 1;
       const to = round % 2 === 0 ? groupOf(moved) + 1 : groupOf(moved);
       const affected = new Set(
-        devices
-          .filter((d) => d.index === moved || groupOf(d.index) === from || groupOf(d.index) === to)
-          .map((d) => d.index),
+        devices.filter((index) => index === moved || groupOf(index) === from || groupOf(index) === to),
       );
       const received = new Map<number, number>();
       let started = 0;
-      watching = (index, _message, at) => {
+      watching = ({ index, at }) => {
         if (!affected.has(index)) others++;
         else if (!received.has(index)) received.set(index, at - started);
       };
-      census(`tag change ${round + 1}`);
-      started = performance.now();
+      await census(`tag change ${round + 1}`);
+      started = clock();
       await tolerate('tag change', () => subject.moveDevice(movedId, to));
       await settle(() => received.size === affected.size, 10_000);
       // Anything sent to a stream the change does not concern would arrive about as fast.
@@ -393,7 +385,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       rssPerDevice,
       failed: sim.failed,
       connectedAt,
-      reconnects: sim.reconnects(),
+      reconnects: (await sim.census()).reconnects,
       cpuPerDevice,
       cpuPerPolicy,
       simCpuPerPolicy,
@@ -401,7 +393,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       tag: { p50: percentile(t, 50), p99: percentile(t, 99), last: tagLast, missed: tagMissed, others },
     };
   } finally {
-    sim?.stop();
+    await sim?.stop();
     await subject.stop();
   }
 }

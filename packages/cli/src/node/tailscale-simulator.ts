@@ -28,6 +28,11 @@ export interface TailscaleSimulateOptions {
   /** The auth key, or the auth key device `index` registers with (a server may tag by key). */
   authKey: string | ((index: number) => string);
   count: number;
+  /**
+   * The index of the first device (default 0): devices are `first` … `first + count - 1`, so
+   * several simulations, in several processes, can share out one fleet.
+   */
+  first?: number;
   /** Devices connecting and registering at once (default 32). */
   concurrency?: number;
   /** Hostnames are `<prefix>-1` … `<prefix>-N` (default `sim`). */
@@ -261,7 +266,7 @@ export async function simulateTailscale(options: TailscaleSimulateOptions): Prom
   const clock = startProgress('connected', count, () => ({ done: enrolled.length, failed }), progress);
 
   await pool(
-    Array.from({ length: count }, (_, i) => i),
+    Array.from({ length: count }, (_, i) => (options.first ?? 0) + i),
     concurrency,
     async (index) => {
       if (refused || signal?.aborted) return;
