@@ -11,11 +11,19 @@
  * The builder must use each parameter as a plain value (no IN lists of varying length, no
  * branches on values, no text built from one); a parameter that does not end up as a whole
  * value of the compiled SQL is refused when the query is first built, not mis-bound later.
+ *
+ * On SQLite a select's answer is kept, per database and values, until the next commit: the
+ * statement (with the read transaction SQLite opens and closes around it) is most of what a
+ * small read costs, and the commit counter (sqlite-statements.ts) moves with every commit by
+ * any connection or process, so a kept answer is never served after its rows changed. The
+ * rows are shared by every call that gets them until then, so they are frozen: a caller that
+ * wants to change one must copy it. Where there is no such counter (PostgreSQL, an in-memory
+ * database, a transaction's own handle) every call runs the statement.
  */
-import { type Compilable, CompiledQuery } from 'kysely';
+import { type Compilable, CompiledQuery, SelectQueryNode } from 'kysely';
 import type { Db } from './database.js';
 import { runPrepared } from './pg-statements.js';
-import { runCommitted } from './sqlite-statements.js';
+import { committedVersion, runCommitted } from './sqlite-statements.js';
 
 type Params = Record<string, string | number | null>;
 
@@ -25,6 +33,31 @@ interface Template {
   sql: string;
   /** For each parameter position of the SQL, the name of the value that fills it, or a fixed value. */
   slots: ({ name: string } | { value: unknown })[];
+  /** A select: its answer may be kept until the next commit (writes never are). */
+  reads: boolean;
+}
+
+/** Answers of one compiled select kept on one database, all read at one commit counter value. */
+interface KeptAnswers {
+  version: number;
+  answers: Map<string, readonly unknown[]>;
+}
+
+/** Distinct values kept per query and database; past it the query's answers start over. */
+const KEPT_PER_QUERY = 1024;
+
+/** The values of one call as text, each with its type, so that null, '' and 1 and '1' differ. */
+function keyOf(values: readonly unknown[]): string {
+  let key = '';
+  for (const value of values) {
+    key += value === null ? '\u0000n' : typeof value === 'number' ? `\u0000#${value}` : `\u0000s${String(value)}`;
+  }
+  return key;
+}
+
+function freeze<R>(rows: R[]): readonly R[] {
+  for (const row of rows) Object.freeze(row);
+  return Object.freeze(rows);
 }
 
 const PLACEHOLDER = '\u0000warren-param:';
@@ -37,6 +70,7 @@ export function compiledQuery<P extends Params, R>(
 ): (db: Db, params: P) => Promise<R[]> {
   // One template per dialect (and so per database handle's adapter), made on first use.
   const templates = new WeakMap<object, Template>();
+  const keptOn = new WeakMap<Db, KeptAnswers>();
   return async (db, params) => {
     const adapter = db.getExecutor().adapter;
     let template = templates.get(adapter);
@@ -45,16 +79,35 @@ export function compiledQuery<P extends Params, R>(
       templates.set(adapter, template);
     }
     const values = template.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
-    // On SQLite a statement that can only see committed rows runs at once (sqlite-statements.ts):
-    // Kysely's queue and its promise hops cost more than SQLite takes to answer these queries.
-    const rows = runCommitted(db, template.sql, values);
-    if (rows) return rows as R[];
-    // On PostgreSQL, outside a transaction: a named statement, parsed and planned once per connection.
-    const prepared = runPrepared(db, template.name, template.sql, values);
-    if (prepared) return (await prepared) as R[];
-    const result = await db.executeQuery<R>(CompiledQuery.raw(template.sql, values));
-    return result.rows;
+    const version = template.reads ? committedVersion(db) : undefined;
+    if (version === undefined) return run(db, template, values);
+    let kept = keptOn.get(db);
+    if (kept?.version !== version) {
+      kept = { version, answers: new Map() };
+      keptOn.set(db, kept);
+    }
+    const key = keyOf(values);
+    const answer = kept.answers.get(key);
+    if (answer) return answer as R[];
+    // Read after the counter, so at least as new as its value; if something commits meanwhile
+    // the counter moves and no later call looks under the old value (it only grows).
+    const rows = freeze(await run<R>(db, template, values));
+    if (kept.answers.size >= KEPT_PER_QUERY) kept.answers.clear();
+    kept.answers.set(key, rows);
+    return rows as R[];
   };
+}
+
+async function run<R>(db: Db, template: Template, values: unknown[]): Promise<R[]> {
+  // On SQLite a statement that can only see committed rows runs at once (sqlite-statements.ts):
+  // Kysely's queue and its promise hops cost more than SQLite takes to answer these queries.
+  const rows = runCommitted(db, template.sql, values);
+  if (rows) return rows as R[];
+  // On PostgreSQL, outside a transaction: a named statement, parsed and planned once per connection.
+  const prepared = runPrepared(db, template.name, template.sql, values);
+  if (prepared) return (await prepared) as R[];
+  const result = await db.executeQuery<R>(CompiledQuery.raw(template.sql, values));
+  return result.rows;
 }
 
 /**
@@ -103,5 +156,10 @@ function compileTemplate<P extends Params, R>(
     const uses = slots.filter((slot) => 'name' in slot && slot.name === name).length;
     if (uses === 0) throw new Error(`compiled query: parameter "${name}" is not used as a value`);
   }
-  return { name: `warren_${++templatesMade}`, sql: compiled.sql, slots };
+  return {
+    name: `warren_${++templatesMade}`,
+    sql: compiled.sql,
+    slots,
+    reads: SelectQueryNode.is(compiled.query),
+  };
 }

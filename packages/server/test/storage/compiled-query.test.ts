@@ -111,4 +111,77 @@ describe('compiledQuery', () => {
     // Each shape's builder ran once, when that shape was first asked for.
     expect(built).toBe(2);
   });
+
+  describe('answers kept until the next commit', () => {
+    const nameOf = compiledQuery((db, p: { id: string }) =>
+      db.selectFrom('networks').select('name').where('id', '=', p.id),
+    );
+    /** The next turn of the event loop, in which another process's commit shows. */
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const kept = backend === 'sqlite';
+
+    it('serves a select again without running it until anything commits, by this process or another', async () => {
+      const db = database.storage.db;
+      const other = await openStorage(database.url, database.schema ? { schema: database.schema } : {});
+      try {
+        const first = await nameOf(db, { id: 'net_a' });
+        expect(first).toEqual([{ name: 'a' }]);
+        // The same array: no statement ran. PostgreSQL has no commit counter, so it always reads.
+        expect((await nameOf(db, { id: 'net_a' })) === first).toBe(kept);
+        await db.updateTable('networks').set({ name: 'a2' }).where('id', '=', 'net_a').execute();
+        expect(await nameOf(db, { id: 'net_a' })).toEqual([{ name: 'a2' }]);
+        // Another process's commit shows from the next turn of the event loop.
+        await other.db.updateTable('networks').set({ name: 'a3' }).where('id', '=', 'net_a').execute();
+        await nextTurn();
+        expect(await nameOf(db, { id: 'net_a' })).toEqual([{ name: 'a3' }]);
+        // A commit of anything else, too: the counter says only that something committed.
+        const before = await nameOf(db, { id: 'net_a' });
+        await other.db
+          .updateTable('networks')
+          .set((eb) => ({ next_addr_index: eb('next_addr_index', '+', 1) }))
+          .where('id', '=', 'net_b')
+          .execute();
+        await nextTurn();
+        expect((await nameOf(db, { id: 'net_a' })) === before).toBe(false);
+      } finally {
+        await db.updateTable('networks').set({ name: 'a' }).where('id', '=', 'net_a').execute();
+        await other.close();
+      }
+    });
+
+    // SQLite compares 1 and '1' as different values; PostgreSQL types the parameter itself.
+    it.runIf(kept)("keeps each call's values apart, their types included", async () => {
+      const echo = compiledQuery((db, p: { v: string | number | null }) =>
+        db.selectNoFrom((eb) => eb.val(p.v).as('v')),
+      );
+      const db = database.storage.db;
+      expect(await echo(db, { v: 1 })).toEqual([{ v: 1 }]);
+      expect(await echo(db, { v: '1' })).toEqual([{ v: '1' }]);
+      expect(await echo(db, { v: '' })).toEqual([{ v: '' }]);
+      expect(await echo(db, { v: null })).toEqual([{ v: null }]);
+    });
+
+    it.runIf(kept)("freezes what it keeps, so no caller can change another's answer", async () => {
+      const rows = await nameOf(database.storage.db, { id: 'net_b' });
+      expect(() => {
+        (rows[0] as { name: string }).name = 'changed';
+      }).toThrow(TypeError);
+      expect(() => (rows as { name: string }[]).push({ name: 'more' })).toThrow(TypeError);
+      expect(await nameOf(database.storage.db, { id: 'net_b' })).toEqual([{ name: 'b' }]);
+    });
+
+    it('never keeps a write', async () => {
+      const bump = compiledQuery((db, p: { id: string }) =>
+        db
+          .updateTable('networks')
+          .set((eb) => ({ next_addr_index: eb('next_addr_index', '+', 1) }))
+          .where('id', '=', p.id)
+          .returning('next_addr_index'),
+      );
+      const db = database.storage.db;
+      const [first] = await bump(db, { id: 'net_b' });
+      const [second] = await bump(db, { id: 'net_b' });
+      expect(second!.next_addr_index).toBe(first!.next_addr_index + 1);
+    });
+  });
 });

@@ -1,0 +1,186 @@
+/**
+ * On SQLite every built-once read keeps its answer until the next commit
+ * (storage/compiled-query.ts). Through the API: each small read is read twice (the second
+ * answer kept), on this server and on a second instance over the same database, then changed
+ * through the API, and both must answer with the change on the very next call. Run on both
+ * databases; on PostgreSQL nothing is kept and the same must hold.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuthKey, enroll, startWithAuthKey } from '../devices/helpers.js';
+import { json, type SecondInstance, secondInstance, type TestServer } from '../harness.js';
+
+describe('answers kept until the next commit', () => {
+  let server: TestServer;
+  let authKey: string;
+  let second: SecondInstance;
+  beforeAll(async () => {
+    ({ server, authKey } = await startWithAuthKey());
+    second = await secondInstance(server);
+  });
+  afterAll(async () => {
+    await second.close();
+    await server.close();
+  });
+
+  /** `path` as this server and as the second instance answer it. */
+  const read = async (path: string, alone = false): Promise<any[]> => {
+    const answers = [await server.call('GET', path), ...(alone ? [] : [await second.get(path)])];
+    for (const answer of answers) expect(answer.status).toBe(200);
+    return Promise.all(answers.map((answer) => json(answer)));
+  };
+  /**
+   * Reads `path` on both instances twice (so the second answer is the kept one) and checks
+   * `before` on it, runs `write`, and checks `after` on the next answer of each. `alone`: this
+   * server only (single sign-on needs the public URL the second instance is not given).
+   */
+  const around = async (
+    path: string,
+    write: () => Promise<unknown>,
+    before: (answer: any) => void,
+    after: (answer: any) => void,
+    alone = false,
+  ) => {
+    await read(path, alone);
+    for (const answer of await read(path, alone)) before(answer);
+    const response = await write();
+    if (response instanceof Response) expect(response.status, await response.clone().text()).toBeLessThan(300);
+    for (const answer of await read(path, alone)) after(answer);
+  };
+  const call = (method: string, path: string, body?: unknown) =>
+    server.call(method, path, body === undefined ? {} : { body });
+  const ids = (list: { id: string }[]) => list.map((item) => item.id);
+
+  it('the network and its single sign-on settings', async () => {
+    await around(
+      '/v1/network',
+      () => call('PATCH', '/v1/network', { flowLogs: true }),
+      (network) => expect(network.flowLogs).toBe(false),
+      (network) => expect(network.flowLogs).toBe(true),
+    );
+    const sso = { issuer: 'https://login.example.com', clientSecret: 'not-a-real-secret' };
+    await call('PUT', '/v1/network/sso', { ...sso, clientId: 'first' });
+    await around(
+      '/v1/network/sso',
+      () => call('PUT', '/v1/network/sso', { ...sso, clientId: 'second' }),
+      (settings) => expect(settings.clientId).toBe('first'),
+      (settings) => expect(settings.clientId).toBe('second'),
+      true,
+    );
+  });
+
+  it('keys, on /v1 and /api/v2', async () => {
+    const res = await call('POST', '/v1/keys', { type: 'api', name: 'kept', scopes: ['read'] });
+    const { id } = await json(res);
+    await around(
+      `/v1/keys/${id}`,
+      () => call('DELETE', `/v1/keys/${id}`),
+      (key) => expect(key.state).toBe('valid'),
+      (key) => expect(key.state).toBe('revoked'),
+    );
+    let added = '';
+    await around(
+      '/v1/keys',
+      async () => {
+        added = (await createAuthKey(server)).id;
+      },
+      (body) => expect(ids(body.keys)).not.toContain(added),
+      (body) => expect(ids(body.keys)).toContain(added),
+    );
+    let other = '';
+    await around(
+      '/api/v2/tailnet/-/keys',
+      async () => {
+        other = (await createAuthKey(server)).id;
+      },
+      (body) => expect(body.keys.map((key: { id: string }) => key.id)).not.toContain(other),
+      (body) => expect(body.keys.map((key: { id: string }) => key.id)).toContain(other),
+    );
+  });
+
+  it('users, on /v1 and /api/v2', async () => {
+    let id = '';
+    await around(
+      '/v1/users',
+      async () => {
+        const res = await call('POST', '/v1/users', { loginName: 'kai@example.com' });
+        id = (await json(res.clone())).id;
+        return res;
+      },
+      (body) => expect(body.users).toHaveLength(1),
+      (body) => expect(ids(body.users)).toContain(id),
+    );
+    await around(
+      '/api/v2/tailnet/-/users',
+      () => call('PATCH', `/v1/users/${id}`, { displayName: 'Kai the first' }),
+      (body) => expect(JSON.stringify(body)).not.toContain('Kai the first'),
+      (body) => expect(JSON.stringify(body)).toContain('Kai the first'),
+    );
+    await around(
+      `/api/v2/users/${id}`,
+      () => call('PATCH', `/v1/users/${id}`, { displayName: 'Kai the second' }),
+      (user) => expect(JSON.stringify(user)).toContain('Kai the first'),
+      (user) => expect(JSON.stringify(user)).toContain('Kai the second'),
+    );
+  });
+
+  it('routes and a single device, on /v1 and /api/v2', async () => {
+    let deviceId = '';
+    await around(
+      '/v1/routes',
+      async () => {
+        deviceId = (await enroll(server, authKey, { advertiseRoutes: ['10.7.0.0/24'] })).device.id;
+      },
+      (body) => expect(body.routes).toEqual([]),
+      (body) => expect(body.routes.map((r: { deviceId: string }) => r.deviceId)).toEqual([deviceId]),
+    );
+    const [
+      {
+        routes: [route],
+      },
+    ] = await read('/v1/routes');
+    await around(
+      '/v1/routes',
+      () => call('POST', `/v1/routes/${route.id}/approve`),
+      (body) => expect(body.routes[0].state).toBe('pending'),
+      (body) => expect(body.routes[0].state).toBe('approved'),
+    );
+    await around(
+      `/v1/devices/${deviceId}`,
+      () => call('PATCH', `/v1/devices/${deviceId}`, { keyExpiryDisabled: true }),
+      (device) => expect(device.keyExpiryDisabled).toBe(false),
+      (device) => expect(device.keyExpiryDisabled).toBe(true),
+    );
+    await around(
+      `/api/v2/device/${deviceId}`,
+      () => call('PATCH', `/v1/devices/${deviceId}`, { keyExpiryDisabled: false }),
+      (device) => expect(device.keyExpiryDisabled).toBe(true),
+      (device) => expect(device.keyExpiryDisabled).toBe(false),
+    );
+    await around(
+      `/api/v2/device/${deviceId}/routes`,
+      () => call('POST', `/v1/routes/${route.id}/disable`),
+      (routes) => expect(routes.enabledRoutes).toEqual(['10.7.0.0/24']),
+      (routes) => expect(routes.enabledRoutes).toEqual([]),
+    );
+  });
+
+  it('the policy and its history', async () => {
+    const [text] = await Promise.all([server.call('GET', '/v1/acl', { headers: { accept: 'application/hujson' } })]);
+    const policy = await text!.text();
+    const [
+      {
+        versions: [head],
+      },
+    ] = await read('/v1/acl/history');
+    await around(
+      '/v1/acl/history',
+      () =>
+        server.call('PUT', '/v1/acl', {
+          raw: policy.replace('{', '{\n  // kept\n'),
+          headers: { 'content-type': 'application/hujson' },
+        }),
+      (body) => expect(body.versions[0].version).toBe(head.version),
+      (body) => expect(body.versions[0].version).toBe(head.version + 1),
+    );
+  });
+});
