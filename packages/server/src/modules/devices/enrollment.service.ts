@@ -165,8 +165,11 @@ export interface UserLogin {
 /** What an enrollment is granted by: an auth key, whose use it takes, or a person's login. */
 type Grant = { key: AuthKeyRow } | { login: UserLogin };
 
+/** What enrolling needs of the application: its database and clock (a seeding tool has no server). */
+type EnrollContext = Pick<AppContext, 'db' | 'clock'>;
+
 export async function enroll(
-  ctx: AppContext,
+  ctx: EnrollContext,
   actor: Actor,
   key: AuthKeyRow,
   body: RegisterRequest,
@@ -177,7 +180,7 @@ export async function enroll(
 
 /** Enrolls the machine a person logged in (see UserLogin); it always speaks Tailscale's protocol. */
 export async function enrollForUser(
-  ctx: AppContext,
+  ctx: EnrollContext,
   actor: Actor,
   login: UserLogin,
   body: RegisterRequest,
@@ -193,7 +196,7 @@ async function takeKeyUse(trx: Db, key: AuthKeyRow, now: number): Promise<void> 
 }
 
 async function enrollDevice(
-  ctx: AppContext,
+  ctx: EnrollContext,
   actor: Actor,
   grant: Grant,
   body: RegisterRequest,
