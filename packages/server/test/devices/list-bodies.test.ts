@@ -19,13 +19,13 @@ import {
   startWithAuthKey,
 } from './helpers.js';
 
-const made = (version: number): BodyMade => ({
+const made = (version: number, routes = ''): BodyMade => ({
   filter: { tags: [] },
   source: undefined,
   version,
   madeAt: 0,
   validUntil: Number.POSITIVE_INFINITY,
-  routes: '',
+  routes,
 });
 
 /** A build that counts its calls and finishes on a later turn of the event loop. */
@@ -63,6 +63,38 @@ describe('kept list bodies', () => {
     ]);
     expect(a.toString()).toBe('{"devices":[1]}');
     expect(b.toString()).toBe('{"devices":[2]}');
+  });
+
+  it('builds one body at a time, shared by every caller that read a later version meanwhile', async () => {
+    // With a heartbeat every few milliseconds, each caller reads a version of its own: they
+    // must not each start a build beside the one in flight.
+    const bodies = new ListBodies();
+    const first = slowBuild('{"devices":[1]}');
+    const later = Array.from({ length: 10 }, (_, i) => slowBuild(`{"devices":[${i + 2}]}`));
+    const inFlight = bodies.body('v1', 'net', made(1), 0, first.build, () => true);
+    const answers = await Promise.all(
+      later.map(({ build }, i) => bodies.body('v1', 'net', made(i + 2), 0, build, () => true)),
+    );
+    expect((await inFlight).toString()).toBe('{"devices":[1]}');
+    // One more build, started after all ten arrived, answers all of them.
+    expect(later.reduce((sum, { calls }) => sum + calls.n, 0)).toBe(1);
+    expect(new Set(answers).size).toBe(1);
+    expect(answers[0]!.toString()).toBe('{"devices":[2]}');
+  });
+
+  it('shares a later build only with callers that read the same routes', async () => {
+    const bodies = new ListBodies();
+    const first = slowBuild('{"devices":[1]}');
+    const withOne = slowBuild('{"devices":["r1"]}');
+    const withTwo = slowBuild('{"devices":["r2"]}');
+    const inFlight = bodies.body('v1', 'net', made(1), 0, first.build, () => true);
+    const [one, two] = await Promise.all([
+      bodies.body('v1', 'net', made(2, 'r1'), 0, withOne.build, () => true),
+      bodies.body('v1', 'net', made(2, 'r2'), 0, withTwo.build, () => true),
+    ]);
+    await inFlight;
+    expect(one.toString()).toBe('{"devices":["r1"]}');
+    expect(two.toString()).toBe('{"devices":["r2"]}');
   });
 
   it('keeps no body that moved while it was built, nor one past its validity', async () => {

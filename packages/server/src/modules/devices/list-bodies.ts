@@ -12,6 +12,13 @@
  * arrive while it is being built for the same version wait for that build instead of making
  * their own copy (after a heartbeat, 32 concurrent pollers used to build 32 bodies of 600 kB).
  *
+ * And one build at a time per body: a caller that read a later version than the build in
+ * flight waits for it, and every caller that waited then shares one build started after all of
+ * them arrived, whose reads (the selection, the rows) are therefore at least as new as what
+ * each of them read. With 10,000 devices a heartbeat lands every few milliseconds, and each
+ * one used to start another build beside those in flight: builds of megabytes piled up on the
+ * event loop faster than they finished, and the server stopped answering anything.
+ *
  * The kept bytes are bounded; the least recently made bodies are dropped first.
  */
 import type { IndexFilter } from './device-index.js';
@@ -31,6 +38,8 @@ export interface BodyMade {
 
 interface KeptBody extends BodyMade {
   body: Buffer;
+  /** The build that made it (Building.seq). */
+  seq: number;
 }
 
 /** A body, and until when it holds with nothing written (the first timeout of a device it looks at). */
@@ -41,6 +50,8 @@ export interface Built {
 
 interface Building extends BodyMade {
   built: Promise<Built>;
+  /** Its place among the builds started (ListBodies.started): later callers may share it. */
+  seq: number;
 }
 
 /** Whether a body made from `made` shows what a call that read `current` at `now` must. */
@@ -50,10 +61,22 @@ const sameRead = (made: BodyMade, current: BodyMade, now: number) =>
   made.routes === current.routes &&
   now >= made.madeAt;
 
+/**
+ * Whether a body built as `made` may answer a call that read `current` when `arrived` builds
+ * had started: one made from the same read, or one whose build started after the call arrived
+ * from the same source and routes, which selected and read its rows after the call's own read
+ * and so shows at least as much.
+ */
+const serves = (made: BodyMade & { seq: number }, current: BodyMade, now: number, arrived: number) =>
+  sameRead(made, current, now) ||
+  (made.seq > arrived && made.source === current.source && made.routes === current.routes);
+
 export class ListBodies {
   private readonly kept = new Map<string, KeptBody>();
   private readonly building = new Map<string, Building>();
   private bytes = 0;
+  /** Builds started so far: a build numbered past a caller's arrival read after it arrived. */
+  private started = 0;
 
   constructor(private readonly maxBytes = 32 * 2 ** 20) {}
 
@@ -73,23 +96,31 @@ export class ListBodies {
     stillCurrent: () => boolean | Promise<boolean>,
   ): Promise<Buffer> {
     const key = keyOf(shape, networkId, current.filter);
-    const hit = this.kept.get(key);
-    if (hit) {
-      if (sameRead(hit, current, now) && now < hit.validUntil) return hit.body;
-      this.drop(key, hit);
-    }
-    const inFlight = this.building.get(key);
-    if (inFlight && sameRead(inFlight, current, now)) {
-      const shared = await inFlight.built;
-      if (now < shared.validUntil) return shared.body;
+    const arrived = this.started;
+    for (;;) {
+      const hit = this.kept.get(key);
+      if (hit) {
+        if (serves(hit, current, now, arrived) && now < hit.validUntil) return hit.body;
+        this.drop(key, hit);
+      }
+      const inFlight = this.building.get(key);
+      if (!inFlight) break;
+      // A build that serves this call is shared; any other is waited for, and then built once
+      // for every caller that waited.
+      if (serves(inFlight, current, now, arrived)) {
+        const shared = await inFlight.built;
+        if (now < shared.validUntil) return shared.body;
+        break;
+      }
+      await inFlight.built.catch(() => undefined);
     }
     const built = build();
-    const building = { ...current, built };
+    const building = { ...current, built, seq: ++this.started };
     this.building.set(key, building);
     try {
       const made = await built;
       if (made.body.length <= this.maxBytes && (await stillCurrent())) {
-        this.keep(key, { ...current, validUntil: made.validUntil }, made.body);
+        this.keep(key, { ...current, validUntil: made.validUntil }, made.body, building.seq);
       }
       return made.body;
     } finally {
@@ -97,10 +128,10 @@ export class ListBodies {
     }
   }
 
-  private keep(key: string, made: BodyMade, body: Buffer): void {
+  private keep(key: string, made: BodyMade, body: Buffer, seq: number): void {
     const old = this.kept.get(key);
     if (old) this.drop(key, old);
-    this.kept.set(key, { ...made, body });
+    this.kept.set(key, { ...made, body, seq });
     this.bytes += body.length;
     for (const [oldest, entry] of this.kept) {
       if (this.bytes <= this.maxBytes) break;
