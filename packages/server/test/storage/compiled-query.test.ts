@@ -38,10 +38,11 @@ describe('compiledQuery', () => {
     // while a transaction is open there it must not run on it, or it would read rows that are
     // about to be rolled back.
     let seen: unknown[] | undefined;
+    let read: Promise<unknown> | undefined;
     await expect(
       database.storage.db.transaction().execute(async (trx) => {
         await trx.updateTable('networks').set({ plan: 'free' }).where('id', '=', 'net_b').execute();
-        void byNameAndPlan(database.storage.db, { name: 'b', plan: 'free' }).then((rows) => {
+        read = byNameAndPlan(database.storage.db, { name: 'b', plan: 'free' }).then((rows) => {
           seen = rows;
         });
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -50,7 +51,8 @@ describe('compiledQuery', () => {
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // However long the read takes (PostgreSQL's pool on a loaded machine), it saw no uncommitted row.
+    await read;
     expect(seen).toEqual([]);
   });
 
