@@ -85,6 +85,8 @@ export interface RateLimitDecision {
 /** At most `limit` hits per bucket in any 60-second window, shared by every instance. */
 export interface RateLimiter {
   hit(bucket: string, limit: number): Promise<RateLimitDecision>;
+  /** The same decision without a promise, where the limiter counts in memory (SQLite). */
+  hitNow?(bucket: string, limit: number): RateLimitDecision;
   close(): void;
 }
 

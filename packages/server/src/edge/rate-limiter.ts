@@ -109,6 +109,10 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   async hit(bucket: string, limit: number): Promise<RateLimitDecision> {
+    return this.hitNow(bucket, limit);
+  }
+
+  hitNow(bucket: string, limit: number): RateLimitDecision {
     const now = this.clock.now();
     let window = this.buckets.get(bucket);
     if (!window) {

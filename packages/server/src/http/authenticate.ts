@@ -159,7 +159,12 @@ export async function authenticateApiKey(
   if (!key || !sameHash(key.secret_hash, hash)) throw unauthenticated('the API key is not known');
   if (key.revoked_at != null) throw unauthenticated(`API key ${key.id} was revoked`, 'key_revoked');
   if (key.expires_at <= now) throw unauthenticated(`API key ${key.id} expired`, 'key_expired');
-  const principal = {
+  const principal = principalOfKey(key);
+  return counted ? { principal, counted } : { principal };
+}
+
+function principalOfKey(key: KeyRow): KeyPrincipal {
+  return {
     networkId: key.network_id,
     keyId: key.id,
     keyName: key.name ?? key.id,
@@ -167,7 +172,19 @@ export async function authenticateApiKey(
     expiresAt: key.expires_at,
     rateLimit: key.rate_limit,
   };
-  return counted ? { principal, counted } : { principal };
+}
+
+/**
+ * The caller of an API key kept since the last commit (SQLite) and valid at `now`, found
+ * without a promise; undefined for anything else (another credential, a key not kept, one
+ * that would be refused), which `authenticateApiKey` then decides and words.
+ */
+export function keptApiKey(db: Db, token: string | undefined, now: number): KeyPrincipal | undefined {
+  if (!token || !isWellFormedSecret('api', token)) return undefined;
+  const hash = hashSecret(token);
+  const key = keysByHash.peek(db, hash);
+  if (!key || !sameHash(key.secret_hash, hash) || key.revoked_at != null || key.expires_at <= now) return undefined;
+  return principalOfKey(key);
 }
 
 /** `all` grants everything; a GET is also granted by `read`; otherwise the route's own scope. */

@@ -5,10 +5,11 @@
  * response, the audit entry of every call that did not write its own.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimitDecision } from '../core/context.js';
 import { bearerToken } from '../edge/bearer-token.js';
 import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 import { auditRow } from './audit.js';
-import { type Authenticated, authenticateApiKey, requireScope } from './authenticate.js';
+import { type Authenticated, authenticateApiKey, keptApiKey, requireScope } from './authenticate.js';
 import { checkCodings } from './codings.js';
 import { checkHostHeader } from './host-header.js';
 import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
@@ -40,15 +41,52 @@ export async function authenticateCall(request: FastifyRequest, reply: FastifyRe
     throw error;
   }
   const { principal, counted } = authenticated;
-  request.principal = principal;
-  request.networkId = principal.networkId;
   // On PostgreSQL the key's own statement counted the hit (authenticate.ts).
   const decision =
     counted ?? (await ctx.limiter.hit(`key:${principal.keyId}`, principal.rateLimit ?? ctx.settings.apiRateLimit));
+  admitKey(request, reply, principal, decision, now);
+}
+
+/**
+ * The common call decided without a promise: a key kept since the last commit and a limiter
+ * counting in memory (SQLite). False when the call needs `authenticateCall` (a key not kept,
+ * one to refuse, another credential, or PostgreSQL); it then decides everything anew.
+ */
+function authenticateCallNow(request: FastifyRequest, reply: FastifyReply): boolean {
+  const { ctx } = request.server;
+  if (!ctx.limiter.hitNow) return false;
+  const now = ctx.clock.now();
+  const principal = keptApiKey(ctx.db, bearerToken(request), now);
+  if (!principal) return false;
+  const decision = ctx.limiter.hitNow(`key:${principal.keyId}`, principal.rateLimit ?? ctx.settings.apiRateLimit);
+  admitKey(request, reply, principal, decision, now);
+  return true;
+}
+
+/** The key's caller on the request, its limit in the headers, refused (429) past it. */
+function admitKey(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  principal: Authenticated['principal'],
+  decision: RateLimitDecision,
+  now: number,
+): void {
+  const { ctx } = request.server;
+  request.principal = principal;
+  request.networkId = principal.networkId;
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) throw rateLimited(decision, `API key "${principal.keyName}"`);
   // Uses are counted on keys; an OAuth client has no such counters.
   if (!principal.oauth) ctx.audit.noteKeyUse(principal.keyId, now);
+}
+
+/** The scope the route needs, once the caller is known. */
+function authorize(request: FastifyRequest): void {
+  if (request.is404) return;
+  // A member holds no scope, yet may read and delete their own devices (confined below).
+  if (isOwnDeviceCall(request)) return;
+  const config = request.routeOptions.config;
+  requireScope(request.principal!, request.method, config?.scope, config?.tailscaleScope);
 }
 
 export function registerPipeline(app: FastifyInstance): void {
@@ -62,31 +100,41 @@ export function registerPipeline(app: FastifyInstance): void {
     closing = true;
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('X-Request-Id', request.id);
-    if (closing) {
-      throw new ApiError(
-        'unavailable',
-        'the server is shutting down; retry on another instance',
-        {},
-        { Connection: 'close' },
-      );
+  // A callback, not an async function: a SQLite call with a kept key is decided without a
+  // promise (authenticateCallNow); only the calls that read or wait take one.
+  app.addHook('onRequest', (request, reply, done) => {
+    let waiting: Promise<void> | undefined;
+    try {
+      reply.header('X-Request-Id', request.id);
+      if (closing) {
+        throw new ApiError(
+          'unavailable',
+          'the server is shutting down; retry on another instance',
+          {},
+          { Connection: 'close' },
+        );
+      }
+      checkHostHeader(request);
+      checkCodings(request);
+      // Decided by the route the router matched, never by how the URL is spelled: `/%761/…`,
+      // `/v%31/…` and `http://host/v1/…` reach the same handlers as `/v1/…`. An unmatched
+      // path is an API call too (401 without a key, 404 with one), so probing reveals nothing.
+      // Node routes authenticate in their own onRequest hook, which runs after this one.
+      if (authModeOf(request.routeOptions.config) === 'api') {
+        // A /v1 call without a bearer token may come from the console, with its session cookie.
+        if (wantsSession(request)) waiting = authenticateSession(request, reply);
+        else if (authenticateCallNow(request, reply)) authorize(request);
+        else waiting = authenticateCall(request, reply);
+      }
+    } catch (error) {
+      done(error as Error);
+      return;
     }
-    checkHostHeader(request);
-    checkCodings(request);
-    // Decided by the route the router matched, never by how the URL is spelled: `/%761/…`,
-    // `/v%31/…` and `http://host/v1/…` reach the same handlers as `/v1/…`. An unmatched
-    // path is an API call too (401 without a key, 404 with one), so probing reveals nothing.
-    // Node routes authenticate in their own onRequest hook, which runs after this one.
-    if (authModeOf(request.routeOptions.config) !== 'api') return;
-    // A /v1 call without a bearer token may come from the console, with its session cookie.
-    if (wantsSession(request)) await authenticateSession(request, reply);
-    else await authenticateCall(request, reply);
-    if (request.is404) return;
-    // A member holds no scope, yet may read and delete their own devices (confined below).
-    if (isOwnDeviceCall(request)) return;
-    const config = request.routeOptions.config;
-    requireScope(request.principal!, request.method, config?.scope, config?.tailscaleScope);
+    if (!waiting) {
+      done();
+      return;
+    }
+    waiting.then(() => authorize(request)).then(() => done(), done);
   });
 
   // The last word before any handler: whatever the hooks above did or did not do, a

@@ -23,6 +23,17 @@ export class CommittedCache<V> {
   /** `capacity` bounds what one database keeps; past it the cache starts over. */
   constructor(private readonly capacity = 1024) {}
 
+  /**
+   * The value under `key` if it is kept and nothing has committed since, without a promise;
+   * undefined otherwise (the caller then takes `get`).
+   */
+  peek(db: Db, key: string): V | undefined {
+    const version = committedVersion(db);
+    if (version === undefined) return undefined;
+    const kept = this.byDatabase.get(db);
+    return kept?.version === version ? kept.entries.get(key) : undefined;
+  }
+
   /** The value under `key`, loaded when not kept; undefined (not found) is never kept. */
   async get(db: Db, key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const version = committedVersion(db);
