@@ -28,14 +28,20 @@ export class NoiseConn extends Duplex {
   private txNonce = 0n;
   private rxNonce = 0n;
   private pending: Buffer = NOTHING;
+  private readonly txKey: Buffer;
+  private readonly rxKey: Buffer;
 
   constructor(
     private readonly carrier: Carrier,
-    readonly session: Session,
+    session: Pick<Session, 'txKey' | 'rxKey'>,
     /** Bytes the carrier already read past the handshake. */
     leftover?: Buffer,
   ) {
     super();
+    // Only the transport keys: a connection lasts as long as its device is connected, and the
+    // rest of the handshake's result (the peer's key, the handshake hash) is not needed past it.
+    this.txKey = session.txKey;
+    this.rxKey = session.rxKey;
     carrier.on('data', (chunk) => this.receive(chunk));
     carrier.on('end', () => this.push(null));
     carrier.on('close', () => this.destroy());
@@ -51,7 +57,7 @@ export class NoiseConn extends Duplex {
       const header = Buffer.alloc(HEADER);
       header[0] = MSG_RECORD;
       header.writeUInt16BE(part.length + TAG_LEN, 1);
-      out.push(header, seal(this.session.txKey, nonceOf(this.txNonce++), part));
+      out.push(header, seal(this.txKey, nonceOf(this.txNonce++), part));
     }
     return Buffer.concat(out);
   }
@@ -67,7 +73,7 @@ export class NoiseConn extends Duplex {
       if (this.pending.length < HEADER + length) return;
       const ciphertext = this.pending.subarray(HEADER, HEADER + length);
       this.pending = this.pending.length === HEADER + length ? NOTHING : this.pending.subarray(HEADER + length);
-      const plaintext = open(this.session.rxKey, nonceOf(this.rxNonce++), ciphertext);
+      const plaintext = open(this.rxKey, nonceOf(this.rxNonce++), ciphertext);
       if (!plaintext) {
         this.fail('a Noise record did not authenticate');
         return;

@@ -98,7 +98,7 @@ function connectedPair() {
     },
     client.finish(answer.response),
   );
-  return { serverConn, clientConn, wire, toServer };
+  return { serverConn, clientConn, wire, toServer, session: answer.session };
 }
 
 const readN = (conn: NoiseConn, n: number) =>
@@ -114,6 +114,16 @@ const readN = (conn: NoiseConn, n: number) =>
   });
 
 describe('Noise records', () => {
+  it('a connection keeps its transport keys and nothing else of the handshake', () => {
+    // It lasts as long as its device is connected: what it keeps is held once per device.
+    const { serverConn, session } = connectedPair();
+    const kept = new Set(Object.values(serverConn));
+    expect(kept.has(session.txKey) && kept.has(session.rxKey)).toBe(true);
+    expect(kept.has(session)).toBe(false);
+    expect(kept.has(session.peerStatic)).toBe(false);
+    expect(kept.has(session.handshakeHash)).toBe(false);
+  });
+
   it('carries data both ways, splitting what exceeds one record', async () => {
     const { serverConn, clientConn, wire } = connectedPair();
     const big = Buffer.alloc(MAX_PLAINTEXT * 2 + 10, 7);
