@@ -61,20 +61,10 @@ export interface DeviceFollow {
   stop(): void;
 }
 
-/** A session is told of every change before its first watch, with too many peers, or while broad. */
-interface Watcher {
-  /** The peers in the index (none when too many). */
-  peers: string[];
-  watched: boolean;
-  stopped: boolean;
-  tooMany: boolean;
-  broad: boolean;
-}
-
 interface Followed {
   /** Every handler of the network. */
   handlers: Set<ChangeHandler>;
-  /** Handlers told of every change: plain follows, and device follows as Watcher says. */
+  /** Handlers told of every change: plain follows, and device follows as DeviceFollowing says. */
   everything: Set<ChangeHandler>;
   /** Device id → the watchers of that device; → the watchers that hold it as a peer. */
   bySelf: Map<string, Set<ChangeHandler>>;
@@ -120,38 +110,10 @@ export class ChangeFeed {
    */
   followDevice(networkId: string, deviceId: string, handler: ChangeHandler): DeviceFollow {
     const followed = this.followed(networkId);
-    const watcher: Watcher = { peers: [], watched: false, stopped: false, tooMany: false, broad: false };
     followed.handlers.add(handler);
     followed.everything.add(handler);
     indexAdd(followed.bySelf, deviceId, handler);
-    const place = () => {
-      if (!watcher.watched || watcher.tooMany || watcher.broad) followed.everything.add(handler);
-      else followed.everything.delete(handler);
-    };
-    return {
-      watch: (peers) => {
-        if (watcher.stopped) return;
-        for (const peer of watcher.peers) indexDelete(followed.byPeer, peer, handler);
-        const list = [...peers];
-        watcher.watched = true;
-        watcher.tooMany = list.length > MAX_PEERS_WATCHED;
-        watcher.peers = watcher.tooMany ? [] : list;
-        for (const peer of watcher.peers) indexAdd(followed.byPeer, peer, handler);
-        place();
-      },
-      broad: (on) => {
-        if (watcher.stopped) return;
-        watcher.broad = on;
-        place();
-      },
-      stop: () => {
-        watcher.stopped = true;
-        for (const peer of watcher.peers) indexDelete(followed.byPeer, peer, handler);
-        watcher.peers = [];
-        indexDelete(followed.bySelf, deviceId, handler);
-        this.unfollow(networkId, followed, handler);
-      },
-    };
+    return new DeviceFollowing(followed, deviceId, handler, () => this.unfollow(networkId, followed, handler));
   }
 
   private followed(networkId: string): Followed {
@@ -264,6 +226,61 @@ export class ChangeFeed {
       }
     }
     return { previousKey: headKey(previous), changed, reach };
+  }
+}
+
+/**
+ * One map stream's follow, held for as long as its device is connected: one object rather than
+ * a closure per method over a state of its own. A session is told of every change before its
+ * first watch, with too many peers, or while broad.
+ */
+class DeviceFollowing implements DeviceFollow {
+  /** The peers in the index (none when too many). */
+  private peers: string[] = [];
+  private watched = false;
+  private stopped = false;
+  private tooMany = false;
+  private broadly = false;
+
+  constructor(
+    private readonly followed: Followed,
+    private readonly deviceId: string,
+    private readonly handler: ChangeHandler,
+    private readonly unfollow: () => void,
+  ) {}
+
+  watch(peers: Iterable<string>): void {
+    if (this.stopped) return;
+    const { followed, handler } = this;
+    for (const peer of this.peers) indexDelete(followed.byPeer, peer, handler);
+    const list = [...peers];
+    this.watched = true;
+    this.tooMany = list.length > MAX_PEERS_WATCHED;
+    this.peers = this.tooMany ? [] : list;
+    for (const peer of this.peers) indexAdd(followed.byPeer, peer, handler);
+    this.place();
+  }
+
+  broad(on: boolean): void {
+    if (this.stopped) return;
+    this.broadly = on;
+    this.place();
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    const { followed, handler } = this;
+    for (const peer of this.peers) indexDelete(followed.byPeer, peer, handler);
+    this.peers = [];
+    indexDelete(followed.bySelf, this.deviceId, handler);
+    this.unfollow();
+  }
+
+  private place(): void {
+    const { everything } = this.followed;
+    if (!this.watched || this.tooMany || this.broadly) everything.add(this.handler);
+    else everything.delete(this.handler);
   }
 }
 
