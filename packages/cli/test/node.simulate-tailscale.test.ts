@@ -21,7 +21,11 @@ describe('warren node simulate --protocol tailscale', () => {
     await server.close();
   });
 
-  it('registers every device, each stream sees the others and follows a policy change', async () => {
+  // Six Noise handshakes, registrations and map streams, then a policy change: on a loaded
+  // machine that passes the default 20 s.
+  it('registers every device, each stream sees the others and follows a policy change', {
+    timeout: 90_000,
+  }, async () => {
     const filters = new Map<number, unknown>();
     const sim = await simulateTailscale({
       server: server.url,
@@ -51,9 +55,22 @@ describe('warren node simulate --protocol tailscale', () => {
     }
   });
 
-  it('the command reports a refused auth key once and exits 1', async () => {
+  it('the command reports a refused auth key once and exits 1', { timeout: 90_000 }, async () => {
     const res = await warren(
-      ['node', 'simulate', '--protocol', 'tailscale', '--count', '5', '--auth-key', 'wrn_auth_nope', '--duration', '1'],
+      // The duration only bounds the run (it ends once no device could connect); a short one
+      // would end it before a loaded server had answered, with nothing refused yet.
+      [
+        'node',
+        'simulate',
+        '--protocol',
+        'tailscale',
+        '--count',
+        '5',
+        '--auth-key',
+        'wrn_auth_nope',
+        '--duration',
+        '60',
+      ],
       { WARREN_URL: server.url },
     );
     expect(res.code).toBe(1);
@@ -71,7 +88,7 @@ describe('warren node simulate --protocol tailscale', () => {
   });
 });
 
-async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 60_000): Promise<void> {
   const start = Date.now();
   while (!check()) {
     if (Date.now() - start > timeoutMs) throw new Error('timed out');

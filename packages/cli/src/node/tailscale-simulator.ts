@@ -43,6 +43,8 @@ export interface TailscaleSimulateOptions {
   onMessage?: (index: number, message: MapMessage, at: number) => void;
   /** The waits between attempts to connect again (defaults: tailscaled's order of magnitude). */
   backoff?: Partial<Backoff>;
+  /** How long one attempt (connect, register if not yet, first map) may take (default 120 s). */
+  attemptMs?: number;
   /** Attempts to enroll a device (connect, register, first map) before it counts as failed (default 8). */
   enrollAttempts?: number;
   progress?: (line: string) => void;
@@ -121,6 +123,8 @@ class Device {
   /** Attempts that failed since the last stream delivered its full map. */
   private failures = 0;
   private retry: NodeJS.Timeout | undefined;
+  /** Attempts started; one still running that is not the latest was abandoned. */
+  private attempts = 0;
 
   constructor(
     private readonly server: Server,
@@ -169,12 +173,41 @@ class Device {
     this.channel?.close();
   }
 
-  /** One attempt: a channel (the one still up, or a new one), the registration once, a map stream until its full map. */
+  /**
+   * One attempt, abandoned after `attemptMs`: a server that accepts the connection and then
+   * never answers would otherwise hold the device (and its enrollment slot) for good.
+   */
   private async connect(): Promise<void> {
+    const attempt = ++this.attempts;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      const ms = this.options.attemptMs ?? 120_000;
+      timer = setTimeout(() => reject(new Error(`no full map within ${ms / 1000} s`)), ms);
+    });
+    try {
+      await Promise.race([this.attempt(attempt), expired]);
+    } catch (error) {
+      // Whatever the abandoned attempt still holds goes; the next one starts afresh.
+      this.attempts++;
+      this.channel?.close();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A channel (the one still up, or a new one), the registration once, a map stream until its full map. */
+  private async attempt(attempt: number): Promise<void> {
     const { index, hostname, nodeKey } = this.state;
     if (!this.channel || this.channel.closed) {
       this.channel?.close();
-      this.channel = await this.server.ControlChannel.open(this.state.server, this.serverKey, this.machine);
+      const opened = await this.server.ControlChannel.open(this.state.server, this.serverKey, this.machine);
+      // Opened for an attempt already given up: not this device's channel any more.
+      if (attempt !== this.attempts) {
+        opened.close();
+        throw new Error('abandoned');
+      }
+      this.channel = opened;
     }
     const channel = this.channel;
     if (!this.registered) {
@@ -195,6 +228,7 @@ class Device {
       }
       this.registered = true;
     }
+    if (attempt !== this.attempts) throw new Error('abandoned');
     let first: () => void = () => {};
     let lost: (error: Error) => void = () => {};
     const full = new Promise<void>((resolve, reject) => {
