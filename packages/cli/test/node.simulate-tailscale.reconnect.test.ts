@@ -15,7 +15,7 @@ import { simulateTailscale } from '../src/node/tailscale-simulator.js';
 import { WARREN_FROM_SOURCES } from './bin.js';
 
 // `warren serve` starts from the sources (tsx compiles them at each start): slow on a busy machine.
-const TIMEOUT_MS = 180_000;
+const TIMEOUT_MS = 360_000;
 const dir = mkdtempSync(join(tmpdir(), 'warren-ts-reconnect-'));
 const db = `sqlite:${join(dir, 'warren.db')}`;
 const children = new Set<ChildProcess>();
@@ -49,7 +49,7 @@ async function serve(port: number): Promise<ChildProcess> {
   return child;
 }
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
   const start = Date.now();
   while (!(await check())) {
     if (Date.now() - start > timeoutMs) throw new Error('timed out');
