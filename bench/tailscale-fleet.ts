@@ -129,12 +129,15 @@ export async function startFleet(
         children.map(
           (child) =>
             new Promise<{ connected: number; reconnects: number }>((resolve) => {
+              // A process that died holds no stream: its devices count as disconnected.
+              if (!child.connected) return resolve({ connected: 0, reconnects: 0 });
+              const gone = () => resolve({ connected: 0, reconnects: 0 });
               const own = (event: FleetEvent) => {
                 if (event.kind !== 'census') return;
-                child.off('message', own);
+                child.off('message', own).off('exit', gone);
                 resolve(event);
               };
-              child.on('message', own);
+              child.on('message', own).once('exit', gone);
               child.send({ kind: 'census' } satisfies FleetRequest);
             }),
         ),
