@@ -38,10 +38,10 @@ interface MapPeer {
   allowedIPs: readonly string[];
 }
 
-/** What a device's map is made of. */
 /** Which device a map is for. */
 type DeviceOf = Pick<NodeRow, 'id' | 'network_id'>;
 
+/** What a device's map is made of. */
 export interface MapInputs {
   round: MapRound;
   /** The rows of the device and of its peers that still exist, by id. */
@@ -50,7 +50,11 @@ export interface MapInputs {
   /** The device's own addresses, and the routes it serves as primary (the rest of its allowedIPs). */
   addresses: readonly string[];
   primaryRoutes: readonly string[];
-  /** The routes approved for it, which its packet filter opens. */
+  /**
+   * The routes its packet filter opens: from the shared view those it serves (approved and
+   * advertised, what the policy engine calls a device's routes); from the native netmap every
+   * approved one.
+   */
   routes: readonly string[];
   filter: FilterInputs;
 }
