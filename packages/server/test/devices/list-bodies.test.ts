@@ -82,6 +82,21 @@ describe('kept list bodies', () => {
     expect(answers[0]!.toString()).toBe('{"devices":[2]}');
   });
 
+  it('lets a waiting caller through while the build in flight checks the database', async () => {
+    // On PostgreSQL the check that a body is still current is a query: a caller waiting for
+    // its turn must leave the event loop free for that answer, not spin until it comes.
+    const bodies = new ListBodies();
+    const first = slowBuild('{"devices":[1]}');
+    const later = slowBuild('{"devices":[2]}');
+    const queried = () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 5));
+    const inFlight = bodies.body('v1', 'net', made(1), 0, first.build, queried);
+    const waiting = bodies.body('v1', 'net', made(2), 0, later.build, queried);
+    const [a, b] = await Promise.all([inFlight, waiting]);
+    expect(a.toString()).toBe('{"devices":[1]}');
+    expect(b.toString()).toBe('{"devices":[2]}');
+    expect(later.calls.n).toBe(1);
+  });
+
   it('shares a later build only with callers that read the same routes', async () => {
     const bodies = new ListBodies();
     const first = slowBuild('{"devices":[1]}');

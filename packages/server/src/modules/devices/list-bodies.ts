@@ -50,6 +50,13 @@ export interface Built {
 
 interface Building extends BodyMade {
   built: Promise<Built>;
+  /**
+   * Settles once the build has left `building`, after its `stillCurrent` check. Callers that
+   * wait their turn wait for this, not for `built`: `stillCurrent` may await the database, and a
+   * caller looping on an already-settled `built` would spin on microtasks and never let that
+   * answer in.
+   */
+  finished: Promise<void>;
   /** Its place among the builds started (ListBodies.started): later callers may share it. */
   seq: number;
 }
@@ -112,10 +119,14 @@ export class ListBodies {
         if (now < shared.validUntil) return shared.body;
         break;
       }
-      await inFlight.built.catch(() => undefined);
+      await inFlight.finished;
     }
     const built = build();
-    const building = { ...current, built, seq: ++this.started };
+    let finish = () => {};
+    const finished = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const building = { ...current, built, finished, seq: ++this.started };
     this.building.set(key, building);
     try {
       const made = await built;
@@ -125,6 +136,7 @@ export class ListBodies {
       return made.body;
     } finally {
       if (this.building.get(key) === building) this.building.delete(key);
+      finish();
     }
   }
 
