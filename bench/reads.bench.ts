@@ -348,7 +348,8 @@ function printRow(row: Row, bytes: number): void {
   const missed = misses(row);
   console.log(
     `${call.padEnd(44)} ${fmt(warren.rps).padStart(8)} ${fmt(warren.p50, 2).padStart(7)} ${fmt(warren.p99, 2).padStart(7)} ` +
-      `${(baseline ? fmt(baseline.rps) : '—').padStart(10)} ${(baseline ? fmt(warren.rps / baseline.rps, 2) : '—').padStart(6)} ` +
+      `${(baseline ? fmt(baseline.rps) : '—').padStart(10)} ${(baseline ? fmt(baseline.p50, 2) : '—').padStart(7)} ` +
+      `${(baseline ? fmt(baseline.p99, 2) : '—').padStart(7)} ${(baseline ? fmt(warren.rps / baseline.rps, 2) : '—').padStart(6)} ` +
       `${fmt(bytes).padStart(9)}  ${warren.cpuUs === undefined ? '' : `${fmt(warren.cpuUs).padStart(5)} µs  `}` +
       `${missed.length ? `short: ${missed.join(', ')}` : 'ok'}`,
   );
@@ -400,7 +401,7 @@ async function main(): Promise<number> {
     );
     console.log(
       `${'call'.padEnd(44)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
-        `${'raw req/s'.padStart(10)} ${'ratio'.padStart(6)} ${'bytes'.padStart(9)}  ` +
+        `${'raw req/s'.padStart(10)} ${'raw p50'.padStart(7)} ${'raw p99'.padStart(7)} ${'ratio'.padStart(6)} ${'bytes'.padStart(9)}  ` +
         `${profiles ? 'CPU/req   ' : ''}verdict`,
     );
     const measure = async (call: string): Promise<Row> => {

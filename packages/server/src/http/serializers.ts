@@ -4,8 +4,12 @@
  * the whole API that was the largest part of `warren serve`'s start (about 1.5 s of CPU on a busy
  * machine), spent on routes most instances never answer. The compilation is Fastify's own
  * (@fastify/fast-json-stringify-compiler, with the shared schemas), only deferred.
+ *
+ * A value made by a kept derivation (lib/kept.ts) is the same frozen object for every call until
+ * its rows change, so its text is written once per route and status and kept beside it.
  */
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import { isKept } from '../lib/kept.js';
 
 type SerializerFactory = ReturnType<typeof SerializerSelector>;
 
@@ -15,9 +19,16 @@ export function lazySerializers(): SerializerFactory {
     const compile = select(externalSchemas, options);
     return (route) => {
       let serialize: ((doc: unknown) => string) | undefined;
+      const written = new WeakMap<object, string>();
       return (doc) => {
         serialize ??= compile(route);
-        return serialize(doc);
+        if (!isKept(doc)) return serialize(doc);
+        let text = written.get(doc);
+        if (text === undefined) {
+          text = serialize(doc);
+          written.set(doc, text);
+        }
+        return text;
       };
     };
   };

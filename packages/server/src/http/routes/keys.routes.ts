@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
-import { presentKey } from '../../modules/keys/keys.presenter.js';
+import { presentKeyList } from '../../modules/keys/keys.presenter.js';
 import { listKeys } from '../../modules/keys/keys.repository.js';
 import { createKey, deleteKey, getKey } from '../../modules/keys/keys.service.js';
 
@@ -32,7 +32,7 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
     async (request) => {
       const now = ctx.clock.now();
       const rows = await listKeys(ctx.db, request.principal!.networkId, now, request.query);
-      return { keys: rows.map((row) => presentKey(row, now)) };
+      return presentKeyList([rows], now);
     },
   );
 

@@ -9,11 +9,12 @@ import type { KeyBody, TailscaleResource } from '@warren/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
+import { keptDerivation } from '../../lib/kept.js';
 import { iso, isoOrNull } from '../../lib/time.js';
-import { presentKey } from '../../modules/keys/keys.presenter.js';
+import { firstKeyChange, type KeyRow, presentKey } from '../../modules/keys/keys.presenter.js';
 import { findKey, listKeys } from '../../modules/keys/keys.repository.js';
 import { createKey, deleteKey } from '../../modules/keys/keys.service.js';
-import { listClients } from '../../modules/oauth/oauth.repository.js';
+import { listClients, type OAuthClientRow } from '../../modules/oauth/oauth.repository.js';
 import {
   createOAuthClient,
   deleteOAuthClient,
@@ -170,6 +171,23 @@ const clientRequest = (body: ClientRequest) => ({
   description: body.description ?? '',
 });
 
+/** What a caller may not read: frozen, so the list below is still kept for it. */
+const NONE = Object.freeze([]) as readonly never[];
+
+/**
+ * The key list's body, keys and clients in creation order: made once per kept answer of both
+ * (lib/kept.ts) and again when a listed key expires, not per call.
+ */
+const presentKeysAndClients = keptDerivation(
+  ([rows, clients]: readonly [readonly KeyRow[], readonly OAuthClientRow[]], now: number) => {
+    const keys = [
+      ...rows.map((row) => ({ at: row.created_at, key: presentTailscaleKey(presentKey(row, now)) })),
+      ...clients.map((row) => ({ at: row.created_at, key: presentTailscaleClient(presentClient(row)) })),
+    ];
+    return { value: { keys: keys.sort((a, b) => a.at - b.at).map((k) => k.key) }, until: firstKeyChange(rows, now) };
+  },
+);
+
 export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
@@ -182,14 +200,10 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
       // As Tailscale: the keys that work; `all=true` adds the expired, revoked and spent ones.
       const all = request.query.all === 'true';
       const [rows, clients] = await Promise.all([
-        mayRead(request, 'auth_keys') ? listKeys(ctx.db, networkId, now, all ? {} : { state: 'valid' }) : [],
-        mayRead(request, 'oauth_keys') ? listClients(ctx.db, networkId, all) : [],
+        mayRead(request, 'auth_keys') ? listKeys(ctx.db, networkId, now, all ? {} : { state: 'valid' }) : NONE,
+        mayRead(request, 'oauth_keys') ? listClients(ctx.db, networkId, all) : NONE,
       ]);
-      const keys = [
-        ...rows.map((row) => ({ at: row.created_at, key: presentTailscaleKey(presentKey(row, now)) })),
-        ...clients.map((row) => ({ at: row.created_at, key: presentTailscaleClient(presentClient(row)) })),
-      ];
-      return { keys: keys.sort((a, b) => a.at - b.at).map((k) => k.key) };
+      return presentKeysAndClients([rows, clients], now);
     },
   );
 

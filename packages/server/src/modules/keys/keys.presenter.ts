@@ -2,6 +2,7 @@
 import type { KeyBody, KeyState, Scope } from '@warren/contract';
 import type { Selectable } from 'kysely';
 import { parseList } from '../../lib/json.js';
+import { keptDerivation } from '../../lib/kept.js';
 import { iso, isoOrNull } from '../../lib/time.js';
 import type { KeysTable } from '../../storage/schema.js';
 
@@ -49,3 +50,30 @@ export function presentKey(row: KeyRow, now: number, secret?: string): KeyBody {
     user: row.user_id,
   };
 }
+
+/** When a key's presented state next changes by itself: at its expiry, while it is valid. */
+export function keyStateChangesAt(row: KeyRow, now: number): number {
+  return keyState(row, now) === 'valid' ? row.expires_at : Number.POSITIVE_INFINITY;
+}
+
+/** The first time at which any of `rows` changes state by itself. */
+export function firstKeyChange(rows: readonly KeyRow[], now: number): number {
+  let first = Number.POSITIVE_INFINITY;
+  for (const row of rows) first = Math.min(first, keyStateChangesAt(row, now));
+  return first;
+}
+
+/**
+ * `GET /v1/keys`'s body: presented once per kept answer (lib/kept.ts) and again when a listed
+ * key expires, not per call.
+ */
+export const presentKeyList = keptDerivation(([rows]: readonly [readonly KeyRow[]], now: number) => ({
+  value: { keys: rows.map((row) => presentKey(row, now)) },
+  until: firstKeyChange(rows, now),
+}));
+
+/** One key as presentKey, kept with its row until the row changes or the key expires. */
+export const presentKeptKey = keptDerivation(([row]: readonly [KeyRow], now: number) => ({
+  value: presentKey(row, now),
+  until: keyStateChangesAt(row, now),
+}));

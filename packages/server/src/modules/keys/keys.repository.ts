@@ -1,6 +1,7 @@
 /** SQL of keys. State filters are SQL conditions, so a list never loads rows it drops. */
 import type { KeyState } from '@warren/contract';
-import type { Insertable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import { keptDerivation } from '../../lib/kept.js';
 import { compiledQuery, compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { KeysTable } from '../../storage/schema.js';
@@ -55,11 +56,38 @@ const keysOf = compiledShapes(
   },
 );
 
-export async function listKeys(db: Db, networkId: string, now: number, filter: { type?: string; state?: KeyState }) {
+/**
+ * The expiry bound a state filter binds: a whole minute, not the call's millisecond, so that every
+ * call of the same minute runs the same query and shares its kept answer (a bound in
+ * milliseconds made each call's answer its own). The rows between the bound and the call's time
+ * are dropped by `expiredBy`: at most a minute of expiries is read and not shown.
+ */
+const BOUND_MS = 60_000;
+
+type KeyRow = Selectable<KeysTable>;
+
+/** The rows of a `valid` or `expired` list as they stand at `now`, kept until one of them expires. */
+const expiredBy = (wanted: 'valid' | 'expired') =>
+  keptDerivation(([rows]: readonly [readonly KeyRow[]], now: number) => ({
+    value: rows.filter((row) => row.expires_at > now === (wanted === 'valid')),
+    until: rows.reduce((first, row) => (row.expires_at > now ? Math.min(first, row.expires_at) : first), Infinity),
+  }));
+const asOf = { valid: expiredBy('valid'), expired: expiredBy('expired') };
+
+export async function listKeys(
+  db: Db,
+  networkId: string,
+  now: number,
+  filter: { type?: string; state?: KeyState },
+): Promise<readonly KeyRow[]> {
   const params: Record<string, string | number> = { networkId };
   if (filter.type) params.type = filter.type;
-  if (filter.state === 'expired' || filter.state === 'valid') params.now = now;
-  return keysOf(filter)(db, params);
+  const { state } = filter;
+  if (state !== 'expired' && state !== 'valid') return keysOf(filter)(db, params);
+  const minute = now - (now % BOUND_MS);
+  // Valid: expiring after the minute began (a superset); expired: by the minute's end (likewise).
+  params.now = state === 'valid' ? minute : minute + BOUND_MS;
+  return asOf[state]([await keysOf(filter)(db, params)], now);
 }
 
 export async function revokeKey(db: Db, networkId: string, id: string, now: number): Promise<void> {

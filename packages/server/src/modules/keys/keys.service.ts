@@ -29,7 +29,7 @@ import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import type { Db } from '../../storage/database.js';
 import { checkTags, requireOwnedTags } from '../acl/tags.js';
 import { findUserId } from '../users/users.repository.js';
-import { presentKey } from './keys.presenter.js';
+import { presentKeptKey, presentKey } from './keys.presenter.js';
 import { findKey, insertKey, revokeKey } from './keys.repository.js';
 
 const API_ONLY: (keyof CreateKeyRequest)[] = ['name', 'scopes', 'rateLimit'];
@@ -209,7 +209,7 @@ export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRe
 export async function getKey(ctx: AppContext, networkId: string, id: string): Promise<KeyBody> {
   const row = await findKey(ctx.db, networkId, id);
   if (!row) throw notFound(`key ${id} does not exist`);
-  return presentKey(row, ctx.clock.now());
+  return presentKeptKey([row], ctx.clock.now());
 }
 
 /**

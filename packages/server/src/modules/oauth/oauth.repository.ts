@@ -1,5 +1,6 @@
 /** SQL of OAuth clients and their access tokens. */
 import type { Insertable, Selectable } from 'kysely';
+import { compiledShapes } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { OAuthClientsTable, OAuthTokensTable } from '../../storage/schema.js';
 
@@ -23,11 +24,21 @@ export async function findClientById(db: Db, id: string): Promise<OAuthClientRow
   return db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** The network's clients in creation order; revoked ones only when asked. */
-export async function listClients(db: Db, networkId: string, withRevoked: boolean): Promise<OAuthClientRow[]> {
-  let query = db.selectFrom('oauth_clients').selectAll().where('network_id', '=', networkId);
-  if (!withRevoked) query = query.where('revoked_at', 'is', null);
-  return query.orderBy('created_at').orderBy('id').execute();
+/**
+ * The network's clients in creation order, revoked ones only when asked: built once per shape,
+ * so on SQLite the answer is kept until the next commit (`/api/v2`'s key list reads it per call).
+ */
+const clientsOf = compiledShapes(
+  (withRevoked: boolean) => (withRevoked ? 'all' : 'live'),
+  (withRevoked) => (db, p: { networkId: string }) => {
+    let query = db.selectFrom('oauth_clients').selectAll().where('network_id', '=', p.networkId);
+    if (!withRevoked) query = query.where('revoked_at', 'is', null);
+    return query.orderBy('created_at').orderBy('id');
+  },
+);
+
+export async function listClients(db: Db, networkId: string, withRevoked: boolean): Promise<readonly OAuthClientRow[]> {
+  return clientsOf(withRevoked)(db, { networkId });
 }
 
 export async function updateClient(
