@@ -12,6 +12,7 @@ import { tailscaleRoutes, ts2021Upgrade } from './control/tailscale/ts2021.js';
 import { routeUpgrades, type UpgradeHandler } from './control/upgrades.js';
 import { type AppContext, DEFAULT_SETTINGS, type RateLimiter, type Settings } from './core/context.js';
 import type { Worker } from './core/worker.js';
+import { recordClientAddresses } from './edge/client-address.js';
 import { MemoryRateLimiter, PostgresRateLimiter } from './edge/rate-limiter.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
@@ -113,6 +114,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   });
+  recordClientAddresses(app.server);
   audit.onError = (error) => app.log.error({ err: error }, 'audit log write failed');
   app.decorate('ctx', ctx);
   const stopCompilingLoaded = compileLoadedPoliciesWith(policies);

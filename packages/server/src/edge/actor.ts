@@ -1,6 +1,7 @@
 /** The Actor of an HTTP call: who called (an API key or a device), from where, and how. */
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../core/actor.js';
+import { clientAddress } from './client-address.js';
 
 /** Longer targets are cut: an entry records the call, not whatever a client chose to send. */
 const MAX_PATH = 2048;
@@ -15,7 +16,7 @@ export function callPath(target: string): string {
 export function callOf(request: FastifyRequest, status: number): Pick<Actor, 'requestId' | 'clientAddr' | 'request'> {
   return {
     requestId: request.id,
-    clientAddr: request.ip,
+    clientAddr: clientAddress(request),
     request: {
       method: request.method,
       path: callPath(request.url),

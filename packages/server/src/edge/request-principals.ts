@@ -48,8 +48,12 @@ declare module 'fastify' {
     device: DevicePrincipal | null;
     /** Network of the caller, for the audit entry (set by whichever authentication ran). */
     networkId: string | null;
-    /** Set once the call's audit entry was written inside the transaction of its change. */
+    /** Set once the call's audit entry was written (inside the transaction of its change) or queued. */
     audited: boolean;
+    /** The handler has answered (the answer is on its way, or the client has gone). */
+    answered: boolean;
+    /** The client closed the connection before the answer was given: the entry waits for it. */
+    callerLeft: boolean;
   }
   interface FastifyContextConfig {
     /** Scope that suffices for this route besides `all` (GETs also accept `read`); `any`: every valid key. */

@@ -8,6 +8,7 @@ import type { AuditRow } from '../core/audit-entries.js';
 import { insertAuditEntries } from '../core/audit-entries.js';
 import type { AuditQueue } from '../core/context.js';
 import { callPath } from '../edge/actor.js';
+import { clientAddress } from '../edge/client-address.js';
 import { addKeyUses } from '../modules/keys/keys.repository.js';
 import type { Db } from '../storage/database.js';
 
@@ -61,7 +62,7 @@ export function auditRow(
     method: request.method.slice(0, 32),
     path: callPath(request.url),
     status,
-    client_addr: request.ip,
+    client_addr: clientAddress(request),
     request_id: request.id,
     // `?? null`: requests Fastify builds for errors found before routing lack the decorations.
     network_id: request.networkId ?? null,

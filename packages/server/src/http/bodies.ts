@@ -5,6 +5,7 @@
  * body that is really there and is not JSON stays a 415.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { invalidRequest } from '../core/errors.js';
 
 /** True when the request carries no body at all: `Content-Length: 0`, or no length and no chunks. */
 function hasNoBody(request: FastifyRequest): boolean {
@@ -34,5 +35,14 @@ export function registerBodyParsing(app: FastifyInstance): void {
       delete request.headers['content-type'];
     }
     done();
+  });
+
+  // A client that closed the connection before its body was read leaves a stream that will
+  // never end, and the call would wait on it for good, unanswered and unaudited: it is
+  // refused instead (to no one), and its audit entry is written like any other.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    if (request.raw.destroyed && !hasNoBody(request)) {
+      done(invalidRequest('the client closed the connection before its body was read'));
+    } else done(null, payload);
   });
 }

@@ -12,6 +12,7 @@ import type { Socket } from 'node:net';
 import { STATUS_TITLES } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../core/context.js';
+import { socketAddress } from '../edge/client-address.js';
 import { anonymousRow } from './audit.js';
 import { noRouteError, problemBody } from './error-handler.js';
 import { ApiError } from './problem.js';
@@ -81,7 +82,7 @@ export function clientErrorHandler(ctx: AppContext, app: () => FastifyInstance) 
         method,
         target,
         status: problem.status,
-        clientAddr: socket.remoteAddress ?? '',
+        clientAddr: socketAddress(socket),
         requestId,
         time: ctx.clock.now(),
       }),

@@ -2,11 +2,13 @@
  * The request pipeline of the management API, in order: request id → Host (400) → content and
  * transfer codings, expectations (415, 501, 417) → authenticate (401)
  * → rate limit (429) → scope (403) → body validation (400) → handler; and, after the
- * response, the audit entry of every call that did not write its own.
+ * response, the audit entry of every call that did not write its own — also of a call whose
+ * client closed the connection before its answer, which Fastify's onResponse never sees.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitDecision } from '../core/context.js';
 import { bearerToken } from '../edge/bearer-token.js';
+import { clientAddress } from '../edge/client-address.js';
 import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 import { auditRow } from './audit.js';
 import { type Authenticated, authenticateApiKey, keptApiKey, requireScope } from './authenticate.js';
@@ -35,9 +37,9 @@ export async function authenticateCall(request: FastifyRequest, reply: FastifyRe
   try {
     authenticated = await authenticateApiKey(ctx, bearerToken(request), now);
   } catch (error) {
-    const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
+    const decision = await ctx.limiter.hit(`addr:${clientAddress(request)}`, ctx.settings.anonymousRateLimit);
     setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
+    if (!decision.allowed) throw rateLimited(decision, `client ${clientAddress(request)}`);
     throw error;
   }
   const { principal, counted } = authenticated;
@@ -95,6 +97,8 @@ export function registerPipeline(app: FastifyInstance): void {
   app.decorateRequest('device', null);
   app.decorateRequest('networkId', null);
   app.decorateRequest('audited', false);
+  app.decorateRequest('answered', false);
+  app.decorateRequest('callerLeft', false);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -104,6 +108,12 @@ export function registerPipeline(app: FastifyInstance): void {
   // promise (authenticateCallNow); only the calls that read or wait take one.
   app.addHook('onRequest', (request, reply, done) => {
     let waiting: Promise<void> | undefined;
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished) return;
+      // Gone before the answer was written: no onResponse will follow.
+      if (request.answered) record(request, reply.statusCode);
+      else request.callerLeft = true;
+    });
     try {
       reply.header('X-Request-Id', request.id);
       if (closing) {
@@ -157,10 +167,22 @@ export function registerPipeline(app: FastifyInstance): void {
     confineToOwnDevices(request).then(() => done(), done);
   });
 
+  /** Queues the entry of a call that did not write its own, once, whichever way it ended. */
+  function record(request: FastifyRequest, status: number): void {
+    if (request.audited || (!request.is404 && unaudited(request))) return;
+    request.audited = true;
+    ctx.audit.enqueue(auditRow(request, status, ctx.clock.now()));
+  }
+
+  // The handler's answer, with its status: the moment to record a call whose client has gone.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    request.answered = true;
+    if (request.callerLeft) record(request, reply.statusCode);
+    done(null, payload);
+  });
+
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
-    if (!request.audited && (request.is404 || !unaudited(request))) {
-      ctx.audit.enqueue(auditRow(request, reply.statusCode, ctx.clock.now()));
-    }
+    record(request, reply.statusCode);
     done();
   });
 }

@@ -8,6 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { unauthenticated } from '../../core/errors.js';
 import { bearerToken } from '../../edge/bearer-token.js';
+import { clientAddress } from '../../edge/client-address.js';
 import { rateLimited, setRateLimitHeaders } from '../../edge/rate-limit-reply.js';
 import { hashSecret, isWellFormedSecret } from '../../lib/secrets.js';
 import { type AuthKeyRow, authKeyByHash, keyRefusal } from '../../modules/keys/auth-keys.js';
@@ -17,9 +18,9 @@ const authKeys = new WeakMap<FastifyRequest, AuthKeyRow>();
 export async function authenticateAuthKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { ctx } = request.server;
   const refuse = async (detail: string): Promise<never> => {
-    const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
+    const decision = await ctx.limiter.hit(`addr:${clientAddress(request)}`, ctx.settings.anonymousRateLimit);
     setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
+    if (!decision.allowed) throw rateLimited(decision, `client ${clientAddress(request)}`);
     throw unauthenticated(detail);
   };
   const token = bearerToken(request);

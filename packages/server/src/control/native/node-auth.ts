@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, RateLimitDecision } from '../../core/context.js';
 import { unauthenticated } from '../../core/errors.js';
 import { bearerToken } from '../../edge/bearer-token.js';
+import { clientAddress } from '../../edge/client-address.js';
 import { rateLimited, setRateLimitHeaders } from '../../edge/rate-limit-reply.js';
 import { decisionOfHit, type HitRow, WINDOW_MS } from '../../edge/rate-limiter.js';
 import { hashSecret, isWellFormedSecret, sameHash } from '../../lib/secrets.js';
@@ -64,9 +65,9 @@ export async function authenticateDevice(request: FastifyRequest, reply: Fastify
   const { ctx } = request.server;
   const token = bearerToken(request);
   if (!token || !isWellFormedSecret('node', token)) {
-    const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
+    const decision = await ctx.limiter.hit(`addr:${clientAddress(request)}`, ctx.settings.anonymousRateLimit);
     setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
+    if (!decision.allowed) throw rateLimited(decision, `client ${clientAddress(request)}`);
     throw unauthenticated('send the node credential as "Authorization: Bearer wrn_node_…"');
   }
   const hash = hashSecret(token);

@@ -12,6 +12,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, invalidRequest, invalidState, unauthenticated } from '../../core/errors.js';
+import { clientAddress } from '../../edge/client-address.js';
 import { rateLimited, setRateLimitHeaders } from '../../edge/rate-limit-reply.js';
 import { ingestFlowLog } from '../../modules/logs/flow-logs.service.js';
 import { publicLogId } from './flow-log-ids.js';
@@ -68,9 +69,9 @@ export async function flowLogRoutes(app: FastifyInstance): Promise<void> {
       }
       const device = publicId === undefined ? undefined : await deviceByFlowLogId(ctx.db, publicId);
       if (!device || device.flow_log_id === null || publicId === undefined) {
-        const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
+        const decision = await ctx.limiter.hit(`addr:${clientAddress(request)}`, ctx.settings.anonymousRateLimit);
         setRateLimitHeaders(reply, decision);
-        if (!decision.allowed) throw rateLimited(decision, `client ${request.ip}`);
+        if (!decision.allowed) throw rateLimited(decision, `client ${clientAddress(request)}`);
         throw unauthenticated('this log id belongs to no device: a device uploads with the id its map gives it');
       }
       if (device.user_status === 'suspended') throw unauthenticated(`the user of device ${device.id} is suspended`);

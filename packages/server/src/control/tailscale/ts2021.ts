@@ -12,6 +12,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { createWebSocketStream, type WebSocket, WebSocketServer } from 'ws';
+import { socketAddress } from '../../edge/client-address.js';
 import { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import type { UpgradeHandler } from '../upgrades.js';
 import { derpMap } from './derp-map.js';
@@ -147,7 +148,7 @@ function serveChannel(control: Control, conn: NoiseConn, peerStatic: Buffer, soc
     maxDeflateDynamicTableSize: 0,
   });
   const peer = machineKeyText(peerStatic);
-  const clientAddr = (socket as Partial<Socket>).remoteAddress ?? '';
+  const clientAddr = socketAddress(socket as Socket);
   session.on('error', () => conn.destroy());
   const idleMs = control.ctx.settings.controlIdleTimeoutMs ?? IDLE_MS;
   session.on('timeout', () => {

@@ -11,6 +11,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from '../../core/errors.js';
 import { actorOf } from '../../edge/actor.js';
+import { clientAddress } from '../../edge/client-address.js';
 import { rateLimited, setRateLimitHeaders } from '../../edge/rate-limit-reply.js';
 import { toApiError } from '../../edge/to-api-error.js';
 import { parseList } from '../../lib/json.js';
@@ -89,9 +90,10 @@ export async function tailscaleOAuthRoutes(app: FastifyInstance): Promise<void> 
       const { id, secret } = credentialsOf(request, form);
       client = await verifyClient(ctx, id, secret);
     } catch (error) {
-      const decision = await ctx.limiter.hit(`addr:${request.ip}`, ctx.settings.anonymousRateLimit);
+      const decision = await ctx.limiter.hit(`addr:${clientAddress(request)}`, ctx.settings.anonymousRateLimit);
       setRateLimitHeaders(reply, decision);
-      if (!decision.allowed) return sendError(request, reply, rateLimited(decision, `client ${request.ip}`));
+      if (!decision.allowed)
+        return sendError(request, reply, rateLimited(decision, `client ${clientAddress(request)}`));
       throw error;
     }
     const decision = await ctx.limiter.hit(`key:${client.id}`, client.rate_limit ?? ctx.settings.apiRateLimit);
