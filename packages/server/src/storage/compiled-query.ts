@@ -19,6 +19,13 @@
  * rows are shared by every call that gets them until then, so they are frozen: a caller that
  * wants to change one must copy it. Where there is no such counter (PostgreSQL, an in-memory
  * database, a transaction's own handle) every call runs the statement.
+ *
+ * A query bound to the clock (the online cutoff, `onlineSince(now)`) gets a new value every
+ * millisecond, so its answers would be kept for calls of the same millisecond only. Given a
+ * `window`, the answer read with the parameter at `v` is kept for every later value below the
+ * bound `until(rows)` returns (the first value at which the answer could differ with nothing
+ * committed: the first `last_seen_at` of a device the answer counts as online), still only
+ * until the next commit.
  */
 import { type Compilable, CompiledQuery, SelectQueryNode } from 'kysely';
 import type { Db } from './database.js';
@@ -40,7 +47,21 @@ interface Template {
 /** Answers of one compiled select kept on one database, all read at one commit counter value. */
 interface KeptAnswers {
   version: number;
-  answers: Map<string, readonly unknown[]>;
+  answers: Map<string, Kept>;
+}
+
+/** A kept answer; for a query with a window, read at `from` and holding below `until`. */
+interface Kept {
+  rows: readonly unknown[];
+  from: number;
+  until: number;
+}
+
+/** The clock-bound parameter of a query and the bound below which an answer holds. */
+export interface ClockWindow<R> {
+  param: string;
+  /** The first value of `param` at which `rows`, read at a lower one, may no longer hold. */
+  until: (rows: readonly R[]) => number;
 }
 
 /** Distinct values kept per query and database; past it the query's answers start over. */
@@ -67,7 +88,9 @@ let templatesMade = 0;
 
 export function compiledQuery<P extends Params, R>(
   build: (db: Db, params: P) => Compilable<R>,
+  options: { window?: ClockWindow<R> } = {},
 ): (db: Db, params: P) => Promise<R[]> {
+  const { window } = options;
   // One template per dialect (and so per database handle's adapter), made on first use.
   const templates = new WeakMap<object, Template>();
   const keptOn = new WeakMap<Db, KeptAnswers>();
@@ -86,17 +109,22 @@ export function compiledQuery<P extends Params, R>(
       kept = { version, answers: new Map() };
       keptOn.set(db, kept);
     }
-    const key = keyOf(values);
+    const at = window ? (params[window.param] as number) : 0;
+    const key = window
+      ? keyOf(template.slots.map((slot, i) => (isSlotOf(slot, window.param) ? null : values[i])))
+      : keyOf(values);
     const answer = kept.answers.get(key);
-    if (answer) return answer as R[];
+    if (answer && at >= answer.from && at < answer.until) return answer.rows as R[];
     // Read after the counter, so at least as new as its value; if something commits meanwhile
     // the counter moves and no later call looks under the old value (it only grows).
     const rows = freeze(await run<R>(db, template, values));
     if (kept.answers.size >= KEPT_PER_QUERY) kept.answers.clear();
-    kept.answers.set(key, rows);
+    kept.answers.set(key, { rows, from: at, until: window ? window.until(rows) : Number.POSITIVE_INFINITY });
     return rows as R[];
   };
 }
+
+const isSlotOf = (slot: Template['slots'][number], name: string) => 'name' in slot && slot.name === name;
 
 async function run<R>(db: Db, template: Template, values: unknown[]): Promise<R[]> {
   // On SQLite a statement that can only see committed rows runs at once (sqlite-statements.ts):

@@ -9,6 +9,7 @@ import type { DeviceBody } from '@warren/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
+import { keptDerivation } from '../../lib/kept.js';
 import { setDeviceAuthorized, updateDevice } from '../../modules/devices/approval.service.js';
 import { deviceDetail } from '../../modules/devices/device-details.js';
 import { deleteDevice, listDevicesBody, setDeviceTags } from '../../modules/devices/devices.service.js';
@@ -50,6 +51,25 @@ const tailscaleJson = {
   default: (device: DeviceBody) => JSON.stringify(presentTailscaleDevice(device, false)),
   all: (device: DeviceBody) => JSON.stringify(presentTailscaleDevice(device, true)),
 };
+
+/**
+ * A device and its routes in Tailscale's shapes, made once per kept detail record (lib/kept.ts):
+ * the record already follows the clock, so these hold as long as it is the same record.
+ */
+const keptShape = {
+  default: keptDerivation(([device]: readonly [DeviceBody]) => ({
+    value: presentTailscaleDevice(device, false),
+    until: Number.POSITIVE_INFINITY,
+  })),
+  all: keptDerivation(([device]: readonly [DeviceBody]) => ({
+    value: presentTailscaleDevice(device, true),
+    until: Number.POSITIVE_INFINITY,
+  })),
+};
+const keptRoutes = keptDerivation(([device]: readonly [DeviceBody]) => ({
+  value: { advertisedRoutes: advertisedRoutes(device), enabledRoutes: enabledRoutes(device) },
+  until: Number.POSITIVE_INFINITY,
+}));
 
 export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
@@ -94,7 +114,10 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
   app.get<{ Params: { id: string }; Querystring: { fields?: string } }>(
     '/device/:id',
     { config, schema: hide },
-    async (request) => presentTailscaleDevice(await detail(request), wantsAll(request.query.fields)),
+    async (request) => {
+      const all = wantsAll(request.query.fields);
+      return (all ? keptShape.all : keptShape.default)([await detail(request)], 0);
+    },
   );
 
   app.delete<{ Params: { id: string } }>('/device/:id', { config, schema: hide }, async (request, reply) => {
@@ -145,10 +168,9 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
     },
   );
 
-  app.get<{ Params: { id: string } }>('/device/:id/routes', { config: routesConfig, schema: hide }, async (request) => {
-    const device = await detail(request);
-    return { advertisedRoutes: advertisedRoutes(device), enabledRoutes: enabledRoutes(device) };
-  });
+  app.get<{ Params: { id: string } }>('/device/:id/routes', { config: routesConfig, schema: hide }, async (request) =>
+    keptRoutes([await detail(request)], 0),
+  );
 
   app.post<{ Params: { id: string }; Body: { routes: string[] | null } }>(
     '/device/:id/routes',

@@ -5,12 +5,14 @@
  */
 import type { DeviceBody } from '@warren/contract';
 import { notFound } from '../../core/errors.js';
+import { keptDerivation } from '../../lib/kept.js';
 import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
+import { isOnline, onlineUntil } from '../network/online.js';
 import type { RouteRow } from '../routes/routes.repository.js';
 import { presentDeviceDetail } from './devices.presenter.js';
-import { deviceRows, devicesByIds, routesOfDevice, routesOfDevices } from './devices.repository.js';
+import { type DeviceRow, deviceRows, devicesByIds, routesOfDevice, routesOfDevices } from './devices.repository.js';
 
 /** Detail records of the given devices by id; ids of other networks or gone devices are absent. */
 export async function deviceDetails(
@@ -38,12 +40,22 @@ const deviceById = compiledQuery((db, p: { networkId: string; id: string }) =>
     .where('devices.id', '=', p.id),
 );
 
+/**
+ * A detail record presented once per kept row and routes (lib/kept.ts): its `online` follows the
+ * clock, so it holds until the device times out; the routes' primaries are the routes query's
+ * own window (devices.repository.ts), a new answer when it passes.
+ */
+const keptDetail = keptDerivation(([row, routes]: readonly [DeviceRow, readonly RouteRow[]], now: number) => ({
+  value: presentDeviceDetail(row, now, routes),
+  until: isOnline(row, now) ? onlineUntil(row.last_seen_at as number) : Number.POSITIVE_INFINITY,
+}));
+
 /** One device's detail record; 404 when the network has no such device. */
 export async function deviceDetail(db: Db, networkId: string, id: string, now: number): Promise<DeviceBody> {
   const [rows, routes] = await Promise.all([deviceById(db, { networkId, id }), routesOfDevice(db, networkId, now, id)]);
   const row = rows[0];
   if (!row) throw notFound(`device ${id} does not exist`);
-  return presentDeviceDetail(row, now, routes);
+  return keptDetail([row, routes], now);
 }
 
 export function groupByDevice(routes: readonly RouteRow[]): Map<string, RouteRow[]> {

@@ -16,7 +16,7 @@ import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import type { Database, DevicesTable } from '../../storage/schema.js';
 import { onlineSince, onlineWhere } from '../network/online.js';
-import { type RouteRow, routesWithPrimarySince } from '../routes/routes.repository.js';
+import { primaryChangesAt, type RouteRow, routesWithPrimarySince } from '../routes/routes.repository.js';
 
 export interface DeviceFilter {
   /** User id or login name. */
@@ -349,8 +349,23 @@ export const deviceRoutesQuery = (db: Db, p: { networkId: string; deviceId: stri
     .where('routes.device_id', '=', p.deviceId)
     .orderBy('routes.created_at')
     .orderBy('routes.prefix');
-/** Run on every heartbeat that settles a netmap version, so built once. */
-const routesOf = compiledQuery(deviceRoutesQuery);
+/**
+ * Run on every heartbeat that settles a netmap version and every read of one device, so built
+ * once. Its answer depends on the clock (the online cutoff), so each row also says from which
+ * cutoff its primary flag may change (primaryChangesAt): an answer is kept, until the next
+ * commit, for every later cutoff below the first of those, not only for calls of the same
+ * millisecond.
+ */
+const routesOf = compiledQuery(
+  (db, p: { networkId: string; deviceId: string; cutoff: number }) =>
+    deviceRoutesQuery(db, p).select(primaryChangesAt(p.cutoff).as('primary_changes_at')),
+  {
+    window: {
+      param: 'cutoff',
+      until: (rows) => rows.reduce((first, row) => Math.min(first, row.primary_changes_at ?? Infinity), Infinity),
+    },
+  },
+);
 
 export async function routesOfDevice(db: Db, networkId: string, now: number, deviceId: string): Promise<RouteRow[]> {
   return routesOf(db, { networkId, deviceId, cutoff: onlineSince(now) });

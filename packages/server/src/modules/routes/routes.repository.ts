@@ -49,6 +49,19 @@ export function primaryFlag(eb: ExpressionBuilder<Database, 'routes' | 'devices'
       )) then 1 else 0 end`;
 }
 
+/**
+ * The first online cutoff at which primaryFlag of the route could change with nothing written:
+ * the earliest heartbeat (`last_seen_at`) among the devices online at `cutoff` that serve an
+ * approved, advertised route of the same prefix (the route's own device among them), null when
+ * none is online. Its primary flag follows only those devices' presence until then. A superset
+ * of the devices the rule counts (approval and login expiry are left out), so never late.
+ */
+export function primaryChangesAt(cutoff: number) {
+  return sql<number | null>`(select min(d3.last_seen_at) from routes r3 inner join devices d3 on d3.id = r3.device_id
+      where r3.network_id = routes.network_id and r3.prefix = routes.prefix and r3.state = 'approved'
+        and r3.advertised = 1 and d3.disconnected = 0 and d3.last_seen_at > ${cutoff})`;
+}
+
 export function routesWithPrimary(db: Db, networkId: string, now: number) {
   return routesWithPrimarySince(db, networkId, onlineSince(now));
 }
