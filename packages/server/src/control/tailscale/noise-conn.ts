@@ -3,9 +3,15 @@
  * Each record is type 4, a u16 BE length and the ciphertext; a record is at most 4096 bytes
  * whole, so at most 4077 plaintext bytes (Tailscale's controlbase). Nonces count up from 0
  * per direction; a record that does not authenticate ends the connection.
+ *
+ * HTTP/2 hands a message over as several chunks in one corked write (a DATA frame's 9-byte
+ * header, then its payload, often a WINDOW_UPDATE or PING ack beside them): they are sealed as
+ * the fewest records that hold them and go to the carrier as one buffer, one socket write per
+ * message rather than a record, a seal and a write per chunk. A fan-out to every stream of a
+ * fleet is mostly this, once per connection.
  */
 import { Duplex } from 'node:stream';
-import { nonceOf, open, seal, TAG_LEN } from './noise-crypto.js';
+import { nonceOf, open, sealParts, TAG_LEN } from './noise-crypto.js';
 import { MSG_RECORD, type Session } from './noise-handshake.js';
 
 const HEADER = 3;
@@ -28,6 +34,9 @@ export class NoiseConn extends Duplex {
   private txNonce = 0n;
   private rxNonce = 0n;
   private pending: Buffer = NOTHING;
+  /** The nonce of the next record, rewritten in place (the cipher copies it). */
+  private readonly txNonceBytes = Buffer.alloc(12);
+  private readonly rxNonceBytes = Buffer.alloc(12);
   private readonly txKey: Buffer;
   private readonly rxKey: Buffer;
 
@@ -51,13 +60,16 @@ export class NoiseConn extends Duplex {
 
   /** Encrypts plaintext into records of at most MAX_RECORD bytes, as one buffer. */
   private records(plaintext: Buffer): Buffer {
+    const count = Math.ceil(plaintext.length / MAX_PLAINTEXT);
+    // The records' headers share one allocation; the whole is copied once, by the concat.
+    const headers = Buffer.allocUnsafe(HEADER * count);
     const out: Buffer[] = [];
-    for (let at = 0; at < plaintext.length; at += MAX_PLAINTEXT) {
+    for (let at = 0, i = 0; at < plaintext.length; at += MAX_PLAINTEXT, i++) {
       const part = plaintext.subarray(at, at + MAX_PLAINTEXT);
-      const header = Buffer.alloc(HEADER);
+      const header = headers.subarray(i * HEADER, (i + 1) * HEADER);
       header[0] = MSG_RECORD;
       header.writeUInt16BE(part.length + TAG_LEN, 1);
-      out.push(header, seal(this.txKey, nonceOf(this.txNonce++), part));
+      out.push(header, ...sealParts(this.txKey, nonceOf(this.txNonce++, this.txNonceBytes), part));
     }
     return Buffer.concat(out);
   }
@@ -73,7 +85,7 @@ export class NoiseConn extends Duplex {
       if (this.pending.length < HEADER + length) return;
       const ciphertext = this.pending.subarray(HEADER, HEADER + length);
       this.pending = this.pending.length === HEADER + length ? NOTHING : this.pending.subarray(HEADER + length);
-      const plaintext = open(this.rxKey, nonceOf(this.rxNonce++), ciphertext);
+      const plaintext = open(this.rxKey, nonceOf(this.rxNonce++, this.rxNonceBytes), ciphertext);
       if (!plaintext) {
         this.fail('a Noise record did not authenticate');
         return;
@@ -94,6 +106,11 @@ export class NoiseConn extends Duplex {
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.carrier.write(this.records(chunk), callback);
+  }
+
+  override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
+    const plaintext = chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map((c) => c.chunk));
+    this.carrier.write(this.records(plaintext), callback);
   }
 
   override _final(callback: (error?: Error | null) => void): void {

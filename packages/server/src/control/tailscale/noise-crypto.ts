@@ -71,20 +71,27 @@ export function hkdf2(chainingKey: Buffer, ikm: Buffer): [Buffer, Buffer] {
   return [out1, out2];
 }
 
-export function nonceOf(counter: bigint): Buffer {
-  const nonce = Buffer.alloc(12);
-  nonce.writeBigUInt64BE(counter, 4);
-  return nonce;
+export function nonceOf(counter: bigint, into: Buffer = Buffer.alloc(12)): Buffer {
+  into.writeBigUInt64BE(counter, 4);
+  return into;
 }
 
 const ZERO_NONCE = Buffer.alloc(12);
 
 export function seal(key: Buffer, nonce: Buffer, plaintext: Buffer, ad?: Buffer): Buffer {
+  return Buffer.concat(sealParts(key, nonce, plaintext, ad));
+}
+
+/**
+ * The ciphertext and the tag as two buffers, for a caller that writes them beside others (a
+ * Noise record, its header first) with one copy for all of them rather than one per record.
+ */
+export function sealParts(key: Buffer, nonce: Buffer, plaintext: Buffer, ad?: Buffer): [Buffer, Buffer] {
   const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG_LEN });
   if (ad) c.setAAD(ad, { plaintextLength: plaintext.length });
   const body = c.update(plaintext);
   c.final();
-  return Buffer.concat([body, c.getAuthTag()]);
+  return [body, c.getAuthTag()];
 }
 
 /** Decrypts and authenticates; undefined when the tag does not verify. */

@@ -141,6 +141,29 @@ describe('Noise records', () => {
     expect((await atClient).toString()).toBe('hello');
   });
 
+  it('seals the chunks of one corked write as the fewest records, in one carrier write', async () => {
+    // HTTP/2 writes a DATA frame's header and payload as two chunks of one corked write.
+    const { serverConn, clientConn, wire } = connectedPair();
+    const chunks = [Buffer.alloc(9, 1), Buffer.alloc(MAX_PLAINTEXT, 2), Buffer.alloc(300, 3)];
+    const whole = Buffer.concat(chunks);
+    const atServer = readN(serverConn, whole.length);
+    const writes = wire.length;
+    clientConn.cork();
+    for (const chunk of chunks) clientConn.write(chunk);
+    clientConn.uncork();
+    expect((await atServer).equals(whole)).toBe(true);
+    const sent = wire.slice(writes);
+    expect(sent).toHaveLength(1);
+    // Two records (the plaintext exceeds one by 309 bytes), each with its own nonce: sealed
+    // with a reused nonce the server could not open them.
+    expect(sent[0].length).toBe(whole.length + 2 * (3 + 16));
+    expect(sent[0].readUInt16BE(1)).toBe(MAX_PLAINTEXT + 16);
+    // And the records after it still authenticate.
+    const more = readN(serverConn, 5);
+    clientConn.write(Buffer.from('again'));
+    expect((await more).toString()).toBe('again');
+  });
+
   it('ends the connection on a record that does not authenticate', async () => {
     const { serverConn, toServer } = connectedPair();
     const failed = new Promise<Error>((resolve) => serverConn.on('error', resolve));
