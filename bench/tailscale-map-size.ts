@@ -10,6 +10,7 @@ import type { MapState } from '../packages/server/src/control/tailscale/map-stat
 import { digestOf } from '../packages/server/src/control/tailscale/sent-map.js';
 import { hostPrefix, numericId, tailcfgNode } from '../packages/server/src/control/tailscale/tailcfg.js';
 import type { NodeRow } from '../packages/server/src/control/tailscale/tailscale.repository.js';
+import { sentText } from '../packages/server/src/control/tailscale/text-digest.js';
 import { addressesOf } from '../packages/server/src/modules/devices/addresses.js';
 
 const PEERS = 1000;
@@ -69,8 +70,8 @@ const state: MapState = {
   peerIds,
   packetFilter: JSON.stringify([{ SrcIPs: ['*'], DstPorts: [{ IP: '*', Ports: { First: 0, Last: 65535 } }] }]),
   userProfiles: new Map(),
-  dns: JSON.stringify({ Resolvers: [], Domains: [domain], Proxied: true }),
-  derp: JSON.stringify({ Regions: {} }),
+  dns: sentText(JSON.stringify({ Resolvers: [], Domains: [domain], Proxied: true })),
+  derp: sentText(JSON.stringify({ Regions: {} })),
   domain,
   flowLogDomain: '',
 };

@@ -7,12 +7,13 @@
  */
 import type { MapState } from './map-state.js';
 import type { SentMap } from './sent-map.js';
+import type { SentText } from './text-digest.js';
 
 export function fullResponse(state: MapState, seq: number, now: Date): string {
   return (
-    `{"Seq":${seq},"Node":${state.node},"DERPMap":${state.derp},"Peers":[${[...state.peers.values()].map((p) => p.text).join(',')}],` +
-    `"DNSConfig":${state.dns},"Domain":${JSON.stringify(state.domain)},"CollectServices":false,` +
-    `"PacketFilter":${state.packetFilter},"UserProfiles":${JSON.stringify([...state.userProfiles.values()])},` +
+    `{"Seq":${seq},"Node":${state.node},"DERPMap":${state.derp.text},"Peers":[${texts(state.peers.values())}],` +
+    `"DNSConfig":${state.dns.text},"Domain":${JSON.stringify(state.domain)},"CollectServices":false,` +
+    `"PacketFilter":${state.packetFilter},"UserProfiles":[${texts(state.userProfiles.values())}],` +
     `${state.flowLogDomain ? `"DomainDataPlaneAuditLogID":${JSON.stringify(state.flowLogDomain)},` : ''}` +
     `"ControlTime":${JSON.stringify(now.toISOString())}}`
   );
@@ -32,12 +33,12 @@ export function deltaResponse(before: SentMap, after: SentMap, map: MapState, se
   if (changed.length > 0) parts.push(`"PeersChanged":[${changed.join(',')}]`);
   if (removed.length > 0) parts.push(`"PeersRemoved":${JSON.stringify(removed)}`);
   if (after.packetFilter !== before.packetFilter) parts.push(`"PacketFilter":${map.packetFilter}`);
-  const newProfiles = [...map.userProfiles.values()].filter(
-    (p) => before.userProfiles.get(p.ID) !== after.userProfiles.get(p.ID),
-  );
-  if (newProfiles.length > 0) parts.push(`"UserProfiles":${JSON.stringify(newProfiles)}`);
-  if (after.dns !== before.dns) parts.push(`"DNSConfig":${map.dns}`);
-  if (after.derp !== before.derp) parts.push(`"DERPMap":${map.derp}`);
+  const newProfiles: string[] = [];
+  for (const [id, profile] of map.userProfiles)
+    if (before.userProfiles.get(id) !== profile.digest) newProfiles.push(profile.text);
+  if (newProfiles.length > 0) parts.push(`"UserProfiles":[${newProfiles.join(',')}]`);
+  if (after.dns !== before.dns) parts.push(`"DNSConfig":${map.dns.text}`);
+  if (after.derp !== before.derp) parts.push(`"DERPMap":${map.derp.text}`);
   if (after.domain !== before.domain) parts.push(`"Domain":${JSON.stringify(after.domain)}`);
   // Turning flow logs off takes the capability off the node; the client keeps the old id unused.
   if (after.flowLogDomain && after.flowLogDomain !== before.flowLogDomain) {
@@ -45,6 +46,12 @@ export function deltaResponse(before: SentMap, after: SentMap, map: MapState, se
   }
   if (parts.length === 0) return undefined;
   return `{"Seq":${seq},${parts.join(',')}}`;
+}
+
+function texts(of: Iterable<SentText>): string {
+  let out = '';
+  for (const { text } of of) out += out === '' ? text : `,${text}`;
+  return out;
 }
 
 export const KEEP_ALIVE = '{"KeepAlive":true}';

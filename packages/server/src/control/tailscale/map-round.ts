@@ -15,21 +15,21 @@ import type { AppContext } from '../../core/context.js';
 import type { NetworkView } from '../../modules/netmap/netmap-view.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
 import { dnsConfig } from './dns.js';
+import { type UserProfile, userProfile } from './tailcfg.js';
 import { mapNetwork, type NodeRow, nodesByIds } from './tailscale.repository.js';
-import { digestOf } from './text-digest.js';
+import { type SentText, sentText } from './text-digest.js';
 
-/** The network's part of every map, as the texts a map is written with. */
+/** The network's part of every map, as the texts a map is written with and their digests. */
 export interface MapNetwork {
   flowLogs: boolean;
   domain: string;
-  dns: string;
-  derp: string;
+  dns: SentText;
+  derp: SentText;
 }
 
-/** A peer's node as sent, and the digest a stream keeps of it (sent-map.ts). */
-export interface NodeText {
-  text: string;
-  digest: string;
+/** A user profile as sent (its JSON and digest), and its id. */
+export interface ProfileText extends SentText {
+  id: UserProfile['ID'];
 }
 
 /** Rows read by one query at most (bound parameters stay well under SQLite's limit). */
@@ -40,7 +40,9 @@ export class MapRound {
   private readonly rows = new Map<string, Promise<NodeRow | undefined>>();
   /** Rows wanted since the last read, read together on the next turn of the event loop. */
   private wanted = new Map<string, { resolve: (row: NodeRow | undefined) => void; reject: (e: unknown) => void }>();
-  private readonly nodes = new Map<string, NodeText>();
+  private readonly nodes = new Map<string, SentText>();
+  /** By device id: the profile its row shows (its user's, or the tagged-devices one). */
+  private readonly profiles = new Map<string, ProfileText>();
 
   constructor(
     private readonly ctx: AppContext,
@@ -53,8 +55,8 @@ export class MapRound {
       const network = mapNetwork(this.ctx.db, this.networkId).then((n) => ({
         flowLogs: n.flowLogs,
         domain: n.dns.domain,
-        dns: JSON.stringify(dnsConfig(n.dns)),
-        derp: JSON.stringify(this.derpMap(n.derp)),
+        dns: sentText(JSON.stringify(dnsConfig(n.dns))),
+        derp: sentText(JSON.stringify(this.derpMap(n.derp))),
       }));
       // A failed read is tried again by the next stream rather than kept.
       network.catch(() => {
@@ -85,14 +87,27 @@ export class MapRound {
    * The node text of `key` (what the text depends on besides the row) and its digest, made once
    * per round.
    */
-  nodeText(key: string, make: () => string): NodeText {
+  nodeText(key: string, make: () => string): SentText {
     let node = this.nodes.get(key);
     if (node === undefined) {
-      const text = make();
-      node = { text, digest: digestOf(text) };
+      node = sentText(make());
       this.nodes.set(key, node);
     }
     return node;
+  }
+
+  /**
+   * The user profile `row` shows, made once per round and row: a stream's map holds the
+   * profile of every peer, and a policy change rebuilds every stream's map.
+   */
+  profileText(row: NodeRow): ProfileText {
+    let profile = this.profiles.get(row.id);
+    if (profile === undefined) {
+      const shown = userProfile(row);
+      profile = { id: shown.ID, ...sentText(JSON.stringify(shown)) };
+      this.profiles.set(row.id, profile);
+    }
+    return profile;
   }
 
   private readWanted(): void {

@@ -14,9 +14,10 @@ import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
 import { type FilterRule, packetFilter } from '../../policy/index.js';
 import { flowLogIds } from './flow-log-ids.js';
 import { fromNetmap, fromSharedView } from './map-inputs.js';
-import type { NodeText } from './map-round.js';
-import { hostPrefix, numericId, tailcfgNode, type UserProfile, userProfile } from './tailcfg.js';
+import type { ProfileText } from './map-round.js';
+import { hostPrefix, numericId, tailcfgNode } from './tailcfg.js';
 import type { NodeRow } from './tailscale.repository.js';
+import type { SentText } from './text-digest.js';
 
 /**
  * What the protocol's handlers share: the app's context, where the DERP map comes from and the
@@ -31,13 +32,14 @@ export interface Control {
 export interface MapState {
   node: string;
   /** Peer numeric id → its tailcfg.Node as JSON text (shared by the streams of a round). */
-  peers: Map<number, NodeText>;
+  peers: Map<number, SentText>;
   /** The same peers by device id (what the change feed names). */
   peerIds: string[];
   packetFilter: string;
-  userProfiles: Map<number, UserProfile>;
-  dns: string;
-  derp: string;
+  /** Profile id → its JSON (shared by the streams of a round, as the DNS config and DERP map). */
+  userProfiles: Map<number, ProfileText>;
+  dns: SentText;
+  derp: SentText;
   domain: string;
   /** The network's private flow log id, or '' while it does not log flows. */
   flowLogDomain: string;
@@ -84,10 +86,10 @@ export async function mapState(
   if (!me) return undefined;
   const flowLogs = network.flowLogs ? await flowLogIds(ctx.db, networkId, id) : undefined;
   if (flowLogs && me.flow_log_id !== flowLogs.nodePublic) await storeFlowLogId(ctx.db, me, flowLogs.nodePublic);
-  const userProfiles = new Map<number, UserProfile>();
+  const userProfiles = new Map<number, ProfileText>();
   const addProfile = (row: NodeRow) => {
-    const profile = userProfile(row);
-    userProfiles.set(profile.ID, profile);
+    const profile = round.profileText(row);
+    userProfiles.set(profile.id, profile);
   };
 
   const ownPrimaries = [...inputs.primaryRoutes];
@@ -107,7 +109,7 @@ export async function mapState(
   );
   addProfile(me);
 
-  const peers = new Map<number, NodeText>();
+  const peers = new Map<number, SentText>();
   const peerIds: string[] = [];
   for (const peer of inputs.peers) {
     const row = byId.get(peer.id);

@@ -29,12 +29,13 @@ export function sentMap(state: MapState): SentMap {
   const peers = new Map<number, string>();
   for (const [id, peer] of state.peers) peers.set(id, peer.digest);
   const userProfiles = new Map<number, string>();
-  for (const [id, profile] of state.userProfiles) userProfiles.set(id, digestOf(JSON.stringify(profile)));
+  for (const [id, profile] of state.userProfiles) userProfiles.set(id, profile.digest);
+  // The node and the filter are this device's own; the rest comes with its digest, made once.
   return {
     node: digestOf(state.node),
     packetFilter: digestOf(state.packetFilter),
-    dns: digestOf(state.dns),
-    derp: digestOf(state.derp),
+    dns: state.dns.digest,
+    derp: state.derp.digest,
     peers,
     userProfiles,
     domain: state.domain,

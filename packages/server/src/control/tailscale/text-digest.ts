@@ -12,3 +12,15 @@ const DIGEST_BYTES = 16;
 export function digestOf(text: string): string {
   return createHash('sha256').update(text).digest().toString('latin1', 0, DIGEST_BYTES);
 }
+
+/**
+ * A text as a map sends it and its digest, made together wherever the text is shared by many
+ * streams (a peer's node, a user profile, the DNS config and DERP map of a round): each stream
+ * then keeps the digest without hashing the text again.
+ */
+export interface SentText {
+  text: string;
+  digest: string;
+}
+
+export const sentText = (text: string): SentText => ({ text, digest: digestOf(text) });

@@ -8,10 +8,21 @@ import { deltaResponse } from '../../../src/control/tailscale/map-delta.js';
 import type { MapState } from '../../../src/control/tailscale/map-state.js';
 import { openMapStreams } from '../../../src/control/tailscale/map-stream.js';
 import { digestOf, sentMap } from '../../../src/control/tailscale/sent-map.js';
+import { sentText } from '../../../src/control/tailscale/text-digest.js';
 import { json } from '../../harness.js';
 import { protocolFixture } from './fixture.js';
 
 const text = (id: number, detail: string) => JSON.stringify({ ID: id, Name: `peer-${id}`, Detail: detail.repeat(400) });
+const profile = (id: number, displayName: string) =>
+  [
+    id,
+    {
+      id,
+      ...sentText(
+        JSON.stringify({ ID: id, LoginName: 'ann@example.com', DisplayName: displayName, ProfilePicURL: '' }),
+      ),
+    },
+  ] as const;
 const peer = (id: number, detail: string) => {
   const t = text(id, detail);
   return [id, { text: t, digest: digestOf(t) }] as const;
@@ -25,9 +36,9 @@ function state(over: Partial<MapState> = {}): MapState {
     packetFilter: JSON.stringify([
       { SrcIPs: ['100.64.0.2'], DstPorts: [{ IP: '*', Ports: { First: 0, Last: 65535 } }] },
     ]),
-    userProfiles: new Map([[7, { ID: 7, LoginName: 'ann@example.com', DisplayName: 'Ann', ProfilePicURL: '' }]]),
-    dns: JSON.stringify({ Resolvers: [], Domains: ['example.internal'] }),
-    derp: JSON.stringify({ Regions: { 900: { RegionID: 900, Nodes: [] } } }),
+    userProfiles: new Map([profile(7, 'Ann')]),
+    dns: sentText(JSON.stringify({ Resolvers: [], Domains: ['example.internal'] })),
+    derp: sentText(JSON.stringify({ Regions: { 900: { RegionID: 900, Nodes: [] } } })),
     domain: 'example.internal',
     flowLogDomain: '',
     ...over,
@@ -63,7 +74,7 @@ describe('what a map stream keeps of the map it sent', () => {
     const after = state({
       peers: new Map([peer(2, 'a'), peer(4, 'c')]),
       packetFilter: '[]',
-      userProfiles: new Map([[7, { ID: 7, LoginName: 'ann@example.com', DisplayName: 'Ann B', ProfilePicURL: '' }]]),
+      userProfiles: new Map([profile(7, 'Ann B')]),
     });
     const delta = JSON.parse(deltaResponse(sent, sentMap(after), after, 2)!);
     expect(delta.Seq).toBe(2);
@@ -77,7 +88,7 @@ describe('what a map stream keeps of the map it sent', () => {
     expect(delta.DNSConfig).toBeUndefined();
     expect(delta.DERPMap).toBeUndefined();
 
-    const moved = state({ node: text(1, 'moved'), derp: '{"Regions":{}}' });
+    const moved = state({ node: text(1, 'moved'), derp: sentText('{"Regions":{}}') });
     const nodeDelta = JSON.parse(deltaResponse(sent, sentMap(moved), moved, 3)!);
     expect(nodeDelta.Node).toEqual(JSON.parse(text(1, 'moved')));
     expect(nodeDelta.DERPMap).toEqual({ Regions: {} });

@@ -105,6 +105,13 @@ describe('POST /ts2021', () => {
     expect(node.Addresses).toEqual(['100.64.0.1/32', 'fd7a:115c:a1e0::1/128']);
     const peers = full.Peers as Array<Record<string, unknown>>;
     expect(peers.map((p) => p.Name)).toEqual(['beta.test.warren.internal.']);
+    // Both devices are their owner's: one profile, the one their nodes name.
+    const profiles = full.UserProfiles as Array<Record<string, unknown>>;
+    expect(profiles).toHaveLength(1);
+    expect(profiles[0].ID).toBe(node.User);
+    expect(peers[0].User).toBe(node.User);
+    expect(typeof profiles[0].LoginName).toBe('string');
+    expect((full.DNSConfig as { Domains: string[] }).Domains).toContain('test.warren.internal');
     // The owner is an admin: the default policy lets everyone of the network reach it.
     expect(full.PacketFilter).toEqual([
       {
