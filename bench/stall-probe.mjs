@@ -1,0 +1,103 @@
+// Preloaded into `warren serve` (`node --import`) to find what holds its event loop:
+//
+//   WARREN_STALL_LOG=/tmp/stalls.jsonl WARREN_BENCH_NODE_ARGS="--import bench/stall-probe.mjs" \
+//     npm run bench -- reads --only /v1/network
+//
+// Writes one JSON line a second to WARREN_STALL_LOG: the event loop's delay (p50, p99, max in
+// ms, perf_hooks.monitorEventLoopDelay), the garbage collector's pauses by kind (1 scavenge,
+// 2 mark-compact, 4 incremental marking, 8 weak callbacks: count, total and longest ms), every
+// SQLite statement that took over 1 ms (better-sqlite3's run/all/get, with its SQL), and every
+// timer callback that held the loop over 1 ms (with where it was set). A second with a high
+// delay and nothing of the server's over 1 ms is the machine not running the process.
+// Only the main thread reports (worker threads run preloads too).
+import { appendFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { isMainThread } from 'node:worker_threads';
+
+const out = process.env.WARREN_STALL_LOG;
+const SLOW_MS = 1;
+const ms = (ns) => Number((ns / 1e6).toFixed(2));
+
+if (out && isMainThread) {
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  let gc = {};
+  let statements = [];
+  let timers = [];
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const key = entry.detail?.kind ?? 0;
+      gc[key] ??= { count: 0, totalMs: 0, maxMs: 0 };
+      const kind = gc[key];
+      kind.count++;
+      kind.totalMs += entry.duration;
+      kind.maxMs = Math.max(kind.maxMs, entry.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
+
+  // The statement class is not exported: take its prototype from a statement of a scratch database.
+  const require = createRequire(join(import.meta.dirname, '..', 'packages', 'server', 'package.json'));
+  const Database = require('better-sqlite3');
+  const scratch = new Database(':memory:');
+  const statementPrototype = Object.getPrototypeOf(scratch.prepare('select 1'));
+  scratch.close();
+  for (const method of ['run', 'all', 'get']) {
+    const original = statementPrototype[method];
+    statementPrototype[method] = function (...args) {
+      const started = performance.now();
+      try {
+        return original.apply(this, args);
+      } finally {
+        const took = performance.now() - started;
+        if (took > SLOW_MS) statements.push(`${took.toFixed(1)} ms ${this.source.replace(/\s+/g, ' ').slice(0, 80)}`);
+      }
+    };
+  }
+
+  const timed =
+    (set, label) =>
+    (callback, delayMs, ...rest) => {
+      if (typeof callback !== 'function') return set(callback, delayMs, ...rest);
+      const where = new Error().stack?.split('\n')[2]?.trim() ?? '';
+      return set(
+        function (...args) {
+          const started = performance.now();
+          try {
+            return callback.apply(this, args);
+          } finally {
+            const took = performance.now() - started;
+            if (took > SLOW_MS) timers.push(`${took.toFixed(1)} ms ${label} ${where}`);
+          }
+        },
+        delayMs,
+        ...rest,
+      );
+    };
+  const setInterval_ = globalThis.setInterval;
+  globalThis.setTimeout = timed(globalThis.setTimeout, 'timeout');
+  globalThis.setInterval = timed(setInterval_, 'interval');
+
+  setInterval_(() => {
+    const line = {
+      time: new Date().toISOString().slice(11, 19),
+      delayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
+      gc: Object.fromEntries(
+        Object.entries(gc).map(([kind, g]) => [
+          kind,
+          { ...g, totalMs: +g.totalMs.toFixed(1), maxMs: +g.maxMs.toFixed(1) },
+        ]),
+      ),
+      slowStatements: statements.length,
+      statements: statements.slice(0, 10),
+      slowTimers: timers.length,
+      timers: timers.slice(0, 10),
+    };
+    appendFileSync(out, `${JSON.stringify(line)}\n`);
+    delay.reset();
+    gc = {};
+    statements = [];
+    timers = [];
+  }, 1000).unref();
+}
