@@ -35,6 +35,7 @@ export const ERROR_STATUS = {
   internal: 500,
   not_implemented: 501,
   unavailable: 503,
+  http_version_not_supported: 505,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -61,6 +62,7 @@ export const STATUS_TITLES: Record<number, string> = {
   500: 'Internal Server Error',
   501: 'Not Implemented',
   503: 'Service Unavailable',
+  505: 'HTTP Version Not Supported',
 };
 
 /** One problem found in a policy document, at the offending token. */

@@ -1,6 +1,7 @@
 /**
  * Requests Node's HTTP parser refuses before Fastify sees them: headers (request line
- * included) over the size limit (431), a method the parser does not know (`FOO /v1/devices`:
+ * included) over the size limit (431, or 414 when the request line alone is too long), an
+ * HTTP version other than 1.x (505), a method the parser does not know (`FOO /v1/devices`:
  * 405 when the path is served, else 404), a malformed request line or header (400), a
  * request that did not arrive in time (408: headers or body stalled, http/timeouts.ts). The problem response is written on the socket
  * here, which is then closed, and the call is audited. Nothing identifies a caller at this
@@ -17,6 +18,7 @@ import { anonymousRow } from './audit.js';
 import { noRouteError, problemBody } from './error-handler.js';
 import { ApiError } from './problem.js';
 import { newRequestId } from './request-id.js';
+import { MAX_TARGET_LENGTH, targetTooLong, versionNotSupported } from './request-line.js';
 
 type ClientError = Error & { code?: string; rawPacket?: unknown };
 
@@ -28,14 +30,42 @@ function requestLine(raw: unknown): { method: string; target: string } {
   return { method: match?.[1] ?? '', target: match?.[2] ?? '' };
 }
 
+/** The version a request line names (`HTTP/3.0` → `3.0`), when the bytes hold one. */
+function requestVersion(raw: unknown): string | undefined {
+  if (!Buffer.isBuffer(raw)) return undefined;
+  return /^\S+ \S+ HTTP\/(\d+\.\d+)\r?\n/.exec(raw.toString('latin1', 0, MAX_TARGET_LENGTH + 64))?.[1];
+}
+
+/**
+ * Whether headers over the limit are a request line over it: the bytes start a request whose
+ * line has not ended within MAX_TARGET_LENGTH. (Bytes that are the middle of a long request
+ * cannot tell, and are answered as headers too large.)
+ */
+function targetOverflows(raw: unknown): boolean {
+  if (!Buffer.isBuffer(raw)) return false;
+  const text = raw.toString('latin1', 0, MAX_TARGET_LENGTH + 64).replace(/^(?:\r\n)+/, '');
+  if (!TOKEN.test(text)) return false;
+  const end = text.indexOf('\r\n');
+  return end < 0 || end > MAX_TARGET_LENGTH;
+}
+
 function clientProblem(app: FastifyInstance, error: ClientError, method: string, target: string): ApiError {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
+      if (targetOverflows(error.rawPacket)) return targetTooLong();
       return new ApiError('headers_too_large', 'the request line and headers are larger than the server accepts');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new ApiError('request_timeout', 'the request did not arrive in time');
     case 'HPE_INVALID_METHOD':
       if (method && target.startsWith('/')) return noRouteError(app, method, target);
+      break;
+    // The parser stops at `PRI * HTTP/2.0`, the preface of HTTP/2 with prior knowledge.
+    case 'HPE_PAUSED_H2_UPGRADE':
+      return versionNotSupported('2.0');
+    case 'HPE_INVALID_VERSION': {
+      const version = requestVersion(error.rawPacket);
+      if (version && !version.startsWith('1.')) return versionNotSupported(version);
+    }
   }
   return new ApiError('invalid_request', `the request is not valid HTTP/1.1: ${error.message}`);
 }

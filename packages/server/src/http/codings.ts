@@ -6,7 +6,8 @@
  *  - a transfer coding other than `chunked` (`Transfer-Encoding: gzip, chunked`): Node's parser
  *    removes the chunking and nothing else; 501 `not_implemented` (RFC 9112 §6.1);
  *  - an expectation other than `100-continue`: Node would answer 417 itself, with no body and
- *    no request id; 417 `expectation_failed` (RFC 9110 §10.1.1).
+ *    no request id; 417 `expectation_failed` (RFC 9110 §10.1.1);
+ *  - a transfer coding in HTTP/1.0, which has none: 400 and the connection closed.
  * Checked in the pipeline (pipeline.ts) right after Host, whether or not a key is sent.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -32,6 +33,16 @@ function refusal(request: FastifyRequest): ApiError | undefined {
   // Nearly every call sends none of the three: checked without building their member lists.
   if (headers.expect === undefined && headers['transfer-encoding'] === undefined && !headers['content-encoding']) {
     return undefined;
+  }
+  // HTTP/1.0 has no transfer codings: a proxy of that version would read the body to the end
+  // of the connection, so the framing is faulty whatever Node made of it (RFC 9112 §6.1).
+  if (headers['transfer-encoding'] !== undefined && request.raw.httpVersionMinor === 0) {
+    return new ApiError(
+      'invalid_request',
+      'an HTTP/1.0 request cannot carry Transfer-Encoding (RFC 9112 §6.1); send Content-Length',
+      {},
+      { Connection: 'close' },
+    );
   }
   const expectations = members(request.headers.expect);
   if (expectations.some((e) => e !== '100-continue')) {

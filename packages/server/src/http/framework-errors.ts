@@ -10,9 +10,20 @@ import { auditRow } from './audit.js';
 import { sendProblem } from './error-handler.js';
 import { authenticateCall } from './pipeline.js';
 import { ApiError } from './problem.js';
+import { checkRequestLine } from './request-line.js';
 
 /** Longest path parameter (an id, a version) the router accepts; longer is 414. */
 export const MAX_PARAM_LENGTH = 200;
+
+function requestLineProblem(request: FastifyRequest): ApiError | undefined {
+  try {
+    checkRequestLine(request);
+    return undefined;
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+}
 
 function frameworkProblem(error: FastifyError): ApiError {
   switch (error.code) {
@@ -28,7 +39,9 @@ function frameworkProblem(error: FastifyError): ApiError {
 async function answer(error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { ctx } = request.server;
   reply.header('X-Request-Id', request.id);
-  let problem = frameworkProblem(error);
+  // The router also refuses targets the request line check would (an absolute-form URL with a
+  // bad authority): that check's answer says what is wrong.
+  let problem = requestLineProblem(request) ?? frameworkProblem(error);
   if (problem.code === 'internal') request.log.error({ err: error }, 'router error');
   try {
     await authenticateCall(request, reply);

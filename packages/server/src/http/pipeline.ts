@@ -1,9 +1,10 @@
 /**
- * The request pipeline of the management API, in order: request id → Host (400) → content and
- * transfer codings, expectations (415, 501, 417) → authenticate (401)
- * → rate limit (429) → scope (403) → body validation (400) → handler; and, after the
- * response, the audit entry of every call that did not write its own — also of a call whose
- * client closed the connection before its answer, which Fastify's onResponse never sees.
+ * The request pipeline of the management API, in order: request id → request line (505, 414,
+ * 400) → Host (400) → content and transfer codings, expectations (415, 501, 417) →
+ * authenticate (401) → rate limit (429) → scope (403) → body validation (400) → handler; and,
+ * after the response, the audit entry of every call that did not write its own — also of a
+ * call whose client closed the connection before its answer, which Fastify's onResponse never
+ * sees.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitDecision } from '../core/context.js';
@@ -16,6 +17,7 @@ import { checkCodings } from './codings.js';
 import { checkHostHeader } from './host-header.js';
 import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
 import { ApiError, unauthenticated } from './problem.js';
+import { checkRequestLine, SERVER_METHODS } from './request-line.js';
 import { authModeOf } from './route-table.js';
 import { authenticateSession, wantsSession } from './session-auth.js';
 
@@ -124,8 +126,15 @@ export function registerPipeline(app: FastifyInstance): void {
           { Connection: 'close' },
         );
       }
+      checkRequestLine(request);
       checkHostHeader(request);
       checkCodings(request);
+      if (request.raw.url === '*') {
+        // OPTIONS * (the only method the request line check lets through with it) asks what
+        // the server implements, not a resource: it needs no key and reveals nothing.
+        reply.code(204).header('Allow', SERVER_METHODS).send();
+        return;
+      }
       // Decided by the route the router matched, never by how the URL is spelled: `/%761/…`,
       // `/v%31/…` and `http://host/v1/…` reach the same handlers as `/v1/…`. An unmatched
       // path is an API call too (401 without a key, 404 with one), so probing reveals nothing.

@@ -61,6 +61,11 @@ describe('Host headers', () => {
       '[::1',
       'evil.example#',
       'ex%zzample',
+      '[zz::1]',
+      '[::1::2]:80',
+      '[127.0.0.1]',
+      'evil.example:65536',
+      'evil.example:99999999999',
     ]) {
       const body = expectProblem(
         await send(server, ['GET /healthz HTTP/1.1', `Host: ${host}`]),
@@ -79,6 +84,10 @@ describe('Host headers', () => {
       '127.0.0.1:1',
       '[::1]:8080',
       '[fe80::1%25eth0]',
+      '[::ffff:127.0.0.1]',
+      '[v1.future]',
+      'warren.test:65535',
+      'warren.test.',
       'x_y.example',
       '',
     ]) {
