@@ -74,6 +74,7 @@ const state: MapState = {
   derp: sentText(JSON.stringify({ Regions: {} })),
   domain,
   flowLogDomain: '',
+  shape: '',
 };
 const json = Buffer.from(fullResponse(state, 1, new Date(now)));
 const started = process.hrtime.bigint();

@@ -54,4 +54,9 @@ function texts(of: Iterable<SentText>): string {
   return out;
 }
 
+/** The delta of a change that could alter only the packet filter, or undefined when it did not. */
+export function filterDelta(before: SentMap, after: SentMap, packetFilter: string, seq: number): string | undefined {
+  return after.packetFilter === before.packetFilter ? undefined : `{"Seq":${seq},"PacketFilter":${packetFilter}}`;
+}
+
 export const KEEP_ALIVE = '{"KeepAlive":true}';

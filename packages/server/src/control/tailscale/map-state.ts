@@ -13,11 +13,11 @@ import type { NetmapHead } from '../../modules/netmap/netmap.repository.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
 import { type FilterRule, packetFilter } from '../../policy/index.js';
 import { flowLogIds } from './flow-log-ids.js';
-import { fromNetmap, fromSharedView } from './map-inputs.js';
-import type { ProfileText } from './map-round.js';
+import { fromNetmap, fromSharedView, type MapInputs } from './map-inputs.js';
+import type { MapNetwork, ProfileText } from './map-round.js';
 import { hostPrefix, numericId, tailcfgNode } from './tailcfg.js';
 import type { NodeRow } from './tailscale.repository.js';
-import type { SentText } from './text-digest.js';
+import { digestOf, type SentText } from './text-digest.js';
 
 /**
  * What the protocol's handlers share: the app's context, where the DERP map comes from and the
@@ -43,6 +43,32 @@ export interface MapState {
   domain: string;
   /** The network's private flow log id, or '' while it does not log flows. */
   flowLogDomain: string;
+  /** Digest of what the map's shape is made of besides the rows (mapShape). */
+  shape: string;
+}
+
+/**
+ * What a change that moved only the policy alters of a map whose shape it left as it was: the
+ * packet filter. Each row a map is made of is what its round read; a change to a row that
+ * peers see (keys, endpoints, Hostinfo, tags, expiry) moves the netmap epoch, so at the same
+ * epoch and presence the device's node, its peers' nodes and their profiles are those sent,
+ * but for the fields nothing announces (LastSeen of peers that are online), which the next
+ * change that moves the epoch carries, as it always did.
+ */
+export interface FilterUpdate {
+  filterOnly: true;
+  packetFilter: string;
+}
+
+/**
+ * Of a map, what besides the rows a policy change can alter: its peers (who sees whom), how
+ * each is seen (its allowedIPs: the routes the viewer may reach; its presence), the device's
+ * own primary routes and the network's parts. Two maps of one device at the same netmap epoch
+ * and presence with the same shape differ at most in their packet filters.
+ */
+function mapShape(network: MapNetwork, ownPrimaries: readonly string[], peerKeys: readonly string[]): string {
+  const { domain, dns, derp } = network;
+  return digestOf(`${domain}\n${dns.digest}\n${derp.digest}\n${ownPrimaries.join(',')}\n${peerKeys.join('\n')}`);
 }
 
 /** What a stream keeps of its device to build its map again: which device, under which keys. */
@@ -62,16 +88,29 @@ export async function mapState(
   sameNode: true,
   head?: NetmapHead,
 ): Promise<MapState | undefined>;
+/**
+ * `sentShape`: the shape of the map sent, when the change moved only the policy since it was
+ * made (same netmap epoch and presence): a map of the same shape is answered with its filter
+ * alone, and its node, peers and profiles are not made again.
+ */
+export async function mapState(
+  control: Control,
+  self: NodeIdentity,
+  sameNode: true,
+  head: NetmapHead,
+  sentShape: string,
+): Promise<MapState | FilterUpdate | undefined>;
 export async function mapState(
   control: Control,
   self: NodeRow | NodeIdentity,
   sameNode = false,
   head?: NetmapHead,
-): Promise<MapState | undefined> {
+  sentShape?: string,
+): Promise<MapState | FilterUpdate | undefined> {
   const { ctx } = control;
   const { networkId, id } = { networkId: self.network_id, id: self.id };
   const inputs = (await fromSharedView(control, self, head)) ?? (await fromNetmap(control, self));
-  const { round, rows: byId, filter } = inputs;
+  const { round, rows: byId } = inputs;
   const network = await round.mapNetwork();
   const { domain } = network;
   const now = ctx.clock.now();
@@ -84,6 +123,19 @@ export async function mapState(
   // Without sameNode, self is the whole row (the first map, when the round may not have it).
   const me = row ?? ('hostname' in self ? self : undefined);
   if (!me) return undefined;
+
+  const ownPrimaries = [...inputs.primaryRoutes];
+  const peerKeys: string[] = [];
+  const peerAllowedIPs: string[][] = [];
+  for (const peer of inputs.peers) {
+    const allowedIPs = byId.has(peer.id) ? peer.allowedIPs.map(hostPrefix) : [];
+    peerAllowedIPs.push(allowedIPs);
+    if (byId.has(peer.id)) peerKeys.push(`${peer.id} ${peer.online} ${allowedIPs.join(',')}`);
+  }
+  const shape = mapShape(network, ownPrimaries, peerKeys);
+  // With flow logs on, the node carries ids read per device (flowLogIds): it is made again.
+  if (sentShape === shape && !network.flowLogs) return { filterOnly: true, packetFilter: filterOf(inputs, id) };
+
   const flowLogs = network.flowLogs ? await flowLogIds(ctx.db, networkId, id) : undefined;
   if (flowLogs && me.flow_log_id !== flowLogs.nodePublic) await storeFlowLogId(ctx.db, me, flowLogs.nodePublic);
   const userProfiles = new Map<number, ProfileText>();
@@ -92,7 +144,6 @@ export async function mapState(
     userProfiles.set(profile.id, profile);
   };
 
-  const ownPrimaries = [...inputs.primaryRoutes];
   const ownAddresses = inputs.addresses.map(hostPrefix);
   const node = JSON.stringify(
     tailcfgNode(
@@ -111,15 +162,15 @@ export async function mapState(
 
   const peers = new Map<number, SentText>();
   const peerIds: string[] = [];
-  for (const peer of inputs.peers) {
+  for (const [at, peer] of inputs.peers.entries()) {
     const row = byId.get(peer.id);
     if (!row) continue;
+    const key = peerKeys[peerIds.length];
     peerIds.push(peer.id);
     const own = new Set(peer.addresses.map(hostPrefix));
-    const allowedIPs = peer.allowedIPs.map(hostPrefix);
+    const allowedIPs = peerAllowedIPs[at];
     const primaryRoutes = allowedIPs.filter((p) => !own.has(p));
-    // The same peer seen the same way is the same text for every viewer of the round.
-    const key = `${peer.id} ${peer.online} ${allowedIPs.join(',')}`;
+    // The same peer seen the same way (its key) is the same text for every viewer of the round.
     peers.set(
       numericId(peer.id),
       round.nodeText(key, () =>
@@ -129,19 +180,26 @@ export async function mapState(
     addProfile(row);
   }
 
-  const viewer = filter.devices.find((d) => d.id === id);
-  const rules: FilterRule[] = viewer
-    ? packetFilter(filter.policy, { ...viewer, routes: [...inputs.routes] }, filter.devices, filter.users)
-    : [];
   return {
     node,
     peers,
     peerIds,
-    packetFilter: JSON.stringify(rules),
+    packetFilter: filterOf(inputs, id),
     userProfiles,
     dns: network.dns,
     derp: network.derp,
     domain,
     flowLogDomain: flowLogs?.domain ?? '',
+    shape,
   };
+}
+
+/** The packet filter of device `id` as JSON, from its map's inputs. */
+function filterOf(inputs: MapInputs, id: string): string {
+  const { filter } = inputs;
+  const viewer = filter.devices.find((d) => d.id === id);
+  const rules: FilterRule[] = viewer
+    ? packetFilter(filter.policy, { ...viewer, routes: [...inputs.routes] }, filter.devices, filter.users)
+    : [];
+  return JSON.stringify(rules);
 }

@@ -15,10 +15,10 @@ import { changeAt, type DeviceFollow, headKey, type NetworkChange } from '../../
 import { type NetmapHead, netmapHead } from '../../modules/netmap/netmap.repository.js';
 import { buildLine } from './map-builds.js';
 import { zstdCompress } from './map-compression.js';
-import { deltaResponse, fullResponse, KEEP_ALIVE } from './map-delta.js';
+import { deltaResponse, filterDelta, fullResponse, KEEP_ALIVE } from './map-delta.js';
 import { advertisedRoutes, type MapRequest, reportOf } from './map-request.js';
 import { type Control, type MapState, mapState, type NodeIdentity } from './map-state.js';
-import { type SentMap, sentMap } from './sent-map.js';
+import { digestOf, type SentMap, sentMap } from './sent-map.js';
 import { numericId } from './tailcfg.js';
 import { type NodeRow, nodeByKey } from './tailscale.repository.js';
 
@@ -81,7 +81,7 @@ export async function serveMap(
     return;
   }
   stream.respond({ ':status': 200, 'content-type': 'application/octet-stream' });
-  const head = headKey(await netmapHead(ctx.db, node.network_id));
+  const head = await netmapHead(ctx.db, node.network_id);
   const first = await mapState(control, node);
   stream.write(frame(fullResponse(first, 1, new Date(ctx.clock.now()))));
   if (!request.Stream) {
@@ -89,7 +89,7 @@ export async function serveMap(
     return;
   }
   const identity = { id: node.id, network_id: node.network_id, node_key: node.node_key, machine_key: node.machine_key };
-  const open = new OpenMapStream(control, stream, identity, actor, head, first);
+  const open = new OpenMapStream(control, stream, identity, actor, headKey(head), head, first);
   // What changed between the head read above and the follow is caught by reading it again.
   const now = await netmapHead(ctx.db, node.network_id);
   if (now) open.heardHead(now);
@@ -125,6 +125,11 @@ class OpenMapStream {
     private readonly actor: Actor,
     /** The netmap head the map sent is current as of. */
     private head: string,
+    /**
+     * That head's epochs, read at or before the map's rows were (a later change at the same
+     * epochs moved only the policy), or undefined when that is not known.
+     */
+    private at: NetmapHead | undefined,
     first: MapState,
   ) {
     this.sent = sentMap(first);
@@ -159,6 +164,7 @@ class OpenMapStream {
     // Only devices this one does not see, and that do not see it, changed: nothing to send,
     // and the map it holds is current.
     this.head = change.key;
+    this.at = change.head;
     return false;
   }
 
@@ -182,13 +188,27 @@ class OpenMapStream {
     follow.broad(true);
     try {
       // Built after the change was read, so the map is at least as new as its head.
+      const { at } = this;
       this.head = change.key;
-      const next = await mapState(this.control, this.identity, true, change.head);
+      this.at = change.head;
+      const policyOnly =
+        at !== undefined && at.epoch === change.head.epoch && at.presenceEpoch === change.head.presenceEpoch;
+      const next = policyOnly
+        ? await mapState(this.control, this.identity, true, change.head, this.sent.shape)
+        : await mapState(this.control, this.identity, true, change.head);
       if (!next) return this.cutOff();
-      const nextSent = sentMap(next);
-      const delta = deltaResponse(this.sent, nextSent, next, this.seq + 1);
-      this.sent = nextSent;
-      follow.watch(next.peerIds);
+      let delta: string | undefined;
+      if ('filterOnly' in next) {
+        // The same peers, seen the same way: only the filter can have changed.
+        const nextSent = { ...this.sent, packetFilter: digestOf(next.packetFilter) };
+        delta = filterDelta(this.sent, nextSent, next.packetFilter, this.seq + 1);
+        this.sent = nextSent;
+      } else {
+        const nextSent = sentMap(next);
+        delta = deltaResponse(this.sent, nextSent, next, this.seq + 1);
+        this.sent = nextSent;
+        follow.watch(next.peerIds);
+      }
       if (delta && !stream.destroyed) {
         this.seq++;
         stream.write(frame(delta));

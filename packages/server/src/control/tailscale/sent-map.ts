@@ -23,6 +23,8 @@ export interface SentMap {
   userProfiles: Map<number, string>;
   domain: string;
   flowLogDomain: string;
+  /** Digest of the map's shape (map-state.ts mapShape): whether a policy change can send its filter alone. */
+  shape: string;
 }
 
 export function sentMap(state: MapState): SentMap {
@@ -40,5 +42,6 @@ export function sentMap(state: MapState): SentMap {
     userProfiles,
     domain: state.domain,
     flowLogDomain: state.flowLogDomain,
+    shape: state.shape,
   };
 }

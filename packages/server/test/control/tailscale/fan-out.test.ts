@@ -156,6 +156,59 @@ describe('a change fanned out to every map stream', () => {
     }
   }, 60_000);
 
+  it('sends a policy change that leaves who sees whom as the filter alone, and one that does not with the peers', async () => {
+    const policy = (port: number, aReachesB: boolean) =>
+      `{ "tagOwners": { "tag:a": ["autogroup:admin"], "tag:b": ["autogroup:admin"] },
+         "acls": [{ "action": "accept", "src": ["tag:a"], "dst": ["tag:a:${port}"] },
+                  { "action": "accept", "src": ["tag:b"], "dst": ["tag:b:${port}"] }
+                  ${aReachesB ? ', { "action": "accept", "src": ["tag:a"], "dst": ["tag:b:22"] }' : ''}] }`;
+    const put = async (port: number, aReachesB = false) => {
+      const res = await t.server.call('PUT', '/v1/acl', {
+        headers: { 'content-type': HUJSON },
+        raw: policy(port, aReachesB),
+      });
+      expect(res.status, await res.text()).toBe(200);
+    };
+    await put(80);
+    const keys = { a: await t.authKey({ tags: ['tag:a'] }), b: await t.authKey({ tags: ['tag:b'] }) };
+    const members: Array<{ cls: 'a' | 'b'; stream: Stream; id: number }> = [];
+    for (const cls of ['a', 'b', 'a', 'b'] as const) {
+      const { client, nodeKey } = await t.joined(keys[cls], `${cls}-${members.length}`);
+      const stream = client.stream({ Version: 142, NodeKey: nodeKey, Stream: true, Compress: 'zstd', Hostinfo: {} });
+      await stream.next(1);
+      members.push({ cls, stream, id: (stream.messages[0].Node as { ID: number }).ID });
+    }
+    const streams = members.map((m) => m.stream);
+    await settled(streams);
+    const after = async (change: () => Promise<void>) => {
+      const counts = streams.map((s) => s.messages.length);
+      await change();
+      await Promise.all(streams.map((s, i) => s.next(counts[i] + 1)));
+      await settled(streams);
+      return streams.map((s, i) => s.messages.slice(counts[i]));
+    };
+
+    // The same peers, seen the same way: each stream is sent its new filter and nothing else.
+    for (const [i, sent] of (await after(() => put(443))).entries()) {
+      expect(sent).toHaveLength(1);
+      expect(Object.keys(sent[0]).sort()).toEqual(['PacketFilter', 'Seq']);
+      const filter = sent[0].PacketFilter as Array<{ DstPorts: Array<{ Ports: { First: number } }> }>;
+      expect(filter[0].DstPorts[0].Ports.First, `stream ${i}`).toBe(443);
+    }
+
+    // Now a reaches b: each of a and b gains the other class as peers, with its filter.
+    const gained = await after(() => put(443, true));
+    for (const [i, member] of members.entries()) {
+      const others = members.filter((o) => o.cls !== member.cls).map((o) => o.id);
+      const changed = gained[i].flatMap((m) => (m.PeersChanged ?? []) as Array<{ ID: number }>).map((p) => p.ID);
+      expect(changed.sort(), `stream ${i}`).toEqual(others.sort());
+    }
+    const bFilter = gained[1].findLast((m) => m.PacketFilter !== undefined)?.PacketFilter as Array<{
+      DstPorts: Array<{ Ports: { First: number } }>;
+    }>;
+    expect(bFilter.flatMap((r) => r.DstPorts.map((d) => d.Ports.First)).sort()).toEqual([22, 22, 443, 443]);
+  }, 60_000);
+
   it('tells a device follow only of the changes about its device or the peers it holds', async () => {
     const res = await t.server.call('PUT', '/v1/acl', {
       headers: { 'content-type': HUJSON },

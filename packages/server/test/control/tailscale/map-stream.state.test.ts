@@ -41,6 +41,7 @@ function state(over: Partial<MapState> = {}): MapState {
     derp: sentText(JSON.stringify({ Regions: { 900: { RegionID: 900, Nodes: [] } } })),
     domain: 'example.internal',
     flowLogDomain: '',
+    shape: digestOf('shape'),
     ...over,
   };
 }
@@ -58,8 +59,8 @@ describe('what a map stream keeps of the map it sent', () => {
     const sent = sentMap(state());
     // The domain and flow log id are kept as they are: short names, compared as such.
     const kept = strings({ ...sent, domain: undefined, flowLogDomain: undefined });
-    // The node, filter, DNS config, DERP map, two peers and one profile.
-    expect(kept.length).toBe(7);
+    // The node, filter, DNS config, DERP map, the map's shape, two peers and one profile.
+    expect(kept.length).toBe(8);
     for (const s of kept) expect(s).toHaveLength(16);
     expect(sent.peers.size).toBe(2);
     expect(sent.userProfiles.get(7)).toHaveLength(16);
