@@ -4,6 +4,7 @@
  */
 import type { Scope, TailscaleResource } from '@warren/contract';
 import type { AppContext, DevicePrincipal } from '../core/context.js';
+import type { ReadStamp } from '../storage/compiled-query.js';
 
 /**
  * The caller of a management endpoint: an API key of one network, or a person's console
@@ -19,6 +20,11 @@ export interface ApiPrincipal {
   user?: SessionPrincipal;
   /** An OAuth client's access token: its Tailscale scopes and the client's tags. */
   oauth?: OAuthGrant;
+  /**
+   * PostgreSQL: the network's read stamp, read with the call's API key after the call arrived;
+   * the reads that take it may answer from what was kept at that stamp (storage/compiled-query.ts).
+   */
+  readStamp?: ReadStamp;
 }
 
 /** What an OAuth access token carries beyond the Warren scopes it maps to. */

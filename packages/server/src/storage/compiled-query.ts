@@ -17,8 +17,9 @@
  * small read costs, and the commit counter (sqlite-statements.ts) moves with every commit by
  * any connection or process, so a kept answer is never served after its rows changed. The
  * rows are shared by every call that gets them until then, so they are frozen: a caller that
- * wants to change one must copy it. Where there is no such counter (PostgreSQL, an in-memory
- * database, a transaction's own handle) every call runs the statement.
+ * wants to change one must copy it. Where there is no such counter (an in-memory database, a
+ * transaction's own handle, PostgreSQL but for the stamped reads below) every call runs the
+ * statement.
  *
  * A query bound to the clock (the online cutoff, `onlineSince(now)`) gets a new value every
  * millisecond, so its answers would be kept for calls of the same millisecond only. Given a
@@ -26,6 +27,12 @@
  * bound `until(rows)` returns (the first value at which the answer could differ with nothing
  * committed: the first `last_seen_at` of a device the answer counts as online), still only
  * until the next commit.
+ *
+ * On PostgreSQL a select that reads only tables that move their network's read stamp (migration
+ * 032) says so, `compiledQuery(build, { stampedBy: 'networkId' })`, and a call that brings the
+ * stamp its API key's statement read (http/authenticate.ts) is answered from what was kept at
+ * that stamp: one round trip per small read, the key's, and correct across instances, since the
+ * stamp moves in the writer's own transaction and was read after the call arrived.
  */
 import { type Compilable, CompiledQuery, SelectQueryNode } from 'kysely';
 import type { Db } from './database.js';
@@ -33,6 +40,15 @@ import { runPrepared } from './pg-statements.js';
 import { committedVersion, runCommitted } from './sqlite-statements.js';
 
 type Params = Record<string, string | number | null>;
+
+/**
+ * A network's read stamp as a call's API key statement read it (PostgreSQL, migration 032):
+ * every change committed before the call arrived moved it to at most `seq`.
+ */
+export interface ReadStamp {
+  networkId: string;
+  seq: number;
+}
 
 interface Template {
   /** Unique among templates: the name of its prepared statement on PostgreSQL (pg-statements.ts). */
@@ -64,8 +80,19 @@ export interface ClockWindow<R> {
   until: (rows: readonly R[]) => number;
 }
 
+interface Options<P, R> {
+  window?: ClockWindow<R>;
+  /**
+   * The parameter naming the network of a select that reads only tables moving that network's
+   * read stamp: on PostgreSQL its answers are kept per stamp.
+   */
+  stampedBy?: keyof P & string;
+}
+
 /** Distinct values kept per query and database; past it the query's answers start over. */
 const KEPT_PER_QUERY = 1024;
+/** Networks whose stamped answers one query keeps per database; past it they start over. */
+const STAMPED_NETWORKS = 1024;
 
 /** The values of one call as text, each with its type, so that null, '' and 1 and '1' differ. */
 function keyOf(values: readonly unknown[]): string {
@@ -88,13 +115,15 @@ let templatesMade = 0;
 
 export function compiledQuery<P extends Params, R>(
   build: (db: Db, params: P) => Compilable<R>,
-  options: { window?: ClockWindow<R> } = {},
-): (db: Db, params: P) => Promise<R[]> {
-  const { window } = options;
+  options: Options<P, R> = {},
+): (db: Db, params: P, stamp?: ReadStamp) => Promise<R[]> {
+  const { window, stampedBy } = options;
   // One template per dialect (and so per database handle's adapter), made on first use.
   const templates = new WeakMap<object, Template>();
   const keptOn = new WeakMap<Db, KeptAnswers>();
-  return async (db, params) => {
+  /** PostgreSQL: per database, per network, the answers read at one stamp of it. */
+  const stampedOn = new WeakMap<Db, Map<string, KeptAnswers>>();
+  return async (db, params, stamp) => {
     const adapter = db.getExecutor().adapter;
     let template = templates.get(adapter);
     if (!template) {
@@ -103,25 +132,56 @@ export function compiledQuery<P extends Params, R>(
     }
     const values = template.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
     const version = template.reads ? committedVersion(db) : undefined;
-    if (version === undefined) return run(db, template, values);
-    let kept = keptOn.get(db);
-    if (kept?.version !== version) {
-      kept = { version, answers: new Map() };
-      keptOn.set(db, kept);
+    let kept: KeptAnswers | undefined;
+    if (version !== undefined) {
+      kept = keptOn.get(db);
+      if (kept?.version !== version) {
+        kept = { version, answers: new Map() };
+        keptOn.set(db, kept);
+      }
+    } else if (template.reads && stamp && stampedBy && params[stampedBy] === stamp.networkId) {
+      kept = stampedAnswers(stampedOn, db, stamp);
     }
+    if (!kept) return run(db, template, values);
     const at = window ? (params[window.param] as number) : 0;
     const key = window
       ? keyOf(template.slots.map((slot, i) => (isSlotOf(slot, window.param) ? null : values[i])))
       : keyOf(values);
     const answer = kept.answers.get(key);
     if (answer && at >= answer.from && at < answer.until) return answer.rows as R[];
-    // Read after the counter, so at least as new as its value; if something commits meanwhile
-    // the counter moves and no later call looks under the old value (it only grows).
+    // Read after the counter (or the call's stamp), so at least as new as its value; if
+    // something commits meanwhile the counter moves and no later call looks under the old value
+    // (it only grows).
     const rows = freeze(await run<R>(db, template, values));
     if (kept.answers.size >= KEPT_PER_QUERY) kept.answers.clear();
     kept.answers.set(key, { rows, from: at, until: window ? window.until(rows) : Number.POSITIVE_INFINITY });
     return rows as R[];
   };
+}
+
+/**
+ * The answers kept at a call's stamp of its network, started afresh when the stamp moved; none
+ * for a call whose stamp is older than the kept answers' (its key was read before a change that
+ * a later call's key saw): it reads for itself rather than take them back to its stamp.
+ */
+function stampedAnswers(
+  stampedOn: WeakMap<Db, Map<string, KeptAnswers>>,
+  db: Db,
+  stamp: ReadStamp,
+): KeptAnswers | undefined {
+  let networks = stampedOn.get(db);
+  if (!networks) {
+    networks = new Map();
+    stampedOn.set(db, networks);
+  }
+  let kept = networks.get(stamp.networkId);
+  if (kept && stamp.seq < kept.version) return undefined;
+  if (kept?.version !== stamp.seq) {
+    if (!kept && networks.size >= STAMPED_NETWORKS) networks.clear();
+    kept = { version: stamp.seq, answers: new Map() };
+    networks.set(stamp.networkId, kept);
+  }
+  return kept;
 }
 
 const isSlotOf = (slot: Template['slots'][number], name: string) => 'name' in slot && slot.name === name;

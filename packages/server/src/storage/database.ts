@@ -38,6 +38,7 @@ import * as boundedHostinfo from './migrations/028_bounded_hostinfo.js';
 import * as deviceListStamps from './migrations/029_device_list_stamps.js';
 import * as deviceListStampsOnce from './migrations/030_device_list_stamps_once.js';
 import * as networkNamesInDeviceRecords from './migrations/031_network_names_in_device_records.js';
+import * as readStamps from './migrations/032_read_stamps.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -81,6 +82,7 @@ const MIGRATIONS = {
   '029_device_list_stamps': deviceListStamps,
   '030_device_list_stamps_once': deviceListStampsOnce,
   '031_network_names_in_device_records': networkNamesInDeviceRecords,
+  '032_read_stamps': readStamps,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

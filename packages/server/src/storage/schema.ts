@@ -222,6 +222,12 @@ export interface DeviceListStampsTable {
   seq: number;
 }
 
+/** PostgreSQL only: moves with anything the network's stamped reads show (migration 032). */
+export interface ReadStampsTable {
+  network_id: string;
+  seq: number;
+}
+
 export interface RateLimitBucketsTable {
   bucket: string;
   total: number;
@@ -318,6 +324,7 @@ export interface Database {
   connections: ConnectionsTable;
   audit_log: AuditLogTable;
   device_list_stamps: DeviceListStampsTable;
+  read_stamps: ReadStampsTable;
   rate_limit_buckets: RateLimitBucketsTable;
   rate_limit_slots: RateLimitSlotsTable;
   server_secrets: ServerSecretsTable;

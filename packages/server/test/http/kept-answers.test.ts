@@ -3,7 +3,9 @@
  * (storage/compiled-query.ts). Through the API: each small read is read twice (the second
  * answer kept), on this server and on a second instance over the same database, then changed
  * through the API, and both must answer with the change on the very next call. Run on both
- * databases; on PostgreSQL nothing is kept and the same must hold.
+ * databases; on PostgreSQL the reads of the network, its single sign-on, its policy and its
+ * webhooks are kept per read stamp (migration 032) and the same must hold, also for a change
+ * written to the database by something other than the API.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthKey, enroll, startWithAuthKey } from '../devices/helpers.js';
@@ -65,6 +67,53 @@ describe('answers kept until the next commit', () => {
       (settings) => expect(settings.clientId).toBe('first'),
       (settings) => expect(settings.clientId).toBe('second'),
       true,
+    );
+  });
+
+  it('the network as /v1/me, /api/v2 and a write outside the API show it', async () => {
+    const networks = () => server.database.storage.db.updateTable('networks');
+    // As `warren` run against the database, or an operator's SQL, would change it.
+    await around(
+      '/v1/me',
+      () => networks().set({ name: 'renamed' }).execute(),
+      (me) => expect(me.network.name).not.toBe('renamed'),
+      (me) => expect(me.network.name).toBe('renamed'),
+    );
+    await around(
+      '/api/v2/tailnet/-/settings',
+      () => call('PATCH', '/v1/network', { deviceApproval: true }),
+      (settings) => expect(settings.devicesApprovalOn).toBe(false),
+      (settings) => expect(settings.devicesApprovalOn).toBe(true),
+    );
+    const [{ plan }] = await read('/v1/network');
+    const other = plan === 'free' ? 'premium' : 'free';
+    await around(
+      '/v1/network',
+      () => networks().set({ plan: other }).execute(),
+      (network) => expect(network.plan).toBe(plan),
+      (network) => expect(network.plan).toBe(other),
+    );
+  });
+
+  it('webhooks', async () => {
+    const created = await call('POST', '/v1/webhooks', {
+      url: 'https://hooks.example.com/kept',
+      events: ['user.deleted'],
+      description: 'first',
+    });
+    expect(created.status).toBe(201);
+    const { id } = await json(created);
+    await around(
+      '/v1/webhooks',
+      () => call('PATCH', `/v1/webhooks/${id}`, { description: 'second' }),
+      (body) => expect(body.webhooks[0].description).toBe('first'),
+      (body) => expect(body.webhooks[0].description).toBe('second'),
+    );
+    await around(
+      `/v1/webhooks/${id}`,
+      () => call('PATCH', `/v1/webhooks/${id}`, { enabled: false }),
+      (hook) => expect(hook.enabled).toBe(true),
+      (hook) => expect(hook.enabled).toBe(false),
     );
   });
 
@@ -182,5 +231,38 @@ describe('answers kept until the next commit', () => {
       (body) => expect(body.versions[0].version).toBe(head.version),
       (body) => expect(body.versions[0].version).toBe(head.version + 1),
     );
+    const next = head.version + 2;
+    const put = (comment: string) =>
+      server.call('PUT', '/v1/acl', {
+        raw: policy.replace('{', `{\n  // ${comment}\n`),
+        headers: { 'content-type': 'application/hujson' },
+      });
+    // A version that does not exist yet: its kept "not found" must not outlive its creation.
+    for (let i = 0; i < 2; i++) expect((await server.call('GET', `/v1/acl/history/${next}`)).status).toBe(404);
+    for (let i = 0; i < 2; i++) expect((await second.get(`/v1/acl/history/${next}`)).status).toBe(404);
+    expect((await put('kept again')).status).toBe(200);
+    for (const answer of [
+      await server.call('GET', `/v1/acl/history/${next}`),
+      await second.get(`/v1/acl/history/${next}`),
+    ]) {
+      expect(answer.status).toBe(200);
+      expect(await answer.text()).toContain('kept again');
+    }
+    // The current policy, read by its ETag on both instances and both APIs.
+    const etags = async () => [
+      (await server.call('GET', '/v1/acl')).headers.get('etag'),
+      (await second.get('/v1/acl')).headers.get('etag'),
+      (await server.call('GET', '/api/v2/tailnet/-/acl')).headers.get('etag'),
+      (await second.get('/api/v2/tailnet/-/acl')).headers.get('etag'),
+    ];
+    await etags();
+    const before = await etags();
+    expect(new Set(before).size).toBe(1);
+    const changed = await put('kept a third time');
+    expect(changed.status).toBe(200);
+    const after = await etags();
+    expect(new Set(after).size).toBe(1);
+    expect(after[0]).not.toBe(before[0]);
+    expect(after[0]).toBe(changed.headers.get('etag'));
   });
 });

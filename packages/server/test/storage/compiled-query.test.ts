@@ -186,4 +186,78 @@ describe('compiledQuery', () => {
       expect(second!.next_addr_index).toBe(first!.next_addr_index + 1);
     });
   });
+
+  describe.runIf(backend === 'postgres')('answers kept per read stamp (PostgreSQL)', () => {
+    const nameOf = compiledQuery(
+      (db, p: { id: string }) => db.selectFrom('networks').select(['id', 'name']).where('id', '=', p.id),
+      { stampedBy: 'id' },
+    );
+    const stampOf = async (networkId: string) => {
+      const row = await database.storage.db
+        .selectFrom('read_stamps')
+        .select('seq')
+        .where('network_id', '=', networkId)
+        .executeTakeFirstOrThrow();
+      return { networkId, seq: Number(row.seq) };
+    };
+
+    it('serves an answer again to calls that bring the same stamp of its network, and only to them', async () => {
+      const { db } = database.storage;
+      const stamp = await stampOf('net_a');
+      const first = await nameOf(db, { id: 'net_a' }, stamp);
+      expect(first).toEqual([{ id: 'net_a', name: 'a' }]);
+      expect(await nameOf(db, { id: 'net_a' }, stamp)).toBe(first);
+      // No stamp, or the stamp of another network: the statement runs.
+      expect(await nameOf(db, { id: 'net_a' })).not.toBe(first);
+      expect(await nameOf(db, { id: 'net_a' }, { networkId: 'net_b', seq: stamp.seq })).not.toBe(first);
+      // A rename moves the stamp in its own transaction; a call bringing the new one reads it.
+      await db.updateTable('networks').set({ name: 'a2' }).where('id', '=', 'net_a').execute();
+      const moved = await stampOf('net_a');
+      expect(moved.seq).toBeGreaterThan(stamp.seq);
+      const renamed = await nameOf(db, { id: 'net_a' }, moved);
+      expect(renamed).toEqual([{ id: 'net_a', name: 'a2' }]);
+      expect(await nameOf(db, { id: 'net_a' }, moved)).toBe(renamed);
+      // A late call with the older stamp reads for itself and leaves the newer answer kept.
+      expect(await nameOf(db, { id: 'net_a' }, stamp)).not.toBe(renamed);
+      expect(await nameOf(db, { id: 'net_a' }, moved)).toBe(renamed);
+      await db.updateTable('networks').set({ name: 'a' }).where('id', '=', 'net_a').execute();
+    });
+
+    it('moves the stamp with what the stamped reads show, not with the fleet', async () => {
+      const { db } = database.storage;
+      const start = (await stampOf('net_b')).seq;
+      // Epochs and the address counter move with enrollments and presence: not shown by the reads.
+      await db
+        .updateTable('networks')
+        .set((eb) => ({
+          netmap_epoch: eb('netmap_epoch', '+', 1),
+          presence_epoch: eb('presence_epoch', '+', 1),
+          next_addr_index: eb('next_addr_index', '+', 1),
+        }))
+        .where('id', '=', 'net_b')
+        .execute();
+      expect((await stampOf('net_b')).seq).toBe(start);
+      await db.updateTable('networks').set({ flow_logs: 1 }).where('id', '=', 'net_b').execute();
+      expect((await stampOf('net_b')).seq).toBe(start + 1);
+      // Each watched table, written by anyone: its insert, its change, its delete.
+      await db
+        .insertInto('policies')
+        .values({
+          id: 'pol_b',
+          network_id: 'net_b',
+          version: 1,
+          text: '{}',
+          etag: 'e',
+          created_at: 1,
+          created_by: null,
+        })
+        .execute();
+      expect((await stampOf('net_b')).seq).toBe(start + 2);
+      await db.deleteFrom('policies').where('id', '=', 'pol_b').execute();
+      expect((await stampOf('net_b')).seq).toBe(start + 3);
+      // Nor does a write of another network move this one's stamp.
+      await db.updateTable('networks').set({ flow_logs: 1 }).where('id', '=', 'net_a').execute();
+      expect((await stampOf('net_b')).seq).toBe(start + 3);
+    });
+  });
 });

@@ -91,7 +91,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
       }),
     },
     async (request, reply) => {
-      const policy = await getPolicy(ctx, request.principal!.networkId);
+      const policy = await getPolicy(ctx, request.principal!.networkId, request.principal!.readStamp);
       reply.header('etag', policy.etag);
       if (wantsHujson(request)) return reply.type(HUJSON_TYPE).send(policy.text);
       return reply.type(JSON_TYPE).send(policy.meaning);
@@ -155,7 +155,9 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: Type.Object({ versions: Type.Array(VersionRecord) }) },
       }),
     },
-    async (request) => ({ versions: await policyHistory(ctx, request.principal!.networkId) }),
+    async (request) => ({
+      versions: await policyHistory(ctx, request.principal!.networkId, request.principal!.readStamp),
+    }),
   );
 
   app.get<{ Params: { version: number } }>(
@@ -176,7 +178,12 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
       ),
     },
     async (request, reply) => {
-      const row = await policyAtVersion(ctx, request.principal!.networkId, request.params.version);
+      const row = await policyAtVersion(
+        ctx,
+        request.principal!.networkId,
+        request.params.version,
+        request.principal!.readStamp,
+      );
       reply.header('etag', row.etag);
       return reply.type(HUJSON_TYPE).send(row.text);
     },

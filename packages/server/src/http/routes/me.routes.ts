@@ -22,7 +22,7 @@ export async function meRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request): Promise<MeBody> => {
       const principal = request.principal!;
-      const network = await networkName(ctx.db, principal.networkId);
+      const network = await networkName(ctx.db, principal.networkId, principal.readStamp);
       const { user } = principal;
       if (!user) {
         return {

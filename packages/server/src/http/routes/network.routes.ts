@@ -23,7 +23,13 @@ export async function networkRoutes(app: FastifyInstance): Promise<void> {
       }),
     },
     async (request) =>
-      describeNetwork(app.ctx.db, request.principal!.networkId, redirectUriIfKnown(request), app.ctx.settings),
+      describeNetwork(
+        app.ctx.db,
+        request.principal!.networkId,
+        redirectUriIfKnown(request),
+        app.ctx.settings,
+        request.principal!.readStamp,
+      ),
   );
 
   app.patch<{ Body: PatchNetworkRequest }>(

@@ -25,7 +25,8 @@ export async function ssoRoutes(app: FastifyInstance): Promise<void> {
         [404],
       ),
     },
-    async (request) => presentSso(await getSso(ctx, request.principal!.networkId), callbackUrl(request)),
+    async (request) =>
+      presentSso(await getSso(ctx, request.principal!.networkId, request.principal!.readStamp), callbackUrl(request)),
   );
 
   app.put<{ Body: SetSsoRequest }>(

@@ -45,7 +45,9 @@ export async function webhooksRoutes(app: FastifyInstance): Promise<void> {
       }),
     },
     async (request) => ({
-      webhooks: (await listWebhooks(ctx.db, request.principal!.networkId)).map((row) => presentWebhook(row)),
+      webhooks: (await listWebhooks(ctx.db, request.principal!.networkId, request.principal!.readStamp)).map((row) =>
+        presentWebhook(row),
+      ),
     }),
   );
 
@@ -83,7 +85,12 @@ export async function webhooksRoutes(app: FastifyInstance): Promise<void> {
       ),
     },
     async (request) => {
-      const row = await findWebhook(ctx.db, request.principal!.networkId, request.params.id);
+      const row = await findWebhook(
+        ctx.db,
+        request.principal!.networkId,
+        request.params.id,
+        request.principal!.readStamp,
+      );
       if (!row) throw notFound(`webhook ${request.params.id} does not exist`);
       return presentWebhook(row);
     },

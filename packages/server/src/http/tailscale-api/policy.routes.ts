@@ -51,7 +51,7 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
   };
 
   app.get<{ Params: { tailnet: string } }>('/tailnet/:tailnet/acl', { config, schema: hide }, async (request, reply) =>
-    send(request, reply, await getPolicy(ctx, tailnetOf(request))),
+    send(request, reply, await getPolicy(ctx, tailnetOf(request), request.principal!.readStamp)),
   );
 
   app.post<{ Params: { tailnet: string } }>(

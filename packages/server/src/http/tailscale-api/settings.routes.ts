@@ -52,7 +52,15 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
   const { ctx } = app;
 
   app.get<{ Params: { tailnet: string } }>('/tailnet/:tailnet/settings', { config, schema: hide }, async (request) =>
-    settingsOf(await describeNetwork(ctx.db, tailnetOf(request), redirectUriIfKnown(request), ctx.settings)),
+    settingsOf(
+      await describeNetwork(
+        ctx.db,
+        tailnetOf(request),
+        redirectUriIfKnown(request),
+        ctx.settings,
+        request.principal!.readStamp,
+      ),
+    ),
   );
 
   app.patch<{ Params: { tailnet: string }; Body: Patch }>(

@@ -3,7 +3,7 @@
  * the highest `version` (the unique index on (network_id, version) serves every query here).
  */
 import { newId } from '../../lib/ids.js';
-import { compiledQuery } from '../../storage/compiled-query.js';
+import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 
 export interface PolicyHead {
@@ -21,34 +21,40 @@ export interface PolicyVersionRow extends PolicyHead {
  * check of the policy cache, and building the query with Kysely on each call cost more than
  * SQLite takes to answer it.
  */
-const headOf = compiledQuery((db, p: { networkId: string }) =>
-  db
-    .selectFrom('policies')
-    .select(['version', 'etag'])
-    .where('network_id', '=', p.networkId)
-    .orderBy('version', 'desc')
-    .limit(1),
+const headOf = compiledQuery(
+  (db, p: { networkId: string }) =>
+    db
+      .selectFrom('policies')
+      .select(['version', 'etag'])
+      .where('network_id', '=', p.networkId)
+      .orderBy('version', 'desc')
+      .limit(1),
+  { stampedBy: 'networkId' },
 );
 
-const versionOf = compiledQuery((db, p: { networkId: string; version: number }) =>
-  db
-    .selectFrom('policies')
-    .select(['version', 'etag', 'text', 'created_at', 'created_by'])
-    .where('network_id', '=', p.networkId)
-    .where('version', '=', p.version),
+const versionOf = compiledQuery(
+  (db, p: { networkId: string; version: number }) =>
+    db
+      .selectFrom('policies')
+      .select(['version', 'etag', 'text', 'created_at', 'created_by'])
+      .where('network_id', '=', p.networkId)
+      .where('version', '=', p.version),
+  { stampedBy: 'networkId' },
 );
 
-const versionsOf = compiledQuery((db, p: { networkId: string }) =>
-  db
-    .selectFrom('policies')
-    .select(['version', 'etag', 'created_at', 'created_by'])
-    .where('network_id', '=', p.networkId)
-    .orderBy('version', 'desc'),
+const versionsOf = compiledQuery(
+  (db, p: { networkId: string }) =>
+    db
+      .selectFrom('policies')
+      .select(['version', 'etag', 'created_at', 'created_by'])
+      .where('network_id', '=', p.networkId)
+      .orderBy('version', 'desc'),
+  { stampedBy: 'networkId' },
 );
 
 /** Version and ETag of the current policy, without its text (the hot path of every cache check). */
-export async function policyHead(db: Db, networkId: string): Promise<PolicyHead | undefined> {
-  const [row] = await headOf(db, { networkId });
+export async function policyHead(db: Db, networkId: string, stamp?: ReadStamp): Promise<PolicyHead | undefined> {
+  const [row] = await headOf(db, { networkId }, stamp);
   return row && { version: Number(row.version), etag: row.etag };
 }
 
@@ -56,14 +62,15 @@ export async function policyVersion(
   db: Db,
   networkId: string,
   version: number,
+  stamp?: ReadStamp,
 ): Promise<(PolicyVersionRow & { text: string }) | undefined> {
-  const [row] = await versionOf(db, { networkId, version });
+  const [row] = await versionOf(db, { networkId, version }, stamp);
   return row && { ...row, version: Number(row.version) };
 }
 
 /** Every version, newest first, without texts. */
-export async function policyVersions(db: Db, networkId: string): Promise<PolicyVersionRow[]> {
-  const rows = await versionsOf(db, { networkId });
+export async function policyVersions(db: Db, networkId: string, stamp?: ReadStamp): Promise<PolicyVersionRow[]> {
+  const rows = await versionsOf(db, { networkId }, stamp);
   return rows.map((row) => ({ ...row, version: Number(row.version) }));
 }
 

@@ -16,6 +16,7 @@ import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
 import { policyEtag } from '../../policy/index.js';
+import type { ReadStamp } from '../../storage/compiled-query.js';
 import { netmapEpoch } from '../network/epochs.js';
 import { NO_DEVICE_CHANGED } from '../network/netmap-changes.js';
 import { autoApprovePending } from '../routes/auto-approve.js';
@@ -38,8 +39,8 @@ export interface PolicyVersionBody {
   createdBy: string | null;
 }
 
-export const getPolicy = (ctx: AppContext, networkId: string): Promise<CurrentPolicy> =>
-  currentPolicy(ctx.db, networkId);
+export const getPolicy = (ctx: AppContext, networkId: string, stamp?: ReadStamp): Promise<CurrentPolicy> =>
+  currentPolicy(ctx.db, networkId, stamp);
 
 /** Validation runs in a worker within the time budget (policy-pool.ts): never on the event loop. */
 export function validatePolicyText(ctx: AppContext, text: string): Promise<ValidationResultBody> {
@@ -112,8 +113,12 @@ export async function replacePolicy(
   return stored;
 }
 
-export async function policyHistory(ctx: AppContext, networkId: string): Promise<PolicyVersionBody[]> {
-  const rows = await policyVersions(ctx.db, networkId);
+export async function policyHistory(
+  ctx: AppContext,
+  networkId: string,
+  stamp?: ReadStamp,
+): Promise<PolicyVersionBody[]> {
+  const rows = await policyVersions(ctx.db, networkId, stamp);
   return rows.map((row) => ({
     version: row.version,
     etag: row.etag,
@@ -122,8 +127,8 @@ export async function policyHistory(ctx: AppContext, networkId: string): Promise
   }));
 }
 
-export async function policyAtVersion(ctx: AppContext, networkId: string, version: number) {
-  const row = await policyVersion(ctx.db, networkId, version);
+export async function policyAtVersion(ctx: AppContext, networkId: string, version: number, stamp?: ReadStamp) {
+  const row = await policyVersion(ctx.db, networkId, version, stamp);
   if (!row) throw notFound(`policy version ${version} does not exist`);
   return row;
 }

@@ -15,6 +15,7 @@
  */
 import { ApiError } from '../../core/errors.js';
 import { type CompiledPolicy, compilePolicy, hujsonValue } from '../../policy/index.js';
+import type { ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { type PolicyHead, policyHead, policyVersion } from './acl.repository.js';
 import type { PolicyPool } from './policy-pool.js';
@@ -105,9 +106,12 @@ export function rememberPolicy(networkId: string, policy: CurrentPolicy): void {
   store(networkId, { head: { version: policy.version, etag: policy.etag }, value: policy });
 }
 
-/** The current policy of a network: one indexed query, plus the text and a compilation on a miss. */
-export async function currentPolicy(db: Db, networkId: string): Promise<CurrentPolicy> {
-  const head = await requireHead(db, networkId);
+/**
+ * The current policy of a network: one indexed query, plus the text and a compilation on a miss.
+ * With the caller's read stamp the head may be the one kept at that stamp (no query).
+ */
+export async function currentPolicy(db: Db, networkId: string, stamp?: ReadStamp): Promise<CurrentPolicy> {
+  const head = await requireHead(db, networkId, stamp);
   const hit = lookup(networkId, head);
   if (hit?.value) return hit.value;
   if (hit?.pending) return hit.pending;
@@ -139,8 +143,8 @@ export async function policyInTransaction(trx: Db, networkId: string): Promise<C
   return value;
 }
 
-async function requireHead(db: Db, networkId: string): Promise<PolicyHead> {
-  const head = await policyHead(db, networkId);
+async function requireHead(db: Db, networkId: string, stamp?: ReadStamp): Promise<PolicyHead> {
+  const head = await policyHead(db, networkId, stamp);
   if (!head) throw new Error(`network ${networkId} has no policy`);
   return head;
 }

@@ -5,7 +5,7 @@
 
 import { PLANS, type Plan } from '@warren/contract';
 import type { Settings } from '../../core/context.js';
-import { compiledQuery } from '../../storage/compiled-query.js';
+import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { derpSettingsOf, dnsSettingsOf } from './dns-derp-settings.js';
 import { updatePlan } from './network.repository.js';
@@ -24,25 +24,28 @@ export async function countNetworks(db: Db): Promise<number> {
   return Number(row.n);
 }
 
-const nameById = compiledQuery((db, p: { id: string }) =>
-  db.selectFrom('networks').select(['id', 'name']).where('id', '=', p.id),
+const nameById = compiledQuery(
+  (db, p: { id: string }) => db.selectFrom('networks').select(['id', 'name']).where('id', '=', p.id),
+  { stampedBy: 'id' },
 );
 
 /** A network's id and name (`GET /v1/me` shows them on every call): built once. */
-export async function networkName(db: Db, networkId: string): Promise<{ id: string; name: string }> {
-  const [row] = await nameById(db, { id: networkId });
+export async function networkName(db: Db, networkId: string, stamp?: ReadStamp): Promise<{ id: string; name: string }> {
+  const [row] = await nameById(db, { id: networkId }, stamp);
   if (!row) throw new Error(`network ${networkId} does not exist`);
   return row;
 }
 
 /** The network row, as `GET /v1/network` reads it on every call: built once (storage/compiled-query.ts). */
-const networkById = compiledQuery((db, p: { id: string }) =>
-  db
-    .selectFrom('networks')
-    .leftJoin('sso_configs', 'sso_configs.network_id', 'networks.id')
-    .selectAll('networks')
-    .select(['sso_configs.network_id as sso_network', 'sso_configs.enforce as sso_enforce'])
-    .where('networks.id', '=', p.id),
+const networkById = compiledQuery(
+  (db, p: { id: string }) =>
+    db
+      .selectFrom('networks')
+      .leftJoin('sso_configs', 'sso_configs.network_id', 'networks.id')
+      .selectAll('networks')
+      .select(['sso_configs.network_id as sso_network', 'sso_configs.enforce as sso_enforce'])
+      .where('networks.id', '=', p.id),
+  { stampedBy: 'id' },
 );
 
 /**
@@ -55,8 +58,9 @@ export async function describeNetwork(
   networkId: string,
   redirectUri: string | null,
   settings: Partial<Settings> = {},
+  stamp?: ReadStamp,
 ) {
-  const [network] = await networkById(db, { id: networkId });
+  const [network] = await networkById(db, { id: networkId }, stamp);
   if (!network) throw new Error(`network ${networkId} does not exist`);
   return {
     id: network.id,

@@ -3,7 +3,7 @@
  * sealed (client-secret.ts): this file never sees it in the clear.
  */
 import { listText, parseList } from '../../lib/json.js';
-import { compiledQuery } from '../../storage/compiled-query.js';
+import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 
 export interface SsoSettings {
@@ -18,12 +18,13 @@ export interface SsoSettings {
 }
 
 /** Built once (storage/compiled-query.ts): `GET /v1/network/sso` and every sign-in read it. */
-const ssoOf = compiledQuery((db, p: { networkId: string }) =>
-  db.selectFrom('sso_configs').selectAll().where('network_id', '=', p.networkId),
+const ssoOf = compiledQuery(
+  (db, p: { networkId: string }) => db.selectFrom('sso_configs').selectAll().where('network_id', '=', p.networkId),
+  { stampedBy: 'networkId' },
 );
 
-export async function findSso(db: Db, networkId: string): Promise<SsoSettings | undefined> {
-  const [row] = await ssoOf(db, { networkId });
+export async function findSso(db: Db, networkId: string, stamp?: ReadStamp): Promise<SsoSettings | undefined> {
+  const [row] = await ssoOf(db, { networkId }, stamp);
   if (!row) return undefined;
   return {
     networkId: row.network_id,

@@ -9,6 +9,7 @@ import type { AppContext } from '../../core/context.js';
 import { invalidRequest, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
+import type { ReadStamp } from '../../storage/compiled-query.js';
 import { sealClientSecret } from './client-secret.js';
 import { findSso, type SsoSettings, saveSso } from './sso.repository.js';
 
@@ -50,8 +51,8 @@ function checkDomains(domains: readonly string[]): string[] {
   return [...out].sort();
 }
 
-export async function getSso(ctx: AppContext, networkId: string): Promise<SsoSettings> {
-  const sso = await findSso(ctx.db, networkId);
+export async function getSso(ctx: AppContext, networkId: string, stamp?: ReadStamp): Promise<SsoSettings> {
+  const sso = await findSso(ctx.db, networkId, stamp);
   if (!sso) throw notFound('single sign-on is not set up for this network; PUT /v1/network/sso sets it');
   return sso;
 }

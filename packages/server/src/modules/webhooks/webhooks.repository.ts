@@ -1,5 +1,5 @@
 /** SQL of webhook endpoints and their deliveries. */
-import { compiledQuery } from '../../storage/compiled-query.js';
+import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 
 /**
@@ -7,20 +7,24 @@ import type { Db } from '../../storage/database.js';
  * read on every call of the webhook reads (the deliveries page checks its endpoint first), and
  * building a query with Kysely cost more than SQLite takes to answer it.
  */
-const webhookById = compiledQuery((db, p: { networkId: string; id: string }) =>
-  db.selectFrom('webhooks').selectAll().where('network_id', '=', p.networkId).where('id', '=', p.id),
+const webhookById = compiledQuery(
+  (db, p: { networkId: string; id: string }) =>
+    db.selectFrom('webhooks').selectAll().where('network_id', '=', p.networkId).where('id', '=', p.id),
+  { stampedBy: 'networkId' },
 );
 
-const webhooksOf = compiledQuery((db, p: { networkId: string }) =>
-  db.selectFrom('webhooks').selectAll().where('network_id', '=', p.networkId).orderBy('created_at').orderBy('id'),
+const webhooksOf = compiledQuery(
+  (db, p: { networkId: string }) =>
+    db.selectFrom('webhooks').selectAll().where('network_id', '=', p.networkId).orderBy('created_at').orderBy('id'),
+  { stampedBy: 'networkId' },
 );
 
-export async function findWebhook(db: Db, networkId: string, id: string) {
-  return (await webhookById(db, { networkId, id }))[0];
+export async function findWebhook(db: Db, networkId: string, id: string, stamp?: ReadStamp) {
+  return (await webhookById(db, { networkId, id }, stamp))[0];
 }
 
-export function listWebhooks(db: Db, networkId: string) {
-  return webhooksOf(db, { networkId });
+export function listWebhooks(db: Db, networkId: string, stamp?: ReadStamp) {
+  return webhooksOf(db, { networkId }, stamp);
 }
 
 export async function countWebhooks(db: Db, networkId: string): Promise<number> {
