@@ -71,6 +71,7 @@ const UPWARD: { from: string; to: string; why: string }[] = [
  */
 const OWNERS: Record<string, string> = {
   networks: 'modules/network',
+  read_stamps: 'modules/network',
   netmap_changes: 'modules/network',
   presence_changes: 'modules/network',
   users: 'modules/users',
