@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Downloads what the later suites install, while the Node suites keep the CPU busy: Debian's
+# Chromium, wrk and openssl, and the Go modules of the provider, the Tailscale API client and
+# the relay suites. Only a head start: each suite still installs what it finds missing, so a
+# failure here costs time, never a result.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v go >/dev/null 2>&1; then
+  [ -x /usr/local/go/bin/go ] && PATH="/usr/local/go/bin:$PATH"
+fi
+
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+  $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if command -v go >/dev/null 2>&1; then
+  for module in providers/terraform compat/tailscale e2e/relay; do
+    (cd "$module" && go mod download) || echo "prefetch: go mod download failed in $module" >&2
+  done
+fi
