@@ -212,13 +212,14 @@ async function run<R>(db: Db, template: Template, values: unknown[]): Promise<R[
 export function compiledShapes<O, P extends Params, R>(
   shape: (options: O) => string,
   build: (options: O) => (db: Db, params: P) => Compilable<R>,
+  kept: { window?: ClockWindow<R> } = {},
 ): (options: O) => (db: Db, params: P) => Promise<R[]> {
   const queries = new Map<string, (db: Db, params: P) => Promise<R[]>>();
   return (options) => {
     const key = shape(options);
     let query = queries.get(key);
     if (!query) {
-      query = compiledQuery(build(options));
+      query = compiledQuery(build(options), kept);
       queries.set(key, query);
     }
     return query;

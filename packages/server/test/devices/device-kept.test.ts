@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceDetail } from '../../src/modules/devices/device-details.js';
 import { onlineUntil } from '../../src/modules/network/online.js';
+import { listRoutes } from '../../src/modules/routes/routes.repository.js';
 import { backend, json, type TestServer } from '../harness.js';
 import { enroll, heartbeat, startWithAuthKey } from './helpers.js';
 
@@ -68,6 +69,21 @@ describe('kept device records follow the clock', () => {
     expect(primary(both)).toBe(false);
   });
 
+  it('hands the route list over the same way', async () => {
+    const primaryOf = async (now: number) =>
+      (await listRoutes(server.database.storage.db, server.networkId, now, {}))
+        .filter((route) => Number(route.is_primary) === 1)
+        .map((route) => route.device_id);
+    const before = onlineUntil(first.seen) - 1;
+    expect(await primaryOf(before - 5_000)).toEqual([first.id]);
+    if (backend === 'sqlite') {
+      const kept = await listRoutes(server.database.storage.db, server.networkId, before - 5_000, {});
+      expect(await listRoutes(server.database.storage.db, server.networkId, before, {})).toBe(kept);
+    }
+    expect(await primaryOf(onlineUntil(first.seen))).toEqual([second.id]);
+    expect(await primaryOf(onlineUntil(second.seen))).toEqual([]);
+  });
+
   it('times out a device that serves no route, whose routes answer never changes', async () => {
     const one = await detail(plain.id, onlineUntil(plain.seen) - 1);
     expect(one.online).toBe(true);
@@ -82,5 +98,9 @@ describe('kept device records follow the clock', () => {
     server.clock.ms = onlineUntil(first.seen);
     expect(primary(await read(`/v1/devices/${second.id}`))).toBe(true);
     expect((await read(`/v1/devices/${first.id}`)).online).toBe(false);
+    const { routes } = await read('/v1/routes');
+    expect(
+      routes.filter((route: { primary: boolean }) => route.primary).map((r: { deviceId: string }) => r.deviceId),
+    ).toEqual([second.id]);
   });
 });

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
-import { presentRoute } from '../../modules/routes/routes.presenter.js';
+import { presentRouteList } from '../../modules/routes/routes.presenter.js';
 import { listRoutes } from '../../modules/routes/routes.repository.js';
 import { approveRoute, disableRoute } from '../../modules/routes/routes.service.js';
 
@@ -32,7 +32,7 @@ export async function routesRoutes(app: FastifyInstance): Promise<void> {
     async (request) => {
       const now = ctx.clock.now();
       const rows = await listRoutes(ctx.db, request.principal!.networkId, now, request.query);
-      return { routes: rows.map(presentRoute) };
+      return presentRouteList([rows], now);
     },
   );
 

@@ -16,7 +16,12 @@ import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import type { Database, DevicesTable } from '../../storage/schema.js';
 import { onlineSince, onlineWhere } from '../network/online.js';
-import { primaryChangesAt, type RouteRow, routesWithPrimarySince } from '../routes/routes.repository.js';
+import {
+  firstPrimaryChange,
+  primaryChangesAt,
+  type RouteRow,
+  routesWithPrimarySince,
+} from '../routes/routes.repository.js';
 
 export interface DeviceFilter {
   /** User id or login name. */
@@ -362,7 +367,7 @@ const routesOf = compiledQuery(
   {
     window: {
       param: 'cutoff',
-      until: (rows) => rows.reduce((first, row) => Math.min(first, row.primary_changes_at ?? Infinity), Infinity),
+      until: firstPrimaryChange,
     },
   },
 );

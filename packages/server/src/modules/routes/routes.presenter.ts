@@ -1,5 +1,6 @@
 /** Rows → API JSON: the allow-list of what leaves the server about a route. */
 import type { DeviceRouteBody, RouteBody, RouteState } from '@warren/contract';
+import { keptDerivation } from '../../lib/kept.js';
 import { iso, isoOrNull } from '../../lib/time.js';
 import type { RouteRow } from './routes.repository.js';
 
@@ -42,3 +43,9 @@ export function presentDeviceRoute(row: RouteRow): DeviceRouteBody {
     exitNode: isExitRoute(row.prefix),
   };
 }
+
+/** `GET /v1/routes`'s body, once per kept answer (lib/kept.ts): nothing in it follows the clock but the rows. */
+export const presentRouteList = keptDerivation(([rows]: readonly [readonly RouteRow[]]) => ({
+  value: { routes: rows.map(presentRoute) },
+  until: Number.POSITIVE_INFINITY,
+}));

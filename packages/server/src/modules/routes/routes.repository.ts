@@ -87,7 +87,8 @@ export type RouteRow = Awaited<ReturnType<ReturnType<typeof routesWithPrimary>['
 
 /**
  * The route list, built once per filter shape (storage/compiled-query.ts), with the online
- * cutoff bound as a value.
+ * cutoff bound as a value; kept across the clock until a primary flag can change
+ * (primaryChangesAt), as a device's routes are.
  */
 const routesOf = compiledShapes(
   (filter: { state: boolean; device: boolean }) => `${filter.state}:${filter.device}`,
@@ -98,9 +99,20 @@ const routesOf = compiledShapes(
       query = query.where((eb) =>
         eb.or([eb('devices.id', '=', p.device as string), eb('devices.name', '=', p.device as string)]),
       );
-    return query.orderBy('routes.created_at').orderBy('routes.id');
+    return query
+      .select(primaryChangesAt(p.cutoff as number).as('primary_changes_at'))
+      .orderBy('routes.created_at')
+      .orderBy('routes.id');
   },
+  { window: { param: 'cutoff', until: firstPrimaryChange } },
 );
+
+/** The first cutoff at which a primary flag of `rows` (read with primaryChangesAt) can change. */
+export function firstPrimaryChange(rows: readonly { primary_changes_at: number | null }[]): number {
+  let first = Number.POSITIVE_INFINITY;
+  for (const row of rows) if (row.primary_changes_at != null) first = Math.min(first, Number(row.primary_changes_at));
+  return first;
+}
 
 export async function listRoutes(
   db: Db,
