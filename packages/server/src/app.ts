@@ -43,7 +43,7 @@ import { ssoRoutes } from './http/routes/sso.routes.js';
 import { ssoLoginRoutes } from './http/routes/sso-login.routes.js';
 import { usersRoutes } from './http/routes/users.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks.routes.js';
-import { keptJson, lazySerializers } from './http/serializers.js';
+import { lazySerializers } from './http/serializers.js';
 import { tailscaleApi } from './http/tailscale-api/index.js';
 import { type HttpTimeouts, timeoutOptions } from './http/timeouts.js';
 import { registerValidation } from './http/validation.js';
@@ -117,7 +117,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   recordClientAddresses(app.server);
   audit.onError = (error) => app.log.error({ err: error }, 'audit log write failed');
   app.decorate('ctx', ctx);
-  app.setReplySerializer(keptJson());
   const stopCompilingLoaded = compileLoadedPoliciesWith(policies);
   app.addHook('onClose', async () => {
     await audit.close();

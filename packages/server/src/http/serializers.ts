@@ -33,20 +33,3 @@ export function lazySerializers(): SerializerFactory {
     };
   };
 }
-
-/**
- * The serialiser of routes with no response schema (Tailscale's API): JSON.stringify, as
- * Fastify's own default, with a kept value's text written once.
- */
-export function keptJson(): (payload: unknown) => string {
-  const written = new WeakMap<object, string>();
-  return (payload) => {
-    if (!isKept(payload)) return JSON.stringify(payload);
-    let text = written.get(payload);
-    if (text === undefined) {
-      text = JSON.stringify(payload);
-      written.set(payload, text);
-    }
-    return text;
-  };
-}
