@@ -50,10 +50,10 @@ export interface MapState {
 /**
  * What a change that moved only the policy alters of a map whose shape it left as it was: the
  * packet filter. Each row a map is made of is what its round read; a change to a row that
- * peers see (keys, endpoints, Hostinfo, tags, expiry) moves the netmap epoch, so at the same
- * epoch and presence the device's node, its peers' nodes and their profiles are those sent,
- * but for the fields nothing announces (LastSeen of peers that are online), which the next
- * change that moves the epoch carries, as it always did.
+ * peers see (keys, endpoints, Hostinfo, tags, expiry) moves the netmap epoch, so when the only
+ * moves since the map sent were policies' own, and presence held, the device's node, its
+ * peers' nodes and their profiles are those sent, but for the fields nothing announces
+ * (LastSeen of peers that are online), which the next change about their devices carries.
  */
 export interface FilterUpdate {
   filterOnly: true;
@@ -89,9 +89,9 @@ export async function mapState(
   head?: NetmapHead,
 ): Promise<MapState | undefined>;
 /**
- * `sentShape`: the shape of the map sent, when the change moved only the policy since it was
- * made (same netmap epoch and presence): a map of the same shape is answered with its filter
- * alone, and its node, peers and profiles are not made again.
+ * `sentShape`: the shape of the map sent, when only policy changes were made since it was
+ * (map-stream.ts policyMovesOnly): a map of the same shape is answered with its filter alone,
+ * and its node, peers and profiles are not made again.
  */
 export async function mapState(
   control: Control,

@@ -52,6 +52,9 @@ function numericIdsOf(change: NetworkChange, changed: ReadonlySet<string>): numb
 /** Map streams of this process past their full map (for figures, and tests that none is left behind). */
 export const openMapStreams = { count: 0 };
 
+/** Builds that made the packet filter alone (for figures, and tests that a policy change does). */
+export const filterOnlyBuilds = { count: 0 };
+
 function deviceActor(node: NodeRow): Actor {
   return { ...systemActor(node.network_id, node.name), type: 'device', id: node.id };
 }
@@ -81,7 +84,7 @@ export async function serveMap(
     return;
   }
   stream.respond({ ':status': 200, 'content-type': 'application/octet-stream' });
-  const head = await netmapHead(ctx.db, node.network_id);
+  const head = headKey(await netmapHead(ctx.db, node.network_id));
   const first = await mapState(control, node);
   stream.write(frame(fullResponse(first, 1, new Date(ctx.clock.now()))));
   if (!request.Stream) {
@@ -89,7 +92,7 @@ export async function serveMap(
     return;
   }
   const identity = { id: node.id, network_id: node.network_id, node_key: node.node_key, machine_key: node.machine_key };
-  const open = new OpenMapStream(control, stream, identity, actor, headKey(head), head, first);
+  const open = new OpenMapStream(control, stream, identity, actor, head, first);
   // What changed between the head read above and the follow is caught by reading it again.
   const now = await netmapHead(ctx.db, node.network_id);
   if (now) open.heardHead(now);
@@ -113,6 +116,8 @@ class OpenMapStream {
   private state: 'idle' | 'waiting' | 'building' = 'idle';
   /** The newest change heard while waiting or building. */
   private latest: NetworkChange | undefined;
+  /** Whether a change this build takes in may have moved more than the policy (NetworkChange.policyOnly). */
+  private whole = false;
   private readonly follow: DeviceFollow;
   private readonly timer: NodeJS.Timeout;
   private readonly build = () => this.rebuild();
@@ -125,11 +130,6 @@ class OpenMapStream {
     private readonly actor: Actor,
     /** The netmap head the map sent is current as of. */
     private head: string,
-    /**
-     * That head's epochs, read at or before the map's rows were (a later change at the same
-     * epochs moved only the policy), or undefined when that is not known.
-     */
-    private at: NetmapHead | undefined,
     first: MapState,
   ) {
     this.sent = sentMap(first);
@@ -149,6 +149,7 @@ class OpenMapStream {
   }
 
   private heard(change: NetworkChange): void {
+    if (this.state !== 'idle' && !change.policyOnly) this.whole = true;
     if (this.state === 'waiting') this.latest = change;
     // Judged once the running build has sent its map; two changes heard become one full look.
     else if (this.state === 'building') this.latest = this.latest ? changeAt(change.head) : change;
@@ -164,11 +165,11 @@ class OpenMapStream {
     // Only devices this one does not see, and that do not see it, changed: nothing to send,
     // and the map it holds is current.
     this.head = change.key;
-    this.at = change.head;
     return false;
   }
 
   private schedule(change: NetworkChange): void {
+    if (!change.policyOnly) this.whole = true;
     this.state = 'waiting';
     this.latest = change;
     buildLine(this.control).run(this.build);
@@ -188,11 +189,11 @@ class OpenMapStream {
     follow.broad(true);
     try {
       // Built after the change was read, so the map is at least as new as its head.
-      const { at } = this;
       this.head = change.key;
-      this.at = change.head;
-      const policyOnly =
-        at !== undefined && at.epoch === change.head.epoch && at.presenceEpoch === change.head.presenceEpoch;
+      // Only policies moved since the map sent was current (every change this stream was told
+      // of in between was a policy's; the others it was not told of are not about its map).
+      const policyOnly = !this.whole;
+      this.whole = false;
       const next = policyOnly
         ? await mapState(this.control, this.identity, true, change.head, this.sent.shape)
         : await mapState(this.control, this.identity, true, change.head);
@@ -200,6 +201,7 @@ class OpenMapStream {
       let delta: string | undefined;
       if ('filterOnly' in next) {
         // The same peers, seen the same way: only the filter can have changed.
+        filterOnlyBuilds.count++;
         const nextSent = { ...this.sent, packetFilter: digestOf(next.packetFilter) };
         delta = filterDelta(this.sent, nextSent, next.packetFilter, this.seq + 1);
         this.sent = nextSent;

@@ -26,6 +26,13 @@ export interface NetworkChange {
    * one of `changed` now counts it among its peers).
    */
   devices?: { previousKey: string; changed: ReadonlySet<string>; reach: ReadonlySet<string> };
+  /**
+   * Every move since the head before it was a policy's own, presence as it was: a policy's
+   * transaction moves the netmap epoch once (the view is keyed by it) and the policy version
+   * once, so as many moves of each leave no room for another change. A session current at the
+   * head before (it handled every change it was told of) holds the rows such a change leaves.
+   */
+  policyOnly?: true;
 }
 
 /** A change about anything at this head: every session looks at it. */
@@ -78,6 +85,11 @@ interface Followed {
 
 export const headKey = (head: NetmapHead | undefined) =>
   head ? `${head.epoch}|${head.presenceEpoch}|${head.policyVersion}` : '';
+
+function policyMovesOnly(previous: NetmapHead, head: NetmapHead): boolean {
+  const policies = head.policyVersion - previous.policyVersion;
+  return policies > 0 && head.epoch - previous.epoch === policies && head.presenceEpoch === previous.presenceEpoch;
+}
 
 export class ChangeFeed {
   private readonly networks = new Map<string, Followed>();
@@ -176,7 +188,12 @@ export class ChangeFeed {
     followed.head = head;
     if (previous && headKey(previous) === headKey(head)) return;
     const devices = previous && (await this.devicesChanged(networkId, previous, head));
-    const change: NetworkChange = { ...changeAt(head), ...(devices ? { devices } : {}) };
+    const policyOnly = previous !== undefined && policyMovesOnly(previous, head);
+    const change: NetworkChange = {
+      ...changeAt(head),
+      ...(devices ? { devices } : {}),
+      ...(policyOnly ? { policyOnly } : {}),
+    };
     if (!devices) {
       for (const handler of [...followed.handlers]) handler(change);
       return;

@@ -4,6 +4,7 @@
  * every stream of the network, and each stream still receives its own correct map.
  */
 import { describe, expect, it } from 'vitest';
+import { filterOnlyBuilds } from '../../../src/control/tailscale/map-stream.js';
 import { ChangeFeed, type NetworkChange } from '../../../src/modules/netmap/change-feed.js';
 import { policyInputReads } from '../../../src/modules/netmap/policy-inputs.repository.js';
 import { HUJSON } from '../../acl/helpers.js';
@@ -188,7 +189,9 @@ describe('a change fanned out to every map stream', () => {
       return streams.map((s, i) => s.messages.slice(counts[i]));
     };
 
-    // The same peers, seen the same way: each stream is sent its new filter and nothing else.
+    // The same peers, seen the same way: each stream is sent its new filter and nothing else,
+    // and made nothing else (its node, its peers' nodes and profiles are as they were).
+    const filterOnly = filterOnlyBuilds.count;
     for (const [i, sent] of (await after(() => put(443))).entries()) {
       expect(sent).toHaveLength(1);
       expect(Object.keys(sent[0]).sort()).toEqual(['PacketFilter', 'Seq']);
@@ -196,8 +199,11 @@ describe('a change fanned out to every map stream', () => {
       expect(filter[0].DstPorts[0].Ports.First, `stream ${i}`).toBe(443);
     }
 
+    expect(filterOnlyBuilds.count - filterOnly).toBe(streams.length);
+
     // Now a reaches b: each of a and b gains the other class as peers, with its filter.
     const gained = await after(() => put(443, true));
+    expect(filterOnlyBuilds.count - filterOnly).toBe(streams.length);
     for (const [i, member] of members.entries()) {
       const others = members.filter((o) => o.cls !== member.cls).map((o) => o.id);
       const changed = gained[i].flatMap((m) => (m.PeersChanged ?? []) as Array<{ ID: number }>).map((p) => p.ID);
@@ -207,6 +213,21 @@ describe('a change fanned out to every map stream', () => {
       DstPorts: Array<{ Ports: { First: number } }>;
     }>;
     expect(bFilter.flatMap((r) => r.DstPorts.map((d) => d.Ports.First)).sort()).toEqual([22, 22, 443, 443]);
+
+    // A device changed and a policy put right after it, taken into one build: its peers are
+    // sent its new node, not the filter alone.
+    const first = members[0].stream.messages[0].Node as { StableID: string; ID: number };
+    const changes = await after(async () => {
+      const patched = await t.server.call('PATCH', `/v1/devices/${first.StableID}`, {
+        body: { keyExpiryDisabled: true },
+      });
+      expect(patched.status, await patched.text()).toBe(200);
+      await put(8443, true);
+    });
+    const seen = changes[2]
+      .flatMap((m) => (m.PeersChanged ?? []) as Array<{ ID: number; KeyExpiry: string }>)
+      .filter((p) => p.ID === first.ID);
+    expect(seen.at(-1)?.KeyExpiry).toBe('0001-01-01T00:00:00Z');
   }, 60_000);
 
   it('tells a device follow only of the changes about its device or the peers it holds', async () => {
