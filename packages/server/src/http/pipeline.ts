@@ -1,6 +1,6 @@
 /**
  * The request pipeline of the management API, in order: request id → request line (505, 414,
- * 400) → Host (400) → content and transfer codings, expectations (415, 501, 417) →
+ * 400) → Host, repeated Authorization or Content-Type (400) → content and transfer codings, expectations (415, 501, 417) →
  * authenticate (401) → rate limit (429) → scope (403) → body validation (400) → handler; and,
  * after the response, the audit entry of every call that did not write its own — also of a
  * call whose client closed the connection before its answer, which Fastify's onResponse never
@@ -17,6 +17,7 @@ import { checkCodings } from './codings.js';
 import { checkHostHeader } from './host-header.js';
 import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
 import { ApiError, unauthenticated } from './problem.js';
+import { checkRepeatedHeaders } from './repeated-headers.js';
 import { checkRequestLine, SERVER_METHODS } from './request-line.js';
 import { authModeOf } from './route-table.js';
 import { authenticateSession, wantsSession } from './session-auth.js';
@@ -128,6 +129,7 @@ export function registerPipeline(app: FastifyInstance): void {
       }
       checkRequestLine(request);
       checkHostHeader(request);
+      checkRepeatedHeaders(request);
       checkCodings(request);
       if (request.raw.url === '*') {
         // OPTIONS * (the only method the request line check lets through with it) asks what

@@ -162,6 +162,37 @@ describe('request lines', () => {
     expect(await keyCount()).toBe(before);
   });
 
+  it('refuses two Authorization or two Content-Type headers, whichever comes first (RFC 9110 §5.3)', async () => {
+    const before = await keyCount();
+    const other = 'Authorization: Bearer wrn_api_invalid';
+    for (const pair of [
+      [bearer, other],
+      [other, bearer],
+      [bearer, bearer.replace('Authorization', 'authorization')],
+    ]) {
+      const body = expectProblem(
+        await send('GET /v1/network HTTP/1.1', ['Host: warren.test', ...pair]),
+        400,
+        'invalid_request',
+      );
+      expect(body.detail).toMatch(/more than one authorization/i);
+    }
+    const key = JSON.stringify({ type: 'auth' });
+    const res = await send(
+      'POST /v1/keys HTTP/1.1',
+      [
+        'Host: warren.test',
+        bearer,
+        'Content-Type: application/json',
+        'Content-Type: text/plain',
+        `Content-Length: ${key.length}`,
+      ],
+      key,
+    );
+    expectProblem(res, 400, 'invalid_request');
+    expect(await keyCount()).toBe(before);
+  });
+
   it('keeps serving after every refusal', async () => {
     expect((await server.call('GET', '/v1/network')).status).toBe(200);
   });
