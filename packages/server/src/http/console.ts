@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { notFound } from './problem.js';
 
 export const CONSOLE_DIR = resolve(import.meta.dirname, '..', '..', '..', 'console', 'dist');
 
@@ -138,7 +139,8 @@ export function registerConsole(app: FastifyInstance, options: ConsoleOptions = 
     request.audited = true;
     const asset = files.get(`assets/${request.params['*']}`);
     secure(reply);
-    if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('no such console asset');
+    // A problem like every other refusal (the error handler answers it).
+    if (!asset) throw notFound(`the console has no asset ${request.params['*']}`);
     // Vite names every asset by its content's hash: a new build is new URLs.
     return reply.header('Cache-Control', IMMUTABLE).type(asset.type).send(asset.body);
   });

@@ -86,7 +86,13 @@ describe('the console served by warren serve', () => {
     expect(res.headers.get('content-type')).toContain('text/javascript');
     expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(await res.text()).toBe('console.log(1)');
-    expect((await fetch(`${url}/assets/nope.js`)).status).toBe(404);
+    // A missing asset is a 404 problem like any other, with its request id.
+    const missing = await fetch(`${url}/assets/nope.js`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const problem = (await missing.json()) as { requestId: string };
+    expect(problem).toMatchObject({ status: 404, code: 'not_found' });
+    expect(missing.headers.get('x-request-id')).toBe(problem.requestId);
     expect((await fetch(`${url}/favicon.svg`)).headers.get('content-type')).toBe('image/svg+xml');
   });
 
