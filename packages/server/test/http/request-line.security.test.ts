@@ -162,6 +162,19 @@ describe('request lines', () => {
     expect(await keyCount()).toBe(before);
   });
 
+  it.each([
+    ['a NUL in a header value', 'X-Note: a\u0000b'],
+    ['a bare CR in a header value', 'X-Note: a\rb'],
+    ['a bare LF in a header value', 'X-Note: a\nb'],
+    ['a control character in a header value', 'X-Note: a\u0001b'],
+    ['DEL in a header value', 'X-Note: a\u007fb'],
+    ['a separator in a header name', 'X(Note): a'],
+    ['a non-ASCII header name', 'X-Nöte: a'],
+    ['an empty header name', ': a'],
+  ])('refuses %s with a 400 problem', async (_what, line) => {
+    expectProblem(await get('GET /v1/network HTTP/1.1', [line]), 400, 'invalid_request');
+  });
+
   it('refuses two Authorization or two Content-Type headers, whichever comes first (RFC 9110 §5.3)', async () => {
     const before = await keyCount();
     const other = 'Authorization: Bearer wrn_api_invalid';
