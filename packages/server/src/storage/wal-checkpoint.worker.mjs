@@ -7,6 +7,8 @@ import Database from 'better-sqlite3';
 const { path, intervalMs } = workerData;
 const db = new Database(path, { fileMustExist: true });
 const timer = setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), intervalMs);
+// Told once the connection is open, so a caller can know that checkpoints have begun.
+parentPort.postMessage('open');
 
 parentPort.once('message', () => {
   clearInterval(timer);

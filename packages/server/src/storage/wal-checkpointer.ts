@@ -18,6 +18,12 @@ export const BACKSTOP_PAGES = 10_000;
 const SQLITE_DEFAULT_PAGES = 1_000;
 
 export interface WalCheckpointer {
+  /**
+   * Settles once the worker's connection is open and its interval runs (or the worker failed,
+   * and the writer checkpoints for itself again). Starting a thread and loading the SQLite
+   * addon in it can take a second on a busy machine; until then the writer's backstop applies.
+   */
+  started: Promise<void>;
   /** Stops the worker and closes its connection. */
   stop(): Promise<void>;
 }
@@ -34,10 +40,15 @@ export function startWalCheckpointer(
   // The thread must not keep a process alive that is otherwise done.
   worker.unref();
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const started = new Promise<void>((resolve) => {
+    worker.once('message', () => resolve());
+    worker.once('exit', () => resolve());
+  });
   worker.once('error', () => {
     if (writer.open) writer.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`);
   });
   return {
+    started,
     stop: async () => {
       // Held again while it closes, or a process with nothing else to do would exit first.
       worker.ref();
