@@ -116,8 +116,13 @@ class OpenMapStream {
   private state: 'idle' | 'waiting' | 'building' = 'idle';
   /** The newest change heard while waiting or building. */
   private latest: NetworkChange | undefined;
-  /** Whether a change this build takes in may have moved more than the policy (NetworkChange.policyOnly). */
-  private whole = false;
+  /**
+   * Whether a change this build takes in may have moved more than the policy
+   * (NetworkChange.policyOnly). The first build after the full map is whole: a policy change
+   * heard before the head after following began was read can follow changes this stream was
+   * not yet told of.
+   */
+  private whole = true;
   private readonly follow: DeviceFollow;
   private readonly timer: NodeJS.Timeout;
   private readonly build = () => this.rebuild();
