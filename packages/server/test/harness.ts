@@ -1,12 +1,13 @@
 /**
  * Test harness: a real server on a random port over a fresh database — a new SQLite file,
- * or (WARREN_TEST_BACKEND=postgres) a new schema in WARREN_TEST_POSTGRES_URL — with one
+ * or (WARREN_TEST_BACKEND=postgres) a new database on WARREN_TEST_POSTGRES_URL's server — with one
  * network and its `all` API key. Tests talk to it over real HTTP.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { type AppOptions, buildApp } from '../src/app.js';
@@ -37,20 +38,20 @@ export interface TestDatabase {
 /** A fresh, migrated database of the backend under test. */
 export async function freshDatabase(): Promise<TestDatabase> {
   if (backend === 'postgres') {
-    const url = process.env.WARREN_TEST_POSTGRES_URL;
-    if (!url) throw new Error('WARREN_TEST_POSTGRES_URL is not set');
-    const schema = `t_${randomBytes(6).toString('hex')}`;
-    const storage = await openStorage(url, { schema, poolSize: 5 });
+    const server = process.env.WARREN_TEST_POSTGRES_URL;
+    if (!server) throw new Error('WARREN_TEST_POSTGRES_URL is not set');
+    const template = await migratedTemplate(server);
+    const name = `t_${randomBytes(6).toString('hex')}`;
+    await onServer(server, (client) => client.query(`create database ${name} template ${template}`));
+    const url = databaseUrl(server, name);
+    const storage = await openStorage(url, { schema: TEST_SCHEMA, poolSize: 5 });
     return {
       storage,
       url,
-      schema,
+      schema: TEST_SCHEMA,
       drop: async () => {
         await storage.close();
-        const client = new pg.Client({ connectionString: url });
-        await client.connect();
-        await client.query(`drop schema if exists ${schema} cascade`);
-        await client.end();
+        await dropDatabase(server, name);
       },
     };
   }
@@ -65,6 +66,80 @@ export async function freshDatabase(): Promise<TestDatabase> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * PostgreSQL: every test gets a database of its own, copied from a template migrated once per
+ * set of migrations. Migrating a fresh schema costs one to four seconds (tables, indexes,
+ * functions and triggers of every migration, one statement at a time); copying a migrated
+ * database costs about a tenth of that. The schema inside keeps one name, so a test's other
+ * instances and raw clients find their tables by `url` and `schema` as before.
+ */
+const TEST_SCHEMA = 'warren';
+
+let template: Promise<string> | undefined;
+
+/** The name of the migrated template database for the migrations of this checkout. */
+function migratedTemplate(server: string): Promise<string> {
+  template ??= buildTemplate(server);
+  return template;
+}
+
+async function buildTemplate(server: string): Promise<string> {
+  const migrations = join(dirname(fileURLToPath(import.meta.url)), '../src/storage/migrations');
+  const digest = createHash('sha256');
+  for (const file of readdirSync(migrations).sort()) digest.update(file).update(readFileSync(join(migrations, file)));
+  const name = `warren_template_${digest.digest('hex').slice(0, 16)}`;
+  return onServer(server, async (client) => {
+    // Test files in other processes ask for the same template at the same time: one builds it.
+    await client.query(`select pg_advisory_lock(hashtext('warren test template'))`);
+    try {
+      const found = await client.query<{ done: boolean }>(
+        'select datistemplate as done from pg_database where datname = $1',
+        [name],
+      );
+      if (found.rows[0]?.done) return name;
+      // A template left half-made by an interrupted run is made again.
+      if (found.rows[0]) await client.query(`drop database ${name} with (force)`);
+      await client.query(`create database ${name}`);
+      const storage = await openStorage(databaseUrl(server, name), { schema: TEST_SCHEMA, poolSize: 1 });
+      await storage.close();
+      // Marked complete only once migrated: the mark is what the check above trusts.
+      await client.query(`alter database ${name} is_template true`);
+      return name;
+    } finally {
+      await client.query(`select pg_advisory_unlock(hashtext('warren test template'))`);
+    }
+  });
+}
+
+async function dropDatabase(server: string, name: string): Promise<void> {
+  await onServer(server, async (client) => {
+    try {
+      // PostgreSQL waits a few seconds for connections that are closing to go.
+      await client.query(`drop database if exists ${name}`);
+    } catch (error) {
+      // One left open by a test (an instance it did not close): end it rather than keep the copy.
+      if ((error as { code?: string }).code !== '55006') throw error;
+      await client.query(`drop database if exists ${name} with (force)`);
+    }
+  });
+}
+
+function databaseUrl(server: string, database: string): string {
+  const url = new URL(server);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function onServer<T>(server: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: server });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
 }
 
 export interface TestServer {
