@@ -5,20 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startServer, type TestServer } from '../harness.js';
-import { type RawResponse, rawSocket } from './raw-http.js';
+import { expectRawProblem, rawSocket } from './raw-http.js';
 
 const send = (server: TestServer, lines: string[], body = '') =>
   rawSocket(server.url, `${[...lines, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`);
-
-function expectProblem(res: RawResponse & { raw: string }, status: number, code: string) {
-  expect(res.status, res.raw.slice(0, 400)).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const body = JSON.parse(res.body);
-  expect(body).toMatchObject({ status, code });
-  expect(body.requestId).toMatch(/^req_[0-9a-f]{24}$/);
-  expect(res.headers['x-request-id']).toBe(body.requestId);
-  return body;
-}
 
 describe('Host headers', () => {
   let server: TestServer;
@@ -28,10 +18,10 @@ describe('Host headers', () => {
   afterAll(() => server.close());
 
   it('refuses an HTTP/1.1 request without Host with a 400 problem, and accepts HTTP/1.0 without one', async () => {
-    const body = expectProblem(await send(server, ['GET /healthz HTTP/1.1']), 400, 'invalid_request');
+    const body = expectRawProblem(await send(server, ['GET /healthz HTTP/1.1']), 400, 'invalid_request');
     expect(body.detail).toContain('no Host header');
     // The same with a key: refused before authentication, as every malformed request is.
-    expectProblem(
+    expectRawProblem(
       await send(server, ['GET /v1/devices HTTP/1.1', `Authorization: Bearer ${server.apiKey}`]),
       400,
       'invalid_request',
@@ -42,7 +32,7 @@ describe('Host headers', () => {
 
   it('refuses two Host headers, even when they agree', async () => {
     for (const second of ['Host: evil.example', 'host: warren.test']) {
-      const body = expectProblem(
+      const body = expectRawProblem(
         await send(server, ['GET /healthz HTTP/1.1', 'Host: warren.test', second]),
         400,
         'invalid_request',
@@ -67,7 +57,7 @@ describe('Host headers', () => {
       'evil.example:65536',
       'evil.example:99999999999',
     ]) {
-      const body = expectProblem(
+      const body = expectRawProblem(
         await send(server, ['GET /healthz HTTP/1.1', `Host: ${host}`]),
         400,
         'invalid_request',
@@ -108,7 +98,7 @@ describe('Host headers', () => {
       ],
       'zz\r\n{}\r\n0\r\n\r\n',
     );
-    expectProblem(res, 400, 'invalid_request');
+    expectRawProblem(res, 400, 'invalid_request');
   });
 });
 

@@ -4,6 +4,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { expect } from 'vitest';
 
 export interface RawResponse {
   status: number;
@@ -66,4 +67,20 @@ function parseResponse(raw: string): RawResponse {
     if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
   }
   return { status: Number(statusLine.split(' ')[1] ?? 0), headers, body: end < 0 ? '' : raw.slice(end + 4) };
+}
+
+/**
+ * Asserts that a raw response is the contract's problem (RFC 9457 shape, a stable `code`, the
+ * request id in body and header) with this status and code; returns its body.
+ */
+export function expectRawProblem(res: RawResponse & { raw?: string }, status: number, code: string) {
+  expect(res.status, (res.raw ?? res.body).slice(0, 400)).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const body = JSON.parse(res.body);
+  expect(body).toMatchObject({ type: 'about:blank', status, code });
+  expect(typeof body.title).toBe('string');
+  expect(typeof body.detail).toBe('string');
+  expect(body.requestId).toMatch(/^req_[0-9a-f]{24}$/);
+  expect(res.headers['x-request-id']).toBe(body.requestId);
+  return body;
 }

@@ -7,22 +7,10 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startServer, type TestServer } from '../harness.js';
-import { type RawResponse, rawSocket } from './raw-http.js';
+import { expectRawProblem, rawSocket } from './raw-http.js';
 
 const request = (line: string, headers: string[] = []) =>
   `${line}\r\n${['Host: warren.test', ...headers, 'Connection: close'].join('\r\n')}\r\n\r\n`;
-
-function expectProblem(res: RawResponse, status: number, code: string) {
-  expect(res.status, res.body).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const body = JSON.parse(res.body);
-  expect(body).toMatchObject({ type: 'about:blank', status, code });
-  expect(typeof body.title).toBe('string');
-  expect(typeof body.detail).toBe('string');
-  expect(body.requestId).toMatch(/^req_[0-9a-f]{24}$/);
-  expect(res.headers['x-request-id']).toBe(body.requestId);
-  return body;
-}
 
 describe('refusals below the pipeline', () => {
   let server: TestServer;
@@ -46,7 +34,7 @@ describe('refusals below the pipeline', () => {
 
   it('answers a path that is not valid percent-encoding with 400, audited in the caller’s network', async () => {
     const res = await rawSocket(server.url, request('GET /v1/devices/%E0%A4%A HTTP/1.1', [bearer]));
-    const body = expectProblem(res, 400, 'invalid_request');
+    const body = expectRawProblem(res, 400, 'invalid_request');
     expect(res.headers['ratelimit-limit']).toBeDefined();
     expect(await auditOf(body.requestId)).toEqual([
       {
@@ -59,7 +47,7 @@ describe('refusals below the pipeline', () => {
       },
     ]);
     // Without a key the request is just as malformed: 400, audited under no network.
-    const anonymous = expectProblem(
+    const anonymous = expectRawProblem(
       await rawSocket(server.url, request('GET /v1/devices/%E0%A4%A HTTP/1.1')),
       400,
       'invalid_request',
@@ -69,7 +57,7 @@ describe('refusals below the pipeline', () => {
 
   it('answers an id over the parameter limit with 414 uri_too_long', async () => {
     const res = await rawSocket(server.url, request(`DELETE /v1/devices/dev_${'x'.repeat(300)} HTTP/1.1`, [bearer]));
-    const body = expectProblem(res, 414, 'uri_too_long');
+    const body = expectRawProblem(res, 414, 'uri_too_long');
     expect(await auditOf(body.requestId)).toMatchObject([
       { network_id: server.networkId, method: 'DELETE', status: 414 },
     ]);
@@ -84,17 +72,17 @@ describe('refusals below the pipeline', () => {
     ['a query string', `GET /v1/devices?tag=${'a'.repeat(20_000)} HTTP/1.1`, [], 414, 'uri_too_long'],
   ])('answers %s over the header limit with %i %s', async (_what, line, headers, status, code) => {
     const bytes = request(line, [bearer, ...headers]);
-    const body = expectProblem(await rawSocket(server.url, bytes), status, code);
+    const body = expectRawProblem(await rawSocket(server.url, bytes), status, code);
     const rows = await auditOf(body.requestId);
     expect(rows).toMatchObject([{ network_id: null, method: 'GET', path: '/v1/devices', status }]);
   });
 
   it('answers a method Node does not know with 405 and Allow on a served path, 404 elsewhere', async () => {
     const res = await rawSocket(server.url, request('FOO /v1/devices HTTP/1.1', [bearer]));
-    const body = expectProblem(res, 405, 'method_not_allowed');
+    const body = expectRawProblem(res, 405, 'method_not_allowed');
     expect(res.headers.allow).toBe('GET, HEAD');
     expect(await auditOf(body.requestId)).toMatchObject([{ method: 'FOO', path: '/v1/devices', status: 405 }]);
-    expectProblem(await rawSocket(server.url, request('FOO /v1/nothing HTTP/1.1')), 404, 'not_found');
+    expectRawProblem(await rawSocket(server.url, request('FOO /v1/nothing HTTP/1.1')), 404, 'not_found');
   });
 
   it('answers a served path under another method with 405 and Allow, after authentication', async () => {
@@ -115,14 +103,14 @@ describe('refusals below the pipeline', () => {
     ['no target at all', 'GET'],
     ['an unknown protocol', 'GET /v1/devices XTTP/1.1'],
   ])('answers a malformed request line (%s) with 400 invalid_request', async (_what, line) => {
-    const body = expectProblem(await rawSocket(server.url, request(line)), 400, 'invalid_request');
+    const body = expectRawProblem(await rawSocket(server.url, request(line)), 400, 'invalid_request');
     const rows = await auditOf(body.requestId);
     expect(rows).toMatchObject([{ network_id: null, status: 400, client_addr: '127.0.0.1' }]);
   });
 
   it('answers a malformed header with 400 invalid_request', async () => {
     const bytes = request('GET /v1/devices HTTP/1.1', [bearer, 'Bad Header: x']);
-    expectProblem(await rawSocket(server.url, bytes), 400, 'invalid_request');
+    expectRawProblem(await rawSocket(server.url, bytes), 400, 'invalid_request');
   });
 
   describe('codings and expectations the server does not implement', () => {
@@ -138,7 +126,7 @@ describe('refusals below the pipeline', () => {
           server.url,
           post([`Content-Encoding: ${coding}`, `Content-Length: ${body.length}`], body),
         );
-        expectProblem(res, 415, 'unsupported_media_type');
+        expectRawProblem(res, 415, 'unsupported_media_type');
       }
       // `identity` is no coding at all.
       const plain = await rawSocket(
@@ -153,14 +141,14 @@ describe('refusals below the pipeline', () => {
       const before = await keyCount();
       const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
       const res = await rawSocket(server.url, post(['Transfer-Encoding: gzip, chunked'], chunked));
-      expectProblem(res, 501, 'not_implemented');
+      expectRawProblem(res, 501, 'not_implemented');
       expect(await keyCount()).toBe(before);
     });
 
     it('answers an expectation other than 100-continue with a 417 problem, not Node’s bare 417', async () => {
       const before = await keyCount();
       const res = await rawSocket(server.url, post(['Expect: 200-ok', `Content-Length: ${body.length}`], body));
-      const problem = expectProblem(res, 417, 'expectation_failed');
+      const problem = expectRawProblem(res, 417, 'expectation_failed');
       expect(await auditOf(problem.requestId)).toMatchObject([{ status: 417 }]);
       expect(await keyCount()).toBe(before);
     });

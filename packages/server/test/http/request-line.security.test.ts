@@ -6,18 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startServer, type TestServer } from '../harness.js';
-import { type RawResponse, rawSocket } from './raw-http.js';
-
-function expectProblem(res: RawResponse & { raw: string }, status: number, code: string) {
-  expect(res.status, res.raw.slice(0, 400)).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const body = JSON.parse(res.body);
-  expect(body).toMatchObject({ type: 'about:blank', status, code });
-  expect(typeof body.detail).toBe('string');
-  expect(body.requestId).toMatch(/^req_[0-9a-f]{24}$/);
-  expect(res.headers['x-request-id']).toBe(body.requestId);
-  return body;
-}
+import { expectRawProblem, rawSocket } from './raw-http.js';
 
 describe('request lines', () => {
   let server: TestServer;
@@ -39,18 +28,18 @@ describe('request lines', () => {
       ['HTTP/3.0, which it refuses', 'GET /v1/network HTTP/3.0'],
       ['HTTP/9.9', 'GET /healthz HTTP/9.9'],
     ])('answers %s with 505 http_version_not_supported', async (_what, line) => {
-      const body = expectProblem(await get(line), 505, 'http_version_not_supported');
+      const body = expectRawProblem(await get(line), 505, 'http_version_not_supported');
       expect(body.detail).toContain('HTTP/1.1');
     });
 
     it('answers the HTTP/2 connection preface (prior knowledge) with 505', async () => {
       const res = await rawSocket(server.url, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
-      expectProblem(res, 505, 'http_version_not_supported');
+      expectRawProblem(res, 505, 'http_version_not_supported');
     });
 
     it('answers a request line without a version (HTTP/0.9) with 505', async () => {
       const res = await rawSocket(server.url, 'GET /v1/network\r\n\r\n');
-      expectProblem(res, 505, 'http_version_not_supported');
+      expectRawProblem(res, 505, 'http_version_not_supported');
     });
 
     it('serves HTTP/1.0, with or without Host', async () => {
@@ -81,15 +70,15 @@ describe('request lines', () => {
       ['an asterisk for a method other than OPTIONS', 'GET * HTTP/1.1'],
       ['an asterisk for POST', 'POST * HTTP/1.1'],
     ])('refuses %s with 400 invalid_request', async (_what, line) => {
-      const body = expectProblem(await get(line, ['Content-Length: 0']), 400, 'invalid_request');
+      const body = expectRawProblem(await get(line, ['Content-Length: 0']), 400, 'invalid_request');
       expect(body.detail).toMatch(/target/);
     });
 
     it('still refuses an invalid Host beside an absolute-form target (§3.2)', async () => {
       const res = await send('GET http://other.example/v1/network HTTP/1.1', ['Host: a b', bearer]);
-      expectProblem(res, 400, 'invalid_request');
+      expectRawProblem(res, 400, 'invalid_request');
       const none = await send('GET http://other.example/v1/network HTTP/1.1', [bearer]);
-      expectProblem(none, 400, 'invalid_request');
+      expectRawProblem(none, 400, 'invalid_request');
     });
 
     it('answers OPTIONS * with the methods the server implements, without a key', async () => {
@@ -103,11 +92,11 @@ describe('request lines', () => {
     it('answers a target over 8 KiB with 414 uri_too_long, up to and past the header limit', async () => {
       for (const length of [8_193, 12_000, 20_000, 70_000]) {
         const res = await get(`GET /v1/devices?tag=${'a'.repeat(length)} HTTP/1.1`);
-        const body = expectProblem(res, 414, 'uri_too_long');
+        const body = expectRawProblem(res, 414, 'uri_too_long');
         expect(body.detail).toContain('8192');
       }
       const path = await get(`GET /v1/${'a/'.repeat(10_000)} HTTP/1.1`);
-      expectProblem(path, 414, 'uri_too_long');
+      expectRawProblem(path, 414, 'uri_too_long');
       // A target just under the limit is read and judged by its route.
       const fits = await get(`GET /v1/network?unknown=${'a'.repeat(8_000)} HTTP/1.1`);
       expect(fits.status, fits.body.slice(0, 200)).toBe(200);
@@ -123,7 +112,7 @@ describe('request lines', () => {
       ['CONNECT with a path', 'CONNECT'],
     ])('answers %s on a served path with 405 and Allow', async (_what, method) => {
       const res = await get(`${method} /v1/network HTTP/1.1`);
-      expectProblem(res, 405, 'method_not_allowed');
+      expectRawProblem(res, 405, 'method_not_allowed');
       expect(res.headers.allow).toBe('GET, HEAD, PATCH');
       // TRACE never echoes the request back (cross-site tracing).
       expect(res.body).not.toContain(server.apiKey);
@@ -131,11 +120,11 @@ describe('request lines', () => {
 
     it('answers CONNECT to an authority with 501 not_implemented: Warren is not a proxy', async () => {
       const res = await send('CONNECT other.example:443 HTTP/1.1', ['Host: other.example:443', bearer]);
-      const body = expectProblem(res, 501, 'not_implemented');
+      const body = expectRawProblem(res, 501, 'not_implemented');
       expect(body.detail).toContain('proxy');
       // Bytes after the CONNECT are never relayed anywhere, nor read as a request.
       const tunnel = await send('CONNECT 127.0.0.1:22 HTTP/1.1', ['Host: 127.0.0.1:22'], 'SSH-2.0-x\r\n');
-      expectProblem(tunnel, 501, 'not_implemented');
+      expectRawProblem(tunnel, 501, 'not_implemented');
       expect(tunnel.raw.match(/^HTTP\/1\.1 /gm)).toHaveLength(1);
     });
 
@@ -156,7 +145,7 @@ describe('request lines', () => {
       server.url,
       `POST /v1/keys HTTP/1.0\r\nHost: warren.test\r\n${bearer}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n${chunked}${next}`,
     );
-    const body = expectProblem(res, 400, 'invalid_request');
+    const body = expectRawProblem(res, 400, 'invalid_request');
     expect(body.detail).toContain('HTTP/1.0');
     expect(res.raw.match(/^HTTP\/1\.1 /gm)).toHaveLength(1);
     expect(await keyCount()).toBe(before);
@@ -172,7 +161,7 @@ describe('request lines', () => {
     ['a non-ASCII header name', 'X-Nöte: a'],
     ['an empty header name', ': a'],
   ])('refuses %s with a 400 problem', async (_what, line) => {
-    expectProblem(await get('GET /v1/network HTTP/1.1', [line]), 400, 'invalid_request');
+    expectRawProblem(await get('GET /v1/network HTTP/1.1', [line]), 400, 'invalid_request');
   });
 
   it('refuses two Authorization or two Content-Type headers, whichever comes first (RFC 9110 §5.3)', async () => {
@@ -183,7 +172,7 @@ describe('request lines', () => {
       [other, bearer],
       [bearer, bearer.replace('Authorization', 'authorization')],
     ]) {
-      const body = expectProblem(
+      const body = expectRawProblem(
         await send('GET /v1/network HTTP/1.1', ['Host: warren.test', ...pair]),
         400,
         'invalid_request',
@@ -202,7 +191,7 @@ describe('request lines', () => {
       ],
       key,
     );
-    expectProblem(res, 400, 'invalid_request');
+    expectRawProblem(res, 400, 'invalid_request');
     expect(await keyCount()).toBe(before);
   });
 
