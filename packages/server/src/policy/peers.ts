@@ -67,7 +67,7 @@ export class PeerMap {
    * Device id → index: the caller's when it keeps one, else built on the second query (one
    * netmap from a fresh map just scans).
    */
-  private byId: ReadonlyMap<string, number> | null;
+  private byId: Pick<ReadonlyMap<string, number>, 'get'> | null;
   private queries = 0;
   private readonly reach: Array<Reach | undefined>;
   /** Per class: route index → whether members of the class get that route in allowedIPs. */
@@ -92,7 +92,7 @@ export class PeerMap {
     private readonly policy: CompiledPolicy,
     private readonly devices: readonly PolicyDevice[],
     users: readonly PolicyUser[],
-    options: { derived?: PeerMapDerivation; byId?: ReadonlyMap<string, number> } = {},
+    options: { derived?: PeerMapDerivation; byId?: Pick<ReadonlyMap<string, number>, 'get'> } = {},
   ) {
     const { derived } = options;
     this.rules = policy.rules;

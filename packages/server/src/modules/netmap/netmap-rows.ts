@@ -20,7 +20,7 @@ export interface MergedRows {
  */
 export function mergeRows(
   before: readonly DeviceIdentityRow[],
-  index: ReadonlyMap<string, number>,
+  index: Pick<ReadonlyMap<string, number>, 'get'>,
   fresh: readonly DeviceIdentityRow[],
   changedIds: Iterable<string>,
 ): MergedRows {

@@ -36,6 +36,7 @@ import { type MergedRows, mergeRows } from './netmap-rows.js';
 import { type DeviceIdentityRow, policyDevice } from './policy-inputs.repository.js';
 import type { PresenceSnapshot } from './presence-snapshot.js';
 import { DIGEST_WORDS, hashInto, SetDigest } from './set-digest.js';
+import { SlotIndex } from './slot-index.js';
 
 /**
  * How a view comes from an earlier one: `from[i]` is the index there of device i when its row
@@ -69,8 +70,11 @@ const newState = (primaries: Primaries, map: PeerMap): MapState => ({
 });
 
 export class NetworkView {
-  /** Device id → index. Shared with the view it was patched from when no device was added. */
-  readonly index: Map<string, number>;
+  /**
+   * Device id → index. Shared with the view it was patched from, which sees only its own
+   * devices in it, when no device left (slot-index.ts).
+   */
+  readonly index: SlotIndex;
   /** Every device's id, in view order: shared by the peer lists made from this view. */
   private readonly ids: readonly string[];
   private readonly devices: PolicyDevice[];
@@ -125,7 +129,7 @@ export class NetworkView {
       this.idHashed.set(prev.idHashed);
       const added = n > m;
       this.ids = added ? rows.map((row) => row.id) : prev.ids;
-      this.index = added ? new Map(prev.index) : prev.index;
+      this.index = added ? prev.index.appended(this.ids.slice(m)) : prev.index;
       for (let i = 0; i < n; i++) {
         if (from[i] >= 0) continue;
         this.devices[i] = policyDevice(rows[i]);
@@ -133,13 +137,11 @@ export class NetworkView {
         this.plainPeers[2 * i] = undefined;
         this.plainPeers[2 * i + 1] = undefined;
         this.plainHashed[i] = 0;
-        if (i >= m) this.index.set(rows[i].id, i);
       }
     } else {
       const prev = derived?.view;
       const from = derived?.from;
       this.devices = new Array(n);
-      this.index = new Map();
       this.peerFields = new Array(n);
       this.plainPeers = new Array(2 * n);
       this.plainHashes = new Uint32Array(DIGEST_WORDS * n);
@@ -148,13 +150,13 @@ export class NetworkView {
       this.idHashed = new Uint8Array(n);
       for (let i = 0; i < n; i++) {
         const j = from ? from[i] : -1;
-        this.index.set(rows[i].id, i);
         if (prev && j >= 0) {
           this.devices[i] = prev.devices[j];
           this.copySlot(prev, j, i);
         } else this.devices[i] = policyDevice(rows[i]);
       }
       this.ids = rows.map((row) => row.id);
+      this.index = SlotIndex.of(this.ids);
     }
     const held = derived?.view.peerMap;
     if (held && derived) {
