@@ -14,10 +14,10 @@
 // at the end, and judges growth on those two. With WARREN_SOAK_SNAPSHOTS (a directory), each
 // such sample is followed by a heap snapshot there (tailscale-memory reads what a device holds
 // from two of them).
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
 
 const file = process.env.WARREN_SOAK_PROBE;
@@ -31,8 +31,25 @@ if (file && isMainThread) {
       fullCollections++;
     }
   }).observe({ entryTypes: ['gc'] });
-  const write = (collected) => {
-    const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+  // Linux splits the resident memory into anonymous pages (heaps: V8's, the C allocator's) and
+  // file pages (the binary, libraries, mapped files): only the first grows with what is held.
+  const status = existsSync('/proc/self/status') ? '/proc/self/status' : undefined;
+  const resident = () => {
+    if (!status) return {};
+    const text = readFileSync(status, 'utf8');
+    const kB = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0) * 1024;
+    return { rssAnon: kB('RssAnon'), rssFile: kB('RssFile') };
+  };
+  /** The process's memory now; per V8 space, the bytes it holds and those in use (the heap's slack). */
+  const measure = () => ({
+    ...process.memoryUsage(),
+    ...resident(),
+    spaces: Object.fromEntries(
+      getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]),
+    ),
+  });
+  const write = (collected, usage = measure(), extra = {}) => {
+    const { rss, heapUsed, heapTotal, external, arrayBuffers, rssAnon, rssFile, spaces } = usage;
     const sample = {
       at: Date.now(),
       rss,
@@ -40,21 +57,35 @@ if (file && isMainThread) {
       heapTotal,
       external,
       arrayBuffers,
+      rssAnon,
+      rssFile,
       liveHeap,
       fullCollections,
       collected,
-      // Per V8 space, the bytes it holds and those in use: where the heap's slack is.
-      spaces: Object.fromEntries(
-        getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]),
-      ),
+      spaces,
+      ...extra,
     };
     appendFileSync(file, `${JSON.stringify(sample)}\n`);
   };
   setInterval(() => write(false), 1000).unref();
   const snapshots = process.env.WARREN_SOAK_SNAPSHOTS;
+  // With WARREN_SOAK_COMPACT, each collected sample also says what the process holds after a
+  // collection that compacts every old-space page: V8's own full collections move objects off
+  // only the pages its heuristics pick, so after a burst of garbage (an enrollment) pages with a
+  // few live objects each stay held. The difference is V8's slack, not what is kept alive.
+  const compact = process.env.WARREN_SOAK_COMPACT === '1';
+  const compacted = () => {
+    setFlagsFromString('--compact-on-every-full-gc');
+    globalThis.gc?.();
+    setFlagsFromString('--no-compact-on-every-full-gc');
+    const { rss, heapUsed, heapTotal, rssAnon } = measure();
+    return { rss, heapUsed, heapTotal, rssAnon };
+  };
   process.on('SIGUSR2', () => {
     globalThis.gc?.();
-    write(true);
+    // The plain collection's figures, then (with WARREN_SOAK_COMPACT) the compacted ones.
+    const usage = measure();
+    write(true, usage, compact ? { afterCompaction: compacted() } : {});
     // After the sample, so the snapshot's own memory is not in it.
     if (snapshots) writeHeapSnapshot(join(snapshots, `warren-${process.pid}-${Date.now()}.heapsnapshot`));
   });

@@ -42,6 +42,10 @@ interface Sample {
   heapTotal: number;
   external: number;
   arrayBuffers: number;
+  /** Anonymous resident pages (Linux): the heaps; the rest of rss is the binary and libraries. */
+  rssAnon?: number;
+  /** The same after a collection that compacts every old-space page (soak-probe.mjs). */
+  afterCompaction?: { rss: number; heapUsed: number; heapTotal: number };
   spaces?: Record<string, { size: number; used: number }>;
 }
 
@@ -51,7 +55,11 @@ const probe = join(dir, 'probe.jsonl');
 const apiKey = initWarren(db);
 const server = await serveWarren(db, {
   nodeArgs: ['--expose-gc', '--import', join(import.meta.dirname, 'soak-probe.mjs')],
-  env: { WARREN_SOAK_PROBE: probe, ...(flags.snapshots ? { WARREN_SOAK_SNAPSHOTS: flags.snapshots } : {}) },
+  env: {
+    WARREN_SOAK_PROBE: probe,
+    WARREN_SOAK_COMPACT: '1',
+    ...(flags.snapshots ? { WARREN_SOAK_SNAPSHOTS: flags.snapshots } : {}),
+  },
 });
 const sims: TailscaleSimulation[] = [];
 
@@ -102,7 +110,8 @@ try {
   process.stdout.write(`Tailscale-protocol devices on one instance (SQLite), memory after a full collection\n`);
   process.stdout.write(
     `  ${'devices'.padStart(8)} ${'RSS/dev'.padStart(10)} ${'heap/dev'.padStart(10)} ${'buffers/dev'.padStart(11)}` +
-      ` ${'V8 heap/dev'.padStart(11)} ${'native/dev'.padStart(10)} ${'other/dev'.padStart(10)}\n`,
+      ` ${'V8 heap/dev'.padStart(11)} ${'native/dev'.padStart(10)} ${'other/dev'.padStart(10)} ${'anon/dev'.padStart(10)}` +
+      ` ${'compacted: RSS/dev'.padStart(18)} ${'V8 heap/dev'.padStart(11)}\n`,
   );
   let connected = 0;
   let last = before;
@@ -122,15 +131,19 @@ try {
     // The peers' own arrival (deltas to earlier devices) and presence settle first.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const now = await collected();
-    type Figure = Exclude<keyof Sample, 'spaces'>;
-    const grown = (k: Figure) => (now[k] - before[k]) / connected;
+    type Figure = Exclude<keyof Sample, 'spaces' | 'afterCompaction'>;
+    const grown = (k: Figure) => ((now[k] ?? 0) - (before[k] ?? 0)) / connected;
     const per = (k: Figure) => kB(grown(k));
+    // After compacting every page, measured from the compacted sample before the fleet.
+    const compactedGrowth = (k: 'rss' | 'heapTotal') =>
+      ((now.afterCompaction?.[k] ?? 0) - (before.afterCompaction?.[k] ?? 0)) / connected;
     // What V8 knows of (its heap's pages, the native memory reported to it) and the rest of
     // the resident growth: nghttp2's sessions, the C allocator's slack, native objects.
     const other = grown('rss') - grown('heapTotal') - grown('external');
     process.stdout.write(
       `  ${String(connected).padStart(8)} ${per('rss')} ${per('heapUsed')} ${per('arrayBuffers').padStart(11)}` +
-        ` ${per('heapTotal').padStart(11)} ${per('external')} ${kB(other)}\n`,
+        ` ${per('heapTotal').padStart(11)} ${per('external')} ${kB(other)} ${per('rssAnon')}` +
+        ` ${kB(compactedGrowth('rss')).padStart(18)} ${kB(compactedGrowth('heapTotal')).padStart(11)}\n`,
     );
     last = now;
   }
