@@ -55,7 +55,9 @@ export class NoiseConn extends Duplex {
     carrier.on('end', () => this.push(null));
     carrier.on('close', () => this.destroy());
     carrier.on('error', (error) => this.destroy(error));
-    if (leftover && leftover.length > 0) queueMicrotask(() => this.receive(leftover));
+    // Bound rather than closed over: an arrow here would put `leftover` in the context the
+    // listeners above share, and keep it for as long as the connection lasts.
+    if (leftover && leftover.length > 0) queueMicrotask(this.receive.bind(this, leftover));
   }
 
   /** Encrypts plaintext into records of at most MAX_RECORD bytes, as one buffer. */

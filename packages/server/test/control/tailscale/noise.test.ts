@@ -6,8 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { MAX_PLAINTEXT, NoiseConn } from '../../../src/control/tailscale/noise-conn.js';
+import { type Carrier, MAX_PLAINTEXT, NoiseConn } from '../../../src/control/tailscale/noise-conn.js';
 import { x25519Generate, x25519Private } from '../../../src/control/tailscale/noise-crypto.js';
 import { errorFrame, HandshakeError, initiate, respond } from '../../../src/control/tailscale/noise-handshake.js';
 
@@ -72,6 +74,14 @@ describe('Noise IK handshake', () => {
   });
 });
 
+/** A carrier that writes to `out` and reads what arrives on `from`. */
+const carrier = (out: PassThrough, from: PassThrough): Carrier => ({
+  write: (c, cb) => out.write(c, cb),
+  end: () => out.end(),
+  destroy: () => out.destroy(),
+  on: from.on.bind(from) as never,
+});
+
 function connectedPair() {
   const server = x25519Generate();
   const client = initiate(x25519Generate(), server.publicKey, 142);
@@ -80,24 +90,8 @@ function connectedPair() {
   const toClient = new PassThrough();
   const wire: Buffer[] = [];
   toServer.on('data', (c: Buffer) => wire.push(c));
-  const serverConn = new NoiseConn(
-    {
-      write: (c, cb) => toClient.write(c, cb),
-      end: () => toClient.end(),
-      destroy: () => toClient.destroy(),
-      on: toServer.on.bind(toServer) as never,
-    },
-    answer.session,
-  );
-  const clientConn = new NoiseConn(
-    {
-      write: (c, cb) => toServer.write(c, cb),
-      end: () => toServer.end(),
-      destroy: () => toServer.destroy(),
-      on: toClient.on.bind(toClient) as never,
-    },
-    client.finish(answer.response),
-  );
+  const serverConn = new NoiseConn(carrier(toClient, toServer), answer.session);
+  const clientConn = new NoiseConn(carrier(toServer, toClient), client.finish(answer.response));
   return { serverConn, clientConn, wire, toServer, session: answer.session };
 }
 
@@ -113,7 +107,50 @@ const readN = (conn: NoiseConn, n: number) =>
     conn.on('error', reject);
   });
 
+/** V8's full collection, without starting the test process with --expose-gc. */
+function collector(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
 describe('Noise records', () => {
+  it('does not keep the bytes read past the handshake once it has taken them in', async () => {
+    // They come with the upgrade request (the client's first records); a connection lasts as
+    // long as its device is connected, so keeping them cost a buffer per connected device.
+    const gc = collector();
+    const server = x25519Generate();
+    const client = initiate(x25519Generate(), server.publicKey, 142);
+    const answer = respond(server, client.initiation);
+    const sealed: Buffer[] = [];
+    const clientConn = new NoiseConn(
+      {
+        write: (c, cb) => {
+          sealed.push(c);
+          cb();
+        },
+        end: () => {},
+        destroy: () => {},
+        on: () => undefined,
+      },
+      client.finish(answer.response),
+    );
+    clientConn.write(Buffer.from('first request'));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Its own allocation, as the upgrade's head is, not a slice of a shared pool.
+    let leftover: Buffer | undefined = Buffer.alloc(Buffer.concat(sealed).length);
+    Buffer.concat(sealed).copy(leftover);
+    const held = new WeakRef(leftover);
+    const socket = new PassThrough();
+    const serverConn = new NoiseConn(carrier(socket, socket), answer.session, leftover);
+    leftover = undefined;
+    expect((await readN(serverConn, 13)).toString()).toBe('first request');
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    // Still open and listening to its carrier, and no longer holding the bytes.
+    expect(serverConn.destroyed).toBe(false);
+    expect(held.deref()).toBeUndefined();
+  });
+
   it('a connection keeps its transport keys and nothing else of the handshake', () => {
     // It lasts as long as its device is connected: what it keeps is held once per device.
     const { serverConn, session } = connectedPair();
