@@ -14,6 +14,18 @@ import type { Db } from '../storage/database.js';
 
 const FLUSH_DELAY_MS = 50;
 const FLUSH_BATCH = 500;
+/**
+ * An API key's `uses` and `lastUsed` are written at most once per this interval per key and
+ * server (docs/API.md: they trail its calls by up to a minute). Their write moves the network's
+ * read stamp (migration 033); written with every batch, a busy key would move it 20 times a
+ * second and nothing kept per stamp would be served twice.
+ */
+const KEY_USE_INTERVAL_MS = 60_000;
+
+interface KeyUse {
+  at: number;
+  count: number;
+}
 
 export interface ChangeRecord {
   action: string;
@@ -79,7 +91,10 @@ export function auditRow(
 
 export class AuditLog implements AuditQueue {
   private queue: AuditRow[] = [];
-  private keyUse = new Map<string, { at: number; count: number }>();
+  /** Uses not written yet, per key: those of a key written less than an interval ago wait. */
+  private keyUse = new Map<string, KeyUse>();
+  /** Keys whose uses were written less than an interval ago, each with the timer that ends it. */
+  private keysWritten = new Map<string, NodeJS.Timeout>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   /** The write that follows the one in flight, shared by every caller of `settled()` meanwhile. */
@@ -92,14 +107,35 @@ export class AuditLog implements AuditQueue {
     this.schedule();
   }
 
-  /** API keys' `uses` and `lastUsed` are counted here and written with the next batch. */
+  /**
+   * API keys' `uses` and `lastUsed` are counted here and written with the next batch, or, for a
+   * key written less than an interval ago, with the first batch after the interval ends.
+   */
   noteKeyUse(keyId: string, at: number): void {
     const seen = this.keyUse.get(keyId);
     if (seen) {
       seen.at = at;
       seen.count++;
     } else this.keyUse.set(keyId, { at, count: 1 });
-    this.schedule();
+    if (!this.keysWritten.has(keyId)) this.schedule();
+  }
+
+  /** The uses to write now (every one, on close), leaving those of keys written too recently. */
+  private dueKeyUses(all: boolean): Map<string, KeyUse> {
+    const due = new Map<string, KeyUse>();
+    for (const [keyId, use] of this.keyUse) {
+      if (!all && this.keysWritten.has(keyId)) continue;
+      due.set(keyId, use);
+      this.keyUse.delete(keyId);
+      if (all) continue;
+      const timer = setTimeout(() => {
+        this.keysWritten.delete(keyId);
+        if (this.keyUse.has(keyId)) this.schedule();
+      }, KEY_USE_INTERVAL_MS);
+      timer.unref();
+      this.keysWritten.set(keyId, timer);
+    }
+    return due;
   }
 
   private schedule(): void {
@@ -107,14 +143,16 @@ export class AuditLog implements AuditQueue {
     else this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
   }
 
-  /** Writes everything queued so far; resolves when it is committed. */
-  flush(): Promise<void> {
+  /**
+   * Writes every entry queued so far and the key uses that are due (all of them when `all`);
+   * resolves when it is committed.
+   */
+  flush(all = false): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const rows = this.queue;
-    const uses = this.keyUse;
+    const uses = this.dueKeyUses(all);
     this.queue = [];
-    this.keyUse = new Map();
     this.flushing = this.flushing.then(() => this.write(rows, uses));
     return this.flushing;
   }
@@ -126,7 +164,7 @@ export class AuditLog implements AuditQueue {
    * entries queued since the last one, the reads queued behind as many small transactions.
    */
   settled(): Promise<void> {
-    if (this.queue.length === 0 && this.keyUse.size === 0) return this.flushing;
+    if (this.queue.length === 0) return this.flushing;
     this.nextWrite ??= this.flushing.then(() => {
       this.nextWrite = undefined;
       return this.flush();
@@ -140,7 +178,7 @@ export class AuditLog implements AuditQueue {
    * rows could deadlock with it. The key counters are written first, in key order so that two
    * instances flushing at once lock the same rows in the same order.
    */
-  private async write(rows: AuditRow[], uses: Map<string, { at: number; count: number }>): Promise<void> {
+  private async write(rows: AuditRow[], uses: Map<string, KeyUse>): Promise<void> {
     if (uses.size) await this.guarded(() => this.writeKeyUses(uses));
     if (rows.length) await this.guarded(() => this.db.transaction().execute((trx) => insertAuditEntries(trx, rows)));
   }
@@ -151,7 +189,7 @@ export class AuditLog implements AuditQueue {
    * holding it while updating key rows could deadlock with it. Key order makes two instances
    * flushing at once lock the same rows in the same order.
    */
-  private async writeKeyUses(uses: Map<string, { at: number; count: number }>): Promise<void> {
+  private async writeKeyUses(uses: Map<string, KeyUse>): Promise<void> {
     const ordered = [...uses].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     await this.db.transaction().execute(async (trx) => {
       for (const [keyId, use] of ordered) await addKeyUses(trx, keyId, use);
@@ -170,6 +208,8 @@ export class AuditLog implements AuditQueue {
   onError?: (error: unknown) => void;
 
   async close(): Promise<void> {
-    await this.flush();
+    for (const timer of this.keysWritten.values()) clearTimeout(timer);
+    this.keysWritten.clear();
+    await this.flush(true);
   }
 }

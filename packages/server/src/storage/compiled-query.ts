@@ -212,9 +212,9 @@ async function run<R>(db: Db, template: Template, values: unknown[]): Promise<R[
 export function compiledShapes<O, P extends Params, R>(
   shape: (options: O) => string,
   build: (options: O) => (db: Db, params: P) => Compilable<R>,
-  kept: { window?: ClockWindow<R> } = {},
-): (options: O) => (db: Db, params: P) => Promise<R[]> {
-  const queries = new Map<string, (db: Db, params: P) => Promise<R[]>>();
+  kept: Options<P, R> = {},
+): (options: O) => (db: Db, params: P, stamp?: ReadStamp) => Promise<R[]> {
+  const queries = new Map<string, (db: Db, params: P, stamp?: ReadStamp) => Promise<R[]>>();
   return (options) => {
     const key = shape(options);
     let query = queries.get(key);

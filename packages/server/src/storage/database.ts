@@ -39,6 +39,7 @@ import * as deviceListStamps from './migrations/029_device_list_stamps.js';
 import * as deviceListStampsOnce from './migrations/030_device_list_stamps_once.js';
 import * as networkNamesInDeviceRecords from './migrations/031_network_names_in_device_records.js';
 import * as readStamps from './migrations/032_read_stamps.js';
+import * as readStampsKeysUsers from './migrations/033_read_stamps_keys_users.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -83,6 +84,7 @@ const MIGRATIONS = {
   '030_device_list_stamps_once': deviceListStampsOnce,
   '031_network_names_in_device_records': networkNamesInDeviceRecords,
   '032_read_stamps': readStamps,
+  '033_read_stamps_keys_users': readStampsKeysUsers,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

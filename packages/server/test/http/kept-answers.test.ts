@@ -8,7 +8,7 @@
  * written to the database by something other than the API.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthKey, enroll, startWithAuthKey } from '../devices/helpers.js';
+import { createAuthKey, enroll, heartbeat, startWithAuthKey } from '../devices/helpers.js';
 import { json, type SecondInstance, secondInstance, type TestServer } from '../harness.js';
 
 describe('answers kept until the next commit', () => {
@@ -143,6 +143,71 @@ describe('answers kept until the next commit', () => {
       },
       (body) => expect(body.keys.map((key: { id: string }) => key.id)).not.toContain(other),
       (body) => expect(body.keys.map((key: { id: string }) => key.id)).toContain(other),
+    );
+  });
+
+  it('keys changed outside the API, and by their own use', async () => {
+    const created = await json(await call('POST', '/v1/keys', { type: 'api', name: 'used', scopes: ['read'] }));
+    const keys = () => server.database.storage.db.updateTable('keys').where('id', '=', created.id);
+    await around(
+      `/v1/keys/${created.id}`,
+      () => keys().set({ description: 'by hand' }).execute(),
+      (key) => expect(key.description).toBe(''),
+      (key) => expect(key.description).toBe('by hand'),
+    );
+    await around(
+      '/v1/keys',
+      () => keys().set({ description: 'by hand again' }).execute(),
+      (body) => expect(JSON.stringify(body)).not.toContain('by hand again'),
+      (body) => expect(JSON.stringify(body)).toContain('by hand again'),
+    );
+    await around(
+      '/api/v2/tailnet/-/keys',
+      () => keys().set({ revoked_at: server.clock.now() }).execute(),
+      (body) => expect(ids(body.keys)).toContain(created.id),
+      (body) => expect(ids(body.keys)).not.toContain(created.id),
+    );
+    // A key's first use is written with the audit log's next batch, whichever instance served it.
+    const other = await json(await call('POST', '/v1/keys', { type: 'api', name: 'user', scopes: ['read'] }));
+    await around(
+      `/v1/keys/${other.id}`,
+      async () => {
+        expect((await server.call('GET', '/v1/network', { key: other.key })).status).toBe(200);
+        await server.app.ctx.audit.flush();
+      },
+      (key) => expect(key).toMatchObject({ uses: 0, lastUsed: null }),
+      (key) => expect(key).toMatchObject({ uses: 1, lastUsed: expect.any(String) }),
+    );
+  });
+
+  it("users changed outside the API, and by their devices' heartbeats", async () => {
+    const users = () => server.database.storage.db.updateTable('users');
+    await around(
+      '/v1/users',
+      () => users().set({ display_name: 'Set by hand' }).where('role', '=', 'owner').execute(),
+      (body) => expect(JSON.stringify(body)).not.toContain('Set by hand'),
+      (body) => expect(JSON.stringify(body)).toContain('Set by hand'),
+    );
+    // The owner's device: a heartbeat in a later minute moves the owner's last sighting.
+    const { device, nodeToken } = await enroll(server, authKey);
+    const owner = device.user.id;
+    const seen = (body: { users: { id: string; lastSeen: string }[] }) =>
+      body.users.find((user) => user.id === owner)!.lastSeen;
+    const [before] = await read('/v1/users');
+    await around(
+      '/v1/users',
+      async () => {
+        server.clock.advance(61_000);
+        expect((await heartbeat(server, nodeToken)).status).toBe(200);
+      },
+      (body) => expect(seen(body)).toBe(seen(before)),
+      (body) => expect(Date.parse(seen(body))).toBe(server.clock.now()),
+    );
+    await around(
+      `/api/v2/users/${owner}`,
+      () => users().set({ display_name: 'Set by hand again' }).where('id', '=', owner).execute(),
+      (user) => expect(JSON.stringify(user)).not.toContain('Set by hand again'),
+      (user) => expect(JSON.stringify(user)).toContain('Set by hand again'),
     );
   });
 

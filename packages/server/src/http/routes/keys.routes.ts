@@ -31,7 +31,8 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const now = ctx.clock.now();
-      const rows = await listKeys(ctx.db, request.principal!.networkId, now, request.query);
+      const { networkId, readStamp } = request.principal!;
+      const rows = await listKeys(ctx.db, networkId, now, request.query, readStamp);
       return presentKeyList([rows], now);
     },
   );
@@ -63,7 +64,7 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
         [404],
       ),
     },
-    async (request) => getKey(ctx, request.principal!.networkId, request.params.id),
+    async (request) => getKey(ctx, request.principal!.networkId, request.params.id, request.principal!.readStamp),
   );
 
   app.delete<{ Params: { id: string } }>(

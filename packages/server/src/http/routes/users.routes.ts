@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
-import { presentUser } from '../../modules/users/users.presenter.js';
+import { presentUserList } from '../../modules/users/users.presenter.js';
 import { listUsers } from '../../modules/users/users.repository.js';
 import { createUser, deleteUser, type UserChange, updateUser } from '../../modules/users/users.service.js';
 
@@ -37,8 +37,9 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       // The schema has already refused anything but the six roles (400 invalid_request).
-      const rows = await listUsers(ctx.db, request.principal!.networkId, request.query.role);
-      return { users: rows.map(presentUser) };
+      const { networkId, readStamp } = request.principal!;
+      const rows = await listUsers(ctx.db, networkId, request.query.role, readStamp);
+      return presentUserList([rows], ctx.clock.now());
     },
   );
 

@@ -200,7 +200,9 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
       // As Tailscale: the keys that work; `all=true` adds the expired, revoked and spent ones.
       const all = request.query.all === 'true';
       const [rows, clients] = await Promise.all([
-        mayRead(request, 'auth_keys') ? listKeys(ctx.db, networkId, now, all ? {} : { state: 'valid' }) : NONE,
+        mayRead(request, 'auth_keys')
+          ? listKeys(ctx.db, networkId, now, all ? {} : { state: 'valid' }, request.principal!.readStamp)
+          : NONE,
         mayRead(request, 'oauth_keys') ? listClients(ctx.db, networkId, all) : NONE,
       ]);
       return presentKeysAndClients([rows, clients], now);
@@ -253,7 +255,7 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
   const keyOrClient = async (request: FastifyRequest<{ Params: { tailnet: string; id: string } }>) => {
     const networkId = tailnetOf(request);
     const { id } = request.params;
-    const row = await findKey(ctx.db, networkId, id);
+    const row = await findKey(ctx.db, networkId, id, request.principal!.readStamp);
     if (row) return { key: presentKey(row, ctx.clock.now()) } as const;
     const client = await getOAuthClient(ctx, networkId, id);
     if (client) return { client } as const;

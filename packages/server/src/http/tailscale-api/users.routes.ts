@@ -46,7 +46,7 @@ export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
         throw invalidRequest(`role must be one of ${ROLES.join(', ')}`);
       }
       if (type === 'shared') return { users: [] };
-      const rows = await listUsers(ctx.db, networkId, role);
+      const rows = await listUsers(ctx.db, networkId, role, request.principal!.readStamp);
       const connected = await connectedUsers(ctx.db, networkId, rows, ctx.clock.now());
       return { users: rows.map((row) => presentTailscaleUser(presentUser(row), networkId, connected.has(row.id))) };
     },
@@ -54,7 +54,7 @@ export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: { id: string } }>('/users/:id', { config, schema: hide }, async (request) => {
     const networkId = request.principal!.networkId;
-    const row = await findUser(ctx.db, networkId, request.params.id);
+    const row = await findUser(ctx.db, networkId, request.params.id, request.principal!.readStamp);
     if (!row) throw notFound(`user ${request.params.id} does not exist`);
     const connected = await isUserConnected(ctx.db, networkId, row, ctx.clock.now());
     return presentTailscaleUser(presentUser(row), networkId, connected);

@@ -2,7 +2,7 @@
 import type { KeyState } from '@warren/contract';
 import type { Insertable, Selectable } from 'kysely';
 import { keptDerivation } from '../../lib/kept.js';
-import { compiledQuery, compiledShapes } from '../../storage/compiled-query.js';
+import { compiledQuery, compiledShapes, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { KeysTable } from '../../storage/schema.js';
 
@@ -10,13 +10,19 @@ export async function insertKey(db: Db, row: Insertable<KeysTable>): Promise<voi
   await db.insertInto('keys').values(row).execute();
 }
 
-/** A key by id, built once: `GET /v1/keys/{id}` and `/api/v2`'s read it on every call. */
-const keyById = compiledQuery((db, p: { networkId: string; id: string }) =>
-  db.selectFrom('keys').selectAll().where('network_id', '=', p.networkId).where('id', '=', p.id),
+/**
+ * A key by id, built once: `GET /v1/keys/{id}` and `/api/v2`'s read it on every call. Keys move
+ * their network's read stamp (migration 033), so on PostgreSQL a call bringing the stamp is
+ * answered from what was kept at it.
+ */
+const keyById = compiledQuery(
+  (db, p: { networkId: string; id: string }) =>
+    db.selectFrom('keys').selectAll().where('network_id', '=', p.networkId).where('id', '=', p.id),
+  { stampedBy: 'networkId' },
 );
 
-export async function findKey(db: Db, networkId: string, id: string) {
-  return (await keyById(db, { networkId, id }))[0];
+export async function findKey(db: Db, networkId: string, id: string, stamp?: ReadStamp) {
+  return (await keyById(db, { networkId, id }, stamp))[0];
 }
 
 /**
@@ -54,6 +60,7 @@ const keysOf = compiledShapes(
     }
     return query.orderBy('created_at').orderBy('id');
   },
+  { stampedBy: 'networkId' },
 );
 
 /**
@@ -79,15 +86,16 @@ export async function listKeys(
   networkId: string,
   now: number,
   filter: { type?: string; state?: KeyState },
+  stamp?: ReadStamp,
 ): Promise<readonly KeyRow[]> {
   const params: Record<string, string | number> = { networkId };
   if (filter.type) params.type = filter.type;
   const { state } = filter;
-  if (state !== 'expired' && state !== 'valid') return keysOf(filter)(db, params);
+  if (state !== 'expired' && state !== 'valid') return keysOf(filter)(db, params, stamp);
   const minute = now - (now % BOUND_MS);
   // Valid: expiring after the minute began (a superset); expired: by the minute's end (likewise).
   params.now = state === 'valid' ? minute : minute + BOUND_MS;
-  return asOf[state]([await keysOf(filter)(db, params)], now);
+  return asOf[state]([await keysOf(filter)(db, params, stamp)], now);
 }
 
 export async function revokeKey(db: Db, networkId: string, id: string, now: number): Promise<void> {

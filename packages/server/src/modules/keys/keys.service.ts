@@ -26,6 +26,7 @@ import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { listText, parseList } from '../../lib/json.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
+import type { ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { checkTags, requireOwnedTags } from '../acl/tags.js';
 import { findUserId } from '../users/users.repository.js';
@@ -206,8 +207,8 @@ export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRe
   });
 }
 
-export async function getKey(ctx: AppContext, networkId: string, id: string): Promise<KeyBody> {
-  const row = await findKey(ctx.db, networkId, id);
+export async function getKey(ctx: AppContext, networkId: string, id: string, stamp?: ReadStamp): Promise<KeyBody> {
+  const row = await findKey(ctx.db, networkId, id, stamp);
   if (!row) throw notFound(`key ${id} does not exist`);
   return presentKeptKey([row], ctx.clock.now());
 }

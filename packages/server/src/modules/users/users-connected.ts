@@ -3,9 +3,9 @@
  * user's row where it can be, and by at most one small query where it cannot.
  *
  * The user's row keeps the number of their devices and their latest sighting (migration 026):
- * `devices_seen_at` is written whenever one of their devices' heartbeats enters a new minute,
- * so the newest heartbeat of any of their devices falls in `devices_seen_at`'s minute or an
- * earlier one. A user with no device, or whose kept sighting's minute ended before the online
+ * `devices_seen_at` is written whenever one of their devices' heartbeats enters a new minute of
+ * the device's (and, on PostgreSQL, of the user's: migration 033), so the newest heartbeat of any
+ * of their devices falls in `devices_seen_at`'s minute or an earlier one. A user with no device, or whose kept sighting's minute ended before the online
  * window began, has no device online, and nothing else is read. Otherwise the rule itself
  * (online.ts) is asked of that user's devices, stopping at the first online one: the kept
  * sighting trails by up to a minute and says nothing of a disconnect, so it cannot decide alone.

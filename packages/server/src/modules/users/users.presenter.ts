@@ -1,5 +1,6 @@
 /** Rows → API JSON: the allow-list of what leaves the server about a user. */
 import type { Role, UserBody } from '@warren/contract';
+import { keptDerivation } from '../../lib/kept.js';
 import { iso, isoOrNull } from '../../lib/time.js';
 import type { UserRow } from './users.repository.js';
 
@@ -16,3 +17,12 @@ export function presentUser(row: NonNullable<UserRow>): UserBody {
     deviceCount: Number(row.device_count),
   };
 }
+
+/**
+ * `GET /v1/users`'s body, presented once per kept answer (lib/kept.ts): nothing a user shows
+ * follows the clock.
+ */
+export const presentUserList = keptDerivation(([rows]: readonly [readonly NonNullable<UserRow>[]]) => ({
+  value: { users: rows.map(presentUser) },
+  until: Number.POSITIVE_INFINITY,
+}));

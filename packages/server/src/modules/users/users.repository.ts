@@ -1,6 +1,6 @@
 /** SQL of users. Device counts and last-seen are columns of the user's row, kept by triggers. */
 import type { Insertable } from 'kysely';
-import { compiledQuery, compiledShapes } from '../../storage/compiled-query.js';
+import { compiledQuery, compiledShapes, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { UsersTable } from '../../storage/schema.js';
 
@@ -34,23 +34,29 @@ export function listUsersQuery(db: Db, networkId: string, role?: string) {
   return query.orderBy('users.created_at').orderBy('users.id');
 }
 
-/** The user list, built once with and once without a role (storage/compiled-query.ts). */
+/**
+ * The user list, built once with and once without a role (storage/compiled-query.ts). Users
+ * move their network's read stamp (migration 033), so on PostgreSQL a call bringing the stamp
+ * is answered from what was kept at it.
+ */
 const usersOf = compiledShapes(
   (role: boolean) => (role ? 'role' : 'all'),
   (role) => (db, p: Record<string, string>) => listUsersQuery(db, p.networkId as string, role ? p.role : undefined),
+  { stampedBy: 'networkId' },
 );
 
-export async function listUsers(db: Db, networkId: string, role?: string) {
-  return role ? usersOf(true)(db, { networkId, role }) : usersOf(false)(db, { networkId });
+export async function listUsers(db: Db, networkId: string, role?: string, stamp?: ReadStamp) {
+  return role ? usersOf(true)(db, { networkId, role }, stamp) : usersOf(false)(db, { networkId }, stamp);
 }
 
-const userById = compiledQuery((db, p: { networkId: string; id: string }) =>
-  usersWithDevices(db, p.networkId).where('users.id', '=', p.id),
+const userById = compiledQuery(
+  (db, p: { networkId: string; id: string }) => usersWithDevices(db, p.networkId).where('users.id', '=', p.id),
+  { stampedBy: 'networkId' },
 );
 
 /** One user of the network with what they show of their devices (built once). */
-export async function findUser(db: Db, networkId: string, id: string) {
-  return (await userById(db, { networkId, id }))[0];
+export async function findUser(db: Db, networkId: string, id: string, stamp?: ReadStamp) {
+  return (await userById(db, { networkId, id }, stamp))[0];
 }
 
 /** A user by id or login name (auth keys and device filters accept either). */

@@ -22,7 +22,7 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
 /** Table → the column naming its network, and the columns that change without being shown. */
-const WATCHED: Record<string, { network: string; unseen: string[] }> = {
+export const WATCHED: Readonly<Record<string, { network: string; unseen: string[] }>> = {
   networks: {
     network: 'id',
     unseen: ['next_addr_index', 'netmap_epoch', 'presence_epoch', 'device_change_seq', 'device_removals'],
