@@ -75,6 +75,7 @@ const state: MapState = {
   domain,
   flowLogDomain: '',
   shape: '',
+  loginExpiresAt: null,
 };
 const json = Buffer.from(fullResponse(state, 1, new Date(now)));
 const started = process.hrtime.bigint();

@@ -31,7 +31,7 @@ interface FilterInputs {
 }
 
 /** A peer as the map shows it: its addresses, what goes in its allowedIPs, and its presence. */
-interface MapPeer {
+export interface MapPeer {
   id: string;
   online: boolean;
   addresses: readonly string[];
@@ -59,18 +59,20 @@ export interface MapInputs {
   filter: FilterInputs;
 }
 
+/** What a device's map is made of besides the rows: all the shared view holds. */
+export type ViewOnlyInputs = Omit<MapInputs, 'rows'>;
+
 /**
  * From the network view every stream of the change shares (shared-view.ts): its peers as the
- * peer map lists them, their presence from the snapshot, the routes from the primaries, the rows
- * from the round; nothing read per device, and no native netmap written and parsed back.
- * Undefined when the view does not hold the device (it is outside netmaps, or raced a
- * re-enrolment) or its login expired by the clock: the native netmap decides those.
+ * peer map lists them, their presence from the snapshot, the routes from the primaries; nothing
+ * read per device. Undefined when the view does not hold the device (it is outside netmaps, or
+ * raced a re-enrolment).
  */
-export async function fromSharedView(
+export async function viewOnlyInputs(
   control: RoundOwner,
   self: DeviceOf,
   head?: NetmapHead,
-): Promise<MapInputs | undefined> {
+): Promise<ViewOnlyInputs | undefined> {
   const { ctx } = control;
   const shared = await sharedView(ctx, self.network_id, head);
   const slot = shared?.view.index.get(self.id);
@@ -85,21 +87,35 @@ export async function fromSharedView(
     const { addresses } = view.policyDeviceAt(at);
     peers.push({ id: peer.id, online: presence.online.has(peer.id), addresses, allowedIPs: peer.allowedIPs });
   }
-  const rows = await round.nodeRows([self.id, ...peers.map((p) => p.id)]);
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const row = byId.get(self.id);
-  if (row && isIsolated(row, ctx.clock.now())) return undefined;
   slots.sort((a, b) => a - b);
   const me = view.policyDeviceAt(slot);
   return {
     round,
-    rows: byId,
     peers,
     addresses: me.addresses,
     primaryRoutes: primaries.byDevice.get(self.id) ?? [],
     routes: primaries.served.get(self.id) ?? [],
     filter: { policy: view.compiledPolicy, users: view.users, devices: slots.map((i) => view.policyDeviceAt(i)) },
   };
+}
+
+/**
+ * The view's inputs (viewOnlyInputs) with the rows of the device and its peers, read by the round;
+ * no native netmap written and parsed back. Undefined when the view does not hold the device
+ * or its login expired by the clock: the native netmap decides those.
+ */
+export async function fromSharedView(
+  control: RoundOwner,
+  self: DeviceOf,
+  head?: NetmapHead,
+): Promise<MapInputs | undefined> {
+  const inputs = await viewOnlyInputs(control, self, head);
+  if (!inputs) return undefined;
+  const rows = await inputs.round.nodeRows([self.id, ...inputs.peers.map((p) => p.id)]);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const row = byId.get(self.id);
+  if (row && isIsolated(row, control.ctx.clock.now())) return undefined;
+  return { ...inputs, rows: byId };
 }
 
 /**

@@ -35,6 +35,9 @@ export interface ProfileText extends SentText {
 /** Rows read by one query at most (bound parameters stay well under SQLite's limit). */
 const ROWS_PER_READ = 500;
 
+/** Device rows read by rounds in this process (for figures, and tests that a filter alone reads none). */
+export const roundRowReads = { rows: 0 };
+
 export class MapRound {
   private network: Promise<MapNetwork> | undefined;
   private readonly rows = new Map<string, Promise<NodeRow | undefined>>();
@@ -116,6 +119,7 @@ export class MapRound {
     const ids = [...wanted.keys()];
     for (let at = 0; at < ids.length; at += ROWS_PER_READ) {
       const chunk = ids.slice(at, at + ROWS_PER_READ);
+      roundRowReads.rows += chunk.length;
       nodesByIds(this.ctx.db, this.networkId, chunk).then(
         (rows) => {
           const byId = new Map(rows.map((row) => [row.id, row]));

@@ -13,7 +13,7 @@ import type { NetmapHead } from '../../modules/netmap/netmap.repository.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
 import { type FilterRule, packetFilter } from '../../policy/index.js';
 import { flowLogIds } from './flow-log-ids.js';
-import { fromNetmap, fromSharedView, type MapInputs } from './map-inputs.js';
+import { fromNetmap, fromSharedView, type MapPeer, type ViewOnlyInputs, viewOnlyInputs } from './map-inputs.js';
 import type { MapNetwork, ProfileText } from './map-round.js';
 import { hostPrefix, numericId, tailcfgNode } from './tailcfg.js';
 import type { NodeRow } from './tailscale.repository.js';
@@ -45,6 +45,8 @@ export interface MapState {
   flowLogDomain: string;
   /** Digest of what the map's shape is made of besides the rows (mapShape). */
   shape: string;
+  /** When the device's own login expires by the clock, as its row says; null: never. */
+  loginExpiresAt: number | null;
 }
 
 /**
@@ -54,6 +56,9 @@ export interface MapState {
  * moves since the map sent were policies' own, and presence held, the device's node, its
  * peers' nodes and their profiles are those sent, but for the fields nothing announces
  * (LastSeen of peers that are online), which the next change about their devices carries.
+ * Nor can the device's own row have changed: a new node key, a suspended user, an approval or
+ * a stored expiry move the epoch too. So such a build reads no row at all: only the clock can
+ * have cut the device off since (its login expiring), which the stream's map says when.
  */
 export interface FilterUpdate {
   filterOnly: true;
@@ -70,6 +75,12 @@ function mapShape(network: MapNetwork, ownPrimaries: readonly string[], peerKeys
   const { domain, dns, derp } = network;
   return digestOf(`${domain}\n${dns.digest}\n${derp.digest}\n${ownPrimaries.join(',')}\n${peerKeys.join('\n')}`);
 }
+
+/** How a peer is seen, as the map's shape and the round's node texts key it. */
+const peerKey = (peer: MapPeer, allowedIPs: readonly string[]) => `${peer.id} ${peer.online} ${allowedIPs.join(',')}`;
+
+/** What a stream keeps of its map that says whether a policy change can send the filter alone. */
+export type SentShape = Pick<MapState, 'shape' | 'loginExpiresAt'>;
 
 /** What a stream keeps of its device to build its map again: which device, under which keys. */
 export type NodeIdentity = Pick<NodeRow, 'id' | 'network_id' | 'node_key' | 'machine_key'>;
@@ -89,24 +100,28 @@ export async function mapState(
   head?: NetmapHead,
 ): Promise<MapState | undefined>;
 /**
- * `sentShape`: the shape of the map sent, when only policy changes were made since it was
- * (map-stream.ts policyMovesOnly): a map of the same shape is answered with its filter alone,
- * and its node, peers and profiles are not made again.
+ * `sent`: what the stream kept of the map sent, when only policy changes were made since it was
+ * (map-stream.ts, NetworkChange.policyOnly): a map of the same shape is answered with its
+ * filter alone (filterUpdate), and no row is read and no node, peer or profile made again.
  */
 export async function mapState(
   control: Control,
   self: NodeIdentity,
   sameNode: true,
   head: NetmapHead,
-  sentShape: string,
+  sent: SentShape,
 ): Promise<MapState | FilterUpdate | undefined>;
 export async function mapState(
   control: Control,
   self: NodeRow | NodeIdentity,
   sameNode = false,
   head?: NetmapHead,
-  sentShape?: string,
+  sent?: SentShape,
 ): Promise<MapState | FilterUpdate | undefined> {
+  if (sent) {
+    const update = await filterUpdate(control, self, head, sent);
+    if (update) return update;
+  }
   const { ctx } = control;
   const { networkId, id } = { networkId: self.network_id, id: self.id };
   const inputs = (await fromSharedView(control, self, head)) ?? (await fromNetmap(control, self));
@@ -130,11 +145,9 @@ export async function mapState(
   for (const peer of inputs.peers) {
     const allowedIPs = byId.has(peer.id) ? peer.allowedIPs.map(hostPrefix) : [];
     peerAllowedIPs.push(allowedIPs);
-    if (byId.has(peer.id)) peerKeys.push(`${peer.id} ${peer.online} ${allowedIPs.join(',')}`);
+    if (byId.has(peer.id)) peerKeys.push(peerKey(peer, allowedIPs));
   }
   const shape = mapShape(network, ownPrimaries, peerKeys);
-  // With flow logs on, the node carries ids read per device (flowLogIds): it is made again.
-  if (sentShape === shape && !network.flowLogs) return { filterOnly: true, packetFilter: filterOf(inputs, id) };
 
   const flowLogs = network.flowLogs ? await flowLogIds(ctx.db, networkId, id) : undefined;
   if (flowLogs && me.flow_log_id !== flowLogs.nodePublic) await storeFlowLogId(ctx.db, me, flowLogs.nodePublic);
@@ -191,11 +204,36 @@ export async function mapState(
     domain,
     flowLogDomain: flowLogs?.domain ?? '',
     shape,
+    loginExpiresAt: me.key_expiry_disabled ? null : me.expires_at,
   };
 }
 
+/**
+ * The filter alone (FilterUpdate) when the map built from the view at `head` has the shape of
+ * the one sent, from the view alone; undefined when it must be built whole: the shape moved,
+ * the device's login expired by the clock (its map is cut off), the view does not hold it, or
+ * the network logs flows (its node carries ids read per device, flowLogIds). A peer without a
+ * row (deleted after the view was read) counts in the shape here and not in a whole build:
+ * such a race builds whole, never the other way round.
+ */
+async function filterUpdate(
+  control: Control,
+  self: NodeIdentity,
+  head: NetmapHead | undefined,
+  sent: SentShape,
+): Promise<FilterUpdate | undefined> {
+  if (sent.loginExpiresAt !== null && sent.loginExpiresAt <= control.ctx.clock.now()) return undefined;
+  const inputs = await viewOnlyInputs(control, self, head);
+  if (!inputs) return undefined;
+  const network = await inputs.round.mapNetwork();
+  if (network.flowLogs) return undefined;
+  const peerKeys = inputs.peers.map((peer) => peerKey(peer, peer.allowedIPs.map(hostPrefix)));
+  if (mapShape(network, [...inputs.primaryRoutes], peerKeys) !== sent.shape) return undefined;
+  return { filterOnly: true, packetFilter: filterOf(inputs, self.id) };
+}
+
 /** The packet filter of device `id` as JSON, from its map's inputs. */
-function filterOf(inputs: MapInputs, id: string): string {
+function filterOf(inputs: ViewOnlyInputs, id: string): string {
   const { filter } = inputs;
   const viewer = filter.devices.find((d) => d.id === id);
   const rules: FilterRule[] = viewer

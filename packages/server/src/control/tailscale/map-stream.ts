@@ -200,7 +200,7 @@ class OpenMapStream {
       const policyOnly = !this.whole;
       this.whole = false;
       const next = policyOnly
-        ? await mapState(this.control, this.identity, true, change.head, this.sent.shape)
+        ? await mapState(this.control, this.identity, true, change.head, this.sent)
         : await mapState(this.control, this.identity, true, change.head);
       if (!next) return this.cutOff();
       let delta: string | undefined;

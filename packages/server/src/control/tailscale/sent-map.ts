@@ -25,6 +25,8 @@ export interface SentMap {
   flowLogDomain: string;
   /** Digest of the map's shape (map-state.ts mapShape): whether a policy change can send its filter alone. */
   shape: string;
+  /** When the device's login expires by the clock (null: never): a filter alone is sent only before. */
+  loginExpiresAt: number | null;
 }
 
 export function sentMap(state: MapState): SentMap {
@@ -43,5 +45,6 @@ export function sentMap(state: MapState): SentMap {
     domain: state.domain,
     flowLogDomain: state.flowLogDomain,
     shape: state.shape,
+    loginExpiresAt: state.loginExpiresAt,
   };
 }

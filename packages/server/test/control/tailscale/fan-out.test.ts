@@ -4,6 +4,7 @@
  * every stream of the network, and each stream still receives its own correct map.
  */
 import { describe, expect, it } from 'vitest';
+import { roundRowReads } from '../../../src/control/tailscale/map-round.js';
 import { filterOnlyBuilds } from '../../../src/control/tailscale/map-stream.js';
 import { ChangeFeed, type NetworkChange } from '../../../src/modules/netmap/change-feed.js';
 import { policyInputReads } from '../../../src/modules/netmap/policy-inputs.repository.js';
@@ -192,16 +193,18 @@ describe('a change fanned out to every map stream', () => {
     // A stream's first build after its full map is whole (map-stream.ts): this one is for that.
     await after(() => put(81));
     // The same peers, seen the same way: each stream is sent its new filter and nothing else,
-    // and made nothing else (its node, its peers' nodes and profiles are as they were).
+    // and made nothing else (its node, its peers' nodes and profiles are as they were), nor
+    // read any row to make it.
     const filterOnly = filterOnlyBuilds.count;
+    const rowsRead = roundRowReads.rows;
     for (const [i, sent] of (await after(() => put(443))).entries()) {
       expect(sent).toHaveLength(1);
       expect(Object.keys(sent[0]).sort()).toEqual(['PacketFilter', 'Seq']);
       const filter = sent[0].PacketFilter as Array<{ DstPorts: Array<{ Ports: { First: number } }> }>;
       expect(filter[0].DstPorts[0].Ports.First, `stream ${i}`).toBe(443);
     }
-
     expect(filterOnlyBuilds.count - filterOnly).toBe(streams.length);
+    expect(roundRowReads.rows - rowsRead).toBe(0);
 
     // Now a reaches b: each of a and b gains the other class as peers, with its filter.
     const gained = await after(() => put(443, true));
@@ -318,5 +321,82 @@ describe('a change fanned out to every map stream', () => {
     expect(last.PacketFilter).toEqual([]);
     expect(last.PeersRemoved).toContain(betaId);
     expect(beta.nodeKey).toBeDefined();
+  }, 60_000);
+  it('cuts off a device whose login expired by the clock rather than sending it a policy change’s filter', async () => {
+    const policy = (port: number) =>
+      `{ "acls": [{ "action": "accept", "src": ["autogroup:member"], "dst": ["autogroup:member:${port}"] }] }`;
+    const put = async (port: number) => {
+      const res = await t.server.call('PUT', '/v1/acl', { headers: { 'content-type': HUJSON }, raw: policy(port) });
+      expect(res.status, await res.text()).toBe(200);
+    };
+    await put(80);
+    const key = await t.authKey();
+    const alpha = await t.joined(key, 'alpha');
+    const open = (joined: typeof alpha) =>
+      joined.client.stream({ Version: 142, NodeKey: joined.nodeKey, Stream: true, Compress: 'zstd', Hostinfo: {} });
+    const alphaStream = open(alpha);
+    await alphaStream.next(1);
+    // Logins made from now on last half the online window (a minute).
+    expect((await t.server.call('PATCH', '/v1/network', { body: { nodeKeyExpiry: '30s' } })).status).toBe(200);
+    const beta = await t.joined(key, 'beta');
+    const betaStream = open(beta);
+    await betaStream.next(1);
+    await settled([alphaStream, betaStream]);
+    // A policy change while beta's login holds: the filter alone, to both.
+    let counts = [alphaStream.messages.length, betaStream.messages.length];
+    await put(443);
+    await alphaStream.next(counts[0] + 1);
+    await betaStream.next(counts[1] + 1);
+    await settled([alphaStream, betaStream]);
+    expect(Object.keys(betaStream.messages.at(-1)!).sort()).toEqual(['PacketFilter', 'Seq']);
+
+    // Beta's login expires by the clock (no sweep has stored it, so no epoch moved: peers still
+    // see it, both still online), and a policy change follows.
+    t.server.clock.advance(31_000);
+    counts = [alphaStream.messages.length, betaStream.messages.length];
+    await put(8443);
+    await betaStream.next(counts[1] + 1);
+    await settled([alphaStream, betaStream]);
+    const sent = betaStream.messages.slice(counts[1]);
+    // Beta is told its key expired and loses its peers; its filter lets no peer in.
+    const alphaNode = alphaStream.messages[0].Node as { ID: number; Addresses: string[] };
+    const last = sent.at(-1)!;
+    expect((last.Node as { Expired?: boolean } | undefined)?.Expired).toBe(true);
+    expect(sent.flatMap((m) => (m.PeersRemoved ?? []) as number[])).toContain(alphaNode.ID);
+    const sources = sent.flatMap((m) =>
+      ((m.PacketFilter ?? []) as Array<{ SrcIPs: string[] }>).flatMap((r) => r.SrcIPs),
+    );
+    for (const address of alphaNode.Addresses) expect(sources).not.toContain(address.replace(/\/\d+$/, ''));
+    // Alpha, whose login holds, gets the new filter (still with beta as a peer until the sweep).
+    const alphaFilter = alphaStream.messages.slice(counts[0]).findLast((m) => m.PacketFilter !== undefined)
+      ?.PacketFilter as Array<{
+      DstPorts: Array<{ Ports: { First: number } }>;
+    }>;
+    expect(alphaFilter[0].DstPorts[0].Ports.First).toBe(8443);
+  }, 60_000);
+
+  it('cuts off a stream whose node key was rotated just before a policy change', async () => {
+    const key = await t.authKey();
+    const alpha = await t.joined(key, 'alpha');
+    const beta = await t.joined(key, 'beta');
+    const open = (joined: typeof alpha) =>
+      joined.client.stream({ Version: 142, NodeKey: joined.nodeKey, Stream: true, Compress: 'zstd', Hostinfo: {} });
+    const alphaStream = open(alpha);
+    const betaStream = open(beta);
+    await alphaStream.next(1);
+    await betaStream.next(1);
+    await settled([alphaStream, betaStream]);
+    const rotated = await alpha.client.post('/machine/register', { NodeKey: nodeKey(), OldNodeKey: alpha.nodeKey });
+    expect(rotated.status).toBe(200);
+    const res = await t.server.call('PUT', '/v1/acl', {
+      headers: { 'content-type': HUJSON },
+      raw: '{ "acls": [{ "action": "accept", "src": ["*"], "dst": ["*:8443"] }] }',
+    });
+    expect(res.status, await res.text()).toBe(200);
+    // Whether the two changes are taken in one build or two, the old key's stream ends with no
+    // peers and an empty filter, never with the new one.
+    await until(() => alphaStream.messages.some((m) => Array.isArray(m.PacketFilter) && m.PacketFilter.length === 0));
+    await settled([alphaStream]);
+    expect(alphaStream.messages.at(-1)!.PacketFilter).toEqual([]);
   }, 60_000);
 });

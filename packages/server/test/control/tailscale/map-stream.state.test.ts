@@ -42,6 +42,7 @@ function state(over: Partial<MapState> = {}): MapState {
     domain: 'example.internal',
     flowLogDomain: '',
     shape: digestOf('shape'),
+    loginExpiresAt: null,
     ...over,
   };
 }
