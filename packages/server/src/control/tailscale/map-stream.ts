@@ -118,9 +118,10 @@ class OpenMapStream {
   private latest: NetworkChange | undefined;
   /**
    * Whether a change this build takes in may have moved more than the policy
-   * (NetworkChange.policyOnly). The first build after the full map is whole: a policy change
-   * heard before the head after following began was read can follow changes this stream was
-   * not yet told of.
+   * (NetworkChange.policyOnly). The first build after the full map is whole unless the change
+   * feed's head was the full map's when following began, or the database's still was just
+   * after: otherwise a policy change heard before the head after following began was read can
+   * follow changes this stream was never told of.
    */
   private whole = true;
   private readonly follow: DeviceFollow;
@@ -140,6 +141,8 @@ class OpenMapStream {
     this.sent = sentMap(first);
     openMapStreams.count++;
     this.follow = control.feed.followDevice(identity.network_id, identity.id, (change) => this.heard(change));
+    // The feed will tell this stream of every change after its map's head: none lies unheard between.
+    if (head !== '' && control.feed.headKeyOf(identity.network_id) === head) this.whole = false;
     this.follow.watch(first.peerIds);
     this.timer = setInterval(() => void this.housekeeping(), HOUSEKEEPING_MS);
     this.timer.unref();
@@ -151,6 +154,9 @@ class OpenMapStream {
   /** A head read outside the feed (the one after following began). */
   heardHead(head: NetmapHead): void {
     if (headKey(head) !== this.head) this.heard(changeAt(head));
+    // Nothing moved from the map's head until after following began: the feed tells this
+    // stream of every change from here, so a policy's own may send the filter alone.
+    else if (this.state === 'idle') this.whole = false;
   }
 
   private heard(change: NetworkChange): void {

@@ -150,6 +150,14 @@ export class ChangeFeed {
     if (followed.handlers.size === 0 && this.networks.get(networkId) === followed) this.networks.delete(networkId);
   }
 
+  /**
+   * The key of the network's head as this process last read it ('' before its first read): a
+   * session that follows while it is its own map's head is told of every change after it.
+   */
+  headKeyOf(networkId: string): string {
+    return headKey(this.networks.get(networkId)?.head);
+  }
+
   /** Sessions followed by this process (for its figures). */
   get sessions(): number {
     let count = 0;

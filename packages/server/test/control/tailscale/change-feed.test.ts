@@ -90,6 +90,9 @@ describe('the change feed', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     for (const f of followers) expect(heard(f).map((change) => change.head.epoch)).toEqual([before + 1]);
     expect(other).toEqual([]);
+    // The head a session compares with its own map's when it begins to follow.
+    expect(feed.headKeyOf(server.networkId)).toBe(followers[0].at(-1)?.key);
+    expect(feed.headKeyOf('net_elsewhere')).toBe('');
   });
 
   it('hears a change committed through another connection to the database', async () => {
