@@ -235,7 +235,12 @@ class OpenMapStream {
       this.state = 'idle';
       const next = this.latest;
       this.latest = undefined;
-      if (next && !stream.destroyed && this.concerns(next)) this.schedule(next);
+      if (next && !stream.destroyed) {
+        if (this.concerns(next)) this.schedule(next);
+        // What was heard meanwhile (told of everything while building) left this map as it
+        // is, which is now current as of its head: the next policy change may be the filter's.
+        else this.whole = false;
+      }
     }
   }
 

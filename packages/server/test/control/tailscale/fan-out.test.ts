@@ -173,13 +173,15 @@ describe('a change fanned out to every map stream', () => {
     };
     await put(80);
     const keys = { a: await t.authKey({ tags: ['tag:a'] }), b: await t.authKey({ tags: ['tag:b'] }) };
-    const members: Array<{ cls: 'a' | 'b'; stream: Stream; id: number }> = [];
-    for (const cls of ['a', 'b', 'a', 'b'] as const) {
-      const { client, nodeKey } = await t.joined(keys[cls], `${cls}-${members.length}`);
-      const stream = client.stream({ Version: 142, NodeKey: nodeKey, Stream: true, Compress: 'zstd', Hostinfo: {} });
-      await stream.next(1);
-      members.push({ cls, stream, id: (stream.messages[0].Node as { ID: number }).ID });
-    }
+    // Joined all at once: streams build while others join, hearing changes that do not concern them.
+    const members = await Promise.all(
+      (['a', 'b', 'a', 'b'] as const).map(async (cls, i) => {
+        const { client, nodeKey } = await t.joined(keys[cls], `${cls}-${i}`);
+        const stream = client.stream({ Version: 142, NodeKey: nodeKey, Stream: true, Compress: 'zstd', Hostinfo: {} });
+        await stream.next(1);
+        return { cls, stream, id: (stream.messages[0].Node as { ID: number }).ID };
+      }),
+    );
     const streams = members.map((m) => m.stream);
     await settled(streams);
     const after = async (change: () => Promise<void>) => {
