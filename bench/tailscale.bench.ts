@@ -1,9 +1,10 @@
 // Tailscale fleet benchmark: `npm run bench -- tailscale [--count 10000] [--baseline 500]
-// [--rounds 3] [--group 5] [--concurrency 64] [--processes 2] [--no-postgres] [--postgres URL]
-// [--compare headscale]`.
+// [--rounds 3] [--group 5] [--concurrency 64] [--processes 2] [--no-postgres | --no-sqlite]
+// [--postgres URL] [--compare headscale]`.
 //
 // `warren serve` as users run it: first one instance on a SQLite file, then two instances on one
-// PostgreSQL database (a database of its own per run, dropped after). A fleet of simulated
+// PostgreSQL database (a database of its own per run, dropped after); `--no-sqlite` runs the
+// second pair alone. A fleet of simulated
 // Tailscale-protocol devices (`warren node simulate --protocol tailscale`: its own machine key,
 // Noise IK over the ts2021 upgrade, HTTP/2, register with an auth key, a map stream held open)
 // connects from --processes child processes (2 by default; tailscale-fleet.ts), spread over the
@@ -70,6 +71,7 @@ const { values: flags } = parseArgs({
     processes: { type: 'string', default: '2' },
     postgres: { type: 'string' },
     'no-postgres': { type: 'boolean', default: false },
+    'no-sqlite': { type: 'boolean', default: false },
     compare: { type: 'string' },
   },
 });
@@ -547,7 +549,7 @@ if (flags.compare === 'headscale') {
 process.stdout.write(
   `Tailscale-protocol fleet: groups of ${GROUP} tagged devices, ${ROUNDS} changes each; baseline ${fmt(BASELINE)} devices\n`,
 );
-{
+if (!flags['no-sqlite']) {
   const [base, full] = [await sqliteRun(BASELINE), await sqliteRun(COUNT)];
   report('SQLite, one instance', base, full, devicesTitles(base, full), full);
 }
