@@ -86,6 +86,30 @@ describe('POST /v1/node/register', () => {
     expect(await json(await server.call('GET', `/v1/keys/${reusable.id}`))).toMatchObject({ uses: 2, state: 'valid' });
   });
 
+  it('enrolls devices that arrive together, each its own, and refuses only the call that fails', async () => {
+    // Enrollments of one network serialise on its row (and the key's lock on PostgreSQL):
+    // every caller gets its own device, and a refused one does not stop those behind it.
+    const reusable = await createAuthKey(server, { reusable: true });
+    const single = await createAuthKey(server);
+    const calls = [
+      ...Array.from({ length: 10 }, (_, i) => register(server, reusable.key, { hostname: `burst-${i}` })),
+      register(server, single.key, { hostname: 'once-a' }),
+      register(server, single.key, { hostname: 'once-b' }),
+    ];
+    const replies = await Promise.all(calls);
+    const enrolled = await Promise.all(replies.filter((r) => r.status === 201).map((r) => json(r)));
+    expect(replies.map((r) => r.status).sort()).toEqual([...Array(11).fill(201), 401].sort());
+    const names = enrolled.map((e) => e.device.name as string);
+    expect(names.filter((n) => n.startsWith('burst-')).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `burst-${i}`).sort(),
+    );
+    expect(new Set(enrolled.map((e) => e.device.addresses[0])).size).toBe(11);
+    expect(new Set(enrolled.map((e) => e.nodeToken)).size).toBe(11);
+    for (const e of enrolled) expect((await heartbeat(server, e.nodeToken)).status).toBe(200);
+    expect(await json(await server.call('GET', `/v1/keys/${reusable.id}`))).toMatchObject({ uses: 10 });
+    expect(await json(await server.call('GET', `/v1/keys/${single.id}`))).toMatchObject({ uses: 1, state: 'used' });
+  });
+
   it('names devices web, web-1, web-2 and makes hostnames DNS labels', async () => {
     const fresh = await startServer();
     const key = await createAuthKey(fresh, { reusable: true });
