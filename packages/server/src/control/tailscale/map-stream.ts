@@ -11,6 +11,7 @@ import type { ServerHttp2Stream } from 'node:http2';
 import { type Actor, systemActor } from '../../core/actor.js';
 import { storeReport } from '../../modules/devices/device-reports.js';
 import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
+import { refreshPresence } from '../../modules/devices/presence-refresh.js';
 import { changeAt, type DeviceFollow, headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
 import { type NetmapHead, netmapHead } from '../../modules/netmap/netmap.repository.js';
 import { buildLine } from './map-builds.js';
@@ -262,7 +263,7 @@ class OpenMapStream {
       // A stream cut off (deleted, suspended) stopped this timer: it is never marked online again.
       if (Date.now() - this.lastPresence >= PRESENCE_MS) {
         this.lastPresence = Date.now();
-        await heartbeat(this.control.ctx, this.actor, {});
+        await refreshPresence(this.control.ctx, this.actor.networkId, this.actor.id!);
       }
       if (Date.now() - this.lastWrite >= KEEP_ALIVE_MS && !stream.destroyed) {
         stream.write(frame(KEEP_ALIVE));

@@ -48,7 +48,7 @@ const staysOffline = staysAs(false);
  * every instance's presence snapshot follows it. Crossings are batched per network
  * (presence-crossings.ts).
  */
-async function setPresence(
+export async function setPresence(
   ctx: AppContext,
   networkId: string,
   deviceId: string,
