@@ -8,21 +8,24 @@
 // tagged devices as in the tailscale benchmark) connected and got their maps. Per connected
 // device, from the sample before: resident memory (the goal is < 20 kB at 10,000), the V8 heap
 // in use and the Buffers' backing stores. All after a full collection, so garbage is not
-// counted; the tailscale benchmark's figure, taken without one, is a little higher.
+// counted (the tailscale benchmark prints its figure both with and without one).
 //
 // Beside them, the V8 heap it keeps (its pages, used or not), what V8 is told of outside it
-// (`external`: Buffers, not nghttp2's memory) and the rest of the resident growth (nghttp2's
-// sessions, the C allocator's slack, native objects), then the heap's growth by space.
+// (`external`: Buffers, not nghttp2's memory), the rest of the resident growth (nghttp2's
+// sessions, the C allocator's slack, native objects), the anonymous resident pages, and the V8
+// heap after a collection that compacts every page (what of the heap kept is only pages with
+// few live objects on them, left by the enrollment's garbage); then the heap's growth by space.
 //
 // Two snapshots say what a device holds: compare them by node type (DevTools' Comparison view,
 // or a script over the JSON); `Node / nghttp2_memory` is each HTTP/2 session's nghttp2 memory.
 // docs/decisions/performance.md (memory per connected device) has the breakdown this gave.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { simulateTailscale, type TailscaleSimulation } from '../packages/cli/src/node/tailscale-simulator.js';
-import { initWarren, serveWarren } from './warren-process.js';
+import { serveProbed } from './probed-server.js';
+import { initWarren } from './warren-process.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -36,30 +39,12 @@ const COUNT = Number(flags.count);
 const STEPS = Number(flags.steps);
 const GROUP = Number(flags.group);
 
-interface Sample {
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  arrayBuffers: number;
-  /** Anonymous resident pages (Linux): the heaps; the rest of rss is the binary and libraries. */
-  rssAnon?: number;
-  /** The same after a collection that compacts every old-space page (soak-probe.mjs). */
-  afterCompaction?: { rss: number; heapUsed: number; heapTotal: number };
-  spaces?: Record<string, { size: number; used: number }>;
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'warren-bench-ts-memory-'));
 const db = `sqlite:${join(dir, 'warren.db')}`;
 const probe = join(dir, 'probe.jsonl');
 const apiKey = initWarren(db);
-const server = await serveWarren(db, {
-  nodeArgs: ['--expose-gc', '--import', join(import.meta.dirname, 'soak-probe.mjs')],
-  env: {
-    WARREN_SOAK_PROBE: probe,
-    WARREN_SOAK_COMPACT: '1',
-    ...(flags.snapshots ? { WARREN_SOAK_SNAPSHOTS: flags.snapshots } : {}),
-  },
+const server = await serveProbed(db, probe, {
+  env: { WARREN_SOAK_COMPACT: '1', ...(flags.snapshots ? { WARREN_SOAK_SNAPSHOTS: flags.snapshots } : {}) },
 });
 const sims: TailscaleSimulation[] = [];
 
@@ -74,21 +59,7 @@ async function call(method: string, path: string, body: string, type = 'applicat
   return JSON.parse(text || '{}');
 }
 
-/** The probe's next collected sample (it appends one line per sample). */
-async function collected(): Promise<Sample> {
-  const lines = () => (existsSync(probe) ? readFileSync(probe, 'utf8').trim().split('\n') : []);
-  const seen = lines().length;
-  process.kill(server.child.pid!, 'SIGUSR2');
-  for (let i = 0; i < 1200; i++) {
-    const found = lines()
-      .slice(seen)
-      .map((line) => JSON.parse(line) as Sample & { collected: boolean })
-      .find((s) => s.collected);
-    if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the server did not report its memory');
-}
+const collected = server.collected;
 
 try {
   const groups = Math.ceil(COUNT / GROUP);
@@ -111,7 +82,7 @@ try {
   process.stdout.write(
     `  ${'devices'.padStart(8)} ${'RSS/dev'.padStart(10)} ${'heap/dev'.padStart(10)} ${'buffers/dev'.padStart(11)}` +
       ` ${'V8 heap/dev'.padStart(11)} ${'native/dev'.padStart(10)} ${'other/dev'.padStart(10)} ${'anon/dev'.padStart(10)}` +
-      ` ${'compacted: RSS/dev'.padStart(18)} ${'V8 heap/dev'.padStart(11)}\n`,
+      ` ${'compacted V8 heap/dev'.padStart(21)}\n`,
   );
   let connected = 0;
   let last = before;
@@ -131,11 +102,13 @@ try {
     // The peers' own arrival (deltas to earlier devices) and presence settle first.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const now = await collected();
-    type Figure = Exclude<keyof Sample, 'spaces' | 'afterCompaction'>;
+    type Figure = 'rss' | 'heapUsed' | 'heapTotal' | 'external' | 'arrayBuffers' | 'rssAnon';
     const grown = (k: Figure) => ((now[k] ?? 0) - (before[k] ?? 0)) / connected;
     const per = (k: Figure) => kB(grown(k));
-    // After compacting every page, measured from the compacted sample before the fleet.
-    const compactedGrowth = (k: 'rss' | 'heapTotal') =>
+    // The heap V8 holds after compacting every page, from the compacted sample before the
+    // fleet: against 'V8 heap/dev', what the old space held only in pages with few live objects.
+    // (The resident size right after compacting says nothing: freed pages are released later.)
+    const compactedGrowth = (k: 'heapTotal') =>
       ((now.afterCompaction?.[k] ?? 0) - (before.afterCompaction?.[k] ?? 0)) / connected;
     // What V8 knows of (its heap's pages, the native memory reported to it) and the rest of
     // the resident growth: nghttp2's sessions, the C allocator's slack, native objects.
@@ -143,7 +116,7 @@ try {
     process.stdout.write(
       `  ${String(connected).padStart(8)} ${per('rss')} ${per('heapUsed')} ${per('arrayBuffers').padStart(11)}` +
         ` ${per('heapTotal').padStart(11)} ${per('external')} ${kB(other)} ${per('rssAnon')}` +
-        ` ${kB(compactedGrowth('rss')).padStart(18)} ${kB(compactedGrowth('heapTotal')).padStart(11)}\n`,
+        ` ${kB(compactedGrowth('heapTotal')).padStart(21)}\n`,
     );
     last = now;
   }

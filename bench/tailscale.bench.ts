@@ -16,7 +16,9 @@
 // cost does not grow with the fleet):
 //   - registrations/s: devices connected, registered and holding their full map, per second;
 //   - RSS per connected device: the growth of the instances' resident memory (summed) from
-//     before the fleet connected to after, divided by the devices;
+//     before the fleet connected to after, divided by the devices; for Warren also after a
+//     full collection (bench/soak-probe.mjs preloaded), before the fleet and after it, so that
+//     garbage not yet collected is not counted as what a device costs;
 //   - policy change: a PUT /v1/acl that changes every device's packet filter (through the
 //     first instance), then the time until each stream received its new filter; p50 and p99
 //     over every stream of --rounds changes, and the last stream's time per change;
@@ -58,8 +60,9 @@ import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startHeadscale } from './headscale/headscale-process.js';
+import { serveProbed } from './probed-server.js';
 import { clock, type Fleet, type MapArrival, startFleet } from './tailscale-fleet.js';
-import { initWarren, serveWarren } from './warren-process.js';
+import { initWarren } from './warren-process.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -133,6 +136,8 @@ interface Figures {
   devices: number;
   perSecond: number;
   rssPerDevice: number;
+  /** The same from samples taken after a full collection (undefined: the subject cannot say). */
+  collectedRssPerDevice?: number;
   /** Devices that did not enroll (after their retries). */
   failed: number;
   /** Devices holding a map stream when each change was made: policy changes, then tag changes. */
@@ -177,6 +182,8 @@ interface Subject {
   urls: string[];
   /** The server processes, whose resident memory is measured. */
   pids: number[];
+  /** The servers' resident memory (summed) right after each made a full collection, where it can. */
+  collectedRss?: () => Promise<number>;
   /** Puts the policy in which each group reaches itself on `port`. */
   setPolicy(port: number | '*'): Promise<void>;
   /** What device `index` registers with to join group tag:g<groupOf(index)>. */
@@ -191,16 +198,21 @@ interface Subject {
 /** `instances` of `warren serve` on `db`. */
 async function warrenSubject(db: string, instances: number, groups: number): Promise<Subject> {
   const apiKey = initWarren(db);
-  const servers: Array<Awaited<ReturnType<typeof serveWarren>>> = [];
+  const probes = mkdtempSync(join(tmpdir(), 'warren-bench-ts-probe-'));
+  const servers: Array<Awaited<ReturnType<typeof serveProbed>>> = [];
   // The fleet's policy has a rule per group (2,001 at 10,000 devices): on a loaded machine its
   // validation can pass the default 1.5 s budget and the change is refused (422). What is
   // measured is its delivery, so the servers get a generous budget unless one is set.
   const env = { WARREN_POLICY_TIME_BUDGET_MS: process.env.WARREN_POLICY_TIME_BUDGET_MS ?? '20000' };
-  for (let i = 0; i < instances; i++) servers.push(await serveWarren(db, { env }));
+  for (let i = 0; i < instances; i++) servers.push(await serveProbed(db, join(probes, `probe-${i}.jsonl`), { env }));
   const urls = servers.map((s) => s.url);
   return {
     urls,
     pids: servers.map((s) => s.child.pid!),
+    collectedRss: async () => {
+      const samples = await Promise.all(servers.map((s) => s.collected()));
+      return samples.reduce((sum, sample) => sum + sample.rss, 0);
+    },
     setPolicy: (port) => call(urls[0], apiKey, 'PUT', '/v1/acl', policy(groups, port), 'application/hujson'),
     enrolment: async () => {
       const { key } = await call(urls[0], apiKey, 'POST', '/v1/keys', { type: 'auth', reusable: true });
@@ -218,6 +230,7 @@ async function warrenSubject(db: string, instances: number, groups: number): Pro
     stop: async () => {
       for (const s of servers) s.child.kill('SIGTERM');
       await Promise.all(servers.map((s) => new Promise((resolve) => s.child.once('exit', resolve))));
+      rmSync(probes, { recursive: true, force: true });
     },
   };
 }
@@ -291,6 +304,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     // Settle the servers' startup before measuring their memory.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const rss = () => subject.pids.reduce((sum, pid) => sum + rssOf(pid), 0);
+    const collectedBefore = await subject.collectedRss?.();
     const rssBefore = rss();
     const cpu = () => subject.pids.reduce((sum, pid) => sum + cpuOf(pid), 0);
     const cpuBefore = cpu();
@@ -320,6 +334,12 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const rssPerDevice = (rss() - rssBefore) / devices.length;
     const cpuPerDevice = (cpu() - cpuBefore) / devices.length;
+    // After the CPU of the enrollment is read, and before that of the policy changes.
+    const collectedAfter = collectedBefore === undefined ? undefined : await subject.collectedRss?.();
+    const collectedRssPerDevice =
+      collectedAfter === undefined || collectedBefore === undefined
+        ? undefined
+        : (collectedAfter - collectedBefore) / devices.length;
     const cpuBeforePolicy = cpu();
     // The simulator's CPU: this process's and the fleet's processes'.
     const simCpu = () => {
@@ -391,6 +411,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       devices: devices.length,
       perSecond: devices.length / sim.seconds,
       rssPerDevice,
+      collectedRssPerDevice,
       failed: sim.failed,
       connectedAt,
       reconnects: (await sim.census()).reconnects,
@@ -413,6 +434,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
 function report(label: string, base: Figures, full: Figures, titles: [string, string], goals: Figures): void {
   const ms = (n: number) => (Number.isFinite(n) ? `${fmt(n)} ms` : 'missed');
   const ratio = (a: number, b: number) => fmt(a / b, 2);
+  const kBOrNone = (bytes: number | undefined) => (bytes === undefined ? '–' : `${fmt(bytes / 1024, 1)} kB`);
   const row = (name: string, a: string, b: string, r = '') =>
     `  ${name.padEnd(36)} ${a.padStart(12)} ${b.padStart(12)}  ${r}`;
   const lines = [
@@ -428,6 +450,14 @@ function report(label: string, base: Figures, full: Figures, titles: [string, st
       `${fmt(base.rssPerDevice / 1024, 1)} kB`,
       `${fmt(full.rssPerDevice / 1024, 1)} kB`,
       ratio(full.rssPerDevice, base.rssPerDevice),
+    ),
+    row(
+      '  after a full collection',
+      kBOrNone(base.collectedRssPerDevice),
+      kBOrNone(full.collectedRssPerDevice),
+      base.collectedRssPerDevice && full.collectedRssPerDevice
+        ? ratio(full.collectedRssPerDevice, base.collectedRssPerDevice)
+        : '',
     ),
     row(
       'server CPU per registration',
