@@ -32,7 +32,11 @@ const apiKeyByHash = compiledQuery((db, p: { hash: string }) =>
 );
 
 /** A key's row with its scopes parsed once, for as long as the row is kept. */
-type KeyRow = Awaited<ReturnType<typeof apiKeyByHash>>[number] & { scopeList: Scope[]; read_seq?: string | null };
+type KeyRow = Awaited<ReturnType<typeof apiKeyByHash>>[number] & {
+  scopeList: Scope[];
+  read_seq?: string | number | null;
+  list_seq?: string | number | null;
+};
 
 /** Rows by secret hash, kept until the next commit (storage/committed-cache.ts). */
 const keysByHash = new CommittedCache<KeyRow>();
@@ -51,12 +55,14 @@ async function loadKey(db: Db, hash: string): Promise<KeyRow | undefined> {
  * caller's address instead, as before. `offset 0` keeps the subquery from being merged into the
  * join, where its condition would filter the function's row after the call instead of deciding
  * whether to call it. The limit is the key's own, read in the same statement, so a new limit
- * applies to the very next call. The network's read stamp (migration 032) comes with the key: a
- * read it serves may answer from what was kept at that stamp (storage/compiled-query.ts).
+ * applies to the very next call. The network's read stamp (migration 032) and device list stamp
+ * (migration 029: an index range of a few counters) come with the key: a read it serves may answer
+ * from what was kept at those stamps (storage/compiled-query.ts).
  */
 const KEY_AND_HITS = `
   select k.id, k.network_id, k.name, k.scopes, k.expires_at, k.revoked_at, k.rate_limit, k.secret_hash,
-         h.out_live, h.out_oldest, h.out_allowed, s.seq as read_seq
+         h.out_live, h.out_oldest, h.out_allowed, s.seq as read_seq,
+         (select coalesce(sum(d.seq), 0)::bigint from device_list_stamps d where d.network_id = k.network_id) as list_seq
   from keys k
   left join read_stamps s on s.network_id = k.network_id
   left join lateral (
@@ -174,7 +180,10 @@ function principalOfKey(key: KeyRow): KeyPrincipal {
     expiresAt: key.expires_at,
     rateLimit: key.rate_limit,
   };
-  if (key.read_seq != null) principal.readStamp = { networkId: key.network_id, seq: Number(key.read_seq) };
+  if (key.read_seq != null) {
+    principal.readStamp = { networkId: key.network_id, seq: Number(key.read_seq) };
+    if (key.list_seq != null) principal.readStamp.devices = Number(key.list_seq);
+  }
   return principal;
 }
 

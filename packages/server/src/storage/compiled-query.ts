@@ -48,6 +48,8 @@ type Params = Record<string, string | number | null>;
 export interface ReadStamp {
   networkId: string;
   seq: number;
+  /** The network's device list stamp (migration 029), read in the same statement. */
+  devices?: number;
 }
 
 interface Template {
@@ -87,6 +89,11 @@ interface Options<P, R> {
    * read stamp: on PostgreSQL its answers are kept per stamp.
    */
   stampedBy?: keyof P & string;
+  /**
+   * With `stampedBy`: the select also reads devices (their rows or presence), so its answers
+   * are kept per read stamp and device list stamp together.
+   */
+  readsDevices?: boolean;
 }
 
 /** Distinct values kept per query and database; past it the query's answers start over. */
@@ -117,7 +124,7 @@ export function compiledQuery<P extends Params, R>(
   build: (db: Db, params: P) => Compilable<R>,
   options: Options<P, R> = {},
 ): (db: Db, params: P, stamp?: ReadStamp) => Promise<R[]> {
-  const { window, stampedBy } = options;
+  const { window, stampedBy, readsDevices } = options;
   // One template per dialect (and so per database handle's adapter), made on first use.
   const templates = new WeakMap<object, Template>();
   const keptOn = new WeakMap<Db, KeptAnswers>();
@@ -140,7 +147,9 @@ export function compiledQuery<P extends Params, R>(
         keptOn.set(db, kept);
       }
     } else if (template.reads && stamp && stampedBy && params[stampedBy] === stamp.networkId) {
-      kept = stampedAnswers(stampedOn, db, stamp);
+      // Both stamps only grow, so their sum moves with either and orders calls as each does.
+      const at = readsDevices ? (stamp.devices === undefined ? undefined : stamp.seq + stamp.devices) : stamp.seq;
+      if (at !== undefined) kept = stampedAnswers(stampedOn, db, stamp.networkId, at);
     }
     if (!kept) return run(db, template, values);
     const at = window ? (params[window.param] as number) : 0;
@@ -167,19 +176,20 @@ export function compiledQuery<P extends Params, R>(
 function stampedAnswers(
   stampedOn: WeakMap<Db, Map<string, KeptAnswers>>,
   db: Db,
-  stamp: ReadStamp,
+  networkId: string,
+  version: number,
 ): KeptAnswers | undefined {
   let networks = stampedOn.get(db);
   if (!networks) {
     networks = new Map();
     stampedOn.set(db, networks);
   }
-  let kept = networks.get(stamp.networkId);
-  if (kept && stamp.seq < kept.version) return undefined;
-  if (kept?.version !== stamp.seq) {
+  let kept = networks.get(networkId);
+  if (kept && version < kept.version) return undefined;
+  if (kept?.version !== version) {
     if (!kept && networks.size >= STAMPED_NETWORKS) networks.clear();
-    kept = { version: stamp.seq, answers: new Map() };
-    networks.set(stamp.networkId, kept);
+    kept = { version, answers: new Map() };
+    networks.set(networkId, kept);
   }
   return kept;
 }

@@ -40,6 +40,7 @@ import * as deviceListStampsOnce from './migrations/030_device_list_stamps_once.
 import * as networkNamesInDeviceRecords from './migrations/031_network_names_in_device_records.js';
 import * as readStamps from './migrations/032_read_stamps.js';
 import * as readStampsKeysUsers from './migrations/033_read_stamps_keys_users.js';
+import * as readStampsRoutes from './migrations/034_read_stamps_routes.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -85,6 +86,7 @@ const MIGRATIONS = {
   '031_network_names_in_device_records': networkNamesInDeviceRecords,
   '032_read_stamps': readStamps,
   '033_read_stamps_keys_users': readStampsKeysUsers,
+  '034_read_stamps_routes': readStampsRoutes,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -278,6 +278,41 @@ describe('answers kept until the next commit', () => {
     );
   });
 
+  it('a device and the routes, changed outside the API and by heartbeats', async () => {
+    const { device, nodeToken } = await enroll(server, authKey, { advertiseRoutes: ['10.8.0.0/24'] });
+    const db = server.database.storage.db;
+    const enrolledAt = server.clock.now();
+    await around(
+      `/v1/devices/${device.id}`,
+      async () => {
+        server.clock.advance(5_000);
+        expect((await heartbeat(server, nodeToken)).status).toBe(200);
+      },
+      (body) => expect(Date.parse(body.lastSeen)).toBe(enrolledAt),
+      (body) => expect(Date.parse(body.lastSeen)).toBe(server.clock.now()),
+    );
+    await around(
+      `/v1/devices/${device.id}`,
+      () => db.updateTable('devices').set({ name: 'named-by-hand' }).where('id', '=', device.id).execute(),
+      (body) => expect(body.name).not.toBe('named-by-hand'),
+      (body) => expect(body.name).toBe('named-by-hand'),
+    );
+    const routeOf = (body: { routes: { deviceId: string; state: string }[] }) =>
+      body.routes.find((route) => route.deviceId === device.id)!;
+    await around(
+      '/v1/routes',
+      () => db.updateTable('routes').set({ state: 'disabled' }).where('device_id', '=', device.id).execute(),
+      (body) => expect(routeOf(body).state).toBe('pending'),
+      (body) => expect(routeOf(body).state).toBe('disabled'),
+    );
+    await around(
+      `/api/v2/device/${device.id}/routes`,
+      () => db.updateTable('routes').set({ advertised: 0 }).where('device_id', '=', device.id).execute(),
+      (body) => expect(body.advertisedRoutes).toEqual(['10.8.0.0/24']),
+      (body) => expect(body.advertisedRoutes).toEqual([]),
+    );
+  });
+
   it('the policy and its history', async () => {
     const [text] = await Promise.all([server.call('GET', '/v1/acl', { headers: { accept: 'application/hujson' } })]);
     const policy = await text!.text();

@@ -82,7 +82,10 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
         [404],
       ),
     },
-    async (request) => deviceDetail(ctx.db, request.principal!.networkId, request.params.id, ctx.clock.now()),
+    async (request) => {
+      const { networkId, readStamp } = request.principal!;
+      return deviceDetail(ctx.db, networkId, request.params.id, ctx.clock.now(), readStamp);
+    },
   );
 
   app.delete<{ Params: { id: string } }>(

@@ -31,7 +31,8 @@ export async function routesRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const now = ctx.clock.now();
-      const rows = await listRoutes(ctx.db, request.principal!.networkId, now, request.query);
+      const { networkId, readStamp } = request.principal!;
+      const rows = await listRoutes(ctx.db, networkId, now, request.query, readStamp);
       return presentRouteList([rows], now);
     },
   );

@@ -73,8 +73,15 @@ const keptRoutes = keptDerivation(([device]: readonly [DeviceBody]) => ({
 
 export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  const detail = (request: ById) =>
-    deviceDetail(ctx.db, request.principal!.networkId, request.params.id, ctx.clock.now());
+  /** `stamped`: a read; after this call's own write, its stamp (read before the write) is too old. */
+  const detail = (request: ById, stamped = true) =>
+    deviceDetail(
+      ctx.db,
+      request.principal!.networkId,
+      request.params.id,
+      ctx.clock.now(),
+      stamped ? request.principal!.readStamp : undefined,
+    );
 
   app.get<{ Params: { tailnet: string }; Querystring: DeviceQuery }>(
     '/tailnet/:tailnet/devices',
@@ -178,7 +185,7 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
     async (request) => {
       const { id } = request.params;
       await setApprovedRoutes(ctx, actorOf(request), id, listOrEmpty(request.body.routes));
-      const device = await detail(request);
+      const device = await detail(request, false);
       return { advertisedRoutes: advertisedRoutes(device), enabledRoutes: enabledRoutes(device) };
     },
   );

@@ -6,7 +6,7 @@
 import type { DeviceBody } from '@warren/contract';
 import { notFound } from '../../core/errors.js';
 import { keptDerivation } from '../../lib/kept.js';
-import { compiledQuery } from '../../storage/compiled-query.js';
+import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import { isOnline, onlineUntil } from '../network/online.js';
@@ -32,12 +32,16 @@ export async function deviceDetails(
 
 /**
  * One device by id, built once (storage/compiled-query.ts): `GET /v1/devices/{id}` and
- * `/api/v2`'s device reads spent more on building their two queries than on answering them.
+ * `/api/v2`'s device reads spent more on building their two queries than on answering them. What
+ * it shows of the device, its owner and its network moves the device list stamp, so on
+ * PostgreSQL it is kept per stamps.
  */
-const deviceById = compiledQuery((db, p: { networkId: string; id: string }) =>
-  deviceRows(db.selectFrom('devices'))
-    .where(notForIndex(db, 'devices.network_id'), '=', p.networkId)
-    .where('devices.id', '=', p.id),
+const deviceById = compiledQuery(
+  (db, p: { networkId: string; id: string }) =>
+    deviceRows(db.selectFrom('devices'))
+      .where(notForIndex(db, 'devices.network_id'), '=', p.networkId)
+      .where('devices.id', '=', p.id),
+  { stampedBy: 'networkId', readsDevices: true },
 );
 
 /**
@@ -51,8 +55,17 @@ const keptDetail = keptDerivation(([row, routes]: readonly [DeviceRow, readonly 
 }));
 
 /** One device's detail record; 404 when the network has no such device. */
-export async function deviceDetail(db: Db, networkId: string, id: string, now: number): Promise<DeviceBody> {
-  const [rows, routes] = await Promise.all([deviceById(db, { networkId, id }), routesOfDevice(db, networkId, now, id)]);
+export async function deviceDetail(
+  db: Db,
+  networkId: string,
+  id: string,
+  now: number,
+  stamp?: ReadStamp,
+): Promise<DeviceBody> {
+  const [rows, routes] = await Promise.all([
+    deviceById(db, { networkId, id }, stamp),
+    routesOfDevice(db, networkId, now, id, stamp),
+  ]);
   const row = rows[0];
   if (!row) throw notFound(`device ${id} does not exist`);
   return keptDetail([row, routes], now);

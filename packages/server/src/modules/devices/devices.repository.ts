@@ -11,7 +11,7 @@
  */
 import type { ExpressionBuilder, Selectable, SelectQueryBuilder } from 'kysely';
 import { listText } from '../../lib/json.js';
-import { compiledQuery } from '../../storage/compiled-query.js';
+import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import type { Database, DevicesTable } from '../../storage/schema.js';
@@ -369,11 +369,21 @@ const routesOf = compiledQuery(
       param: 'cutoff',
       until: firstPrimaryChange,
     },
+    // Routes move the read stamp (migration 034), the devices whose presence decides the
+    // primaries the device list stamp.
+    stampedBy: 'networkId',
+    readsDevices: true,
   },
 );
 
-export async function routesOfDevice(db: Db, networkId: string, now: number, deviceId: string): Promise<RouteRow[]> {
-  return routesOf(db, { networkId, deviceId, cutoff: onlineSince(now) });
+export async function routesOfDevice(
+  db: Db,
+  networkId: string,
+  now: number,
+  deviceId: string,
+  stamp?: ReadStamp,
+): Promise<RouteRow[]> {
+  return routesOf(db, { networkId, deviceId, cutoff: onlineSince(now) }, stamp);
 }
 
 /**

@@ -5,7 +5,7 @@
 import { type ExpressionBuilder, sql } from 'kysely';
 import { newId } from '../../lib/ids.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
-import { compiledShapes } from '../../storage/compiled-query.js';
+import { compiledShapes, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import type { Database } from '../../storage/schema.js';
@@ -104,7 +104,8 @@ const routesOf = compiledShapes(
       .orderBy('routes.created_at')
       .orderBy('routes.id');
   },
-  { window: { param: 'cutoff', until: firstPrimaryChange } },
+  // Routes move the read stamp (migration 034); device names and presence the device list stamp.
+  { window: { param: 'cutoff', until: firstPrimaryChange }, stampedBy: 'networkId', readsDevices: true },
 );
 
 /** The first cutoff at which a primary flag of `rows` (read with primaryChangesAt) can change. */
@@ -119,11 +120,12 @@ export async function listRoutes(
   networkId: string,
   now: number,
   filter: { state?: string; device?: string },
+  stamp?: ReadStamp,
 ): Promise<RouteRow[]> {
   const params: Record<string, string | number> = { networkId, cutoff: onlineSince(now) };
   if (filter.state) params.state = filter.state;
   if (filter.device !== undefined) params.device = filter.device;
-  return routesOf({ state: Boolean(filter.state), device: filter.device !== undefined })(db, params);
+  return routesOf({ state: Boolean(filter.state), device: filter.device !== undefined })(db, params, stamp);
 }
 
 export async function findRoute(db: Db, networkId: string, now: number, id: string): Promise<RouteRow | undefined> {
