@@ -28,6 +28,19 @@ function pushTo(map: Map<string, string[]>, key: string, value: string): void {
  * serves as primary — as each row says (routes.repository.ts primaryFlag states the rule).
  */
 export function primariesOf(rows: readonly ServedRouteRow[]): Primaries {
+  // A kept answer (storage/compiled-query.ts) is one frozen array shared by every call that
+  // gets it, every heartbeat's among them: its assignment is worked out once.
+  let primaries = derived.get(rows);
+  if (!primaries) {
+    primaries = assignment(rows);
+    if (Object.isFrozen(rows)) derived.set(rows, primaries);
+  }
+  return primaries;
+}
+
+const derived = new WeakMap<readonly ServedRouteRow[], Primaries>();
+
+function assignment(rows: readonly ServedRouteRow[]): Primaries {
   const served = new Map<string, string[]>();
   const byDevice = new Map<string, string[]>();
   const servedIds: string[] = [];

@@ -11,7 +11,13 @@ import { type Db, isPostgres } from '../../storage/database.js';
 import { notForIndex } from '../../storage/planner.js';
 import { type DeviceRow, deviceRoutesQuery, deviceRows } from '../devices/devices.repository.js';
 import { onlineSince, onlineWhere } from '../network/online.js';
-import { networkRoutes, primaryFlag, type RouteRow } from '../routes/routes.repository.js';
+import {
+  firstPrimaryChange,
+  networkRoutes,
+  primaryChangesAt,
+  primaryFlag,
+  type RouteRow,
+} from '../routes/routes.repository.js';
 
 export interface NetmapHead {
   epoch: number;
@@ -75,8 +81,20 @@ const servedQuery = (db: Db, p: { networkId: string; cutoff: number }) =>
     .where('routes.advertised', '=', 1);
 const servedOf = compiledQuery(servedQuery);
 
+/**
+ * SQLite: the same, kept across the clock until a primary flag can change with nothing written
+ * (routes.repository.ts primaryChangesAt), as the route list is, and until the next commit.
+ * Every heartbeat reads it; with one router per hundred devices sharing a prefix, each read
+ * weighed every router of the prefix against every other (the primary rule's NOT EXISTS).
+ */
+const servedKeptOf = compiledQuery(
+  (db: Db, p: { networkId: string; cutoff: number }) =>
+    servedQuery(db, p).select(primaryChangesAt(p.cutoff).as('primary_changes_at')),
+  { window: { param: 'cutoff', until: firstPrimaryChange } },
+);
+
 export async function servedRoutes(db: Db, networkId: string, now: number): Promise<ServedRouteRow[]> {
-  return servedOf(db, { networkId, cutoff: onlineSince(now) });
+  return (isPostgres(db) ? servedOf : servedKeptOf)(db, { networkId, cutoff: onlineSince(now) });
 }
 
 export type SelfRow = DeviceRow & { netmap_version: number; netmap_hash: string | null };
@@ -131,7 +149,7 @@ export async function viewRows(
   // SQLite answers each in microseconds, in this process.
   const [head, served, self] = await Promise.all([
     netmapHead(db, networkId),
-    servedOf(db, { networkId, cutoff }),
+    servedKeptOf(db, { networkId, cutoff }),
     selfRow(db, networkId, deviceId),
   ]);
   return head && self && { head, served, self };
