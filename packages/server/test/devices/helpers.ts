@@ -173,3 +173,22 @@ export async function expectProblem(res: Response, status: number, code: string)
   expect(body.code).toBe(code);
   return body;
 }
+
+/** The network's presence epoch, as stored. */
+export async function presenceEpochOf(server: TestServer): Promise<number> {
+  const row = await server.database.storage.db
+    .selectFrom('networks')
+    .select('presence_epoch')
+    .where('id', '=', server.networkId)
+    .executeTakeFirstOrThrow();
+  return Number(row.presence_epoch);
+}
+
+/** A device's stored presence. */
+export function storedPresence(server: TestServer, id: string) {
+  return server.database.storage.db
+    .selectFrom('devices')
+    .select(['last_seen_at', 'disconnected'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+}

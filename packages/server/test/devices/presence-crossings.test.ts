@@ -8,24 +8,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crossPresence } from '../../src/modules/devices/presence-crossings.js';
 import { presenceChangedSince } from '../../src/modules/network/presence-changes.js';
 import type { TestServer } from '../harness.js';
-import { type EnrolledDevice, enroll, getDevice, heartbeat, startWithAuthKey } from './helpers.js';
+import {
+  type EnrolledDevice,
+  enroll,
+  getDevice,
+  heartbeat,
+  presenceEpochOf,
+  startWithAuthKey,
+  storedPresence,
+} from './helpers.js';
 
 describe('presence crossings', () => {
   let server: TestServer;
   let devices: EnrolledDevice[];
   const db = () => server.database.storage.db;
-  const presenceEpoch = async () =>
-    Number(
-      (
-        await db()
-          .selectFrom('networks')
-          .select('presence_epoch')
-          .where('id', '=', server.networkId)
-          .executeTakeFirstOrThrow()
-      ).presence_epoch,
-    );
-  const presenceOf = async (id: string) =>
-    db().selectFrom('devices').select(['last_seen_at', 'disconnected']).where('id', '=', id).executeTakeFirstOrThrow();
+  const presenceEpoch = () => presenceEpochOf(server);
+  const presenceOf = (id: string) => storedPresence(server, id);
 
   beforeAll(async () => {
     let authKey: string;

@@ -11,42 +11,27 @@ import type { Changes } from '../../core/changes.js';
 import type { AppContext } from '../../core/context.js';
 import { unauthenticated } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
-import { compiledQuery } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { netmapEpoch, presenceEpoch } from '../network/epochs.js';
-import { onlineSince, onlineSinceWhere } from '../network/online.js';
+import { onlineSince } from '../network/online.js';
 import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { advertise } from './advertised-routes.js';
 import { crossPresence } from './presence-crossings.js';
+import { presenceQueued, staysOffline, staysOnline, writePresence } from './presence-writes.js';
 
 /** The device behind a node credential is gone (deleted, or re-enrolled with a new credential). */
 export const deviceGone = () =>
   unauthenticated('the node credential is not valid (the device was deleted or re-enrolled)');
 
 /**
- * The common case of every heartbeat (and disconnect): the device keeps its presence. Built
- * once per direction (storage/compiled-query.ts): the fleet's heartbeats are the busiest call.
- */
-const staysAs = (online: boolean) =>
-  compiledQuery((db, p: { id: string; now: number; cutoff: number }) =>
-    db
-      .updateTable('devices')
-      .set({ last_seen_at: p.now, disconnected: online ? 0 : 1 })
-      .where('id', '=', p.id)
-      .where((eb) => onlineSinceWhere(eb, p.cutoff, online))
-      .returning('advertised_routes'),
-  );
-const staysOnline = staysAs(true);
-const staysOffline = staysAs(false);
-
-/**
  * Sets a device's presence at `now`, returning its advertised set, or undefined when it is
- * gone. The first statement matches only while the device is online as it should end up (the
- * common case: an online device's heartbeat); when it matches nothing, the device is crossing
- * over: the presence epoch moves, with the device logged against it (presence-changes.ts), so
- * every instance's presence snapshot follows it. Crossings are batched per network
- * (presence-crossings.ts).
+ * gone. On SQLite heartbeats are committed in batches (presence-writes.ts), and a disconnect
+ * of a device whose heartbeat is still queued goes after it. Otherwise the first statement
+ * matches only while the device is online as it should end up (the common case: an online
+ * device's heartbeat); when it matches nothing, the device is crossing over: the presence
+ * epoch moves, with the device logged against it (presence-changes.ts), so every instance's
+ * presence snapshot follows it. Crossings are batched per network (presence-crossings.ts).
  */
 export async function setPresence(
   ctx: AppContext,
@@ -55,10 +40,14 @@ export async function setPresence(
   online: boolean,
   now: number,
 ): Promise<{ advertised_routes: string } | undefined> {
+  const presence = { last_seen_at: now, disconnected: online ? 0 : 1 };
+  if (ctx.dialect === 'sqlite' && (online || presenceQueued(ctx.db, deviceId))) {
+    return writePresence(ctx.db, ctx.clock, networkId, deviceId, presence);
+  }
   const stays = online ? staysOnline : staysOffline;
   const [unchanged] = await stays(ctx.db, { id: deviceId, now, cutoff: onlineSince(now) });
   if (unchanged) return unchanged;
-  return crossPresence(ctx.db, networkId, deviceId, { last_seen_at: now, disconnected: online ? 0 : 1 });
+  return crossPresence(ctx.db, networkId, deviceId, presence);
 }
 
 /**
