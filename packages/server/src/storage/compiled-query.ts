@@ -160,8 +160,11 @@ export function compiledQuery<P extends Params, R>(
     if (answer && at >= answer.from && at < answer.until) return answer.rows as R[];
     // Read after the counter (or the call's stamp), so at least as new as its value; if
     // something commits meanwhile the counter moves and no later call looks under the old value
-    // (it only grows).
-    const rows = freeze(await run<R>(db, template, values));
+    // (it only grows). An answer read at once (SQLite) is kept before this call yields: callers
+    // resumed together (a batch of heartbeats answered by one commit, requests parsed in one
+    // turn) would otherwise each miss and read it again while the first awaited its own rows.
+    const now = runCommitted(db, template.sql, values) as R[] | undefined;
+    const rows = freeze(now ?? (await run<R>(db, template, values)));
     if (kept.answers.size >= KEPT_PER_QUERY) kept.answers.clear();
     kept.answers.set(key, { rows, from: at, until: window ? window.until(rows) : Number.POSITIVE_INFINITY });
     return rows as R[];

@@ -163,6 +163,15 @@ describe('compiledQuery', () => {
       expect(await echo(db, { v: null })).toEqual([{ v: null }]);
     });
 
+    it.runIf(kept)('reads once for calls made together right after a commit', async () => {
+      const db = database.storage.db;
+      await db.updateTable('networks').set({ name: 'a' }).where('id', '=', 'net_a').execute();
+      // Started together, as heartbeats answered by one commit resume: the first call's answer
+      // must be kept before the others look, not after it has yielded.
+      const answers = await Promise.all(Array.from({ length: 8 }, () => nameOf(db, { id: 'net_a' })));
+      for (const answer of answers) expect(answer).toBe(answers[0]);
+    });
+
     it.runIf(kept)("freezes what it keeps, so no caller can change another's answer", async () => {
       const rows = await nameOf(database.storage.db, { id: 'net_b' });
       expect(() => {
