@@ -7,10 +7,17 @@
  *
  * Level 3 is zstd's default: more costs server CPU on every message for little gain.
  */
-import { compress } from 'zstd-napi';
+import { Compressor } from 'zstd-napi';
 
 const LEVEL = 3;
 
+/**
+ * One compression context for the process, its level set once: the library's `compress` sets
+ * its parameters again on every call, which a fan-out pays once per stream.
+ */
+const compressor = new Compressor();
+compressor.setParameters({ compressionLevel: LEVEL });
+
 export function zstdCompress(content: Buffer): Buffer {
-  return compress(content, { compressionLevel: LEVEL });
+  return compressor.compress(content);
 }
