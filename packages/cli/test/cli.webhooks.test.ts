@@ -34,6 +34,10 @@ describe('warren events and warren webhooks', () => {
 
     expect((await warren(['webhooks', 'test', id!], env)).code).toBe(0);
     await waitFor(() => receiver.at('/cli').length === 1);
+    // The server records a delivery's outcome once the receiver has answered, so a moment later.
+    const recorded = () =>
+      server.database.storage.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', id!).execute();
+    await waitFor(async () => (await recorded()).length === 1);
     const deliveries = await warren(['webhooks', 'deliveries', id!, '--json'], env);
     const lines = deliveries.stdout
       .trim()
