@@ -154,6 +154,9 @@ class OpenMapStream {
 
   /** A head read outside the feed (the one after following began). */
   heardHead(head: NetmapHead): void {
+    // Read before a change the feed has since told this stream of: taken in, it would replace
+    // that newer change as the one the next build reads at, and the map would stay behind it.
+    if (this.control.feed.precedesHeadOf(this.identity.network_id, head)) return;
     if (headKey(head) !== this.head) this.heard(changeAt(head));
     // Nothing moved from the map's head until after following began: the feed tells this
     // stream of every change from here, so a policy's own may send the filter alone.

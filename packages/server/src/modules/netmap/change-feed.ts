@@ -86,6 +86,16 @@ interface Followed {
 export const headKey = (head: NetmapHead | undefined) =>
   head ? `${head.epoch}|${head.presenceEpoch}|${head.policyVersion}` : '';
 
+/**
+ * Whether head `a` comes before head `b`: no epoch of `a` is ahead of `b`'s, and they differ.
+ * Every epoch only moves forward, so `a` was read before the change that made `b`.
+ */
+export const headPrecedes = (a: NetmapHead, b: NetmapHead) =>
+  a.epoch <= b.epoch &&
+  a.presenceEpoch <= b.presenceEpoch &&
+  a.policyVersion <= b.policyVersion &&
+  headKey(a) !== headKey(b);
+
 function policyMovesOnly(previous: NetmapHead, head: NetmapHead): boolean {
   const policies = head.policyVersion - previous.policyVersion;
   return policies > 0 && head.epoch - previous.epoch === policies && head.presenceEpoch === previous.presenceEpoch;
@@ -156,6 +166,17 @@ export class ChangeFeed {
    */
   headKeyOf(networkId: string): string {
     return headKey(this.networks.get(networkId)?.head);
+  }
+
+  /**
+   * Whether `head` comes before the network's head as this process last read it. A session reads
+   * the head once more just after it begins to follow; if the feed has meanwhile read a newer
+   * one, it read it after the session began to follow (what committed before was in the
+   * session's own read), so it has told the session of it, and the session's read is stale.
+   */
+  precedesHeadOf(networkId: string, head: NetmapHead): boolean {
+    const last = this.networks.get(networkId)?.head;
+    return last !== undefined && headPrecedes(head, last);
   }
 
   /** Sessions followed by this process (for its figures). */

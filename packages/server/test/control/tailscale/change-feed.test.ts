@@ -93,6 +93,16 @@ describe('the change feed', () => {
     // The head a session compares with its own map's when it begins to follow.
     expect(feed.headKeyOf(server.networkId)).toBe(followers[0].at(-1)?.key);
     expect(feed.headKeyOf('net_elsewhere')).toBe('');
+    // A head read before that move (a session's own read racing it) comes before the feed's;
+    // the feed's own head, or one it has not read yet, does not.
+    const last = followers[0].at(-1)!.head;
+    expect(feed.precedesHeadOf(server.networkId, { ...last, epoch: last.epoch - 1 })).toBe(true);
+    expect(feed.precedesHeadOf(server.networkId, last)).toBe(false);
+    expect(feed.precedesHeadOf(server.networkId, { ...last, presenceEpoch: last.presenceEpoch + 1 })).toBe(false);
+    expect(
+      feed.precedesHeadOf(server.networkId, { ...last, epoch: last.epoch - 1, policyVersion: last.policyVersion + 1 }),
+    ).toBe(false);
+    expect(feed.precedesHeadOf('net_elsewhere', last)).toBe(false);
   });
 
   it('hears a change committed through another connection to the database', async () => {
