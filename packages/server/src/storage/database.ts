@@ -41,6 +41,7 @@ import * as networkNamesInDeviceRecords from './migrations/031_network_names_in_
 import * as readStamps from './migrations/032_read_stamps.js';
 import * as readStampsKeysUsers from './migrations/033_read_stamps_keys_users.js';
 import * as readStampsRoutes from './migrations/034_read_stamps_routes.js';
+import * as readStampsOAuthClients from './migrations/035_read_stamps_oauth_clients.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -87,6 +88,7 @@ const MIGRATIONS = {
   '032_read_stamps': readStamps,
   '033_read_stamps_keys_users': readStampsKeysUsers,
   '034_read_stamps_routes': readStampsRoutes,
+  '035_read_stamps_oauth_clients': readStampsOAuthClients,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

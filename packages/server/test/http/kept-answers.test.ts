@@ -4,8 +4,9 @@
  * answer kept), on this server and on a second instance over the same database, then changed
  * through the API, and both must answer with the change on the very next call. Run on both
  * databases; on PostgreSQL the reads of the network, its single sign-on, its policy and its
- * webhooks are kept per read stamp (migration 032) and the same must hold, also for a change
- * written to the database by something other than the API.
+ * webhooks are kept per read stamp (migration 032; keys, users, routes and OAuth clients in
+ * 033 to 035) and the same must hold, also for a change written to the database by something
+ * other than the API.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthKey, enroll, heartbeat, startWithAuthKey } from '../devices/helpers.js';
@@ -177,6 +178,30 @@ describe('answers kept until the next commit', () => {
       },
       (key) => expect(key).toMatchObject({ uses: 0, lastUsed: null }),
       (key) => expect(key).toMatchObject({ uses: 1, lastUsed: expect.any(String) }),
+    );
+  });
+
+  it("OAuth clients in /api/v2's key list, changed through it and outside it", async () => {
+    const created = await call('POST', '/api/v2/tailnet/-/keys', {
+      keyType: 'client',
+      scopes: ['all:read'],
+      description: 'first',
+    });
+    expect(created.status, await created.clone().text()).toBe(200);
+    const { id } = await json(created);
+    const client = (body: { keys: { id: string; description: string }[] }) => body.keys.find((key) => key.id === id);
+    const clients = () => server.database.storage.db.updateTable('oauth_clients').where('id', '=', id);
+    await around(
+      '/api/v2/tailnet/-/keys',
+      () => clients().set({ description: 'set by hand' }).execute(),
+      (body) => expect(client(body)?.description).toBe('first'),
+      (body) => expect(client(body)?.description).toBe('set by hand'),
+    );
+    await around(
+      '/api/v2/tailnet/-/keys',
+      () => call('DELETE', `/api/v2/tailnet/-/keys/${id}`),
+      (body) => expect(client(body)).toBeDefined(),
+      (body) => expect(client(body)).toBeUndefined(),
     );
   });
 

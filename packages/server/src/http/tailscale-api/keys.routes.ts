@@ -199,11 +199,12 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
       const now = ctx.clock.now();
       // As Tailscale: the keys that work; `all=true` adds the expired, revoked and spent ones.
       const all = request.query.all === 'true';
+      const { readStamp } = request.principal!;
       const [rows, clients] = await Promise.all([
         mayRead(request, 'auth_keys')
-          ? listKeys(ctx.db, networkId, now, all ? {} : { state: 'valid' }, request.principal!.readStamp)
+          ? listKeys(ctx.db, networkId, now, all ? {} : { state: 'valid' }, readStamp)
           : NONE,
-        mayRead(request, 'oauth_keys') ? listClients(ctx.db, networkId, all) : NONE,
+        mayRead(request, 'oauth_keys') ? listClients(ctx.db, networkId, all, readStamp) : NONE,
       ]);
       return presentKeysAndClients([rows, clients], now);
     },

@@ -1,6 +1,6 @@
 /** SQL of OAuth clients and their access tokens. */
 import type { Insertable, Selectable } from 'kysely';
-import { compiledShapes } from '../../storage/compiled-query.js';
+import { compiledShapes, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import type { OAuthClientsTable, OAuthTokensTable } from '../../storage/schema.js';
 
@@ -26,7 +26,8 @@ export async function findClientById(db: Db, id: string): Promise<OAuthClientRow
 
 /**
  * The network's clients in creation order, revoked ones only when asked: built once per shape,
- * so on SQLite the answer is kept until the next commit (`/api/v2`'s key list reads it per call).
+ * so on SQLite the answer is kept until the next commit, on PostgreSQL per read stamp
+ * (migration 035) (`/api/v2`'s key list reads it per call).
  */
 const clientsOf = compiledShapes(
   (withRevoked: boolean) => (withRevoked ? 'all' : 'live'),
@@ -35,10 +36,17 @@ const clientsOf = compiledShapes(
     if (!withRevoked) query = query.where('revoked_at', 'is', null);
     return query.orderBy('created_at').orderBy('id');
   },
+  { stampedBy: 'networkId' },
 );
 
-export async function listClients(db: Db, networkId: string, withRevoked: boolean): Promise<readonly OAuthClientRow[]> {
-  return clientsOf(withRevoked)(db, { networkId });
+/** `stamp`: the calling key's read stamp, under which PostgreSQL keeps the answer (migration 035). */
+export async function listClients(
+  db: Db,
+  networkId: string,
+  withRevoked: boolean,
+  stamp?: ReadStamp,
+): Promise<readonly OAuthClientRow[]> {
+  return clientsOf(withRevoked)(db, { networkId }, stamp);
 }
 
 export async function updateClient(
