@@ -35,6 +35,36 @@ const WATCHED = {
   users: { network: 'network_id', unseen: [] },
 };
 
+/**
+ * Makes `table`'s writes move their network's read stamp at the writer's commit, once per
+ * transaction and network: every insert and delete, and every update that changes a column
+ * other than `unseen`. `network`: the column naming the row's network. Later migrations that
+ * watch another table use it too.
+ */
+export async function watchForReadStamp(
+  db: Kysely<unknown>,
+  table: string,
+  network: string,
+  unseen: readonly string[] = [],
+): Promise<void> {
+  const left = `'{${unseen.join(',')}}'::text[]`;
+  await sql
+    .raw(
+      `create constraint trigger ${table}_read_stamp_write after insert or delete on ${table}
+       deferrable initially deferred
+       for each row execute function read_stamp_touch('${network}')`,
+    )
+    .execute(db);
+  await sql
+    .raw(
+      `create constraint trigger ${table}_read_stamp_change after update on ${table}
+       deferrable initially deferred
+       for each row when ((to_jsonb(old) - ${left}) is distinct from (to_jsonb(new) - ${left}))
+       execute function read_stamp_touch('${network}')`,
+    )
+    .execute(db);
+}
+
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
   // tg_argv[0]: the column naming the row's network. A row moving between networks moves both.
@@ -55,24 +85,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       return null;
     end $$`.execute(db);
   for (const [table, { network, unseen }] of Object.entries(WATCHED)) {
-    const left = `'{${unseen.join(',')}}'::text[]`;
     await sql.raw(`drop trigger if exists ${table}_read_stamp_write on ${table}`).execute(db);
     await sql.raw(`drop trigger if exists ${table}_read_stamp_change on ${table}`).execute(db);
-    await sql
-      .raw(
-        `create constraint trigger ${table}_read_stamp_write after insert or delete on ${table}
-         deferrable initially deferred
-         for each row execute function read_stamp_touch('${network}')`,
-      )
-      .execute(db);
-    await sql
-      .raw(
-        `create constraint trigger ${table}_read_stamp_change after update on ${table}
-         deferrable initially deferred
-         for each row when ((to_jsonb(old) - ${left}) is distinct from (to_jsonb(new) - ${left}))
-         execute function read_stamp_touch('${network}')`,
-      )
-      .execute(db);
+    await watchForReadStamp(db, table, network, unseen);
   }
   // A user's last sighting by their devices: written when it enters a new minute (above).
   await sql`

@@ -6,18 +6,10 @@
  * (storage/compiled-query.ts, `readsDevices`). Routes are written when a device advertises or
  * withdraws one and when an administrator approves or disables one, not by heartbeats.
  */
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, PostgresAdapter } from 'kysely';
+import { watchForReadStamp } from './033_read_stamps_keys_users.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
-  // As migration 033's triggers: at the writer's commit, once per transaction and network.
-  await sql`
-    create constraint trigger routes_read_stamp_write after insert or delete on routes
-    deferrable initially deferred
-    for each row execute function read_stamp_touch('network_id')`.execute(db);
-  await sql`
-    create constraint trigger routes_read_stamp_change after update on routes
-    deferrable initially deferred
-    for each row when (to_jsonb(old) is distinct from to_jsonb(new))
-    execute function read_stamp_touch('network_id')`.execute(db);
+  await watchForReadStamp(db, 'routes', 'network_id');
 }
