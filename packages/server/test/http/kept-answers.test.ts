@@ -236,6 +236,50 @@ describe('answers kept until the next commit', () => {
     );
   });
 
+  it("/api/v2's currentlyConnected: a disconnect, a return, a time-out with nothing written, a deletion", async () => {
+    // Past the window of every device enrolled so far (they share the owner), to a minute's
+    // first seconds: the owner's kept sighting (its minute) cannot rule the device out below,
+    // so only the kept answer's own window can.
+    server.clock.advance(61_000);
+    server.clock.advance(70_000 - (server.clock.now() % 60_000));
+    const { device, nodeToken } = await enroll(server, authKey);
+    const owner = device.user.id;
+    const inList = (body: { users: { id: string; currentlyConnected: boolean }[] }) =>
+      body.users.find((user) => user.id === owner)!.currentlyConnected;
+    const byId = (user: { currentlyConnected: boolean }) => user.currentlyConnected;
+    const devices = () => server.database.storage.db.updateTable('devices').where('id', '=', device.id);
+    // Written outside the API: nothing but the device list stamp tells the second instance.
+    await around(
+      '/api/v2/tailnet/-/users',
+      () => devices().set({ disconnected: 1 }).execute(),
+      (body) => expect(inList(body)).toBe(true),
+      (body) => expect(inList(body)).toBe(false),
+    );
+    await around(
+      `/api/v2/users/${owner}`,
+      async () => expect((await heartbeat(server, nodeToken)).status).toBe(200),
+      (user) => expect(byId(user)).toBe(false),
+      (user) => expect(byId(user)).toBe(true),
+    );
+    // The heartbeat's device times out: nothing is written, only the clock moves.
+    for (const path of ['/api/v2/tailnet/-/users', `/api/v2/users/${owner}`]) {
+      const seenAt = server.clock.now();
+      await around(
+        path,
+        async () => server.clock.advance(60_001 - (server.clock.now() - seenAt)),
+        (body) => expect(path.includes('tailnet') ? inList(body) : byId(body)).toBe(true),
+        (body) => expect(path.includes('tailnet') ? inList(body) : byId(body)).toBe(false),
+      );
+      expect((await heartbeat(server, nodeToken)).status).toBe(200);
+    }
+    await around(
+      '/api/v2/tailnet/-/users',
+      () => call('DELETE', `/v1/devices/${device.id}`),
+      (body) => expect(inList(body)).toBe(true),
+      (body) => expect(inList(body)).toBe(false),
+    );
+  });
+
   it('users, on /v1 and /api/v2', async () => {
     let id = '';
     await around(

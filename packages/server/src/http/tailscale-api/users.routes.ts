@@ -47,7 +47,7 @@ export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
       }
       if (type === 'shared') return { users: [] };
       const rows = await listUsers(ctx.db, networkId, role, request.principal!.readStamp);
-      const connected = await connectedUsers(ctx.db, networkId, rows, ctx.clock.now());
+      const connected = await connectedUsers(ctx.db, networkId, rows, ctx.clock.now(), request.principal!.readStamp);
       return { users: rows.map((row) => presentTailscaleUser(presentUser(row), networkId, connected.has(row.id))) };
     },
   );
@@ -56,7 +56,7 @@ export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
     const networkId = request.principal!.networkId;
     const row = await findUser(ctx.db, networkId, request.params.id, request.principal!.readStamp);
     if (!row) throw notFound(`user ${request.params.id} does not exist`);
-    const connected = await isUserConnected(ctx.db, networkId, row, ctx.clock.now());
+    const connected = await isUserConnected(ctx.db, networkId, row, ctx.clock.now(), request.principal!.readStamp);
     return presentTailscaleUser(presentUser(row), networkId, connected);
   });
 }

@@ -5,14 +5,15 @@
  * The user's row keeps the number of their devices and their latest sighting (migration 026):
  * `devices_seen_at` is written whenever one of their devices' heartbeats enters a new minute of
  * the device's (and, on PostgreSQL, of the user's: migration 033), so the newest heartbeat of any
- * of their devices falls in `devices_seen_at`'s minute or an earlier one. A user with no device, or whose kept sighting's minute ended before the online
- * window began, has no device online, and nothing else is read. Otherwise the rule itself
- * (online.ts) is asked of that user's devices, stopping at the first online one: the kept
- * sighting trails by up to a minute and says nothing of a disconnect, so it cannot decide alone.
- * Asking every listed user's devices on every call read all of a user's devices each time.
+ * of their devices falls in `devices_seen_at`'s minute or an earlier one. A user with no device,
+ * or whose kept sighting's minute ended before the online window began, has no device online,
+ * and nothing else is read. Otherwise the rule itself (online.ts) is asked of the user's
+ * devices, stopping at the first online one: the kept sighting trails by up to a minute and says
+ * nothing of a disconnect, so it cannot decide alone. That answer is kept (below) until a write
+ * could change it or the device it found times out, so a poller's calls in between read nothing.
  */
 
-import { compiledQuery } from '../../storage/compiled-query.js';
+import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { onlineSince, onlineSinceWhere } from '../network/online.js';
 
@@ -36,50 +37,96 @@ export function mayBeConnected(row: KeptDeviceUsage, now: number): boolean {
   return minuteEnd > onlineSince(now);
 }
 
+/**
+ * The first cutoff at which an answer below may change with nothing committed: the oldest
+ * heartbeat among the online devices it found. A user with no device online gains one only
+ * by a write (a heartbeat, an enrollment, a reassignment), which moves the device list stamp.
+ */
+function firstTimeout(rows: readonly { seen: number | string | bigint | null }[]): number {
+  let first = Number.POSITIVE_INFINITY;
+  for (const row of rows) if (row.seen != null) first = Math.min(first, Number(row.seen));
+  return first;
+}
+
+/**
+ * Kept per read stamp and device list stamp on PostgreSQL (users and devices move them, whoever
+ * writes: a heartbeat, a disconnect or a deletion on another instance moves the device list
+ * stamp), until the next commit on SQLite, and across the clock until the device found times
+ * out: every call in between is answered without a statement.
+ */
+const stamped = {
+  window: { param: 'cutoff', until: firstTimeout },
+  stampedBy: 'networkId',
+  readsDevices: true,
+} as const;
+
 /** One online device of the user, if any: the (network_id, user_id) index, stopped at the first. */
-const anyOnlineDevice = compiledQuery((db, p: { networkId: string; userId: string; cutoff: number }) =>
-  db
-    .selectFrom('devices')
-    .select('devices.id')
-    .where('devices.network_id', '=', p.networkId)
-    .where('devices.user_id', '=', p.userId)
-    .where((eb) => onlineSinceWhere(eb, p.cutoff, true))
-    .limit(1),
+const anyOnlineDevice = compiledQuery(
+  (db, p: { networkId: string; userId: string; cutoff: number }) =>
+    db
+      .selectFrom('devices')
+      .select('devices.last_seen_at as seen')
+      .where('devices.network_id', '=', p.networkId)
+      .where('devices.user_id', '=', p.userId)
+      .where((eb) => onlineSinceWhere(eb, p.cutoff, true))
+      .limit(1),
+  stamped,
+);
+
+/**
+ * Every user of the network with, for those who have a device online, the heartbeat of one
+ * such device (found through the (network_id, user_id) index, stopped at the first): one
+ * statement for the whole list, whatever the number of users asked about.
+ */
+const onlineDeviceOfEachUser = compiledQuery(
+  (db, p: { networkId: string; cutoff: number }) =>
+    db
+      .selectFrom('users')
+      .select((eb) => [
+        'users.id',
+        eb
+          .selectFrom('devices')
+          .select('devices.last_seen_at')
+          .where('devices.network_id', '=', p.networkId)
+          .whereRef('devices.user_id', '=', 'users.id')
+          .where((inner) => onlineSinceWhere(inner, p.cutoff, true))
+          .limit(1)
+          .as('seen'),
+      ])
+      .where('users.network_id', '=', p.networkId),
+  stamped,
 );
 
 /** Whether the user of `row` has a device online at `now`. */
-export async function isUserConnected(db: Db, networkId: string, row: KeptDeviceUsage, now: number): Promise<boolean> {
+export async function isUserConnected(
+  db: Db,
+  networkId: string,
+  row: KeptDeviceUsage,
+  now: number,
+  stamp?: ReadStamp,
+): Promise<boolean> {
   if (!mayBeConnected(row, now)) return false;
-  const found = await anyOnlineDevice(db, { networkId, userId: row.id, cutoff: onlineSince(now) });
+  const found = await anyOnlineDevice(db, { networkId, userId: row.id, cutoff: onlineSince(now) }, stamp);
   return found.length > 0;
 }
 
 /**
- * Which of the listed users have a device online at `now`: users whose row rules it out are
- * not asked about, the rest in one query per 500 users, each stopped at their first online device.
+ * Which of the listed users have a device online at `now`: none is asked about when every
+ * listed user's row rules it out; otherwise one statement answers for every user of the network.
  */
-export async function connectedUsers(db: Db, networkId: string, rows: readonly KeptDeviceUsage[], now: number) {
+export async function connectedUsers(
+  db: Db,
+  networkId: string,
+  rows: readonly KeptDeviceUsage[],
+  now: number,
+  stamp?: ReadStamp,
+): Promise<Set<string>> {
   const connected = new Set<string>();
-  const asked = rows.filter((row) => mayBeConnected(row, now)).map((row) => row.id);
-  const cutoff = onlineSince(now);
-  // Chunks keep the IN list far below both dialects' parameter limits.
-  for (let start = 0; start < asked.length; start += 500) {
-    const found = await db
-      .selectFrom('users')
-      .select('users.id')
-      .where('users.network_id', '=', networkId)
-      .where('users.id', 'in', asked.slice(start, start + 500))
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('devices')
-            .select('devices.id')
-            .where('devices.network_id', '=', networkId)
-            .whereRef('devices.user_id', '=', 'users.id')
-            .where((eb) => onlineSinceWhere(eb, cutoff, true)),
-        ),
-      )
-      .execute();
-    for (const row of found) connected.add(row.id);
-  }
+  const asked = rows.filter((row) => mayBeConnected(row, now));
+  if (asked.length === 0) return connected;
+  const found = await onlineDeviceOfEachUser(db, { networkId, cutoff: onlineSince(now) }, stamp);
+  const online = new Set<string>();
+  for (const user of found) if (user.seen != null) online.add(user.id);
+  for (const row of asked) if (online.has(row.id)) connected.add(row.id);
   return connected;
 }
