@@ -21,6 +21,7 @@ import { NODE_KEY_PATTERN } from '@warren/contract';
 import { type Actor, systemActor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError } from '../../core/errors.js';
+import { listText } from '../../lib/json.js';
 import { rotateNodeKey } from '../../modules/devices/device-reports.js';
 import { deleteDevice } from '../../modules/devices/devices.service.js';
 import { enroll } from '../../modules/devices/enrollment.service.js';
@@ -44,7 +45,9 @@ export type RegisterOutcome = { status: 200; body: Record<string, unknown> } | {
 
 const refused = (message: string): RegisterOutcome => ({ status: 200, body: { Error: message } });
 
-function registered(row: NodeRow): RegisterOutcome {
+function registered(
+  row: Pick<NodeRow, 'user_id' | 'user_login' | 'user_display' | 'tags' | 'authorized'>,
+): RegisterOutcome {
   const profile = userProfile(row);
   const login = { ID: profile.ID, LoginName: profile.LoginName, DisplayName: profile.DisplayName, ProfilePicURL: '' };
   return {
@@ -119,7 +122,7 @@ export async function register(
   try {
     // As a native enrollment's: the device, named once it exists (enroll sets actor.id).
     const actor: Actor = { ...systemActor(key.network_id, 'tailscale'), type: 'device', name: null };
-    await enroll(
+    const { device, ownerDisplayName } = await enroll(
       ctx,
       actor,
       key,
@@ -135,9 +138,14 @@ export async function register(
         ...(!isZeroKey(request.OldNodeKey) && { previousNodeKey: request.OldNodeKey }),
       },
     );
-    const row = await nodeByKey(ctx.db, request.NodeKey, machineKey);
-    if (!row) return refused('the device was removed while it enrolled; try again');
-    return registered(row);
+    // Answered from what the enrollment committed, not read back.
+    return registered({
+      user_id: device.user?.id ?? null,
+      user_login: device.user?.loginName ?? null,
+      user_display: ownerDisplayName,
+      tags: listText(device.tags),
+      authorized: device.authorized ? 1 : 0,
+    });
   } catch (error) {
     if (error instanceof ApiError) return refused(error.detail);
     throw error;

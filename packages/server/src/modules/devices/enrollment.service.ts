@@ -3,14 +3,16 @@
  *  1. the auth key's use is taken by a conditional UPDATE (valid, not revoked, not expired,
  *     reusable or not yet used) — zero rows updated means another enrollment won the race
  *     or the key stopped being valid, and the request is refused with nothing changed;
- *  2. the network row's netmap epoch is bumped (on PostgreSQL this row lock also serialises
- *     the enrollments of one network);
+ *  2. the network row's epochs are bumped and its next address index taken, in one statement
+ *     (on PostgreSQL this row lock also serialises the enrollments of one network, so from
+ *     here to the commit each round trip is time the others wait: the owner, the device of
+ *     this node key and whether the name is free are then read in one statement);
  *  3. a nodeKey already enrolled in the network re-enrolls that device (same id, name and
  *     addresses; the new credential replaces the old one, which is refused from then on),
  *     but only with an auth key of the device's owner — the same user and the same tags —
- *     so knowing a device's public key does not let any auth key take it over (409);
- *     otherwise the plan's device limit is checked, the network hands out its next address
- *     index (so re-enrolling never uses one up) and the device is created;
+ *     so knowing a device's public key does not let any auth key take it over (409), and
+ *     gives the address index back (so re-enrolling never uses one up); otherwise the plan's
+ *     device limit is checked and the device is created with the index taken;
  *  4. advertised routes are synced, and the audit entry `device.enroll` is written.
  * Every enrollment is a login: the device's login expiry starts anew from the network's
  * `nodeKeyExpiry`, which lifts an expiry that happened. A new device waits for approval when the
@@ -27,12 +29,11 @@ import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { listText, parseList } from '../../lib/json.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
-import { advisoryLock } from '../../storage/advisory-lock.js';
 import type { Db } from '../../storage/database.js';
 import { type AuthKeyRow, refusalNow } from '../keys/auth-keys.js';
 import { useAuthKey } from '../keys/keys.repository.js';
 import { moveEpochsForEnrollment, netmapEpoch, presenceEpoch } from '../network/epochs.js';
-import { advanceAddressIndex } from '../network/network.repository.js';
+import { giveBackAddressIndex } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
 import { nodeKeyLifetime } from '../network/settings.service.js';
 import { canonicalPrefixes } from '../routes/prefixes.js';
@@ -49,32 +50,80 @@ const NODE_KEY_RE = new RegExp(NODE_KEY_PATTERN);
 export interface Enrolled {
   device: DeviceBody;
   nodeToken: string;
+  /** The display name of the device's user (null: none set, or no user), for Tailscale's login profile. */
+  ownerDisplayName: string | null;
 }
 
-/** The key's user; if that user was removed since, the network's first owner (one query). */
-async function deviceOwner(trx: Db, networkId: string, userId: string | null) {
+/** The key's user; if that user was removed since, the network's first owner. */
+function deviceOwner(trx: Db, networkId: string, userId: string | null) {
   return trx
     .selectFrom('users')
-    .select(['id', 'login_name', 'status'])
+    .select(['id', 'login_name', 'display_name', 'status'])
     .where('network_id', '=', networkId)
     .where((eb) => (userId ? eb.or([eb('id', '=', userId), eb('role', '=', 'owner')]) : eb('role', '=', 'owner')))
     .orderBy(sql`case when id = ${userId ?? ''} then 0 else 1 end`)
     .orderBy('created_at')
     .orderBy('id')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1);
 }
 
-/** `web`, else `web-N` with N one past the highest in use for that base (one indexed MAX). */
-export async function allocateName(trx: Db, networkId: string, base: string): Promise<{ name: string; seq: number }> {
-  const taken = async (name: string) =>
-    (await trx
-      .selectFrom('devices')
-      .select('id')
-      .where('network_id', '=', networkId)
-      .where('name', '=', name)
-      .executeTakeFirst()) !== undefined;
-  if (!(await taken(base))) return { name: base, seq: 0 };
+/** The device enrolled under this node key in the network, if any. */
+const deviceByNodeKey = (trx: Db, networkId: string, nodeKey: string) =>
+  trx
+    .selectFrom('devices')
+    .select(['id', 'user_id', 'tags'])
+    .where('network_id', '=', networkId)
+    .where('node_key', '=', nodeKey);
+
+const deviceNamed = (trx: Db, networkId: string, name: string) =>
+  trx.selectFrom('devices').select('id').where('network_id', '=', networkId).where('name', '=', name).limit(1);
+
+/**
+ * What an enrollment reads under the network's lock, in one statement (each round trip there
+ * is time the network's other enrollments wait): the device's owner, the device this node key
+ * already is, and whether the name `base` is taken. Each is a derived table joined `on true`
+ * to one row, so a missing one reads as nulls.
+ */
+async function enrollmentReads(trx: Db, networkId: string, userId: string | null, nodeKey: string, base: string) {
+  const row = await trx
+    .selectFrom(sql`(select 1)`.as('one'))
+    .leftJoin(deviceOwner(trx, networkId, userId).as('owner'), (join) => join.onTrue())
+    .leftJoin(deviceByNodeKey(trx, networkId, nodeKey).as('known'), (join) => join.onTrue())
+    .leftJoin(deviceNamed(trx, networkId, base).as('named'), (join) => join.onTrue())
+    .select([
+      'owner.id as owner_id',
+      'owner.login_name as owner_login',
+      'owner.display_name as owner_display',
+      'owner.status as owner_status',
+      'known.id as known_id',
+      'known.user_id as known_user_id',
+      'known.tags as known_tags',
+      'named.id as named_id',
+    ])
+    .executeTakeFirstOrThrow();
+  return {
+    owner:
+      row.owner_id === null
+        ? undefined
+        : { id: row.owner_id, login_name: row.owner_login, display_name: row.owner_display, status: row.owner_status },
+    known:
+      row.known_id === null ? undefined : { id: row.known_id, user_id: row.known_user_id, tags: row.known_tags ?? '' },
+    baseTaken: row.named_id !== null,
+  };
+}
+
+/**
+ * `web`, else `web-N` with N one past the highest in use for that base (one indexed MAX).
+ * `baseTaken`: whether `base` itself is taken, when the caller read it already.
+ */
+export async function allocateName(
+  trx: Db,
+  networkId: string,
+  base: string,
+  baseTaken?: boolean,
+): Promise<{ name: string; seq: number }> {
+  const taken = async (name: string) => (await deviceNamed(trx, networkId, name).executeTakeFirst()) !== undefined;
+  if (!(baseTaken ?? (await taken(base)))) return { name: base, seq: 0 };
   const row = await trx
     .selectFrom('devices')
     .select((eb) => eb.fn.max<number | null>('name_seq').as('seq'))
@@ -124,24 +173,20 @@ export interface TailscaleEnrollment {
   previousNodeKey?: string;
 }
 
-/** The device re-enrolled: the one of this node key, else this machine's previous one with the same owner. */
+/**
+ * The device re-enrolled: the one of this node key (`known`, read with the owner), else this
+ * machine's previous one with the same owner.
+ */
 async function reEnrolled(
   trx: Db,
   networkId: string,
-  nodeKey: string,
+  known: { id: string; user_id: string | null; tags: string } | undefined,
   tailscale: TailscaleEnrollment | undefined,
   userId: string | null,
   tags: readonly string[],
 ) {
-  const byKey = (key: string) =>
-    trx
-      .selectFrom('devices')
-      .select(['id', 'user_id', 'tags'])
-      .where('network_id', '=', networkId)
-      .where('node_key', '=', key);
-  const existing = await byKey(nodeKey).executeTakeFirst();
-  if (existing || !tailscale?.previousNodeKey) return existing;
-  const previous = await byKey(tailscale.previousNodeKey)
+  if (known || !tailscale?.previousNodeKey) return known;
+  const previous = await deviceByNodeKey(trx, networkId, tailscale.previousNodeKey)
     .where('machine_key', '=', tailscale.machineKey)
     .executeTakeFirst();
   return previous && !ownerChange(previous, userId, tags) ? previous : undefined;
@@ -189,9 +234,13 @@ export async function enrollForUser(
   return enrollDevice(ctx, actor, { login }, body, tailscale);
 }
 
-/** Takes one use of the auth key, atomically with the enrollment; refuses a key that stopped being valid. */
+/**
+ * Takes one use of the auth key, atomically with the enrollment; refuses a key that stopped being
+ * valid. The conditional UPDATE is the whole check: on PostgreSQL a second enrollment's update of
+ * the same key waits for the first's row lock and then tests its conditions again on the row the
+ * first wrote, so a single-use key is used once (no lock of its own needed before it).
+ */
 async function takeKeyUse(trx: Db, key: AuthKeyRow, now: number): Promise<void> {
-  await advisoryLock(trx, `enroll:${key.id}`);
   if (!(await useAuthKey(trx, key.id, now))) throw await refusalNow(trx, key.id, now);
 }
 
@@ -220,7 +269,8 @@ async function enrollDevice(
 
     // An enrolled device is online: presence snapshots are stale too (presence-snapshot.ts).
     const network = await moveEpochsForEnrollment(trx, networkId, changes);
-    const owner = await deviceOwner(trx, networkId, key ? key.user_id : login!.userId);
+    const reads = await enrollmentReads(trx, networkId, key ? key.user_id : login!.userId, body.nodeKey, base);
+    const owner = reads.owner;
     // A person's login is theirs alone: never handed to the owner if they were removed meanwhile.
     if (login && owner?.id !== login.userId) throw invalidState(`user ${login.userId} no longer exists`);
     // A suspended user's devices are refused (control/native/node-auth.ts): so is enrolling a new one.
@@ -228,7 +278,8 @@ async function enrollDevice(
       throw unauthenticated(`the user of this ${key ? 'auth key' : 'login'} (${owner.id}) is suspended`);
     }
     const userId = owner?.id ?? null;
-    const existing = await reEnrolled(trx, networkId, body.nodeKey, tailscale, userId, tags);
+    const ownerDisplayName = owner?.display_name ?? null;
+    const existing = await reEnrolled(trx, networkId, reads.known, tailscale, userId, tags);
 
     const common = {
       hostname: body.hostname,
@@ -258,6 +309,7 @@ async function enrollDevice(
         );
       }
       deviceId = existing.id;
+      await giveBackAddressIndex(trx, networkId, network.addrIndex);
       await changes.touch(netmapEpoch, [deviceId]);
       await changes.touch(presenceEpoch, [deviceId]);
       await trx
@@ -271,11 +323,10 @@ async function enrollDevice(
       if (limit !== null && (await countDevices(trx, networkId)) >= limit) {
         throw planLimit(`the ${network.plan} plan allows ${limit} devices; remove one or change the plan`);
       }
-      // The row is locked by the update above, so the index read there is still the next one.
-      const addrIndex = network.nextAddrIndex;
+      // Taken by the epoch move, under the network's row lock: no other enrollment has it.
+      const addrIndex = network.addrIndex;
       if (addrIndex > MAX_ADDR_INDEX) throw invalidState('the network has used up its address space (100.64.0.0/10)');
-      await advanceAddressIndex(trx, networkId, addrIndex);
-      const { name, seq } = await allocateName(trx, networkId, base);
+      const { name, seq } = await allocateName(trx, networkId, base, reads.baseTaken);
       deviceId = newId('device');
       await changes.touch(netmapEpoch, [deviceId]);
       await changes.touch(presenceEpoch, [deviceId]);
@@ -311,7 +362,11 @@ async function enrollDevice(
           now,
           [],
         );
-        return { value: { device, nodeToken }, target: deviceId, events: enrollEvents(event, device) };
+        return {
+          value: { device, nodeToken, ownerDisplayName },
+          target: deviceId,
+          events: enrollEvents(event, device),
+        };
       }
     }
     const routes = await advertise(trx, networkId, deviceId, prefixes, now);
@@ -319,7 +374,12 @@ async function enrollDevice(
     if (key) actor.id = deviceId;
     const device = await deviceDetail(trx, networkId, deviceId, now);
     const events = [...enrollEvents(event, device), ...(await routeEvents(trx, networkId, now, routes))];
-    return { value: { device, nodeToken }, target: deviceId, events, also: approvalEntries(routes.approved) };
+    return {
+      value: { device, nodeToken, ownerDisplayName },
+      target: deviceId,
+      events,
+      also: approvalEntries(routes.approved),
+    };
   });
 }
 

@@ -10,8 +10,8 @@
  */
 import { sql } from 'kysely';
 import type { Changes, Epoch } from '../../core/changes.js';
-import { signalChange } from '../../storage/change-signal.js';
-import type { Db } from '../../storage/database.js';
+import { pgNotifySql, signalChange } from '../../storage/change-signal.js';
+import { type Db, isPostgres } from '../../storage/database.js';
 import { netmapLog } from './netmap-changes.js';
 import { presenceLog } from './presence-changes.js';
 
@@ -66,7 +66,11 @@ export const presenceMoveCtes = (networkId: string) => sql`moved as (
 
 /** What an enrollment reads of the network under the row lock its epoch moves take. */
 export interface EnrollingNetwork {
-  nextAddrIndex: number;
+  /**
+   * The address index the move took for a new device (the network's counter now points past it);
+   * a re-enrollment, which keeps its addresses, gives it back (network.repository.ts).
+   */
+  addrIndex: number;
   plan: string;
   deviceApproval: boolean;
   nodeKeyExpiry: string;
@@ -77,15 +81,22 @@ export interface EnrollingNetwork {
 
 /**
  * A device enrolls (or re-enrolls): it changes netmaps and comes online, so both epochs move, in
- * one statement that also reads the network's settings. The update locks the row (on PostgreSQL
- * this serialises the network's enrollments), so the address index, plan and device settings it
- * returns stay current until the transaction ends. The enrolled device is then named to
- * `changes` for both epochs.
+ * one statement that also takes the next address index and reads the network's settings (on
+ * PostgreSQL it signals the move too). The update locks the row (on PostgreSQL this serialises
+ * the network's enrollments), so the plan and device settings it returns stay current until the
+ * transaction ends, and no other enrollment sees the index it took. Every round trip from here to
+ * the commit is time the network's other enrollments wait, which is why this is one statement.
+ * The enrolled device is then named to `changes` for both epochs.
  */
 export async function moveEpochsForEnrollment(trx: Db, networkId: string, changes: Changes): Promise<EnrollingNetwork> {
+  const postgres = isPostgres(trx);
   const row = await trx
     .updateTable('networks')
-    .set((eb) => ({ netmap_epoch: eb('netmap_epoch', '+', 1), presence_epoch: eb('presence_epoch', '+', 1) }))
+    .set((eb) => ({
+      netmap_epoch: eb('netmap_epoch', '+', 1),
+      presence_epoch: eb('presence_epoch', '+', 1),
+      next_addr_index: eb('next_addr_index', '+', 1),
+    }))
     .where('id', '=', networkId)
     .returning([
       'netmap_epoch',
@@ -97,12 +108,13 @@ export async function moveEpochsForEnrollment(trx: Db, networkId: string, change
       'name',
       'dns_domain',
     ])
+    .$if(postgres, (qb) => qb.returning(pgNotifySql(networkId).as('signalled')))
     .executeTakeFirstOrThrow();
-  await signalChange(trx, networkId);
+  if (!postgres) await signalChange(trx, networkId);
   changes.moved(netmapEpoch, Number(row.netmap_epoch));
   changes.moved(presenceEpoch, Number(row.presence_epoch));
   return {
-    nextAddrIndex: Number(row.next_addr_index),
+    addrIndex: Number(row.next_addr_index) - 1,
     plan: row.plan,
     deviceApproval: Number(row.device_approval) !== 0,
     nodeKeyExpiry: row.node_key_expiry,

@@ -15,13 +15,13 @@ export async function insertNetwork(
     .execute();
 }
 
-/** A new device took address index `taken`; the next one hands out the index after it. */
-export async function advanceAddressIndex(trx: Db, networkId: string, taken: number): Promise<void> {
-  await trx
-    .updateTable('networks')
-    .set({ next_addr_index: taken + 1 })
-    .where('id', '=', networkId)
-    .execute();
+/**
+ * An enrollment that took address index `taken` with its epoch move (epochs.ts) turned out to
+ * re-enroll a device, which keeps its addresses: the counter goes back to it. The move's row lock
+ * is still held, so no other enrollment saw it taken.
+ */
+export async function giveBackAddressIndex(trx: Db, networkId: string, taken: number): Promise<void> {
+  await trx.updateTable('networks').set({ next_addr_index: taken }).where('id', '=', networkId).execute();
 }
 
 /** The network's plan (read inside the transaction that enforces one of its limits). */
