@@ -4,7 +4,7 @@
  * reader tailing with a cursor and the webhook fan-out never skip one that commits late.
  */
 import type { EventBody, EventType } from '@warren/contract';
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import { newId } from '../lib/ids.js';
 import { iso } from '../lib/time.js';
 import type { Db } from '../storage/database.js';
@@ -19,16 +19,10 @@ export interface EventDraft {
   webhookId?: string;
 }
 
-/** Appends the events of one change; returns their ids in order. */
-export async function appendEvents(
-  trx: Db,
-  actor: Actor,
-  time: number,
-  drafts: readonly EventDraft[],
-): Promise<string[]> {
-  if (drafts.length === 0) return [];
+/** The outbox rows of one change's events, in order. */
+export function eventRows(actor: Actor, time: number, drafts: readonly EventDraft[]): Insertable<EventsTable>[] {
   const actorText = JSON.stringify(actorRef(actor));
-  const rows = drafts.map((draft) => ({
+  return drafts.map((draft) => ({
     id: newId('event'),
     network_id: actor.networkId,
     type: draft.type,
@@ -37,6 +31,17 @@ export async function appendEvents(
     data: JSON.stringify(draft.data),
     webhook_id: draft.webhookId ?? null,
   }));
+}
+
+/** Appends the events of one change; returns their ids in order. */
+export async function appendEvents(
+  trx: Db,
+  actor: Actor,
+  time: number,
+  drafts: readonly EventDraft[],
+): Promise<string[]> {
+  if (drafts.length === 0) return [];
+  const rows = eventRows(actor, time, drafts);
   await trx.insertInto('events').values(rows).execute();
   return rows.map((row) => row.id);
 }

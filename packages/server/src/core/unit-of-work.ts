@@ -7,13 +7,13 @@
  * in the same transaction.
  */
 
-import { advisoryLock } from '../storage/advisory-lock.js';
-import type { Db } from '../storage/database.js';
+import { type Db, isPostgres } from '../storage/database.js';
 import type { Actor } from './actor.js';
 import { auditLockName, changeEntry, insertAuditEntries } from './audit-entries.js';
+import { writeChangeRecords } from './change-records.js';
 import { type Changes, inTransaction } from './changes.js';
 import type { AppContext } from './context.js';
-import { appendEvents, type EventDraft } from './events.js';
+import { appendEvents, type EventDraft, eventRows } from './events.js';
 
 export interface Work<T> {
   value: T;
@@ -53,14 +53,23 @@ export async function unitOfWork<T>(
     // Last, as they take the network's audit lock (see insertAuditEntries); the events rely
     // on the same lock for their order.
     const events = work.events ?? [];
-    if (action !== null) {
-      const entries = [{ action, target: work.target }, ...(work.also ?? [])];
-      await insertAuditEntries(
-        trx,
-        entries.map((entry) => changeEntry(actor, now, entry.action, entry.target)),
-      );
-    } else if (events.length > 0) await advisoryLock(trx, auditLockName(actor.networkId));
-    wroteEvents = (await appendEvents(trx, actor, now, events)).length > 0;
+    const entries =
+      action === null
+        ? []
+        : [{ action, target: work.target }, ...(work.also ?? [])].map((entry) =>
+            changeEntry(actor, now, entry.action, entry.target),
+          );
+    wroteEvents = events.length > 0;
+    if (isPostgres(trx)) {
+      // One round trip for the lock, the entries and the events (change-records.ts).
+      if (entries.length > 0 || wroteEvents) {
+        await writeChangeRecords(trx, auditLockName(actor.networkId), entries, eventRows(actor, now, events));
+      }
+      return work.value;
+    }
+    // SQLite has one writer: there is no lock to take, and no round trip to save.
+    if (entries.length > 0) await insertAuditEntries(trx, entries);
+    await appendEvents(trx, actor, now, events);
     return work.value;
   });
   actor.request?.onAudited?.();
