@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogIds } from '../../src/lib/log-ids.js';
-import { decodeCursor } from '../../src/modules/logs/paging.js';
+import { decodeCursor, pagePosition } from '../../src/modules/logs/paging.js';
 import { startServer, type TestServer } from '../harness.js';
 
 describe('cursors', () => {
@@ -58,5 +58,32 @@ describe('audit log paging (shares the helpers)', () => {
     const next = await audit(`cursor=${quiet.nextCursor}`);
     expect(next.entries.some((e) => e.path === '/v1/network')).toBe(true);
     expect(next.entries.every((e) => Date.parse(e.time) >= server.clock.now() - 60_000)).toBe(true);
+  });
+
+  it('since follows the clock with nothing committed between the calls', async () => {
+    // The position `since` resolves to is kept across the clock on SQLite (paging.ts): it must
+    // still move to the next entry the moment the bound passes the first one's time.
+    server.clock.advance(2 * 3_600_000);
+    const t1 = server.clock.now();
+    await server.call('GET', '/v1/network?at=t1');
+    server.clock.advance(10_000);
+    const t2 = server.clock.now();
+    await server.call('GET', '/v1/network?at=t2');
+    await server.app.ctx.audit.settled();
+    // The position at the call time whose `since=1m` bound is `bound`.
+    const at = (bound: number) =>
+      pagePosition(server.app.ctx, 'audit_log', server.networkId, { since: '1m' }, bound + 60_000);
+    const before = await at(t1 - 1_000);
+    expect(before.exhausted).toBe(false);
+    expect(await at(t1)).toEqual(before);
+    const past = await at(t1 + 1);
+    expect(past.exhausted).toBe(false);
+    expect(past.afterSeq).toBeGreaterThan(before.afterSeq);
+    expect(await at(t2)).toEqual(past);
+    const end = await at(t2 + 1);
+    expect(end.exhausted).toBe(true);
+    expect(end.afterSeq).toBeGreaterThanOrEqual(past.afterSeq + 1);
+    // And back: an earlier bound than the kept answer's is read again, not served from it.
+    expect(await at(t1 - 1_000)).toEqual(before);
   });
 });

@@ -70,23 +70,33 @@ async function resolveStart(db: Db, table: LogTable, networkId: string, start: P
   return { afterSeq: Number(first) - 1, exhausted: false };
 }
 
-/** resolveStart's one statement, built once per log (storage/compiled-query.ts): every first page runs it. */
+/**
+ * resolveStart's one statement, built once per log (storage/compiled-query.ts): every first page
+ * runs it. `since` is relative to the call's time, so its bound moves every millisecond; the
+ * answer is kept across the clock (the query's window) up to the time of the first entry it
+ * found: until then the same entry is the first at or after the bound (none lies between the
+ * bound and it, and anything recorded later is a commit, which starts the kept answers over).
+ * With no entry found, nothing can appear by the clock alone. Before, every first page in a new
+ * millisecond read it again: a statement per call under load.
+ */
 const startOf = compiledShapes(
   (table: LogTable) => table,
   (table) => (db: Db, p: { networkId: string; sinceMs: number }) => {
     // The three logs share the columns read here; the types name one of them.
     const log = table as 'audit_log';
     const time = TIME_COLUMN[table] as 'time';
-    return db.selectNoFrom((eb) => [
-      eb
+    const first = (column: 'seq' | 'time') =>
+      db
         .selectFrom(log)
-        .select('seq')
+        .select(column === 'seq' ? 'seq' : time)
         .where('network_id', '=', p.networkId)
         .where(time, '>=', p.sinceMs)
         .orderBy(time)
         .orderBy('seq')
-        .limit(1)
-        .as('first_seq'),
+        .limit(1);
+    return db.selectNoFrom((eb) => [
+      first('seq').as('first_seq'),
+      first('time').as('first_time'),
       eb
         .selectFrom(log)
         .select('seq')
@@ -95,6 +105,13 @@ const startOf = compiledShapes(
         .limit(1)
         .as('last_seq'),
     ]);
+  },
+  {
+    window: {
+      param: 'sinceMs',
+      // A bound past the first entry's time no longer finds it.
+      until: ([row]) => (row?.first_time == null ? Number.POSITIVE_INFINITY : Number(row.first_time) + 1),
+    },
   },
 );
 
