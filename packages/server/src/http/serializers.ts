@@ -33,3 +33,23 @@ export function lazySerializers(): SerializerFactory {
     };
   };
 }
+
+/**
+ * The serializer of an API whose routes declare no response schema (`/api/v2`: Tailscale's
+ * wire, written by its own presenters): JSON.stringify, as Fastify uses for such routes, with a
+ * kept value's text written once, as the schema serializers above do. Set with
+ * `setReplySerializer` on that API's scope only: it takes precedence over any route's response
+ * schema, so a scope whose routes declare one must not use it.
+ */
+export function keptJsonSerializer(): (payload: unknown) => string {
+  const written = new WeakMap<object, string>();
+  return (payload) => {
+    if (!isKept(payload)) return JSON.stringify(payload);
+    let text = written.get(payload);
+    if (text === undefined) {
+      text = JSON.stringify(payload);
+      written.set(payload, text);
+    }
+    return text;
+  };
+}

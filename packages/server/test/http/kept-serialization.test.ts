@@ -7,6 +7,7 @@
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { keptJsonSerializer } from '../../src/http/serializers.js';
 import { keptDerivation } from '../../src/lib/kept.js';
 import { freshDatabase, type TestDatabase } from '../harness.js';
 
@@ -44,5 +45,32 @@ describe('kept answers and response schemas', () => {
       expect(response.body).toBe('{"items":[{"name":"a"}]}');
     }
     expect(derivations).toBe(1);
+  });
+});
+
+describe('the serializer of routes without a response schema (/api/v2)', () => {
+  it('writes what JSON.stringify writes, a kept value once per value', () => {
+    const serialize = keptJsonSerializer();
+    let writes = 0;
+    const written = (name: string) => {
+      writes++;
+      return { name };
+    };
+    const make = (name: string) =>
+      keptDerivation(([source]: readonly [object]) => ({
+        value: { name, source, toJSON: () => written(name) },
+        until: Number.POSITIVE_INFINITY,
+      }))([Object.freeze({})], 0);
+    const one = make('a');
+    expect(serialize(one)).toBe('{"name":"a"}');
+    expect(serialize(one)).toBe('{"name":"a"}');
+    expect(writes).toBe(1);
+    // Another kept value (a change makes a new one) is written afresh; a value not kept every time.
+    expect(serialize(make('b'))).toBe('{"name":"b"}');
+    expect(writes).toBe(2);
+    const fresh = { name: 'c', toJSON: () => written('c') };
+    expect(serialize(fresh)).toBe('{"name":"c"}');
+    expect(serialize(fresh)).toBe('{"name":"c"}');
+    expect(writes).toBe(4);
   });
 });

@@ -7,6 +7,7 @@
  * Not part of the /v1 OpenAPI document (docs/TAILSCALE.md describes it).
  */
 import type { FastifyInstance } from 'fastify';
+import { keptJsonSerializer } from '../serializers.js';
 import { tailscaleDeviceRoutes } from './devices.routes.js';
 import { registerTailscaleErrors } from './errors.js';
 import { tailscaleKeyRoutes } from './keys.routes.js';
@@ -17,6 +18,14 @@ import { tailscaleUserRoutes } from './users.routes.js';
 
 export async function tailscaleApi(app: FastifyInstance): Promise<void> {
   registerTailscaleErrors(app);
+  // No route here declares a response schema: kept answers (lib/kept.ts) are written once. A
+  // reply serializer would take precedence over a response schema, so one is refused here.
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.response) {
+      throw new Error(`${route.url}: /api/v2 answers are written by keptJsonSerializer, not a response schema`);
+    }
+  });
+  app.setReplySerializer(keptJsonSerializer());
   await app.register(tailscaleDeviceRoutes);
   await app.register(tailscaleKeyRoutes);
   // Its form parser and OAuth's error body stay inside its own encapsulated context.
