@@ -4,7 +4,8 @@
 // `--db postgres` (or WARREN_BENCH_DB=postgres) creates a database of its own on the server at
 // WARREN_BENCH_POSTGRES_URL or WARREN_TEST_POSTGRES_URL (`bash .ci/postgres.sh` prints one) and
 // drops it afterwards; a full postgres:// URL is used as it is (it must hold no network yet).
-// `--only` measures only the calls whose path contains the text (for profiling one row).
+// `--only` measures only the calls whose path contains the text, or one of several texts separated
+// by commas (for profiling one row, or comparing a few builds in turn).
 // `--profile DIR` writes a CPU profile of the server for each call's load (bench/profile-probe.mjs:
 // the window wrk loads it, nothing else) as DIR/<call>.cpuprofile, and adds a column: the
 // server's CPU time per request over that window (user + system, from the process itself).
@@ -292,7 +293,9 @@ function concreteCalls(reads: { path: string; params: string[] }[], ids: Record<
     const concrete = id ? withTailnet.replace(/\{\w+\}/, id) : withTailnet;
     calls.push(concrete, ...(VARIANTS[path] ?? []).map((query) => `${concrete}${query}`));
   }
-  return flags.only ? calls.filter((call) => call.includes(flags.only as string)) : calls;
+  if (!flags.only) return calls;
+  const texts = flags.only.split(',');
+  return calls.filter((call) => texts.some((text) => call.includes(text)));
 }
 
 interface Row {

@@ -116,6 +116,14 @@ describe('answers kept until the next commit', () => {
       (hook) => expect(hook.enabled).toBe(true),
       (hook) => expect(hook.enabled).toBe(false),
     );
+    // A deliveries page looks its endpoint up through the kept answer: gone by SQL, it is 404.
+    const deliveries = `/v1/webhooks/${id}/deliveries`;
+    await read(deliveries);
+    await read(deliveries);
+    await server.database.storage.db.deleteFrom('webhooks').where('id', '=', id).execute();
+    for (const answer of [await server.call('GET', deliveries), await second.get(deliveries)]) {
+      expect(answer.status).toBe(404);
+    }
   });
 
   it('keys, on /v1 and /api/v2', async () => {

@@ -162,4 +162,33 @@ describe('kept log pages', () => {
     expect(after).toEqual(await fresh(path));
     expect((await read(server.networkId, request, JSON.stringify)).kept).toBe(false);
   });
+
+  it('moves a `since` page on when its first entry leaves the window, though its body was kept', async () => {
+    const ctx = server.app.ctx;
+    // Entries before these were recorded at an earlier time.
+    server.clock.advance(1_000);
+    for (let i = 0; i < 3; i++) {
+      await marked(`window-${i}`);
+      server.clock.advance(1_000);
+    }
+    await ctx.audit.settled();
+    const all = await page('/v1/logs/audit?since=24h&limit=1000');
+    const firstOf = (body: any) => body.entries[0].requestId;
+    const at = all.entries.findIndex((e: any) => e.requestId === 'window-0');
+    // An hour after window-0 (minus the seconds since), so that `since=1h` starts there.
+    const recorded = Date.parse(all.entries[at].time);
+    server.clock.advance(recorded + 3_600_000 - server.clock.now());
+    const read = auditPages(ctx);
+    const request = { since: '1h', limit: 2 };
+    await read(server.networkId, request, JSON.stringify);
+    const kept = await read(server.networkId, request, JSON.stringify);
+    expect(kept.kept).toBe(true);
+    expect(firstOf(JSON.parse(kept.body.toString()))).toBe('window-0');
+    // One millisecond later window-0 is older than an hour: the page starts at the next entry.
+    server.clock.advance(1);
+    const moved = await read(server.networkId, request, JSON.stringify);
+    expect(firstOf(JSON.parse(moved.body.toString()))).toBe(all.entries[at + 1].requestId);
+    expect(moved.kept).toBe(false);
+    expect(await page('/v1/logs/audit?since=1h&limit=2')).toEqual(await fresh('/v1/logs/audit?since=1h&limit=2'));
+  });
 });

@@ -191,7 +191,8 @@ export async function webhooksRoutes(app: FastifyInstance): Promise<void> {
         [404],
       ),
     },
-    async (request) => deliveryPage(ctx, request.principal!.networkId, request.params.id, request.query),
+    async (request) =>
+      deliveryPage(ctx, request.principal!.networkId, request.params.id, request.query, request.principal!.readStamp),
   );
 
   app.post<{ Params: { id: string; deliveryId: string } }>(

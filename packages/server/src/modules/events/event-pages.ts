@@ -25,7 +25,6 @@ function filtered(db: Db, shape: Shape, p: LogQueryParams) {
   const query = db
     .selectFrom('events')
     .where('network_id', '=', p.networkId as string)
-    .where('seq', '>', p.after as number)
     .where('webhook_id', 'is', null);
   if (shape.exact + shape.families === 0) return query;
   return query.where((eb) =>
@@ -38,7 +37,7 @@ function filtered(db: Db, shape: Shape, p: LogQueryParams) {
 
 const shapeKey = (shape: Shape) => `${shape.exact}:${shape.families}`;
 
-const eventQuery = logQueries(shapeKey, filtered);
+const eventQuery = logQueries('events', shapeKey, filtered);
 
 /**
  * The filters as the query's shape and its values (`t0…`: exact types; `f0…`: families as LIKE

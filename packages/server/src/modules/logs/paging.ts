@@ -14,7 +14,7 @@ import type { Db } from '../../storage/database.js';
 const DEFAULT_LIMIT = 100;
 const DEFAULT_SINCE = '1h';
 
-interface PageStart {
+export interface PageStart {
   /** Entries strictly after this sequence number… */
   afterSeq?: number;
   /** …or recorded at or after this time (epoch ms). */
@@ -27,7 +27,12 @@ export function decodeCursor(ids: LogIds, kind: LogKind, cursor: string): number
   return seq;
 }
 
-function pageStart(ids: LogIds, kind: LogKind, query: { since?: string; cursor?: string }, now: number): PageStart {
+export function pageStart(
+  ids: LogIds,
+  kind: LogKind,
+  query: { since?: string; cursor?: string },
+  now: number,
+): PageStart {
   if (query.cursor !== undefined && query.since !== undefined) {
     throw invalidRequest('pass either since or cursor, not both');
   }
@@ -140,6 +145,9 @@ export async function readPage<R extends { seq: number }, T>(
   return pageOf(await fetch(afterSeq, limit + 1), limit, present, afterSeq, cursor);
 }
 
+/** How many entries a page of the query holds at most. */
+export const pageLimit = (query: LogPageRequest): number => query.limit ?? DEFAULT_LIMIT;
+
 /** Where a page of the query starts, and how many entries it holds at most. */
 export async function pagePosition(
   { db, logIds }: { db: Db; logIds: LogIds },
@@ -149,7 +157,7 @@ export async function pagePosition(
   now: number,
 ): Promise<ResolvedStart & { limit: number }> {
   const start = await resolveStart(db, table, networkId, pageStart(logIds, KIND[table], query, now));
-  return { ...start, limit: query.limit ?? DEFAULT_LIMIT };
+  return { ...start, limit: pageLimit(query) };
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { DeliveryListRequest } from '@warren/contract';
 import type { AppContext } from '../../core/context.js';
 import { notFound } from '../../core/errors.js';
-import { compiledShapes } from '../../storage/compiled-query.js';
+import { compiledShapes, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { decodeCursor, type LogPage } from '../logs/paging.js';
 import { presentDelivery } from './webhooks.presenter.js';
@@ -26,8 +26,11 @@ export async function deliveryPage(
   networkId: string,
   webhookId: string,
   query: DeliveryListRequest,
+  stamp?: ReadStamp,
 ): Promise<LogPage<ReturnType<typeof presentDelivery>>> {
-  if (!(await findWebhook(ctx.db, networkId, webhookId))) throw notFound(`webhook ${webhookId} does not exist`);
+  // Kept per read stamp (PostgreSQL) or until the next commit (SQLite): the page's only statement
+  // is then its own.
+  if (!(await findWebhook(ctx.db, networkId, webhookId, stamp))) throw notFound(`webhook ${webhookId} does not exist`);
   const after = query.cursor === undefined ? 0 : decodeCursor(ctx.logIds, 'delivery', query.cursor);
   const limit = query.limit ?? DEFAULT_LIMIT;
   const rows = query.state
