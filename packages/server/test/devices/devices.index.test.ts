@@ -10,10 +10,9 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listText } from '../../src/lib/json.js';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { backend, json, startServer, type TestServer } from '../harness.js';
-import { deviceRow, listFields } from './helpers.js';
+import { deviceRow, insertTaggedDevices, listFields, networkOwnerId, writeTags } from './helpers.js';
 
 const TAGS = ['tag:a', 'tag:b', 'tag:c'];
 const FILTERS = [
@@ -69,12 +68,7 @@ describe('device list index', () => {
     server = await startServer();
     const { url, schema } = server.database;
     other = await openStorage(url, schema ? { schema, poolSize: 2 } : {});
-    const owner = await server.database.storage.db
-      .selectFrom('users')
-      .select('id')
-      .where('network_id', '=', server.networkId)
-      .executeTakeFirstOrThrow();
-    ownerId = owner.id;
+    ownerId = await networkOwnerId(server);
   });
   afterAll(async () => {
     await other.close();
@@ -92,36 +86,23 @@ describe('device list index', () => {
     switch (operation.kind) {
       case 'add': {
         const id = `dev_${randomBytes(6).toString('hex')}`;
-        await db.transaction().execute(async (trx) => {
-          await trx
-            .insertInto('devices')
-            .values({
+        await insertTaggedDevices(
+          db,
+          [
+            {
               ...deviceRow({ id, networkId, name: id, addrIndex: addrIndex++, nodeTokenHash: id, now }),
               created_at: now + operation.createdOffset,
-              tags: listText(operation.tags),
               user_id: operation.owned ? ownerId : null,
               last_seen_at: operation.seenAgo === null ? null : now - operation.seenAgo,
-            })
-            .execute();
-          for (const tag of operation.tags) {
-            await trx.insertInto('device_tags').values({ network_id: networkId, tag, device_id: id }).execute();
-          }
-        });
+            },
+          ],
+          operation.tags,
+        );
         return;
       }
       case 'tags':
         if (!target) return;
-        await db.transaction().execute(async (trx) => {
-          await trx
-            .updateTable('devices')
-            .set({ tags: listText(operation.tags) })
-            .where('id', '=', target)
-            .execute();
-          await trx.deleteFrom('device_tags').where('device_id', '=', target).execute();
-          for (const tag of operation.tags) {
-            await trx.insertInto('device_tags').values({ network_id: networkId, tag, device_id: target }).execute();
-          }
-        });
+        await writeTags(db, networkId, target, operation.tags);
         return;
       case 'seen':
         if (!target) return;

@@ -2,6 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import { expect } from 'vitest';
+import { listText } from '../../src/lib/json.js';
+import type { Db } from '../../src/storage/database.js';
 import type { DevicesTable } from '../../src/storage/schema.js';
 import { defineTags } from '../acl/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
@@ -77,6 +79,50 @@ export function deviceRow(device: {
     netmap_version: 1,
     netmap_hash: null,
   };
+}
+
+/** The id of the user who owns the test network (its first user). */
+export async function networkOwnerId(server: TestServer): Promise<string> {
+  const owner = await server.database.storage.db
+    .selectFrom('users')
+    .select('id')
+    .where('network_id', '=', server.networkId)
+    .executeTakeFirstOrThrow();
+  return owner.id;
+}
+
+/** Inserts device rows with their tags (row and tag index) in one transaction, as enrollment writes them. */
+export async function insertTaggedDevices(
+  db: Db,
+  rows: readonly Insertable<DevicesTable>[],
+  tags: readonly string[],
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (const row of rows) {
+      await trx
+        .insertInto('devices')
+        .values({ ...row, tags: listText(tags) })
+        .execute();
+      for (const tag of tags) {
+        await trx.insertInto('device_tags').values({ network_id: row.network_id, tag, device_id: row.id }).execute();
+      }
+    }
+  });
+}
+
+/** Replaces a device's tags in its row and the tag index in one transaction, as a re-tag does. */
+export async function writeTags(db: Db, networkId: string, id: string, tags: readonly string[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('devices')
+      .set({ tags: listText(tags) })
+      .where('id', '=', id)
+      .execute();
+    await trx.deleteFrom('device_tags').where('device_id', '=', id).execute();
+    for (const tag of tags) {
+      await trx.insertInto('device_tags').values({ network_id: networkId, tag, device_id: id }).execute();
+    }
+  });
 }
 
 /** The fields of a list record (GET /v1/devices without fields=all). */

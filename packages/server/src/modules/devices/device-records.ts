@@ -46,7 +46,7 @@ interface Kept {
 }
 
 /**
- * How kept records become one list body: detail or list records, which of them it shows
+ * How kept records are shown in a list body: detail or list records, which of them it shows
  * (filters checked on the records, for `/api/v2`), and one record's JSON. A record's JSON is
  * kept per serializer, by the record object, and made when a body first needs it.
  */
@@ -56,10 +56,6 @@ export interface RecordShape {
   serialize: SerializeDevice;
 }
 
-/** A list's response body is `{"devices":[…]}`, written around the kept bytes in one copy. */
-const OPEN = Buffer.from('{"devices":[');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']}');
 const NO_ROUTES: readonly RouteRow[] = [];
 
 /** Everything a detail record shows of a device's routes, as text: equal text, equal record. */
@@ -82,13 +78,16 @@ class KeptRecords {
     return this.kept.size;
   }
 
-  /** The kept records of `stamps`, in their order, current at the stamps and `routes`. */
+  /**
+   * The kept records of `stamps`, in their order, current at the stamps and `routes`;
+   * undefined for a device whose row is gone.
+   */
   async current(
     stamps: readonly DeviceStamp[],
     now: number,
     readRows: RowsReader,
     routes: RoutesByDevice | undefined,
-  ): Promise<Kept[]> {
+  ): Promise<(Kept | undefined)[]> {
     const routesOf = (id: string) => routes?.get(id) ?? NO_ROUTES;
     const stale = stamps.filter((stamp) => {
       const kept = this.kept.get(stamp.id);
@@ -100,11 +99,10 @@ class KeptRecords {
         this.keep(row, this.present(row, now, deviceRoutes), routesText(deviceRoutes));
       }
     }
-    const current: Kept[] = [];
+    const current: (Kept | undefined)[] = [];
     for (const stamp of stamps) {
       const kept = this.kept.get(stamp.id);
-      if (!kept) continue;
-      withPresence(kept, stamp, now);
+      if (kept) withPresence(kept, stamp, now);
       current.push(kept);
     }
     return current;
@@ -143,25 +141,32 @@ function withPresence(kept: Kept, stamp: DeviceStamp, now: number): void {
 class RecordJson {
   private readonly bySerializer = new WeakMap<SerializeDevice, WeakMap<DeviceBody, Buffer>>();
 
-  body(records: readonly Kept[], shape: RecordShape): Buffer {
+  /** Each record's JSON, null where the shape does not show it, undefined where it is gone. */
+  of(records: readonly (Kept | undefined)[], shape: RecordShape): (Buffer | null | undefined)[] {
     let json = this.bySerializer.get(shape.serialize);
     if (!json) {
       json = new WeakMap();
       this.bySerializer.set(shape.serialize, json);
     }
-    const parts: Buffer[] = [OPEN];
-    for (const { record } of records) {
-      if (shape.shows && !shape.shows(record)) continue;
+    const out: (Buffer | null | undefined)[] = [];
+    for (const kept of records) {
+      if (!kept) {
+        out.push(undefined);
+        continue;
+      }
+      const { record } = kept;
+      if (shape.shows && !shape.shows(record)) {
+        out.push(null);
+        continue;
+      }
       let one = json.get(record);
       if (!one) {
         one = Buffer.from(shape.serialize(record));
         json.set(record, one);
       }
-      if (parts.length > 1) parts.push(COMMA);
-      parts.push(one);
+      out.push(one);
     }
-    parts.push(CLOSE);
-    return Buffer.concat(parts);
+    return out;
   }
 }
 
@@ -176,20 +181,20 @@ export class DeviceRecords {
   }
 
   /**
-   * `{"devices":[…]}` with the records of `stamps` in their order, as `shape` shows them;
-   * detail records with the routes given.
+   * The JSON of the records of `stamps`, in their order, as `shape` shows them (list-assembly.ts
+   * joins them into a body); detail records with the routes given.
    */
-  async body(
+  async render(
     stamps: readonly DeviceStamp[],
     now: number,
     readRows: RowsReader,
     routes: RoutesByDevice | undefined,
     shape: RecordShape,
-  ): Promise<Buffer> {
+  ): Promise<(Buffer | null | undefined)[]> {
     const records = shape.details
       ? await this.details.current(stamps, now, readRows, routes)
       : await this.list.current(stamps, now, readRows, undefined);
-    return this.json.body(records, shape);
+    return this.json.of(records, shape);
   }
 
   /** How many records are kept, of each kind (for tests and the benchmark). */

@@ -29,6 +29,7 @@ import {
   routesOfNetwork,
 } from './devices.repository.js';
 import { keptLists } from './kept-lists.js';
+import { assemble, type ListAssembly } from './list-assembly.js';
 import type { BodyMade, Built } from './list-bodies.js';
 import { deviceListStamp } from './list-stamp.js';
 
@@ -93,15 +94,17 @@ export async function listDevicesBody(
     kept.index ? fromIndex(ctx.db, kept.index, networkId) : fromStamp(ctx.db, networkId, input),
     shape.details ? routesByDevice(ctx.db, networkId, now) : undefined,
   ]);
-  const rows = rowsReader(ctx, networkId);
   // Only the index knows a network is gone; its list is empty.
-  if (!read) return kept.records.body([], now, rows, undefined, shape);
-  const build = async (): Promise<Built> => {
+  if (!read) return NO_DEVICES;
+  const build = async (previous: ListAssembly | undefined): Promise<Built> => {
+    const rows = rowsReader(ctx, networkId);
     const selection = await read.select(filter, now);
-    return {
-      body: await kept.records.body(selection.devices, now, rows, routes?.byDevice, shape),
-      validUntil: selection.validUntil,
-    };
+    // Bodies are kept by shape name, which fixes the serializer and what the records show; the
+    // routes are what else they show (a body made with other routes lends the next one nothing).
+    const assembly = await assemble(selection.devices, now, previous, routes?.text ?? '', (stamps) =>
+      kept.records.render(stamps, now, rows, routes?.byDevice, shape),
+    );
+    return { body: assembly.body, validUntil: selection.validUntil, assembly };
   };
   // The routes as read are part of what a detail body shows (primaries follow other routers' presence).
   const made: BodyMade = {
@@ -114,6 +117,8 @@ export async function listDevicesBody(
   };
   return kept.bodies.body(shape.name, networkId, made, now, build, read.stillCurrent);
 }
+
+const NO_DEVICES = Buffer.from('{"devices":[]}');
 
 /** What a list was read from, at which version, and the selection of its filter there. */
 interface ListRead {

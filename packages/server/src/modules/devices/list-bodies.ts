@@ -19,9 +19,13 @@
  * one used to start another build beside those in flight: builds of megabytes piled up on the
  * event loop faster than they finished, and the server stopped answering anything.
  *
+ * A body that no longer serves is not thrown away at once: its segments (list-assembly.ts) are
+ * handed to the next build of the same body, which renders again only the devices that moved.
+ *
  * The kept bytes are bounded; the least recently made bodies are dropped first.
  */
 import type { IndexFilter } from './device-index.js';
+import type { ListAssembly } from './list-assembly.js';
 
 /** What a body was made from, and so what it is valid for. */
 export interface BodyMade {
@@ -40,12 +44,18 @@ interface KeptBody extends BodyMade {
   body: Buffer;
   /** The build that made it (Building.seq). */
   seq: number;
+  /** Its segments, for the next build of the same body; they are views of `body`. */
+  assembly: ListAssembly | undefined;
+  /** False once it no longer answers: kept only for its segments. */
+  serving: boolean;
 }
 
 /** A body, and until when it holds with nothing written (the first timeout of a device it looks at). */
 export interface Built {
   body: Buffer;
   validUntil: number;
+  /** The body as segments, which the next build of it may reuse. */
+  assembly?: ListAssembly;
 }
 
 interface Building extends BodyMade {
@@ -91,24 +101,25 @@ export class ListBodies {
    * The body of `shape` for the network's filter as a call at `now` that read `current` must
    * answer: the kept one if it still is, the one being built from the same read, or a new one
    * from `build`. `stillCurrent`, asked once the body is built, says whether nothing it shows
-   * moved while it was being built; only then is it kept. `current.validUntil` is not read:
-   * a body's validity comes with it from `build`.
+   * moved while it was being built; only then does it answer later calls (its segments are
+   * kept either way, for the next build, which `build` is given). `current.validUntil` is not
+   * read: a body's validity comes with it from `build`.
    */
   async body(
     shape: string,
     networkId: string,
     current: BodyMade,
     now: number,
-    build: () => Promise<Built>,
+    build: (previous: ListAssembly | undefined) => Promise<Built>,
     stillCurrent: () => boolean | Promise<boolean>,
   ): Promise<Buffer> {
     const key = keyOf(shape, networkId, current.filter);
     const arrived = this.started;
     for (;;) {
       const hit = this.kept.get(key);
-      if (hit) {
+      if (hit?.serving) {
         if (serves(hit, current, now, arrived) && now < hit.validUntil) return hit.body;
-        this.drop(key, hit);
+        hit.serving = false;
       }
       const inFlight = this.building.get(key);
       if (!inFlight) break;
@@ -121,7 +132,8 @@ export class ListBodies {
       }
       await inFlight.finished;
     }
-    const built = build();
+    // Builds of one body run one at a time, so the segments handed over are not being replaced.
+    const built = build(this.kept.get(key)?.assembly);
     let finish = () => {};
     const finished = new Promise<void>((resolve) => {
       finish = resolve;
@@ -130,8 +142,16 @@ export class ListBodies {
     this.building.set(key, building);
     try {
       const made = await built;
-      if (made.body.length <= this.maxBytes && (await stillCurrent())) {
-        this.keep(key, { ...current, validUntil: made.validUntil }, made.body, building.seq);
+      if (made.body.length <= this.maxBytes) {
+        const serving = await stillCurrent();
+        this.keep(key, {
+          ...current,
+          validUntil: made.validUntil,
+          body: made.body,
+          seq: building.seq,
+          assembly: made.assembly,
+          serving,
+        });
       }
       return made.body;
     } finally {
@@ -140,11 +160,11 @@ export class ListBodies {
     }
   }
 
-  private keep(key: string, made: BodyMade, body: Buffer, seq: number): void {
+  private keep(key: string, entry: KeptBody): void {
     const old = this.kept.get(key);
     if (old) this.drop(key, old);
-    this.kept.set(key, { ...made, body, seq });
-    this.bytes += body.length;
+    this.kept.set(key, entry);
+    this.bytes += entry.body.length;
     for (const [oldest, entry] of this.kept) {
       if (this.bytes <= this.maxBytes) break;
       this.drop(oldest, entry);
