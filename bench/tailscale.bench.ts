@@ -25,11 +25,14 @@
 //   - server CPU per registration and per policy change: the instances' CPU time (user and
 //     system, summed, from /proc) over the enrollment divided by the devices, and over the
 //     policy changes divided by them; what the change costs the server whatever else the
-//     machine runs, which the times above do not say on a shared machine;
+//     machine runs, which the times above do not say on a shared machine; and each change's
+//     own, from its PUT until its last stream received it (the first after the enrollment
+//     first);
 //   - simulator CPU per policy change: the CPU time of the fleet's processes and this one over
 //     the policy changes (decrypting, decompressing and parsing every stream's update), divided
-//     by them: when it nears the times above divided by --processes, the simulator and not the
-//     server sets them (raise --processes, or run on a machine with more cores);
+//     by them, and each change's own: when it nears the times above divided by --processes, the
+//     simulator and not the server sets them (raise --processes, or run on a machine with more
+//     cores);
 //   - one device's tag change: POST /v1/devices/{id}/tags moving one device to another group
 //     (through the second instance where there are two), then the time until each stream
 //     whose map it changes (its old group, its new group, itself) received it: p50, p99 and
@@ -147,6 +150,10 @@ interface Figures {
   /** Server CPU ms per device enrolled, and per policy change. */
   cpuPerDevice: number;
   cpuPerPolicy: number;
+  /** Server CPU ms of each policy change in turn (the first after enrollment first). */
+  cpuEachPolicy: number[];
+  /** The simulator's CPU ms of each policy change in turn. */
+  simCpuEachPolicy: number[];
   /** This process's CPU ms per policy change: the simulated fleet decoding what it receives. */
   simCpuPerPolicy: number;
   policy: { p50: number; p99: number; last: number[]; missed: number };
@@ -351,6 +358,8 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     // Policy changes: every stream's packet filter changes.
     const policyTimes: number[] = [];
     const policyLast: number[] = [];
+    const cpuEachPolicy: number[] = [];
+    const simCpuEachPolicy: number[] = [];
     let policyMissed = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const port = 1000 + round;
@@ -361,9 +370,13 @@ async function run(subject: Subject, count: number): Promise<Figures> {
         if (filter.includes(`"First":${port}`)) received.set(index, at - started);
       };
       await census(`policy change ${round + 1}`);
+      const cpuBeforeRound = cpu();
+      const simCpuBeforeRound = simCpu();
       started = clock();
       await tolerate('policy change', () => subject.setPolicy(port));
       await settle(() => received.size === devices.length, POLICY_WAIT_MS);
+      cpuEachPolicy.push(cpu() - cpuBeforeRound);
+      simCpuEachPolicy.push(simCpu() - simCpuBeforeRound);
       policyMissed += devices.length - received.size;
       const times = [...received.values(), ...Array(devices.length - received.size).fill(Number.POSITIVE_INFINITY)];
       policyTimes.push(...times);
@@ -417,7 +430,9 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       reconnects: (await sim.census()).reconnects,
       cpuPerDevice,
       cpuPerPolicy,
+      cpuEachPolicy,
       simCpuPerPolicy,
+      simCpuEachPolicy,
       policy: { p50: percentile(p, 50), p99: percentile(p, 99), last: policyLast, missed: policyMissed },
       tag: { p50: percentile(t, 50), p99: percentile(t, 99), last: tagLast, missed: tagMissed, others },
     };
@@ -472,10 +487,20 @@ function report(label: string, base: Figures, full: Figures, titles: [string, st
       ratio(full.cpuPerPolicy, base.cpuPerPolicy),
     ),
     row(
+      '  each change, until its last stream',
+      base.cpuEachPolicy.map((n) => fmt(n)).join('/'),
+      full.cpuEachPolicy.map((n) => fmt(n)).join('/'),
+    ),
+    row(
       'simulator CPU per policy change',
       ms(base.simCpuPerPolicy),
       ms(full.simCpuPerPolicy),
       ratio(full.simCpuPerPolicy, base.simCpuPerPolicy),
+    ),
+    row(
+      '  each change, until its last stream',
+      base.simCpuEachPolicy.map((n) => fmt(n)).join('/'),
+      full.simCpuEachPolicy.map((n) => fmt(n)).join('/'),
     ),
     row(
       'policy change → stream p50',

@@ -109,7 +109,8 @@ export function packetFilter(
   users: readonly PolicyUser[],
 ): FilterRule[] {
   const roles = roleMap(users);
-  const viewerSubject = deviceSubject(policy, viewer, roles);
+  // The viewer is usually also in `devices` (its own map holds it): one subject for both.
+  const viewerSubject = subjectOf(policy, roles, viewer);
   const candidates = rulesNaming(policy, viewerSubject);
   if (candidates.length === 0) return [];
   const inMap = devices.map((device) => ({ device, subject: subjectOf(policy, roles, device) }));

@@ -235,9 +235,11 @@ async function filterUpdate(
 /** The packet filter of device `id` as JSON, from its map's inputs. */
 function filterOf(inputs: ViewOnlyInputs, id: string): string {
   const { filter } = inputs;
-  const viewer = filter.devices.find((d) => d.id === id);
-  const rules: FilterRule[] = viewer
-    ? packetFilter(filter.policy, { ...viewer, routes: [...inputs.routes] }, filter.devices, filter.users)
-    : [];
+  const device = filter.devices.find((d) => d.id === id);
+  // The view's device object itself when it serves no route (its routes are the view's, none):
+  // the filter then finds its subject among those kept per policy instead of making it anew.
+  const viewer =
+    device && (inputs.routes.length > 0 || device.routes.length > 0) ? { ...device, routes: [...inputs.routes] } : device;
+  const rules: FilterRule[] = viewer ? packetFilter(filter.policy, viewer, filter.devices, filter.users) : [];
   return JSON.stringify(rules);
 }

@@ -31,9 +31,12 @@ const PRESENCE_MS = 20_000;
 
 function frame(json: string): Buffer {
   const body = zstdCompress(Buffer.from(json));
-  const size = Buffer.alloc(4);
-  size.writeUInt32LE(body.length);
-  return Buffer.concat([size, body]);
+  // One allocation, from the shared pool when small (most deltas): a 4-byte buffer of its own
+  // for the length, then a concat, were two more per message of a fan-out.
+  const out = Buffer.allocUnsafe(4 + body.length);
+  out.writeUInt32LE(body.length, 0);
+  body.copy(out, 4);
+  return out;
 }
 
 /**
