@@ -76,7 +76,7 @@ export { DEFAULT_POLICY } from './default-policy.js';
 export { policyEtag } from './etag.js';
 export { autoApproves, canReach } from './evaluate.js';
 export { hujsonValue } from './hujson.js';
-export { type FilterRule, packetFilter } from './packet-filter.js';
+export { type FilterRule, packetFilter, packetFilterJson } from './packet-filter.js';
 export { type ParsedPiece, ParsedPolicyBuilder, parsedPieces } from './parsed-pieces.js';
 export { computePeerMaps, PeerMap, type PeerMapDerivation } from './peers.js';
 export { roleMap } from './subjects.js';

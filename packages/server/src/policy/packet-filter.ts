@@ -49,13 +49,13 @@ function sourcesOf(
   return [...out].sort();
 }
 
-/** The destinations on the viewer that one dst entry opens, as filter IPs. */
-function destinationsOf(d: CompiledDst, viewer: PolicyDevice, subject: Subject): string[] {
+/** The destinations on the viewer (whose addresses as filter IPs are `own`) that one dst entry opens. */
+function destinationsOf(d: CompiledDst, own: readonly string[], subject: Subject): readonly string[] {
   if (d.sel.kind === 'all') return ['*'];
   if (d.sel.kind === 'internet') return [];
   if (d.sel.kind === 'prefix') return matchesSelector(d.sel, subject, 'overlap') ? [d.sel.prefix.text] : [];
-  if (d.sel.kind === 'self') return subject.owner === null ? [] : viewer.addresses.map(bare);
-  return matchesSelector(d.sel, subject, 'overlap') ? viewer.addresses.map(bare) : [];
+  if (d.sel.kind === 'self') return subject.owner === null ? [] : own;
+  return matchesSelector(d.sel, subject, 'overlap') ? own : [];
 }
 
 /**
@@ -110,7 +110,17 @@ export function packetFilter(
 ): FilterRule[] {
   const roles = roleMap(users);
   // The viewer is usually also in `devices` (its own map holds it): one subject for both.
-  const viewerSubject = subjectOf(policy, roles, viewer);
+  return filterRules(policy, roles, subjectOf(policy, roles, viewer), viewer.addresses.map(bare), devices);
+}
+
+/** The filter of a viewer whose subject is `viewerSubject` and whose addresses as filter IPs are `own`. */
+function filterRules(
+  policy: CompiledPolicy,
+  roles: Map<string, string>,
+  viewerSubject: Subject,
+  own: readonly string[],
+  devices: readonly PolicyDevice[],
+): FilterRule[] {
   const candidates = rulesNaming(policy, viewerSubject);
   if (candidates.length === 0) return [];
   const inMap = devices.map((device) => ({ device, subject: subjectOf(policy, roles, device) }));
@@ -120,7 +130,7 @@ export function packetFilter(
     // Entries are grouped by (self or not, protocols): each group is one FilterRule.
     const groups = new Map<string, { self: boolean; protos: readonly number[] | null; dst: FilterRule['DstPorts'] }>();
     for (const d of rule.dst) {
-      const ips = destinationsOf(d, viewer, viewerSubject);
+      const ips = destinationsOf(d, own, viewerSubject);
       if (ips.length === 0) continue;
       const self = d.sel.kind === 'self';
       const key = `${self}|${d.protos?.join(',') ?? '*'}`;
@@ -138,4 +148,80 @@ export function packetFilter(
     }
   }
   return rules;
+}
+
+/**
+ * Filters as JSON shared between viewers, per policy and users: `key` (see packetFilterJson) →
+ * the filter's text split around the viewer's own addresses, at the odd indexes (the index of
+ * the address they stand for).
+ */
+const templates = new WeakMap<CompiledPolicy, WeakMap<Map<string, string>, Map<string, string[]>>>();
+
+/** A number per device object, naming it in template keys (a view's devices are never changed once made). */
+const serials = new WeakMap<PolicyDevice, number>();
+let nextSerial = 0;
+
+function serialOf(device: PolicyDevice): number {
+  let serial = serials.get(device);
+  if (serial === undefined) {
+    serial = nextSerial++;
+    serials.set(device, serial);
+  }
+  return serial;
+}
+
+/** Devices in a map past which its filter is made on its own: a template's key names every one. */
+const MAX_TEMPLATE_DEVICES = 64;
+/**
+ * Templates kept per policy and users before they are dropped and made again: a policy lasts
+ * while devices come and go, and each change to a device's row keys its group anew.
+ */
+const MAX_TEMPLATES = 16_384;
+
+/** Stands for the viewer's address k in a template (no filter IP or prefix looks like it). */
+const OWN = /\{\{own:(\d+)\}\}/;
+
+/**
+ * packetFilter as the JSON a map sends. When the policy names no address prefix and the viewer
+ * serves no route, a viewer's filter depends on it only through its identity (the principal
+ * keys and owner its rules are found by) and its own addresses (the destinations it opens): the
+ * sources are those of the devices in the map. The members of a group of devices that see each
+ * other (one identity, one map) then differ only in their addresses, so the filter is made once
+ * for them as a text with the addresses left out, and each member's is that text with its own
+ * put in: a policy change builds one filter per group, not per device.
+ */
+export function packetFilterJson(
+  policy: CompiledPolicy,
+  viewer: PolicyDevice,
+  devices: readonly PolicyDevice[],
+  users: readonly PolicyUser[],
+): string {
+  if (policy.index.prefixes.length > 0 || viewer.routes.length > 0 || devices.length > MAX_TEMPLATE_DEVICES) {
+    return JSON.stringify(packetFilter(policy, viewer, devices, users));
+  }
+  const roles = roleMap(users);
+  const subject = subjectOf(policy, roles, viewer);
+  let key = `${subject.owner ?? ''}\n${[...subject.keys].join('\n')}\n${viewer.addresses.length}\n`;
+  for (const device of devices) key += `${serialOf(device)},`;
+  let byRoles = templates.get(policy);
+  if (!byRoles) {
+    byRoles = new WeakMap();
+    templates.set(policy, byRoles);
+  }
+  let byKey = byRoles.get(roles);
+  if (!byKey) {
+    byKey = new Map();
+    byRoles.set(roles, byKey);
+  }
+  let parts = byKey.get(key);
+  if (!parts) {
+    if (byKey.size >= MAX_TEMPLATES) byKey.clear();
+    const own = viewer.addresses.map((_, k) => `{{own:${k}}}`);
+    parts = JSON.stringify(filterRules(policy, roles, subject, own, devices)).split(OWN);
+    byKey.set(key, parts);
+  }
+  if (parts.length === 1) return parts[0];
+  let text = parts[0];
+  for (let k = 1; k < parts.length; k += 2) text += bare(viewer.addresses[Number(parts[k])]) + parts[k + 1];
+  return text;
 }

@@ -52,7 +52,14 @@ const PREFIXES = [
 const BROAD = ['100.64.0.0/10', 'fd7a:115c:a1e0::/48', '0.0.0.0/0', '*'];
 const PORTS = ['*', '22', '80,443', '1000-2000', '443'];
 
-export function randomNetwork(seed: number, size = { users: 8, devices: 40, rules: 8 }): Network {
+/**
+ * A random network and policy. `prefixes: false` leaves addresses and prefixes out of the
+ * policy (hosts, IP and CIDR selectors): only identities and `*` select devices.
+ */
+export function randomNetwork(
+  seed: number,
+  size: { users: number; devices: number; rules: number; prefixes?: boolean } = { users: 8, devices: 40, rules: 8 },
+): Network {
   const r = prng(seed);
   const users: PolicyUser[] = Array.from({ length: 2 + r.int(size.users) }, (_, i) => ({
     login: `u${i}@example.com`,
@@ -96,8 +103,11 @@ export function randomNetwork(seed: number, size = { users: 8, devices: 40, rule
 
   const identities = [...logins, ...Object.keys(groups), 'autogroup:member'];
   const principals = [...identities, ...tags, 'autogroup:tagged', 'autogroup:admin'];
+  const withPrefixes = size.prefixes ?? true;
   const addresses = [...Object.keys(hosts), ...PREFIXES];
-  const selector = () => (r.chance(0.03) ? r.pick(BROAD) : r.chance(0.25) ? r.pick(addresses) : r.pick(principals));
+  const broad = withPrefixes ? BROAD : ['*'];
+  const selector = () =>
+    r.chance(0.03) ? r.pick(broad) : withPrefixes && r.chance(0.25) ? r.pick(addresses) : r.pick(principals);
   const coversEveryone = (sels: string[]) =>
     // fd00::/8 holds fd7a:115c:a1e0::/48, where every device has an address.
     sels.some((sel) => sel === '*' || [...BROAD, 'fd00::/8'].includes(hosts[sel] ?? sel)) ||
@@ -125,5 +135,5 @@ export function randomNetwork(seed: number, size = { users: 8, devices: 40, rule
     if (rule.proto === 'icmp') rule.dst = rule.dst.map((d) => d.replace(/:[^:\]]*$/, ':*'));
     return rule;
   });
-  return { policy: { groups, tagOwners, hosts, acls }, users, devices };
+  return { policy: { groups, tagOwners, hosts: withPrefixes ? hosts : {}, acls }, users, devices };
 }

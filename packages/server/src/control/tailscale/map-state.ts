@@ -11,7 +11,7 @@ import { storeFlowLogId } from '../../modules/devices/device-reports.js';
 import type { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import type { NetmapHead } from '../../modules/netmap/netmap.repository.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
-import { type FilterRule, packetFilter } from '../../policy/index.js';
+import { packetFilterJson } from '../../policy/index.js';
 import { flowLogIds } from './flow-log-ids.js';
 import { fromNetmap, fromSharedView, type MapPeer, type ViewOnlyInputs, viewOnlyInputs } from './map-inputs.js';
 import type { MapNetwork, ProfileText } from './map-round.js';
@@ -232,14 +232,18 @@ async function filterUpdate(
   return { filterOnly: true, packetFilter: filterOf(inputs, self.id) };
 }
 
-/** The packet filter of device `id` as JSON, from its map's inputs. */
+/**
+ * The packet filter of device `id` as JSON, from its map's inputs: made once per group of
+ * devices that share one identity and one map where the policy allows (packetFilterJson).
+ */
 function filterOf(inputs: ViewOnlyInputs, id: string): string {
   const { filter } = inputs;
   const device = filter.devices.find((d) => d.id === id);
   // The view's device object itself when it serves no route (its routes are the view's, none):
   // the filter then finds its subject among those kept per policy instead of making it anew.
   const viewer =
-    device && (inputs.routes.length > 0 || device.routes.length > 0) ? { ...device, routes: [...inputs.routes] } : device;
-  const rules: FilterRule[] = viewer ? packetFilter(filter.policy, viewer, filter.devices, filter.users) : [];
-  return JSON.stringify(rules);
+    device && (inputs.routes.length > 0 || device.routes.length > 0)
+      ? { ...device, routes: [...inputs.routes] }
+      : device;
+  return viewer ? packetFilterJson(filter.policy, viewer, filter.devices, filter.users) : '[]';
 }
