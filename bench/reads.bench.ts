@@ -23,7 +23,9 @@
 // ratio is Warren's throughput over that baseline's.
 //
 // Targets per call: ratio ≥ 0.25, p99 ≤ 25 ms, and no stalls (p99 ≤ 3 × p50). The run exits 1
-// when a call falls short of one, or answers anything but 200 under load. With --smoke (CI, at a
+// when a call falls short of one, or answers anything but 200 under load. The raw server's own
+// p50 and p99 are printed beside Warren's, and a stall it had too is marked `(raw too)`: still
+// a miss, but one the machine shares with the floor. With --smoke (CI, at a
 // small size) only the latter fails it, and the raw baseline is left out: every call is still
 // loaded, four at a time. Figures come from the full size on a quiet machine; the load average
 // is printed with them, since on a shared machine it says how far to trust them.
@@ -45,9 +47,10 @@ import { gatedFetch, pool } from '../packages/cli/src/node/concurrency.js';
 import { buildApp } from '../packages/server/src/app.js';
 import type { Actor } from '../packages/server/src/core/actor.js';
 import { newRequestId } from '../packages/server/src/http/request-id.js';
-import { systemClock } from '../packages/server/src/lib/time.js';
+import { type Clock, systemClock } from '../packages/server/src/lib/time.js';
 import { enroll } from '../packages/server/src/modules/devices/enrollment.service.js';
 import { usableAuthKey } from '../packages/server/src/modules/keys/auth-keys.js';
+import { ONLINE_WINDOW_MS } from '../packages/server/src/modules/network/online.js';
 import { openStorage, type Storage } from '../packages/server/src/storage/database.js';
 import { type Load, rawServer, requireWrk, wrk } from './load.js';
 import { initWarren, serveWarren } from './warren-process.js';
@@ -74,6 +77,13 @@ if (!(DEVICES >= 10)) throw new Error('--devices must be at least 10');
 if (flags.profile && flags.smoke) throw new Error('--profile and --smoke do not go together');
 
 const TARGET = { ratio: 0.25, p99Ms: 25, stall: 3 };
+/**
+ * Seconds each server is loaded with a call, unmeasured, right before its measurement: the
+ * first calls of a run otherwise measured V8 compiling the request path (the first row,
+ * `/v1/network`, took 511 µs of server CPU per request against 149–240 for the rows after it in
+ * one profiled run). The raw server is warmed the same way.
+ */
+const WARMUP_S = 1;
 /** Query variants measured beside each path's plain call. */
 const VARIANTS: Record<string, string[]> = {
   '/v1/devices': ['?fields=all', '?online=false', '?online=true'],
@@ -136,10 +146,11 @@ async function seed(
   prefix: string,
   advertiseRoutes: string[] | undefined,
   fleetFetch: typeof fetch,
+  clock: Clock,
 ): Promise<Agent[]> {
   const key = await usableAuthKey(storage.db, secret, Date.now());
   if (key instanceof Error) throw key;
-  const ctx = { db: storage.db, clock: systemClock };
+  const ctx = { db: storage.db, clock };
   const agents: Agent[] = [];
   const indexes = Array.from({ length: count }, (_, i) => i);
   // PostgreSQL serialises one network's enrollments on its row; a few in flight hide the round trips.
@@ -193,18 +204,23 @@ async function populate(
   const key = async (tags: string[]) =>
     (await admin.keys.create({ type: 'auth', reusable: true, tags, expiresIn: '1d' })).key as string;
   const routers = Math.max(1, Math.floor(DEVICES / 100));
-  const groups: [string[], number, string, boolean, string[] | undefined][] = [
-    [['tag:sim', 'tag:router'], routers, 'router', true, ['10.0.0.0/24']],
-    [['tag:sim'], Math.floor(DEVICES / 2) - routers, 'online', true, undefined],
-    [['tag:sim'], DEVICES - Math.floor(DEVICES / 2), 'offline', false, undefined],
+  // The offline half is enrolled as of two online windows ago, so it is offline from the start,
+  // as a fleet's long-silent devices are. Enrolled now, it stayed online for a minute and then
+  // timed out all at once in the middle of the measurements (the event detector announcing
+  // each), and whichever calls were measured then measured the fleet's catch-up, not the call.
+  const past: Clock = { now: () => Date.now() - 2 * ONLINE_WINDOW_MS };
+  const groups: [string[], number, string, boolean, string[] | undefined, Clock][] = [
+    [['tag:sim'], DEVICES - Math.floor(DEVICES / 2), 'offline', false, undefined, past],
+    [['tag:sim', 'tag:router'], routers, 'router', true, ['10.0.0.0/24'], systemClock],
+    [['tag:sim'], Math.floor(DEVICES / 2) - routers, 'online', true, undefined, systemClock],
   ];
   const fleetFetch = gatedFetch(fetch, 64);
   const online: Agent[] = [];
   const started = Date.now();
   const storage = await openStorage(db);
   try {
-    for (const [tags, count, prefix, heartbeat, advertiseRoutes] of groups) {
-      const agents = await seed(storage, url, await key(tags), count, prefix, advertiseRoutes, fleetFetch);
+    for (const [tags, count, prefix, heartbeat, advertiseRoutes, clock] of groups) {
+      const agents = await seed(storage, url, await key(tags), count, prefix, advertiseRoutes, fleetFetch, clock);
       if (heartbeat) online.push(...agents);
     }
   } finally {
@@ -232,15 +248,17 @@ async function populate(
   if (!sso.ok) throw new Error(`PUT /v1/network/sso: ${sso.status} ${await sso.text()}`);
   const webhook = await admin.webhooks.create({ url: 'http://127.0.0.1:9/hook', events: ['device.created'] });
   const devices = await admin.devices.list();
+  const router = devices.find((device) => device.hostname.startsWith('router-'));
+  if (!router) throw new Error('no router among the enrolled devices');
   const history = await admin.acl.history();
   const users = await admin.users.list();
   return {
     fleet: online,
     ids: {
-      '/v1/devices/{id}': devices[0]!.id,
       // A router: its detail record and routes are the larger ones.
-      '/api/v2/device/{id}': devices[0]!.id,
-      '/api/v2/device/{id}/routes': devices[0]!.id,
+      '/v1/devices/{id}': router.id,
+      '/api/v2/device/{id}': router.id,
+      '/api/v2/device/{id}/routes': router.id,
       '/api/v2/users/{id}': users[0]!.id,
       '/v1/webhooks/{id}': webhook.id,
       '/v1/webhooks/{id}/deliveries': webhook.id,
@@ -335,14 +353,19 @@ async function startProfile(
   };
 }
 
-/** What a row misses of the targets (only errors count in a smoke run). */
+const stalls = (load: Load) => load.p99 > TARGET.stall * load.p50;
+
+/**
+ * What a row misses of the targets (only errors count in a smoke run). A stall is marked when
+ * the raw server stalled too in the same row: it is still a miss, but one the machine shares.
+ */
 function misses({ warren, baseline }: Row): string[] {
   const ratio = baseline ? warren.rps / baseline.rps : Number.NaN;
   return [
     warren.errors > 0 || !(warren.rps > 0) ? `${warren.errors} errors` : '',
     baseline && ratio < TARGET.ratio ? 'ratio' : '',
     baseline && warren.p99 > TARGET.p99Ms ? 'p99' : '',
-    baseline && warren.p99 > TARGET.stall * warren.p50 ? 'stalls' : '',
+    baseline && stalls(warren) ? (stalls(baseline) ? 'stalls (raw too)' : 'stalls') : '',
   ].filter(Boolean);
 }
 
@@ -407,11 +430,18 @@ async function main(): Promise<number> {
         `${'raw req/s'.padStart(10)} ${'raw p50'.padStart(7)} ${'raw p99'.padStart(7)} ${'ratio'.padStart(6)} ${'bytes'.padStart(9)}  ` +
         `${profiles ? 'CPU/req   ' : ''}verdict`,
     );
+    /** Each server is loaded with the call briefly before it is measured (see WARMUP_S). */
+    const warmUp = async (base: string, call: string) => {
+      await wrk(`${base}${call}`, apiKey, { ...load, seconds: WARMUP_S });
+    };
     const measure = async (call: string): Promise<Row> => {
-      await fetch(`${url}${call}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.arrayBuffer());
+      if (flags.smoke) {
+        await fetch(`${url}${call}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.arrayBuffer());
+      } else await warmUp(url, call);
       const profiled = profiles ? await startProfile(child!, profiles) : undefined;
       const warren: Row['warren'] = await wrk(`${url}${call}`, apiKey, load);
       if (profiled) warren.cpuUs = await profiled(call, warren.requests);
+      if (raw) await warmUp(raw.url, call);
       const baseline = raw ? await wrk(`${raw.url}${call}`, apiKey, load) : undefined;
       return { call, warren, ...(baseline ? { baseline } : {}) };
     };
@@ -425,7 +455,13 @@ async function main(): Promise<number> {
     }
     const short = rows.filter((row) => misses(row).length > 0).length;
     const failing = rows.filter((row) => row.warren.errors > 0 || !(row.warren.rps > 0)).length;
-    console.log(`${calls.length - short} of ${calls.length} calls meet every target; load average ${loadAverage()}`);
+    // Rows whose one miss is a stall the raw server had too: said apart, still counted short.
+    const sharedStalls = rows.filter((row) => misses(row).join() === 'stalls (raw too)').length;
+    console.log(
+      `${calls.length - short} of ${calls.length} calls meet every target` +
+        `${raw ? `; ${sharedStalls} more miss only the stall rule, as the raw server does in the same row` : ''}` +
+        `; load average ${loadAverage()}`,
+    );
     if (failing > 0) return 1;
     return short > 0 && !flags.smoke ? 1 : 0;
   } finally {

@@ -4,7 +4,12 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 
-const warrenBin = join(import.meta.dirname, '..', 'packages', 'cli', 'bin', 'warren.js');
+/**
+ * The `warren` command the benchmarks serve: this checkout's build, or WARREN_BENCH_BIN (another
+ * build's `bin/warren.js`, e.g. a copy of the build before a change, for comparing the two).
+ */
+const warrenBin =
+  process.env.WARREN_BENCH_BIN ?? join(import.meta.dirname, '..', 'packages', 'cli', 'bin', 'warren.js');
 
 export async function freePort(): Promise<number> {
   const probe = createServer();
