@@ -5,9 +5,16 @@
  */
 import { ROLES, type UserBody } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
+import { keptDerivation } from '../../lib/kept.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
+import type { UserRow } from '../../modules/users/users.repository.js';
 import { findUser, listUsers } from '../../modules/users/users.repository.js';
-import { connectedUsers, isUserConnected } from '../../modules/users/users-connected.js';
+import {
+  connectedAmong,
+  isUserConnected,
+  type OnlineDevices,
+  onlineDevicesOfUsers,
+} from '../../modules/users/users-connected.js';
 import { invalidRequest, notFound } from '../problem.js';
 import { tailnetOf } from './tailnet.js';
 
@@ -32,6 +39,32 @@ function presentTailscaleUser(user: UserBody, networkId: string, connected: bool
   };
 }
 
+/** Per network, one frozen object standing for it among a kept derivation's sources. */
+const tailnets = new Map<string, Readonly<{ id: string }>>();
+function tailnetSource(id: string): Readonly<{ id: string }> {
+  let tailnet = tailnets.get(id);
+  if (!tailnet) {
+    tailnet = Object.freeze({ id });
+    tailnets.set(id, tailnet);
+  }
+  return tailnet;
+}
+
+/**
+ * The user list's body, presented once per kept user rows and online answer (lib/kept.ts), and
+ * again when a connected user's row would rule them out.
+ */
+const presentTailscaleUsers = keptDerivation(
+  (
+    [tailnet, rows, online]: readonly [Readonly<{ id: string }>, readonly NonNullable<UserRow>[], OnlineDevices],
+    now: number,
+  ) => {
+    const { connected, until } = connectedAmong(rows, online, now);
+    const users = rows.map((row) => presentTailscaleUser(presentUser(row), tailnet.id, connected.has(row.id)));
+    return { value: { users }, until };
+  },
+);
+
 export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
@@ -46,9 +79,11 @@ export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
         throw invalidRequest(`role must be one of ${ROLES.join(', ')}`);
       }
       if (type === 'shared') return { users: [] };
-      const rows = await listUsers(ctx.db, networkId, role, request.principal!.readStamp);
-      const connected = await connectedUsers(ctx.db, networkId, rows, ctx.clock.now(), request.principal!.readStamp);
-      return { users: rows.map((row) => presentTailscaleUser(presentUser(row), networkId, connected.has(row.id))) };
+      const { readStamp } = request.principal!;
+      const now = ctx.clock.now();
+      const rows = await listUsers(ctx.db, networkId, role, readStamp);
+      const online = await onlineDevicesOfUsers(ctx.db, networkId, rows, now, readStamp);
+      return presentTailscaleUsers([tailnetSource(networkId), rows, online], now);
     },
   );
 

@@ -15,7 +15,7 @@
 
 import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
-import { onlineSince, onlineSinceWhere } from '../network/online.js';
+import { ONLINE_WINDOW_MS, onlineSince, onlineSinceWhere } from '../network/online.js';
 
 const MINUTE_MS = 60_000;
 
@@ -26,6 +26,11 @@ export interface KeptDeviceUsage {
   devices_seen_at: number | string | bigint | null;
 }
 
+/** The end of the minute of the user's kept sighting: the latest a heartbeat behind it can be. */
+function sightingMinuteEnd(row: KeptDeviceUsage): number {
+  return (Math.floor(Number(row.devices_seen_at) / MINUTE_MS) + 1) * MINUTE_MS;
+}
+
 /**
  * False when the user's row proves that none of their devices is online at `now`; true when
  * one may be. The kept sighting `s` was a heartbeat of the minute floor(s / 1 min), and every
@@ -33,8 +38,7 @@ export interface KeptDeviceUsage {
  */
 export function mayBeConnected(row: KeptDeviceUsage, now: number): boolean {
   if (Number(row.device_count) <= 0 || row.devices_seen_at == null) return false;
-  const minuteEnd = (Math.floor(Number(row.devices_seen_at) / MINUTE_MS) + 1) * MINUTE_MS;
-  return minuteEnd > onlineSince(now);
+  return sightingMinuteEnd(row) > onlineSince(now);
 }
 
 /**
@@ -110,23 +114,46 @@ export async function isUserConnected(
   return found.length > 0;
 }
 
+/** Per user of the network, the heartbeat of one of their online devices (null: none online). */
+export type OnlineDevices = readonly { id: string; seen: number | string | bigint | null }[];
+
+const NOBODY: OnlineDevices = Object.freeze([]);
+
 /**
- * Which of the listed users have a device online at `now`: none is asked about when every
- * listed user's row rules it out; otherwise one statement answers for every user of the network.
+ * What is needed to tell which of the listed users have a device online at `now`: nothing is
+ * read when every listed user's row rules it out; otherwise one statement answers for every user
+ * of the network. Either way the same frozen array is returned for as long as it holds, so what
+ * is made from it can be kept with it (lib/kept.ts).
  */
-export async function connectedUsers(
+export async function onlineDevicesOfUsers(
   db: Db,
   networkId: string,
   rows: readonly KeptDeviceUsage[],
   now: number,
   stamp?: ReadStamp,
-): Promise<Set<string>> {
+): Promise<OnlineDevices> {
+  if (!rows.some((row) => mayBeConnected(row, now))) return NOBODY;
+  return onlineDeviceOfEachUser(db, { networkId, cutoff: onlineSince(now) }, stamp);
+}
+
+/**
+ * The listed users with a device online at `now`, by their rows and `online` (read for `now` by
+ * onlineDevicesOfUsers), and the first time at which a row may rule a connected user out with
+ * nothing written (the online answer itself holds only as long as it is returned).
+ */
+export function connectedAmong(
+  rows: readonly KeptDeviceUsage[],
+  online: OnlineDevices,
+  now: number,
+): { connected: Set<string>; until: number } {
+  const seen = new Set<string>();
+  for (const user of online) if (user.seen != null) seen.add(user.id);
   const connected = new Set<string>();
-  const asked = rows.filter((row) => mayBeConnected(row, now));
-  if (asked.length === 0) return connected;
-  const found = await onlineDeviceOfEachUser(db, { networkId, cutoff: onlineSince(now) }, stamp);
-  const online = new Set<string>();
-  for (const user of found) if (user.seen != null) online.add(user.id);
-  for (const row of asked) if (online.has(row.id)) connected.add(row.id);
-  return connected;
+  let until = Number.POSITIVE_INFINITY;
+  for (const row of rows) {
+    if (!seen.has(row.id) || !mayBeConnected(row, now)) continue;
+    connected.add(row.id);
+    until = Math.min(until, sightingMinuteEnd(row) + ONLINE_WINDOW_MS);
+  }
+  return { connected, until };
 }
