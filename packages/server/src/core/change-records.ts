@@ -1,13 +1,16 @@
 /**
- * A change's records on PostgreSQL: its audit entries and events, under the network's audit lock,
- * in one statement. Written separately they are three round trips (the lock, the entries, the
- * events) at the end of a transaction that usually holds the network's row lock, so each is time
- * the network's other writers wait (an enrollment holds it from its epoch move to its commit).
+ * A change's records on PostgreSQL, in one statement: the logs of the epochs it moved (which
+ * devices each move was about, core/changes.ts) and its audit entries and events, under the
+ * network's audit lock. Written separately they are up to five round trips (two logs, the lock,
+ * the entries, the events) at the end of a transaction that usually holds the network's row lock,
+ * so each is time the network's other writers wait (an enrollment holds it from its epoch move to
+ * its commit).
  *
  * The lock is a CTE that both inserts join: neither produces a row, and so neither takes a
  * sequence value, before the lock is held, which keeps sequence order commit order as
  * insertAuditEntries does (audit-entries.ts). The rows travel as one typed array per column, so
- * the text is the same whatever the number of rows.
+ * the text is the same whatever the number of rows. The logs take no lock: the network's row lock
+ * of the move they log orders them already.
  */
 import { CompiledQuery, type Insertable } from 'kysely';
 import type { Db } from '../storage/database.js';
@@ -49,40 +52,72 @@ function insertFromArrays(table: string, columns: readonly (readonly [string, st
   return `insert into ${table} (${names}) select r.* from unnest(${arrays}) as r(${names}) cross join locked`;
 }
 
+/** An epoch's log rows: the move to `epoch` was about these devices (core/changes.ts). */
+export interface LogRows {
+  table: string;
+  epoch: number;
+  deviceIds: readonly string[];
+}
+
 const texts = new Map<string, string>();
 
-function statementText(audit: boolean, events: boolean): string {
-  const key = `${audit}:${events}`;
+/** The statement for these logs' tables, with or without entries and events. */
+function statementText(logTables: readonly string[], audit: boolean, events: boolean): string {
+  const key = `${logTables.join(',')}:${audit}:${events}`;
   let text = texts.get(key);
   if (text === undefined) {
-    const parts = ['with locked as (select pg_advisory_xact_lock(hashtextextended($1, 0)))'];
-    let next = 2;
+    const parts: string[] = [];
+    let next = 1;
+    for (const [i, table] of logTables.entries()) {
+      parts.push(
+        `log${i} as (insert into ${table} (network_id, epoch, device_id) ` +
+          `select $${next}::text, $${next + 1}::bigint, unnest($${next + 2}::text[]) on conflict do nothing)`,
+      );
+      next += 3;
+    }
+    const locks = audit || events;
+    if (locks) {
+      parts.push(`locked as (select pg_advisory_xact_lock(hashtextextended($${next}, 0)))`);
+      next += 1;
+    }
     if (audit) {
-      parts.push(`, audit as (${insertFromArrays('audit_log', AUDIT_COLUMNS, next)})`);
+      parts.push(`audit as (${insertFromArrays('audit_log', AUDIT_COLUMNS, next)})`);
       next += AUDIT_COLUMNS.length;
     }
-    if (events) parts.push(`, events as (${insertFromArrays('events', EVENT_COLUMNS, next)})`);
-    // The lock is taken even with no row to write (an observation's events were none).
-    parts.push(' select 1 from locked');
-    text = parts.join('');
+    if (events) parts.push(`events as (${insertFromArrays('events', EVENT_COLUMNS, next)})`);
+    // With entries or events, the lock is taken even if nothing joined it produced a row.
+    text = `with ${parts.join(', ')} select 1${locks ? ' from locked' : ''}`;
     texts.set(key, text);
   }
   return text;
 }
 
-/** Writes `audit` and `events` (all of one network) under the lock named `lockName`, in one round trip. */
+/**
+ * Writes the logs of `networkId`'s epochs moved, and `audit` and `events` (all of that network)
+ * under the lock named `lockName`, in one round trip.
+ */
 export async function writeChangeRecords(
   trx: Db,
+  networkId: string,
+  logs: readonly LogRows[],
   lockName: string,
   audit: readonly AuditRow[],
   events: readonly Insertable<EventsTable>[],
 ): Promise<void> {
-  const params: unknown[] = [lockName];
+  if (logs.length === 0 && audit.length === 0 && events.length === 0) return;
+  const params: unknown[] = [];
+  for (const log of logs) params.push(networkId, log.epoch, [...new Set(log.deviceIds)]);
+  if (audit.length > 0 || events.length > 0) params.push(lockName);
   if (audit.length > 0) {
     for (const [column] of AUDIT_COLUMNS) params.push(audit.map((row) => row[column] ?? null));
   }
   if (events.length > 0) {
     for (const [column] of EVENT_COLUMNS) params.push(events.map((row) => row[column] ?? null));
   }
-  await trx.executeQuery(CompiledQuery.raw(statementText(audit.length > 0, events.length > 0), params));
+  const text = statementText(
+    logs.map((log) => log.table),
+    audit.length > 0,
+    events.length > 0,
+  );
+  await trx.executeQuery(CompiledQuery.raw(text, params));
 }

@@ -23,6 +23,20 @@ export interface Epoch {
   move(trx: Db, networkId: string): Promise<number>;
   /** Records that the move to `epoch` was about these devices. */
   log(trx: Db, networkId: string, epoch: number, deviceIds: readonly string[]): Promise<void>;
+  /**
+   * The table `log` writes, of `(network_id, epoch, device_id)` rows, so that a unit of work on
+   * PostgreSQL can write the logs in the statement of its audit entries (change-records.ts).
+   */
+  readonly logTable: string;
+  /** What `log` does after writing the rows (pruning the log now and then). */
+  afterLog(trx: Db, networkId: string, epoch: number): Promise<void>;
+}
+
+/** The devices a move was about, not yet logged. */
+export interface PendingLog {
+  epoch: Epoch;
+  to: number;
+  deviceIds: readonly string[];
 }
 
 export interface Changes {
@@ -67,11 +81,13 @@ class DeclaredChanges implements Changes {
     this.moves.set(epoch, { to: Promise.resolve(to), devices: new Set() });
   }
 
-  /** Logs every device declared, once per epoch moved. */
-  async logged(): Promise<void> {
+  /** Every device declared, once per epoch moved (an epoch that named none has no log). */
+  async pending(): Promise<PendingLog[]> {
+    const logs: PendingLog[] = [];
     for (const [epoch, move] of this.moves) {
-      if (move.devices.size > 0) await epoch.log(this.trx, this.networkId, await move.to, [...move.devices]);
+      if (move.devices.size > 0) logs.push({ epoch, to: await move.to, deviceIds: [...move.devices] });
     }
+    return logs;
   }
 }
 
@@ -94,8 +110,21 @@ export async function inTransaction<T>(
   networkId: string,
   fn: (trx: Db, changes: Changes) => Promise<T>,
 ): Promise<T> {
+  const { value, logs } = await loggingLater(trx, networkId, fn);
+  for (const { epoch, to, deviceIds } of logs) await epoch.log(trx, networkId, to, deviceIds);
+  return value;
+}
+
+/**
+ * As inTransaction, leaving the logs to the caller, who must write them before the commit
+ * (unit-of-work.ts writes them with the change's audit entries); then `afterLog` of each.
+ */
+export async function loggingLater<T>(
+  trx: Db,
+  networkId: string,
+  fn: (trx: Db, changes: Changes) => Promise<T>,
+): Promise<{ value: T; logs: PendingLog[] }> {
   const changes = new DeclaredChanges(trx, networkId);
   const value = await fn(trx, changes);
-  await changes.logged();
-  return value;
+  return { value, logs: await changes.pending() };
 }

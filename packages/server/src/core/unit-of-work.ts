@@ -11,7 +11,7 @@ import { type Db, isPostgres } from '../storage/database.js';
 import type { Actor } from './actor.js';
 import { auditLockName, changeEntry, insertAuditEntries } from './audit-entries.js';
 import { writeChangeRecords } from './change-records.js';
-import { type Changes, inTransaction } from './changes.js';
+import { type Changes, inTransaction, loggingLater } from './changes.js';
 import type { AppContext } from './context.js';
 import { appendEvents, type EventDraft, eventRows } from './events.js';
 
@@ -34,6 +34,17 @@ export function onEventsCommitted(listener: () => void): () => void {
   return () => listeners.delete(listener);
 }
 
+/** The audit entries (none for an observation) and events of a work done. */
+function recordsOf<T>(actor: Actor, action: string | null, now: number, work: Work<T>) {
+  const entries =
+    action === null
+      ? []
+      : [{ action, target: work.target }, ...(work.also ?? [])].map((entry) =>
+          changeEntry(actor, now, entry.action, entry.target),
+        );
+  return { entries, events: work.events ?? [] };
+}
+
 /**
  * Runs `fn` and commits what it changed with its audit entry and events. `action` null: an
  * observation rather than a change (a device seen going offline) that has events but no
@@ -48,26 +59,28 @@ export async function unitOfWork<T>(
   const now = ctx.clock.now();
   let wroteEvents = false;
   const value = await ctx.db.transaction().execute(async (trx) => {
+    if (isPostgres(trx)) {
+      const { value: work, logs } = await loggingLater(trx, actor.networkId, (_, changes) => fn(trx, now, changes));
+      const records = work.unchanged ? { entries: [], events: [] } : recordsOf(actor, action, now, work);
+      wroteEvents = records.events.length > 0;
+      // One round trip for the logs, the lock, the entries and the events (change-records.ts).
+      await writeChangeRecords(
+        trx,
+        actor.networkId,
+        logs.map((log) => ({ table: log.epoch.logTable, epoch: log.to, deviceIds: log.deviceIds })),
+        auditLockName(actor.networkId),
+        records.entries,
+        eventRows(actor, now, records.events),
+      );
+      for (const log of logs) await log.epoch.afterLog(trx, actor.networkId, log.to);
+      return work.value;
+    }
     const work = await inTransaction(trx, actor.networkId, (_, changes) => fn(trx, now, changes));
     if (work.unchanged) return work.value;
     // Last, as they take the network's audit lock (see insertAuditEntries); the events rely
-    // on the same lock for their order.
-    const events = work.events ?? [];
-    const entries =
-      action === null
-        ? []
-        : [{ action, target: work.target }, ...(work.also ?? [])].map((entry) =>
-            changeEntry(actor, now, entry.action, entry.target),
-          );
+    // on the same lock for their order. (SQLite has one writer: no lock, no round trip to save.)
+    const { entries, events } = recordsOf(actor, action, now, work);
     wroteEvents = events.length > 0;
-    if (isPostgres(trx)) {
-      // One round trip for the lock, the entries and the events (change-records.ts).
-      if (entries.length > 0 || wroteEvents) {
-        await writeChangeRecords(trx, auditLockName(actor.networkId), entries, eventRows(actor, now, events));
-      }
-      return work.value;
-    }
-    // SQLite has one writer: there is no lock to take, and no round trip to save.
     if (entries.length > 0) await insertAuditEntries(trx, entries);
     await appendEvents(trx, actor, now, events);
     return work.value;

@@ -20,6 +20,8 @@ const PRUNE_EVERY = 64;
 type LogTable = 'netmap_changes' | 'presence_changes';
 
 export interface EpochLog {
+  /** The table of its rows, `(network_id, epoch, device_id)`. */
+  readonly table: LogTable;
   /** Records that the move to `epoch`, which the transaction `trx` made, is about these ids. */
   log(trx: Db, networkId: string, epoch: number, ids: readonly string[]): Promise<void>;
   /**
@@ -43,6 +45,8 @@ export function epochLog(table: LogTable): EpochLog {
       .execute();
   };
   return {
+    table,
+
     async log(trx, networkId, epoch, ids) {
       if (ids.length === 0) return;
       const unique = [...new Set(ids)];

@@ -43,10 +43,20 @@ export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<numb
 }
 
 /** Every change that can alter some device's netmap touches this epoch. */
-export const netmapEpoch: Epoch = { move: bumpNetmapEpoch, log: netmapLog.log };
+export const netmapEpoch: Epoch = {
+  move: bumpNetmapEpoch,
+  log: netmapLog.log,
+  logTable: netmapLog.table,
+  afterLog: netmapLog.prune,
+};
 
 /** A change that takes devices online or offline touches this epoch. */
-export const presenceEpoch: Epoch = { move: bumpPresenceEpoch, log: presenceLog.log };
+export const presenceEpoch: Epoch = {
+  move: bumpPresenceEpoch,
+  log: presenceLog.log,
+  logTable: presenceLog.table,
+  afterLog: presenceLog.prune,
+};
 
 /**
  * On PostgreSQL, devices crossing online or offline move the presence epoch inside the one
