@@ -52,29 +52,25 @@ function insertFromArrays(table: string, columns: readonly (readonly [string, st
   return `insert into ${table} (${names}) select r.* from unnest(${arrays}) as r(${names}) cross join locked`;
 }
 
-/** An epoch's log rows: the move to `epoch` was about these devices (core/changes.ts). */
+/**
+ * An epoch's log rows: the move to `epoch` was about these devices (core/changes.ts). The log's
+ * own module writes the INSERT (Epoch.logInsertText); this file only places it.
+ */
 export interface LogRows {
-  table: string;
+  insertText(first: number): string;
   epoch: number;
   deviceIds: readonly string[];
 }
 
 const texts = new Map<string, string>();
 
-/** The statement for these logs' tables, with or without entries and events. */
-function statementText(logTables: readonly string[], audit: boolean, events: boolean): string {
-  const key = `${logTables.join(',')}:${audit}:${events}`;
+/** The statement for these logs (their INSERTs from $1 on), with or without entries and events. */
+function statementText(logInserts: readonly string[], audit: boolean, events: boolean): string {
+  const key = `${logInserts.join(';')}:${audit}:${events}`;
   let text = texts.get(key);
   if (text === undefined) {
-    const parts: string[] = [];
-    let next = 1;
-    for (const [i, table] of logTables.entries()) {
-      parts.push(
-        `log${i} as (insert into ${table} (network_id, epoch, device_id) ` +
-          `select $${next}::text, $${next + 1}::bigint, unnest($${next + 2}::text[]) on conflict do nothing)`,
-      );
-      next += 3;
-    }
+    const parts = logInserts.map((insert, i) => `log${i} as (${insert})`);
+    let next = 1 + 3 * logInserts.length;
     const locks = audit || events;
     if (locks) {
       parts.push(`locked as (select pg_advisory_xact_lock(hashtextextended($${next}, 0)))`);
@@ -115,7 +111,7 @@ export async function writeChangeRecords(
     for (const [column] of EVENT_COLUMNS) params.push(events.map((row) => row[column] ?? null));
   }
   const text = statementText(
-    logs.map((log) => log.table),
+    logs.map((log, i) => log.insertText(1 + 3 * i)),
     audit.length > 0,
     events.length > 0,
   );

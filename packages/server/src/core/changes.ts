@@ -24,10 +24,11 @@ export interface Epoch {
   /** Records that the move to `epoch` was about these devices. */
   log(trx: Db, networkId: string, epoch: number, deviceIds: readonly string[]): Promise<void>;
   /**
-   * The table `log` writes, of `(network_id, epoch, device_id)` rows, so that a unit of work on
-   * PostgreSQL can write the logs in the statement of its audit entries (change-records.ts).
+   * What `log` writes, as a part of a larger PostgreSQL statement, so that a unit of work can
+   * write the logs in the statement of its audit entries (change-records.ts): its parameters are
+   * $first (the network id), $first + 1 (the epoch) and $first + 2 (the device ids, an array).
    */
-  readonly logTable: string;
+  logInsertText(first: number): string;
   /** What `log` does after writing the rows (pruning the log now and then). */
   afterLog(trx: Db, networkId: string, epoch: number): Promise<void>;
 }

@@ -67,7 +67,7 @@ export async function unitOfWork<T>(
       await writeChangeRecords(
         trx,
         actor.networkId,
-        logs.map((log) => ({ table: log.epoch.logTable, epoch: log.to, deviceIds: log.deviceIds })),
+        logs.map((log) => ({ insertText: log.epoch.logInsertText, epoch: log.to, deviceIds: log.deviceIds })),
         auditLockName(actor.networkId),
         records.entries,
         eventRows(actor, now, records.events),

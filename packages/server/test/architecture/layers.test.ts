@@ -104,6 +104,7 @@ const OWNERS: Record<string, string> = {
  * bulk insert helper writes whatever its caller names (the caller's call is read instead).
  */
 const NAMED_BY_CALLER: Record<string, string[]> = {
+  'core/change-records.ts': ['audit_log', 'events'],
   'modules/network/epoch-log.ts': ['netmap_changes', 'presence_changes'],
   'storage/bulk-insert.ts': [],
 };

@@ -20,8 +20,12 @@ const PRUNE_EVERY = 64;
 type LogTable = 'netmap_changes' | 'presence_changes';
 
 export interface EpochLog {
-  /** The table of its rows, `(network_id, epoch, device_id)`. */
-  readonly table: LogTable;
+  /**
+   * The INSERT of one move's rows as a part of a larger PostgreSQL statement (a unit of work's
+   * records, core/change-records.ts): its parameters are $first (the network id), $first + 1
+   * (the epoch) and $first + 2 (the device ids, an array).
+   */
+  insertText(first: number): string;
   /** Records that the move to `epoch`, which the transaction `trx` made, is about these ids. */
   log(trx: Db, networkId: string, epoch: number, ids: readonly string[]): Promise<void>;
   /**
@@ -45,7 +49,9 @@ export function epochLog(table: LogTable): EpochLog {
       .execute();
   };
   return {
-    table,
+    insertText: (first) =>
+      `insert into ${table} (network_id, epoch, device_id) ` +
+      `select $${first}::text, $${first + 1}::bigint, unnest($${first + 2}::text[]) on conflict do nothing`,
 
     async log(trx, networkId, epoch, ids) {
       if (ids.length === 0) return;

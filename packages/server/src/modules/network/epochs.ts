@@ -46,7 +46,7 @@ export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<numb
 export const netmapEpoch: Epoch = {
   move: bumpNetmapEpoch,
   log: netmapLog.log,
-  logTable: netmapLog.table,
+  logInsertText: netmapLog.insertText,
   afterLog: netmapLog.prune,
 };
 
@@ -54,7 +54,7 @@ export const netmapEpoch: Epoch = {
 export const presenceEpoch: Epoch = {
   move: bumpPresenceEpoch,
   log: presenceLog.log,
-  logTable: presenceLog.table,
+  logInsertText: presenceLog.insertText,
   afterLog: presenceLog.prune,
 };
 
