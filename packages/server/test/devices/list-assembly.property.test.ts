@@ -190,9 +190,9 @@ describe('device list bodies made from the one before', () => {
     await apply({ kind: 'heartbeat', picks: [7] });
     rendered = 0;
     const body = await listDevicesBody(served, server.networkId, {}, shape);
-    // One segment: at most 256 devices, whatever their ids.
+    // One segment: at most 128 devices, whatever their ids.
     expect(rendered).toBeGreaterThan(0);
-    expect(rendered).toBeLessThanOrEqual(256);
+    expect(rendered).toBeLessThanOrEqual(128);
     expect(body.toString()).toBe(
       (await listDevicesBody({ ...server.app.ctx }, server.networkId, {}, shape)).toString(),
     );

@@ -72,16 +72,16 @@ const CLOSE = Buffer.from(']}');
 const EMPTY = Buffer.alloc(0);
 
 /** A run longer than this ends whatever its ids, so no segment grows past it. */
-const MAX_RUN = 256;
+const MAX_RUN = 128;
 
 /**
- * Whether a segment begins at this device: about one in 64 of random ids (ids end in random
+ * Whether a segment begins at this device: about one in 32 of random ids (ids end in random
  * base32). Read from the id's last three characters, so the test costs a few operations.
  */
 function startsSegment(id: string): boolean {
   const n = id.length;
   const mixed = (id.charCodeAt(n - 1) * 961 + id.charCodeAt(n - 2) * 31 + id.charCodeAt(n - 3)) >>> 0;
-  return mixed % 64 === 0;
+  return mixed % 32 === 0;
 }
 
 /**
@@ -101,34 +101,37 @@ export async function assemble(
   const runs: (Segment | Omit<Segment, 'bytes'>)[] = [];
   const toRender: DeviceStamp[] = [];
   const renderedRuns: { run: number; count: number }[] = [];
-  let start = 0;
-  for (let i = 1; i <= selected.length; i++) {
-    if (i < selected.length && i - start < MAX_RUN && !startsSegment(selected[i]!.id)) continue;
+  for (let start = 0; start < selected.length; ) {
     const kept = reusable?.startingAt(selected[start]!.id);
-    if (kept && sameRun(kept, selected, start, i, now)) {
+    const end = kept ? start + kept.ids.length : 0;
+    // The same devices showing the same, and still a whole run: the next device starts one.
+    if (kept && end <= selected.length && runEndsAt(selected, start, end) && sameRun(kept, selected, start, now)) {
       runs.push(kept);
-    } else {
-      const ids: string[] = [];
-      const versions: number[] = [];
-      const seen: number[] = [];
-      const online: boolean[] = [];
-      for (let k = start; k < i; k++) {
-        const stamp = selected[k]!;
-        ids.push(stamp.id);
-        versions.push(Number(stamp.record_version));
-        seen.push(stamp.last_seen_at == null ? -1 : Number(stamp.last_seen_at));
-        online.push(isOnline(stamp, now));
-        toRender.push({
-          id: stamp.id,
-          record_version: stamp.record_version,
-          last_seen_at: stamp.last_seen_at,
-          disconnected: stamp.disconnected,
-        });
-      }
-      renderedRuns.push({ run: runs.length, count: i - start });
-      runs.push({ ids, versions, seen, online });
+      start = end;
+      continue;
     }
-    start = i;
+    let next = start + 1;
+    while (!runEndsAt(selected, start, next)) next++;
+    const ids: string[] = [];
+    const versions: number[] = [];
+    const seen: number[] = [];
+    const online: boolean[] = [];
+    for (let k = start; k < next; k++) {
+      const stamp = selected[k]!;
+      ids.push(stamp.id);
+      versions.push(Number(stamp.record_version));
+      seen.push(seenOf(stamp));
+      online.push(isOnline(stamp, now));
+      toRender.push({
+        id: stamp.id,
+        record_version: stamp.record_version,
+        last_seen_at: stamp.last_seen_at,
+        disconnected: stamp.disconnected,
+      });
+    }
+    renderedRuns.push({ run: runs.length, count: next - start });
+    runs.push({ ids, versions, seen, online });
+    start = next;
   }
 
   const rendered = toRender.length > 0 ? await render(toRender) : [];
@@ -170,16 +173,22 @@ export async function assemble(
   return new ListAssembly(segments, context, body);
 }
 
-/** Whether the devices selected[from, to) are the segment's, each showing what it showed then. */
-function sameRun(segment: Segment, selected: readonly DeviceStamp[], from: number, to: number, now: number): boolean {
-  if (segment.ids.length !== to - from) return false;
-  for (let k = 0; k < segment.ids.length; k++) {
+/** Whether a run that began at `start` ends before `at`: at the end, at the longest run, or where a segment starts. */
+const runEndsAt = (selected: readonly DeviceStamp[], start: number, at: number) =>
+  at >= selected.length || at - start >= MAX_RUN || startsSegment(selected[at]!.id);
+
+const seenOf = (stamp: DeviceStamp) => (stamp.last_seen_at == null ? -1 : Number(stamp.last_seen_at));
+
+/** Whether the devices from `from` on are the segment's, each showing what it showed then. */
+function sameRun(segment: Segment, selected: readonly DeviceStamp[], from: number, now: number): boolean {
+  const { ids, versions, seen, online } = segment;
+  for (let k = 0; k < ids.length; k++) {
     const stamp = selected[from + k]!;
     if (
-      segment.ids[k] !== stamp.id ||
-      segment.versions[k] !== Number(stamp.record_version) ||
-      segment.seen[k] !== (stamp.last_seen_at == null ? -1 : Number(stamp.last_seen_at)) ||
-      segment.online[k] !== isOnline(stamp, now)
+      ids[k] !== stamp.id ||
+      versions[k] !== Number(stamp.record_version) ||
+      seen[k] !== seenOf(stamp) ||
+      online[k] !== isOnline(stamp, now)
     ) {
       return false;
     }
