@@ -6,7 +6,7 @@
  * server's).
  */
 import { execFileSync } from 'node:child_process';
-import { getCurrentTest } from 'vitest/suite';
+import { TestRunner } from 'vitest';
 import { ControlChannel } from '../../../src/control/tailscale/control-client.js';
 import { type X25519KeyPair, x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
 
@@ -57,7 +57,7 @@ function decodeFrames(data: Buffer): { decoded: Array<Record<string, unknown>>; 
  * that runs out says what it waited for rather than the runner's bare "timed out".
  */
 function testTimeLeft(): number {
-  const test = getCurrentTest();
+  const test = TestRunner.getCurrentTest();
   const started = test?.result?.startTime ?? Date.now();
   const timeout = test?.timeout ?? 20_000;
   return Math.max(1_000, started + timeout - 500 - Date.now());
