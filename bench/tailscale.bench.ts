@@ -93,6 +93,8 @@ const PROCESSES = Number(flags.processes);
  * rather than counted as missed.
  */
 const POLICY_WAIT_MS = Math.max(30_000, COUNT * 6);
+/** How long the servers are left after the full collection of the memory figure, before the changes. */
+const SETTLE_AFTER_COLLECTION_MS = 5_000;
 const postgresUrl =
   flags.postgres ??
   process.env.WARREN_BENCH_POSTGRES_URL ??
@@ -347,6 +349,10 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       collectedAfter === undefined || collectedBefore === undefined
         ? undefined
         : (collectedAfter - collectedBefore) / devices.length;
+    // V8 sweeps what the collection freed after it, on its own threads and in the scavenges
+    // that promote into old space: the first change would be timed with that, the second not
+    // (at 10,000 devices its scavenges cost twice the second's without this pause).
+    if (collectedAfter !== undefined) await new Promise((resolve) => setTimeout(resolve, SETTLE_AFTER_COLLECTION_MS));
     const cpuBeforePolicy = cpu();
     // The simulator's CPU: this process's and the fleet's processes'.
     const simCpu = () => {
