@@ -352,7 +352,9 @@ export function logQueries<S, TB extends 'audit_log' | 'events'>(
  * The one statement of a PostgreSQL page read: the position (the cursor, or the entry before the
  * first recorded at or after `sinceMs`, else the log's end, as paging.ts resolves it), what the
  * query finds in the guessed page's range, and the page's rows unless that range and position
- * are the guess's (a condition on the outer rows only, so the rows are not read at all then).
+ * are the guess's (a condition on the outer rows only: PostgreSQL makes it a one-time filter, so
+ * the rows are not read at all then). `offset 0` keeps the position a subquery of its own, which
+ * the planner would otherwise flatten, repeating its index probes wherever it is used.
  */
 function inOne<TB extends 'audit_log' | 'events'>(
   db: Db,
@@ -369,7 +371,8 @@ function inOne<TB extends 'audit_log' | 'events'>(
         from (select
           (select seq from ${log} where network_id = ${p.networkId} and time >= ${p.sinceMs}
             order by time, seq limit 1) as first_seq,
-          (select seq from ${log} where network_id = ${p.networkId} order by seq desc limit 1) as last_seq) as found`
+          (select seq from ${log} where network_id = ${p.networkId} order by seq desc limit 1) as last_seq) as found
+        offset 0`
     : sql`select ${p.after}::bigint as page_after, false as page_exhausted`;
   const range = checkedRange
     .where(sql.ref('seq'), '>', p.guessAfter as number)
