@@ -1,7 +1,20 @@
 // Seeded random networks and policies for property tests and benchmarks (no dependencies).
 
-import type { PolicyDevice, PolicyRole, PolicyUser } from '../../src/policy/index.js';
+import {
+  type CompiledPolicy,
+  type PolicyDevice,
+  type PolicyRole,
+  type PolicyUser,
+  validatePolicy,
+} from '../../src/policy/index.js';
 import type { RawPolicy, RawRule } from './reference.js';
+
+/** A generated policy's text compiled; generated policies are valid, so a refusal is a bug here. */
+export function compiledPolicy(text: string): CompiledPolicy {
+  const r = validatePolicy(text);
+  if (!r.ok) throw new Error(`generated policy is invalid: ${JSON.stringify(r.errors)}\n${text}`);
+  return r.policy;
+}
 
 /** mulberry32: small, fast, good enough to spread test cases. */
 export function prng(seed: number) {

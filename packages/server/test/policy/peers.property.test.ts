@@ -1,24 +1,18 @@
 // The engine against the naive reference on random networks and policies.
 
 import { describe, expect, it } from 'vitest';
-import { canReach, computePeerMaps, type PolicyDevice, validatePolicy } from '../../src/policy/index.js';
-import { prng, randomNetwork } from './generate.js';
+import { canReach, computePeerMaps, type PolicyDevice } from '../../src/policy/index.js';
+import { compiledPolicy, prng, randomNetwork } from './generate.js';
 import { refCanReach, refPeers } from './reference.js';
 
 const CASES = 200;
-
-function compiled(text: string) {
-  const r = validatePolicy(text);
-  if (!r.ok) throw new Error(`generated policy is invalid: ${JSON.stringify(r.errors)}\n${text}`);
-  return r.policy;
-}
 
 describe('computePeerMaps matches the pairwise reference', () => {
   it(`on ${CASES} random networks`, () => {
     for (let seed = 1; seed <= CASES; seed++) {
       const net = randomNetwork(seed);
       const text = JSON.stringify(net.policy, null, 2);
-      const policy = compiled(text);
+      const policy = compiledPolicy(text);
       const peers = computePeerMaps(policy, net.devices, net.users);
       for (const d of net.devices) {
         const want = refPeers(net.policy, net.devices, net.users, d);
@@ -30,7 +24,7 @@ describe('computePeerMaps matches the pairwise reference', () => {
   it('is symmetric and never lists the device itself', () => {
     for (let seed = 1000; seed < 1050; seed++) {
       const net = randomNetwork(seed);
-      const peers = computePeerMaps(compiled(JSON.stringify(net.policy)), net.devices, net.users);
+      const peers = computePeerMaps(compiledPolicy(JSON.stringify(net.policy)), net.devices, net.users);
       const sees = new Map(net.devices.map((d) => [d.id, new Set(peers(d.id).map((p) => p.id))]));
       for (const [id, set] of sees) {
         expect(set.has(id)).toBe(false);
@@ -41,7 +35,7 @@ describe('computePeerMaps matches the pairwise reference', () => {
 
   it('returns nothing for an unknown device', () => {
     const net = randomNetwork(7);
-    expect(computePeerMaps(compiled(JSON.stringify(net.policy)), net.devices, net.users)('nope')).toEqual([]);
+    expect(computePeerMaps(compiledPolicy(JSON.stringify(net.policy)), net.devices, net.users)('nope')).toEqual([]);
   });
 });
 
@@ -49,7 +43,7 @@ describe('canReach matches the reference', () => {
   it('on random pairs, ports and protocols', () => {
     for (let seed = 1; seed <= 150; seed++) {
       const net = randomNetwork(seed);
-      const policy = compiled(JSON.stringify(net.policy));
+      const policy = compiledPolicy(JSON.stringify(net.policy));
       const r = prng(seed * 31);
       for (let i = 0; i < 60; i++) {
         const a: PolicyDevice = r.pick(net.devices);
