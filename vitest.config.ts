@@ -25,6 +25,7 @@ const dbSuites = [
 const databaseFree = [
   'packages/server/test/policy/**',
   'packages/server/test/architecture/**',
+  'packages/server/test/acl/policy-pool.test.ts',
   'packages/server/test/lib/**',
   'packages/server/test/control/derp/{frames,nacl-box,relay-config,relay-limits,stun}.test.ts',
   'packages/server/test/control/derp/relay-half-open.security.test.ts',
@@ -48,6 +49,7 @@ const alone = [
   'packages/server/test/storage/{wal-checkpointer,compiled-query}.test.ts',
   'packages/server/test/policy/complexity.property.test.ts',
   'packages/server/test/acl/policy-cold-load.test.ts',
+  'packages/server/test/acl/policy-pool.test.ts',
   'packages/server/test/http/stalled.security.test.ts',
   'packages/server/test/control/**/*.security.test.ts',
   'packages/server/test/control/derp/relay-limits.test.ts',

@@ -16,7 +16,7 @@ export interface ServeConfig {
   derp?: { stunPort: number | null };
   /** The DERP map Tailscale clients get (tailcfg.DERPMap), read from the file WARREN_DERP_MAP names. */
   derpMap?: unknown;
-  /** How long validating one policy may take before it is refused (ms); WARREN_POLICY_TIME_BUDGET_MS. */
+  /** Processor time validating one policy may use before it is refused (ms); WARREN_POLICY_TIME_BUDGET_MS. */
   policyTimeBudgetMs?: number;
 }
 

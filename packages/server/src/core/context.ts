@@ -48,7 +48,7 @@ export interface Settings {
   derpMap?: unknown;
   /** A Tailscale control channel with no traffic either way this long is closed (default 2 minutes). */
   controlIdleTimeoutMs?: number;
-  /** How long validating one policy may take before it is refused as too complex (default 1.5 s). */
+  /** Processor time validating one policy may use before it is refused as too complex (default 1.5 s). */
   policyTimeBudgetMs?: number;
 }
 
@@ -102,7 +102,7 @@ export interface AppContext {
   logIds: LogIds;
   settings: Settings;
   /**
-   * Policy validation off the event loop, within the time budget (modules/acl/policy-pool.ts).
+   * Policy validation off the event loop, within the CPU budget (modules/acl/policy-pool.ts).
    * `prepare` also hands back, for a valid text, what the worker read from it: its shape belongs
    * to the policy engine, which the core does not know, so the acl module that asks reads it.
    */

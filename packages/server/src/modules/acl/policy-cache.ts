@@ -47,8 +47,9 @@ const cache = new Map<string, Entry>();
 
 /**
  * A stored policy was accepted within the validation budget once, so loading it again is given
- * far more: the budget here only stops a worker that will never answer, and a busy machine or
- * a budget lowered since the policy was stored must not leave a network without its policy.
+ * far more: the budget here only stops a worker that will never answer, and a budget lowered
+ * since the policy was stored must not leave a network without its policy. (The budget is the
+ * worker's CPU time, so a busy machine costs it nothing until the pool's wall-clock ceiling.)
  */
 const LOAD_BUDGET_FACTOR = 20;
 

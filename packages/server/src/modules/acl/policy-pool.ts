@@ -1,29 +1,45 @@
 /**
- * Policy validation off the event loop, with a time budget. A policy is up to 1 MiB of text
- * sent by any key with the `acls` scope; however its validation scales, running it on the
- * thread that answers every network's requests lets one caller stall them all. Here each
- * document is validated (syntax, references, compilation, its own tests) in one of a few worker
- * threads; a validation that outlives its budget has its worker terminated (a fresh one takes
- * its place) and is refused with 422 `policy_too_complex`, so nothing is stored. A worker also
- * has a heap limit, so a document that needs absurd memory is refused the same way instead of
- * taking the process down.
+ * Policy validation off the event loop, with a budget. A policy is up to 1 MiB of text sent by
+ * any key with the `acls` scope; however its validation scales, running it on the thread that
+ * answers every network's requests lets one caller stall them all. Here each document is
+ * validated (syntax, references, compilation, its own tests) in one of a few worker threads; a
+ * validation that outlives its budget has its worker terminated (a fresh one takes its place)
+ * and is refused with 422 `policy_too_complex`, so nothing is stored. A worker also has a heap
+ * limit, so a document that needs absurd memory is refused the same way instead of taking the
+ * process down.
  *
- * The budget counts from the moment a worker takes the document, not from its arrival: time
- * spent queued behind other validations is not held against it. Workers run below the normal
- * priority (policy.worker.mjs), so on a busy machine the request thread gets the CPU first.
+ * The budget is the worker thread's own processor time from the moment it takes the document:
+ * what the document costs, not how busy the machine is. Workers run below the normal priority
+ * (policy.worker.ts), so on a loaded machine they may wait seconds for a CPU; counted in wall
+ * time, a three-rule policy was refused as too complex at ten runnable threads per core. The
+ * pool's timer fires after the budget in wall time (a thread cannot use more CPU than time
+ * passes) and reads the worker's CPU time (lib/thread-cpu.ts): under the budget, it waits for
+ * the remainder and looks again. A worker starved of the CPU altogether is still stopped after
+ * WALL_CEILING_FACTOR times the budget in wall time, so no request is held without end; that is
+ * refused the same way, since the document was not validated. Where a thread's CPU time cannot
+ * be read (systems other than Linux), the budget counts wall time, as the ceiling does.
+ * Time spent queued behind other validations is held against neither.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ValidationResultBody } from '@warren/contract';
 import { ApiError } from '../../core/errors.js';
+import { threadCpuMs } from '../../lib/thread-cpu.js';
 import type { PreparedPolicy } from './policy-transfer.js';
 
 export interface PolicyPoolOptions {
   /** Worker threads (default 2: validations are rare, and the machine has other work). */
   size?: number;
-  /** How long one validation may run before it is refused (ms). */
+  /** The worker's CPU time one validation may use before it is refused (ms). */
   budgetMs: number;
+  /** Wall time a validation may take, as a multiple of its budget (default WALL_CEILING_FACTOR). */
+  wallCeilingFactor?: number;
+  /**
+   * The CPU time (ms) a worker thread has used, by the name the worker gave for itself; undefined
+   * when it cannot be known. Default: read from /proc (lib/thread-cpu.ts).
+   */
+  threadCpuMs?: (thread: string) => number | undefined;
   /** Heap a worker may grow to (MiB); past it the validation is refused. */
   maxHeapMb?: number;
 }
@@ -38,13 +54,31 @@ interface Job {
   reject: (error: Error) => void;
 }
 
+interface RunningJob extends Job {
+  id: number;
+  timer?: NodeJS.Timeout;
+  /** When the worker took the document (performance.now()). */
+  startedAt?: number;
+  /** The worker's CPU time then (ms); undefined when it cannot be read, and wall time counts. */
+  cpuAtStart?: number;
+}
+
 interface Slot {
   worker: Worker;
   ready: Promise<void>;
-  job?: Job & { id: number; timer?: NodeJS.Timeout };
+  /** The worker thread's name for its CPU clock (lib/thread-cpu.ts), when it has one. */
+  thread?: string;
+  job?: RunningJob;
 }
 
 export const DEFAULT_POLICY_BUDGET_MS = 1_500;
+/**
+ * How many times its CPU budget a validation may take in wall time. A worker below the normal
+ * priority at ten runnable threads per core gets about 1 % of one; a document of a few rules
+ * needs milliseconds of CPU, so even then it is done long before 10 budgets (15 s by default),
+ * while a request is never held for longer than that.
+ */
+export const WALL_CEILING_FACTOR = 10;
 const DEFAULT_MAX_HEAP_MB = 512;
 
 export const policyTooComplex = (why: string) =>
@@ -126,14 +160,48 @@ export class PolicyPool {
       slot.ready.then(
         () => {
           if (slot.job?.id !== id) return;
-          slot.job.timer = setTimeout(
-            () => this.fail(i, slot, policyTooComplex(`over ${job.budgetMs} ms`)),
-            job.budgetMs,
-          );
+          slot.job.startedAt = performance.now();
+          slot.job.cpuAtStart = this.workerCpuMs(slot);
+          this.arm(i, slot, job.budgetMs);
           slot.worker.postMessage({ id, text: job.text, prepare: job.prepare });
         },
         () => {},
       );
+    }
+  }
+
+  /** The CPU time the slot's worker has used so far (ms), when it can be known. */
+  private workerCpuMs(slot: Slot): number | undefined {
+    return slot.thread === undefined ? undefined : (this.options.threadCpuMs ?? threadCpuMs)(slot.thread);
+  }
+
+  /** Looks at the slot's job again after `delayMs`. */
+  private arm(index: number, slot: Slot, delayMs: number): void {
+    if (!slot.job) return;
+    slot.job.timer = setTimeout(() => this.check(index, slot), Math.max(1, Math.ceil(delayMs)));
+  }
+
+  /**
+   * Refuses the running job once its worker has used the budget in CPU time, or once the wall
+   * ceiling has passed; else looks again when the budget could next run out. A thread cannot
+   * use more CPU than time passes, so that is after the budget's remainder, in wall time.
+   */
+  private check(index: number, slot: Slot): void {
+    const job = slot.job;
+    if (!job || job.startedAt === undefined) return;
+    const wallMs = performance.now() - job.startedAt;
+    const cpuNow = job.cpuAtStart === undefined ? undefined : this.workerCpuMs(slot);
+    const cpuMs = cpuNow === undefined ? undefined : cpuNow - (job.cpuAtStart ?? cpuNow);
+    // Without a CPU clock (or once it cannot be read), wall time is all there is to count.
+    const usedMs = cpuMs ?? wallMs;
+    const ceilingMs = job.budgetMs * (this.options.wallCeilingFactor ?? WALL_CEILING_FACTOR);
+    if (usedMs >= job.budgetMs) {
+      const over = cpuMs === undefined ? `over ${job.budgetMs} ms` : `over ${job.budgetMs} ms of processor time`;
+      this.fail(index, slot, policyTooComplex(over));
+    } else if (wallMs >= ceilingMs) {
+      this.fail(index, slot, policyTooComplex(`unfinished after ${Math.round(ceilingMs)} ms on a busy server`));
+    } else {
+      this.arm(index, slot, Math.min(job.budgetMs - usedMs, ceilingMs - wallMs));
     }
   }
 
@@ -152,8 +220,9 @@ export class PolicyPool {
     // A worker retired before it took any document has nobody waiting on it.
     ready.catch(() => {});
     const slot: Slot = { worker, ready };
-    worker.on('message', (message: { ready?: true; id?: number } & PreparedResult) => {
+    worker.on('message', (message: { ready?: true; thread?: string; id?: number } & PreparedResult) => {
       if (message.ready) {
+        slot.thread = message.thread;
         markReady();
         return;
       }

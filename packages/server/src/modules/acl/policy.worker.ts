@@ -5,6 +5,7 @@
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
+import { ownThread } from '../../lib/thread-cpu.js';
 import { validatePolicy } from '../../policy/index.js';
 import { preparePolicyTransfer } from './policy-transfer.js';
 
@@ -30,5 +31,6 @@ if (port) {
     const prepared = prepare && result.ok ? preparePolicyTransfer(text, result.parsed, result.policy) : undefined;
     port.postMessage({ id, valid: result.ok, errors: result.errors, tests: result.tests, prepared });
   });
-  port.postMessage({ ready: true });
+  // The pool counts a validation's budget in this thread's CPU time, read under this name.
+  port.postMessage({ ready: true, thread: ownThread() });
 }
