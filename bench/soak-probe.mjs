@@ -14,6 +14,7 @@
 // at the end, and judges growth on those two. With WARREN_SOAK_SNAPSHOTS (a directory), each
 // such sample is followed by a heap snapshot there (tailscale-memory reads what a device holds
 // from two of them).
+import { subscribe } from 'node:diagnostics_channel';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
@@ -67,7 +68,23 @@ if (file && isMainThread) {
     };
     appendFileSync(file, `${JSON.stringify(sample)}\n`);
   };
-  setInterval(() => write(false), 1000).unref();
+  // The open streams' builds so far (the server publishes each, control/tailscale/map-stream.ts):
+  // the filter alone, the whole map, and the whole map where the filter alone was asked for,
+  // in every sample, and each change read in which the policy moved, with the heads it was read
+  // between (modules/netmap/change-feed.ts): the tailscale benchmark counts each policy
+  // change's builds from them.
+  const builds = { filterOnly: 0, whole: 0, declined: 0 };
+  subscribe('warren:tailscale:map-build', ({ filterOnly, asked }) => {
+    if (filterOnly) builds.filterOnly++;
+    else if (asked) builds.declined++;
+    else builds.whole++;
+  });
+  subscribe('warren:change-feed:read', ({ previous, head, policyOnly, devices }) => {
+    if (previous && previous.policyVersion === head.policyVersion) return;
+    const feed = { previous, head, policyOnly: policyOnly === true, devices };
+    appendFileSync(file, `${JSON.stringify({ at: Date.now(), feed, builds })}\n`);
+  });
+  setInterval(() => write(false, measure(), { builds }), 1000).unref();
   const snapshots = process.env.WARREN_SOAK_SNAPSHOTS;
   // With WARREN_SOAK_COMPACT, each collected sample also says what the process holds after a
   // collection that compacts every old-space page: V8's own full collections move objects off

@@ -160,9 +160,13 @@ async function collectedSample(server: (typeof servers)[number]): Promise<Memory
 }
 
 function lastSample(file: string): MemorySample | undefined {
-  const lines = readFileSync(file, 'utf8').trim().split('\n');
-  const last = lines[lines.length - 1];
-  return last ? (JSON.parse(last) as MemorySample) : undefined;
+  // The probe's other lines (a change read, `feed`) carry no memory figures.
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as MemorySample & { feed?: unknown })
+    .findLast((sample) => sample.feed === undefined);
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'warren-bench-soak-'));

@@ -63,7 +63,7 @@ import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startHeadscale } from './headscale/headscale-process.js';
-import { serveProbed } from './probed-server.js';
+import { type FeedRead, type MapBuilds, serveProbed } from './probed-server.js';
 import { clock, type Fleet, type MapArrival, startFleet } from './tailscale-fleet.js';
 import { initWarren } from './warren-process.js';
 
@@ -158,6 +158,8 @@ interface Figures {
   simCpuEachPolicy: number[];
   /** This process's CPU ms per policy change: the simulated fleet decoding what it receives. */
   simCpuPerPolicy: number;
+  /** Each policy change's stream builds, per instance (undefined: the subject cannot say). */
+  buildsEachPolicy?: MapBuilds[][];
   policy: { p50: number; p99: number; last: number[]; missed: number };
   tag: { p50: number; p99: number; last: number[]; missed: number; others: number };
 }
@@ -201,6 +203,10 @@ interface Subject {
   deviceId(hostname: string): Promise<string>;
   /** Moves device `id` to tag:g<group>. */
   moveDevice(id: string, group: number): Promise<void>;
+  /** The open streams' builds so far, per server (within a second), where it can say. */
+  builds?: () => Promise<MapBuilds[]>;
+  /** The change reads in which the policy moved, per server. */
+  feedReads?: () => FeedRead[][];
   stop(): Promise<void>;
 }
 
@@ -222,6 +228,8 @@ async function warrenSubject(db: string, instances: number, groups: number): Pro
       const samples = await Promise.all(servers.map((s) => s.collected()));
       return samples.reduce((sum, sample) => sum + sample.rss, 0);
     },
+    builds: () => Promise.all(servers.map((s) => s.builds())),
+    feedReads: () => servers.map((s) => s.feedReads()),
     setPolicy: (port) => call(urls[0], apiKey, 'PUT', '/v1/acl', policy(groups, port), 'application/hujson'),
     enrolment: async () => {
       const { key } = await call(urls[0], apiKey, 'POST', '/v1/keys', { type: 'auth', reusable: true });
@@ -366,6 +374,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     const policyLast: number[] = [];
     const cpuEachPolicy: number[] = [];
     const simCpuEachPolicy: number[] = [];
+    const buildsEachPolicy: MapBuilds[][] = [];
     let policyMissed = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const port = 1000 + round;
@@ -376,6 +385,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
         if (filter.includes(`"First":${port}`)) received.set(index, at - started);
       };
       await census(`policy change ${round + 1}`);
+      const buildsBefore = await subject.builds?.();
       const cpuBeforeRound = cpu();
       const simCpuBeforeRound = simCpu();
       started = clock();
@@ -383,6 +393,16 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       await settle(() => received.size === devices.length, POLICY_WAIT_MS);
       cpuEachPolicy.push(cpu() - cpuBeforeRound);
       simCpuEachPolicy.push(simCpu() - simCpuBeforeRound);
+      const buildsAfter = await subject.builds?.();
+      if (buildsBefore && buildsAfter) {
+        buildsEachPolicy.push(
+          buildsAfter.map((after, i) => ({
+            filterOnly: after.filterOnly - buildsBefore[i].filterOnly,
+            whole: after.whole - buildsBefore[i].whole,
+            declined: after.declined - buildsBefore[i].declined,
+          })),
+        );
+      }
       policyMissed += devices.length - received.size;
       const times = [...received.values(), ...Array(devices.length - received.size).fill(Number.POSITIVE_INFINITY)];
       policyTimes.push(...times);
@@ -422,6 +442,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       tagLast.push(Math.max(...times));
     }
     watching = undefined;
+    sayFeedReads(subject.feedReads?.() ?? []);
 
     const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
     const p = sorted(policyTimes);
@@ -439,6 +460,7 @@ async function run(subject: Subject, count: number): Promise<Figures> {
       cpuEachPolicy,
       simCpuPerPolicy,
       simCpuEachPolicy,
+      ...(buildsEachPolicy.length > 0 ? { buildsEachPolicy } : {}),
       policy: { p50: percentile(p, 50), p99: percentile(p, 99), last: policyLast, missed: policyMissed },
       tag: { p50: percentile(t, 50), p99: percentile(t, 99), last: tagLast, missed: tagMissed, others },
     };
@@ -447,6 +469,33 @@ async function run(subject: Subject, count: number): Promise<Figures> {
     await subject.stop();
   }
 }
+
+/**
+ * Each change read in which the policy moved, per server, on stderr: the heads it was read
+ * between say why the streams built the filter alone or the whole map.
+ */
+function sayFeedReads(perServer: FeedRead[][]): void {
+  const epochs = (h: FeedRead['feed']['head'] | undefined) =>
+    h ? `netmap ${h.epoch} presence ${h.presenceEpoch} policy ${h.policyVersion}` : 'none';
+  perServer.forEach((reads, i) => {
+    for (const { feed, builds } of reads) {
+      process.stderr.write(
+        `  instance ${i + 1}: policy read ${epochs(feed.previous)} → ${epochs(feed.head)}: ` +
+          `${feed.policyOnly ? 'policy only' : 'not policy only'}` +
+          `${feed.devices === undefined ? '' : `, ${feed.devices} devices`} (builds before: ${builds.filterOnly} filter, ${builds.whole + builds.declined} whole)\n`,
+      );
+    }
+  });
+}
+
+/**
+ * Per change, the builds of every server: `filter alone/whole/whole where the filter alone was
+ * asked for`, servers joined by `+`, changes by a space.
+ */
+const buildsText = (figures: Figures) =>
+  figures.buildsEachPolicy
+    ?.map((servers) => servers.map((b) => `${fmt(b.filterOnly)}/${fmt(b.whole)}/${fmt(b.declined)}`).join('+'))
+    .join(' ') ?? '–';
 
 /**
  * Two runs side by side with the ratio second / first: the baseline and the full fleet, or
@@ -508,6 +557,7 @@ function report(label: string, base: Figures, full: Figures, titles: [string, st
       base.simCpuEachPolicy.map((n) => fmt(n)).join('/'),
       full.simCpuEachPolicy.map((n) => fmt(n)).join('/'),
     ),
+    row('  builds filter/whole/shape (each)', buildsText(base), buildsText(full)),
     row(
       'policy change → stream p50',
       ms(base.policy.p50),

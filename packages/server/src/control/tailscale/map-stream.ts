@@ -7,6 +7,7 @@
  * made through any instance reaches every stream. Each message is a 4-byte little-endian
  * length and a zstd frame of JSON. While the stream is open the device is online.
  */
+import { channel } from 'node:diagnostics_channel';
 import type { ServerHttp2Stream } from 'node:http2';
 import { type Actor, systemActor } from '../../core/actor.js';
 import { storeReport } from '../../modules/devices/device-reports.js';
@@ -58,6 +59,17 @@ export const openMapStreams = { count: 0 };
 
 /** Builds that made the packet filter alone (for figures, and tests that a policy change does). */
 export const filterOnlyBuilds = { count: 0 };
+/** Builds that made the whole map (for figures, and tests that a policy change does not). */
+export const wholeBuilds = { count: 0 };
+
+/**
+ * Each build of an open stream, published as `{ filterOnly, asked }` when something subscribes
+ * (`asked`: the stream asked for the filter alone, only policies having moved since its map,
+ * and got the whole map as the map's shape moved): a
+ * benchmark's probe preloaded into the server (bench/soak-probe.mjs) counts them per change,
+ * which the counters above, inside the server's own modules, cannot tell another process.
+ */
+const builds = channel('warren:tailscale:map-build');
 
 function deviceActor(node: NodeRow): Actor {
   return { ...systemActor(node.network_id, node.name), type: 'device', id: node.id };
@@ -220,10 +232,13 @@ class OpenMapStream {
       if ('filterOnly' in next) {
         // The same peers, seen the same way: only the filter can have changed.
         filterOnlyBuilds.count++;
+        if (builds.hasSubscribers) builds.publish({ filterOnly: true, asked: true });
         const nextSent = { ...this.sent, packetFilter: digestOf(next.packetFilter) };
         delta = filterDelta(this.sent, nextSent, next.packetFilter, this.seq + 1);
         this.sent = nextSent;
       } else {
+        wholeBuilds.count++;
+        if (builds.hasSubscribers) builds.publish({ filterOnly: false, asked: policyOnly });
         const nextSent = sentMap(next);
         delta = deltaResponse(this.sent, nextSent, next, this.seq + 1);
         this.sent = nextSent;

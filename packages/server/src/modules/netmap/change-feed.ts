@@ -8,6 +8,7 @@
  * decides in memory from what it holds whether the change concerns it (a device it does not
  * see and that does not see it, for instance, does not), and only those build a map.
  */
+import { channel } from 'node:diagnostics_channel';
 import type { AppContext } from '../../core/context.js';
 import { changedSince } from '../network/netmap-changes.js';
 import { presenceChangedSince } from '../network/presence-changes.js';
@@ -46,6 +47,13 @@ export const changeAt = (head: NetmapHead): NetworkChange => ({ head, key: headK
 const MAX_DEVICES_FOLLOWED = 64;
 
 export type ChangeHandler = (change: NetworkChange) => void;
+
+/**
+ * Each change read, published as `{ networkId, previous, head, policyOnly, devices }` when
+ * something subscribes (a benchmark's probe preloaded into the server, bench/soak-probe.mjs):
+ * which heads a change was read between is what says why its streams built what they did.
+ */
+const reads = channel('warren:change-feed:read');
 
 /**
  * Peers a session may name to be told only of changes about them (DeviceFollow.watch); one
@@ -223,6 +231,9 @@ export class ChangeFeed {
       ...(devices ? { devices } : {}),
       ...(policyOnly ? { policyOnly } : {}),
     };
+    if (reads.hasSubscribers) {
+      reads.publish({ networkId, previous, head, policyOnly, devices: devices?.changed.size });
+    }
     if (!devices) {
       for (const handler of [...followed.handlers]) handler(change);
       return;
