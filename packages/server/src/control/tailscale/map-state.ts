@@ -70,10 +70,18 @@ export interface FilterUpdate {
  * each is seen (its allowedIPs: the routes the viewer may reach; its presence), the device's
  * own primary routes and the network's parts. Two maps of one device at the same netmap epoch
  * and presence with the same shape differ at most in their packet filters.
+ *
+ * The peers are a set: their keys are sorted (each begins with its peer's id), as the order a
+ * view lists them in is not the map's. A view patched by enrollments appends each new device
+ * where a view loaded anew (every policy change that means something new) lists them by
+ * creation time, and on PostgreSQL concurrent enrollments commit out of that order: in the
+ * listed order, the first policy change after an enrollment found most maps of another shape
+ * and built them whole.
  */
 function mapShape(network: MapNetwork, ownPrimaries: readonly string[], peerKeys: readonly string[]): string {
   const { domain, dns, derp } = network;
-  return digestOf(`${domain}\n${dns.digest}\n${derp.digest}\n${ownPrimaries.join(',')}\n${peerKeys.join('\n')}`);
+  const peers = [...peerKeys].sort().join('\n');
+  return digestOf(`${domain}\n${dns.digest}\n${derp.digest}\n${ownPrimaries.join(',')}\n${peers}`);
 }
 
 /** How a peer is seen, as the map's shape and the round's node texts key it. */

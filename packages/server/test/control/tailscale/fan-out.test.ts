@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { roundRowReads } from '../../../src/control/tailscale/map-round.js';
-import { filterOnlyBuilds } from '../../../src/control/tailscale/map-stream.js';
+import { filterOnlyBuilds, wholeBuilds } from '../../../src/control/tailscale/map-stream.js';
 import { ChangeFeed, type NetworkChange } from '../../../src/modules/netmap/change-feed.js';
 import { policyInputReads } from '../../../src/modules/netmap/policy-inputs.repository.js';
 import { HUJSON } from '../../acl/helpers.js';
@@ -237,6 +237,51 @@ describe('a change fanned out to every map stream', () => {
       .flatMap((m) => (m.PeersChanged ?? []) as Array<{ ID: number; KeyExpiry: string }>)
       .filter((p) => p.ID === first.ID);
     expect(seen.at(-1)?.KeyExpiry).toBe('0001-01-01T00:00:00Z');
+  }, 60_000);
+
+  it('sends the filter alone when a new view lists the peers in another order than the patched one', async () => {
+    // A view patched by enrollments appends each new device; one loaded anew (a new policy)
+    // lists them by creation time. On PostgreSQL concurrent enrollments commit out of their
+    // creation order, played here by each device being created a moment before the one
+    // before it: the loaded view lists the group in the reverse of the patched one's order.
+    // The peers are the same and seen the same way, so every stream is sent its filter alone.
+    const put = async (port: number) => {
+      const res = await t.server.call('PUT', '/v1/acl', {
+        headers: { 'content-type': HUJSON },
+        raw: `{ "tagOwners": { "tag:a": ["autogroup:admin"] },
+                "acls": [{ "action": "accept", "src": ["tag:a"], "dst": ["tag:a:${port}"] }] }`,
+      });
+      expect(res.status, await res.text()).toBe(200);
+    };
+    await put(80);
+    const key = await t.authKey({ tags: ['tag:a'] });
+    const streams: Stream[] = [];
+    for (let i = 0; i < 4; i++) {
+      t.server.clock.advance(-1);
+      const { client, nodeKey } = await t.joined(key, `a-${i}`);
+      const stream = client.stream({ Version: 142, NodeKey: nodeKey, Stream: true, Compress: 'zstd', Hostinfo: {} });
+      await stream.next(1);
+      streams.push(stream);
+      await settled(streams);
+    }
+    const counts = streams.map((s) => s.messages.length);
+    const filterOnly = filterOnlyBuilds.count;
+    const whole = wholeBuilds.count;
+    await put(443);
+    await Promise.all(streams.map((s, i) => s.next(counts[i] + 1)));
+    await settled(streams);
+    for (const [i, s] of streams.entries()) {
+      const sent = s.messages.slice(counts[i]);
+      expect(
+        sent.map((m) => Object.keys(m).sort()),
+        `stream ${i}`,
+      ).toEqual([['PacketFilter', 'Seq']]);
+      const filter = sent[0].PacketFilter as Array<{ SrcIPs: string[]; DstPorts: Array<{ Ports: { First: number } }> }>;
+      expect(filter[0].DstPorts[0].Ports.First).toBe(443);
+      expect(filter[0].SrcIPs).toHaveLength(8);
+    }
+    expect(filterOnlyBuilds.count - filterOnly).toBe(streams.length);
+    expect(wholeBuilds.count - whole).toBe(0);
   }, 60_000);
 
   it('tells a device follow only of the changes about its device or the peers it holds', async () => {
