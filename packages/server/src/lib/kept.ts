@@ -12,6 +12,8 @@
  * Rows that are not kept (PostgreSQL, a transaction's handle) are derived on every call.
  */
 
+import { innerMap } from './nested-maps.js';
+
 const keptValues = new WeakSet<object>();
 
 /** Whether `value` was made by a derivation and is shared, unchanged, between calls. */
@@ -52,12 +54,7 @@ export function keptDerivation<S extends readonly object[], V extends object>(
     }
     let level = root;
     for (let i = 0; i < sources.length - 1; i++) {
-      let next = level.get(sources[i]!) as WeakMap<object, unknown> | undefined;
-      if (!next) {
-        next = new WeakMap();
-        level.set(sources[i]!, next);
-      }
-      level = next;
+      level = innerMap(level as WeakMap<object, WeakMap<object, unknown>>, sources[i]!, WeakMap);
     }
     const last = sources[sources.length - 1]!;
     const entry = level.get(last) as Entry<V> | undefined;

@@ -10,6 +10,8 @@
  * processes would) and dropped when they empty. When a batch's write fails, every caller in it
  * gets the error.
  */
+import { innerMap } from './nested-maps.js';
+
 interface Waiting<T, R> {
   item: T;
   resolve(result: R): void;
@@ -51,20 +53,16 @@ export function batchedWrites<D extends object, T, R>(
   };
 
   return (db, key, item) => {
-    let ofDb = queues.get(db);
-    if (!ofDb) {
-      ofDb = new Map();
-      queues.set(db, ofDb);
-    }
+    const ofDb = innerMap(queues, db, Map);
     let queue = ofDb.get(key);
     if (!queue) {
       queue = { waiting: [], writing: false };
       ofDb.set(key, queue);
     }
-    const [target, owner] = [queue, ofDb];
+    const target = queue;
     return new Promise<R>((resolve, reject) => {
       target.waiting.push({ item, resolve, reject });
-      if (!target.writing) void drain(db, key, target, owner);
+      if (!target.writing) void drain(db, key, target, ofDb);
     });
   };
 }

@@ -10,6 +10,7 @@
 // rules of its groups, not the whole policy, so a policy change costs the fleet O(devices)
 // rather than O(devices × rules).
 
+import { innerMap } from '../lib/nested-maps.js';
 import { unionOfRules } from './compile.js';
 import { deviceSubject, matchesSelector, roleMap, type Subject } from './subjects.js';
 import type { CompiledDst, CompiledPolicy, PolicyDevice, PolicyUser, Selector } from './types.js';
@@ -84,16 +85,7 @@ function rulesNaming(policy: CompiledPolicy, viewer: Subject): readonly number[]
 const subjects = new WeakMap<CompiledPolicy, WeakMap<Map<string, string>, WeakMap<PolicyDevice, Subject>>>();
 
 function subjectOf(policy: CompiledPolicy, roles: Map<string, string>, device: PolicyDevice): Subject {
-  let byRoles = subjects.get(policy);
-  if (!byRoles) {
-    byRoles = new WeakMap();
-    subjects.set(policy, byRoles);
-  }
-  let byDevice = byRoles.get(roles);
-  if (!byDevice) {
-    byDevice = new WeakMap();
-    byRoles.set(roles, byDevice);
-  }
+  const byDevice = innerMap(innerMap(subjects, policy, WeakMap), roles, WeakMap);
   let subject = byDevice.get(device);
   if (!subject) {
     subject = deviceSubject(policy, device, roles);
@@ -203,16 +195,7 @@ export function packetFilterJson(
   const subject = subjectOf(policy, roles, viewer);
   let key = `${subject.owner ?? ''}\n${[...subject.keys].join('\n')}\n${viewer.addresses.length}\n`;
   for (const device of devices) key += `${serialOf(device)},`;
-  let byRoles = templates.get(policy);
-  if (!byRoles) {
-    byRoles = new WeakMap();
-    templates.set(policy, byRoles);
-  }
-  let byKey = byRoles.get(roles);
-  if (!byKey) {
-    byKey = new Map();
-    byRoles.set(roles, byKey);
-  }
+  const byKey = innerMap(innerMap(templates, policy, WeakMap), roles, Map);
   let parts = byKey.get(key);
   if (!parts) {
     if (byKey.size >= MAX_TEMPLATES) byKey.clear();

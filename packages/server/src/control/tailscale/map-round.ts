@@ -12,6 +12,7 @@
  * and stringified once, then sent as the same text by every stream.
  */
 import type { AppContext } from '../../core/context.js';
+import { innerMap } from '../../lib/nested-maps.js';
 import type { NetworkView } from '../../modules/netmap/netmap-view.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
 import { dnsConfig } from './dns.js';
@@ -150,11 +151,7 @@ const rounds = new WeakMap<NetworkView, WeakMap<object, MapRound>>();
 export function mapRound(owner: RoundOwner, networkId: string, view: NetworkView | undefined): MapRound {
   const make = () => new MapRound(owner.ctx, networkId, owner.derpMap);
   if (!view) return make();
-  let held = rounds.get(view);
-  if (!held) {
-    held = new WeakMap();
-    rounds.set(view, held);
-  }
+  const held = innerMap(rounds, view, WeakMap);
   let round = held.get(owner);
   if (!round) {
     round = make();

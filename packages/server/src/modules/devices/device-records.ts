@@ -20,6 +20,7 @@
  * own `online` filter. The number of kept records is bounded; the oldest are dropped first.
  */
 import type { DeviceBody } from '@warren/contract';
+import { innerMap } from '../../lib/nested-maps.js';
 import { isoOrNull } from '../../lib/time.js';
 import { isOnline } from '../network/online.js';
 import type { RouteRow } from '../routes/routes.repository.js';
@@ -143,11 +144,7 @@ class RecordJson {
 
   /** Each record's JSON, null where the shape does not show it, undefined where it is gone. */
   of(records: readonly (Kept | undefined)[], shape: RecordShape): (Buffer | null | undefined)[] {
-    let json = this.bySerializer.get(shape.serialize);
-    if (!json) {
-      json = new WeakMap();
-      this.bySerializer.set(shape.serialize, json);
-    }
+    const json = innerMap(this.bySerializer, shape.serialize, WeakMap);
     const out: (Buffer | null | undefined)[] = [];
     for (const kept of records) {
       if (!kept) {

@@ -12,6 +12,7 @@
  * takes the heartbeat's own path, which moves the presence epoch for it.
  */
 import type { AppContext } from '../../core/context.js';
+import { innerMap } from '../../lib/nested-maps.js';
 import type { Db } from '../../storage/database.js';
 import { onlineSince, onlineSinceWhere } from '../network/online.js';
 import { setPresence } from './presence.service.js';
@@ -41,19 +42,14 @@ export async function refreshPresence(ctx: AppContext, networkId: string, device
 
 /** Resolves to whether the device stayed online through the gathered write. */
 function gather(ctx: AppContext, networkId: string, deviceId: string): Promise<boolean> {
-  let ofDb = gathering.get(ctx.db);
-  if (!ofDb) {
-    ofDb = new Map();
-    gathering.set(ctx.db, ofDb);
-  }
+  const ofDb = innerMap(gathering, ctx.db, Map);
   let batch = ofDb.get(networkId);
   if (!batch) {
     const gathered: Gathered = { waiting: new Map(), failed: [] };
     batch = gathered;
     ofDb.set(networkId, gathered);
-    const owner = ofDb;
     setTimeout(() => {
-      owner.delete(networkId);
+      ofDb.delete(networkId);
       write(ctx, networkId, gathered).catch((error) => {
         for (const fail of gathered.failed) fail(error);
       });

@@ -10,6 +10,7 @@
  * again, and everything else the view worked out carries over (NetworkView.patched). Anything
  * else — a policy or role change, a log pruned past the view — loads the view anew.
  */
+import { innerMap } from '../../lib/nested-maps.js';
 import { type PolicyUser, roleMap } from '../../policy/index.js';
 import type { Db } from '../../storage/database.js';
 import { currentPolicy, meaningKey } from '../acl/policy-cache.js';
@@ -50,11 +51,7 @@ const viewKey = (head: NetmapHead) => `${head.epoch}:${head.policyVersion}:${hea
  * one held, or loaded (once, for concurrent callers). `reload` forces a load.
  */
 export function networkView(db: Db, networkId: string, head: NetmapHead, reload = false): Promise<NetworkView> {
-  let views = caches.get(db);
-  if (!views) {
-    views = new Map();
-    caches.set(db, views);
-  }
+  const views = innerMap(caches, db, Map);
   const key = viewKey(head);
   const hit = views.get(networkId);
   views.delete(networkId);
