@@ -203,14 +203,18 @@ export async function auditEntries(server: TestServer, apiKey?: string): Promise
   return (await json(res)).entries;
 }
 
-export async function netmapEpoch(server: TestServer): Promise<number> {
+/** One of the network's epochs, as stored. */
+async function storedEpoch(server: TestServer, epoch: 'netmap_epoch' | 'presence_epoch'): Promise<number> {
   const row = await server.database.storage.db
     .selectFrom('networks')
-    .select('netmap_epoch')
+    .select(epoch)
     .where('id', '=', server.networkId)
     .executeTakeFirstOrThrow();
-  return Number(row.netmap_epoch);
+  return Number(row[epoch]);
 }
+
+/** The network's netmap epoch, as stored. */
+export const netmapEpoch = (server: TestServer): Promise<number> => storedEpoch(server, 'netmap_epoch');
 
 export async function expectProblem(res: Response, status: number, code: string): Promise<any> {
   const body = await json(res);
@@ -221,14 +225,7 @@ export async function expectProblem(res: Response, status: number, code: string)
 }
 
 /** The network's presence epoch, as stored. */
-export async function presenceEpochOf(server: TestServer): Promise<number> {
-  const row = await server.database.storage.db
-    .selectFrom('networks')
-    .select('presence_epoch')
-    .where('id', '=', server.networkId)
-    .executeTakeFirstOrThrow();
-  return Number(row.presence_epoch);
-}
+export const presenceEpochOf = (server: TestServer): Promise<number> => storedEpoch(server, 'presence_epoch');
 
 /** A device's stored presence. */
 export function storedPresence(server: TestServer, id: string) {
