@@ -1,7 +1,7 @@
 // Loading a server from outside with wrk, and the raw node:http baseline it is compared with:
 // shared by the benchmarks that report a ratio to raw serving (api, reads).
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -63,6 +63,65 @@ export async function wrk(
   if (!(rps > 0) || errors + socket > 0) console.error(`wrk at ${url}:\n${out}`);
   const requests = Number(out.match(/(\d+) requests in/)?.[1] ?? 0);
   return { rps, requests, p50: ms('50%'), p99: ms('99%'), errors: errors + socket };
+}
+
+/** Clock ticks per second of /proc's CPU times (Linux's USER_HZ, 100 on every common build). */
+const TICKS_PER_S = 100;
+
+/** CPU time in µs, user and system apart. */
+export interface CpuTime {
+  userUs: number;
+  systemUs: number;
+}
+
+/** Fields 14 and 15 of /proc/<pid>/stat (after the command's parenthesised name): user and system ticks. */
+function processTicks(pid: number): [number, number] {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return [Number(fields[11]), Number(fields[12])];
+  } catch {
+    return [0, 0];
+  }
+}
+
+/**
+ * The CPU time a process and its descendants have used so far, every thread included, from
+ * /proc (Linux; zero elsewhere). A server run through `tsx` is a child of the process spawned,
+ * so the tree is what counts; it is read from the parent pointers of /proc. System time holds
+ * the kernel's share of loopback TCP, which lands on whichever process runs when a packet is
+ * processed: on a shared machine it varies between runs far more than user time does.
+ */
+export function treeCpuUs(root: number): CpuTime {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return { userUs: 0, systemUs: 0 };
+  }
+  const children = new Map<number, number[]>();
+  for (const name of entries) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(parent) ?? [];
+      list.push(Number(name));
+      children.set(parent, list);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  let user = 0;
+  let system = 0;
+  const pending = [root];
+  while (pending.length > 0) {
+    const pid = pending.pop()!;
+    const [u, s] = processTicks(pid);
+    user += u;
+    system += s;
+    pending.push(...(children.get(pid) ?? []));
+  }
+  return { userUs: (user * 1_000_000) / TICKS_PER_S, systemUs: (system * 1_000_000) / TICKS_PER_S };
 }
 
 /** The baseline server (bench/raw-server.ts) in its own process, answering with Warren's bytes. */

@@ -7,8 +7,7 @@
 // `--only` measures only the calls whose path contains the text, or one of several texts separated
 // by commas (for profiling one row, or comparing a few builds in turn).
 // `--profile DIR` writes a CPU profile of the server for each call's load (bench/profile-probe.mjs:
-// the window wrk loads it, nothing else) as DIR/<call>.cpuprofile, and adds a column: the
-// server's CPU time per request over that window (user + system, from the process itself).
+// the window wrk loads it, nothing else) as DIR/<call>.cpuprofile.
 // `npx tsx bench/profile-summary.ts DIR/<call>.cpuprofile` reads one as time per request by
 // stage of the pipeline and by function.
 //
@@ -20,7 +19,10 @@
 // webhook, a policy history, and the audit entries and events all that made. Each call is loaded
 // with `wrk -t1` from outside, then a raw node:http server that checks the same bearer header
 // and answers the same bytes (bench/raw-server.ts) is loaded the same way in the same run: the
-// ratio is Warren's throughput over that baseline's.
+// ratio is Warren's throughput over that baseline's. Beside it, each server's CPU time per request
+// over its window (every thread, from /proc), all of it and its user part: on a shared machine
+// throughput depends on the share of the cores a run gets, CPU time per request much less, and
+// user time least (the kernel's loopback work lands on whichever process runs).
 //
 // Targets per call: ratio ≥ 0.25, p99 ≤ 25 ms, and no stalls (p99 ≤ 3 × p50). The run exits 1
 // when a call falls short of one, or answers anything but 200 under load. The raw server's own
@@ -52,7 +54,7 @@ import { enroll } from '../packages/server/src/modules/devices/enrollment.servic
 import { usableAuthKey } from '../packages/server/src/modules/keys/auth-keys.js';
 import { ONLINE_WINDOW_MS } from '../packages/server/src/modules/network/online.js';
 import { openStorage, type Storage } from '../packages/server/src/storage/database.js';
-import { type Load, rawServer, requireWrk, wrk } from './load.js';
+import { type Load, rawServer, requireWrk, treeCpuUs, wrk } from './load.js';
 import { initWarren, serveWarren } from './warren-process.js';
 
 const { values: flags } = parseArgs({
@@ -316,11 +318,13 @@ function concreteCalls(reads: { path: string; params: string[] }[], ids: Record<
   return calls.filter((call) => texts.some((text) => call.includes(text)));
 }
 
+/** The server's CPU time per request over its window, µs (not measured in a smoke run). */
+type Measured = Load & { cpuUs?: number; userUs?: number };
+
 interface Row {
   call: string;
-  /** `cpuUs`: the server's CPU time per request, when profiled. */
-  warren: Load & { cpuUs?: number };
-  baseline?: Load;
+  warren: Measured;
+  baseline?: Measured;
 }
 
 /** Profiles taken so far: the probe numbers its files the same way. */
@@ -328,13 +332,13 @@ let profilesTaken = 0;
 
 /**
  * Starts the server's profiler (bench/profile-probe.mjs, toggled by SIGUSR2); the function
- * returned stops it, names the profile after the call and returns the server's CPU time per
- * request over the window.
+ * returned stops it and names the profile after the call, with the server's CPU time and the
+ * requests of the window beside it (for bench/profile-summary.ts).
  */
 async function startProfile(
   server: ChildProcess,
   dir: string,
-): Promise<(call: string, requests: number) => Promise<number>> {
+): Promise<(call: string, requests: number) => Promise<void>> {
   const n = ++profilesTaken;
   server.kill('SIGUSR2');
   // The probe starts the profiler asynchronously; a few ms of the load unprofiled matter little.
@@ -349,7 +353,6 @@ async function startProfile(
     // Beside the profile, for bench/profile-summary.ts to give µs per request.
     writeFileSync(join(dir, `${name}.cpu.json`), JSON.stringify({ userUs, systemUs, requests }));
     rmSync(cpu);
-    return (userUs + systemUs) / Math.max(1, requests);
   };
 }
 
@@ -369,6 +372,26 @@ function misses({ warren, baseline }: Row): string[] {
   ].filter(Boolean);
 }
 
+/** CPU time per request, all and user: `61/44 µs`. */
+const cpu = (load: Measured | undefined) =>
+  (load?.cpuUs === undefined ? '—' : `${fmt(load.cpuUs)}/${fmt(load.userUs ?? 0)} µs`).padStart(10);
+
+/**
+ * Loads `url` with wrk and reads the CPU time the server at `pid` (and its descendants) used
+ * meanwhile, per request.
+ */
+async function loadServer(url: string, apiKey: string, pid: number | undefined): Promise<Measured> {
+  const before = pid === undefined ? undefined : treeCpuUs(pid);
+  const result: Measured = await wrk(url, apiKey, load);
+  if (pid !== undefined && before && before.userUs > 0) {
+    const after = treeCpuUs(pid);
+    const requests = Math.max(1, result.requests);
+    result.userUs = (after.userUs - before.userUs) / requests;
+    result.cpuUs = result.userUs + (after.systemUs - before.systemUs) / requests;
+  }
+  return result;
+}
+
 function printRow(row: Row, bytes: number): void {
   const { call, warren, baseline } = row;
   const missed = misses(row);
@@ -376,7 +399,7 @@ function printRow(row: Row, bytes: number): void {
     `${call.padEnd(44)} ${fmt(warren.rps).padStart(8)} ${fmt(warren.p50, 2).padStart(7)} ${fmt(warren.p99, 2).padStart(7)} ` +
       `${(baseline ? fmt(baseline.rps) : '—').padStart(10)} ${(baseline ? fmt(baseline.p50, 2) : '—').padStart(7)} ` +
       `${(baseline ? fmt(baseline.p99, 2) : '—').padStart(7)} ${(baseline ? fmt(warren.rps / baseline.rps, 2) : '—').padStart(6)} ` +
-      `${fmt(bytes).padStart(9)}  ${warren.cpuUs === undefined ? '' : `${fmt(warren.cpuUs).padStart(5)} µs  `}` +
+      `${fmt(bytes).padStart(9)}  ${cpu(warren)} ${cpu(baseline)}  ` +
       `${missed.length ? `short: ${missed.join(', ')}` : 'ok'}`,
   );
 }
@@ -428,7 +451,7 @@ async function main(): Promise<number> {
     console.log(
       `${'call'.padEnd(44)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
         `${'raw req/s'.padStart(10)} ${'raw p50'.padStart(7)} ${'raw p99'.padStart(7)} ${'ratio'.padStart(6)} ${'bytes'.padStart(9)}  ` +
-        `${profiles ? 'CPU/req   ' : ''}verdict`,
+        `${'CPU/user'.padStart(10)} ${'raw CPU'.padStart(10)}  verdict`,
     );
     /** Each server is loaded with the call briefly before it is measured (see WARMUP_S). */
     const warmUp = async (base: string, call: string) => {
@@ -439,10 +462,11 @@ async function main(): Promise<number> {
         await fetch(`${url}${call}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.arrayBuffer());
       } else await warmUp(url, call);
       const profiled = profiles ? await startProfile(child!, profiles) : undefined;
-      const warren: Row['warren'] = await wrk(`${url}${call}`, apiKey, load);
-      if (profiled) warren.cpuUs = await profiled(call, warren.requests);
+      // The smoke loads several calls at once: no one call's CPU time.
+      const warren = await loadServer(`${url}${call}`, apiKey, flags.smoke ? undefined : child!.pid);
+      if (profiled) await profiled(call, warren.requests);
       if (raw) await warmUp(raw.url, call);
-      const baseline = raw ? await wrk(`${raw.url}${call}`, apiKey, load) : undefined;
+      const baseline = raw ? await loadServer(`${raw.url}${call}`, apiKey, raw.child.pid) : undefined;
       return { call, warren, ...(baseline ? { baseline } : {}) };
     };
     const rows: Row[] = [];
