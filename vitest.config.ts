@@ -19,8 +19,9 @@ const dbSuites = [
 
 /**
  * Files the postgres project leaves to the sqlite one: they open no database (pure units, the
- * route table, the architecture), or hold connections before any query (stalled requests,
- * half-open upgrades), so a second run would repeat the same work to the same result.
+ * route table, the architecture), hold connections before any query (stalled requests,
+ * half-open upgrades), or name a SQLite file whatever the backend (`warren init` and `serve`
+ * started as a person would), so a second run would repeat the same work to the same result.
  */
 const databaseFree = [
   'packages/server/test/policy/**',
@@ -29,13 +30,13 @@ const databaseFree = [
   'packages/server/test/lib/**',
   'packages/server/test/control/derp/{frames,nacl-box,relay-config,relay-limits,stun}.test.ts',
   'packages/server/test/control/derp/relay-half-open.security.test.ts',
-  'packages/server/test/control/tailscale/noise.test.ts',
+  'packages/server/test/control/tailscale/{early-noise,map-builds,noise}.test.ts',
   'packages/server/test/http/{openapi-drift,request-id,stalled.security}.test.ts',
   'packages/server/test/logs/connections.address.test.ts',
-  'packages/server/test/netmap/{netmap.patch,online-set}.test.ts',
+  'packages/server/test/netmap/{netmap.patch,online-set,slot-index}.test.ts',
   'packages/server/test/webhooks/pacer.test.ts',
   'packages/client/test/client.coverage.test.ts',
-  'packages/cli/test/package.test.ts',
+  'packages/cli/test/{package,serve}.test.ts',
 ];
 
 /**
