@@ -10,6 +10,7 @@ import { SECRET_PREFIX, type SecretKind } from '@warren/contract';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BODY_LENGTH = 43; // ceil(256 / log2(62))
 const CHECKSUM_LENGTH = 6;
+const BASE62_ONLY = /^[0-9A-Za-z]+$/;
 
 function toBase62(value: bigint, length: number): string {
   let out = '';
@@ -30,12 +31,20 @@ function smallToBase62(value: number, length: number): string {
   return out;
 }
 
-function crc32(text: string): number {
+/** CRC-32 (IEEE) of each character's low byte, a byte per step from a table of the 256 remainders. */
+const CRC_TABLE = Int32Array.from({ length: 256 }, (_, byte) => {
+  let crc = byte;
+  for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  return crc;
+});
+
+/**
+ * The checksum of `text[start, end)`. Every API call checks one (isWellFormedSecret): a table
+ * step per character instead of eight shifts per character, and no slice of the secret.
+ */
+function crc32(text: string, start = 0, end = text.length): number {
   let crc = 0xffffffff;
-  for (let i = 0; i < text.length; i++) {
-    crc ^= text.charCodeAt(i);
-    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
+  for (let i = start; i < end; i++) crc = (crc >>> 8) ^ CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff]!;
   return (crc ^ 0xffffffff) >>> 0;
 }
 
@@ -48,10 +57,9 @@ export function generateSecret(kind: SecretKind): string {
 export function isWellFormedSecret(kind: SecretKind, secret: string): boolean {
   const prefix = SECRET_PREFIX[kind];
   if (!secret.startsWith(prefix) || secret.length !== prefix.length + BODY_LENGTH + CHECKSUM_LENGTH) return false;
-  const rest = secret.slice(prefix.length);
-  if (!/^[0-9A-Za-z]+$/.test(rest)) return false;
-  const body = rest.slice(0, BODY_LENGTH);
-  return rest.slice(BODY_LENGTH) === smallToBase62(crc32(body), CHECKSUM_LENGTH);
+  if (!BASE62_ONLY.test(secret.slice(prefix.length))) return false;
+  const bodyEnd = prefix.length + BODY_LENGTH;
+  return secret.slice(bodyEnd) === smallToBase62(crc32(secret, prefix.length, bodyEnd), CHECKSUM_LENGTH);
 }
 
 /** SHA-256 in hex; `hash` is the one-shot form, a third of createHash's cost on a short input. */
