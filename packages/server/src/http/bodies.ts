@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../core/errors.js';
+import { routeOf } from './route-of.js';
 
 /** True when the request carries no body at all: `Content-Length: 0`, or no length and no chunks. */
 function hasNoBody(request: FastifyRequest): boolean {
@@ -31,7 +32,7 @@ export function registerBodyParsing(app: FastifyInstance): void {
   // A callback, not an async function: every request runs it, and a promise per hook is a
   // microtask hop for nothing when the hook never waits.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (request.headers['content-type'] !== undefined && !request.routeOptions.schema?.body && hasNoBody(request)) {
+    if (request.headers['content-type'] !== undefined && !routeOf(request).schema?.body && hasNoBody(request)) {
       delete request.headers['content-type'];
     }
     done();

@@ -12,6 +12,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './problem.js';
+import { routeOf } from './route-of.js';
 
 /** The comma-separated, lower-cased members of a header (repeated headers joined). */
 function members(value: string | string[] | undefined): string[] {
@@ -60,7 +61,7 @@ function refusal(request: FastifyRequest): ApiError | undefined {
   }
   // A route may decode some codings itself (flow log uploads: zstd). Refused whether or not a
   // body follows: a coding the server cannot decode is the client's mistake either way.
-  const decoded = request.routeOptions.config?.contentCodings ?? [];
+  const decoded = routeOf(request).config?.contentCodings ?? [];
   const content = members(request.headers['content-encoding']).filter((c) => c !== 'identity' && !decoded.includes(c));
   if (content.length > 0) {
     return new ApiError(

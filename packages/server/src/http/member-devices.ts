@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { notFound } from '../core/errors.js';
+import { routeOf } from './route-of.js';
 
 const OWN_DEVICE_CALLS = new Set(['GET /v1/devices', 'GET /v1/devices/:id', 'DELETE /v1/devices/:id']);
 
@@ -13,14 +14,14 @@ export function isOwnDeviceCall(request: FastifyRequest): boolean {
   const user = request.principal?.user;
   if (user?.role !== 'member') return false;
   const method = request.method === 'HEAD' ? 'GET' : request.method;
-  return OWN_DEVICE_CALLS.has(`${method} ${request.routeOptions.url}`);
+  return OWN_DEVICE_CALLS.has(`${method} ${routeOf(request).url}`);
 }
 
 /** Runs after validation, before the handler: narrows the list, hides others' devices. */
 export async function confineToOwnDevices(request: FastifyRequest): Promise<void> {
   if (!isOwnDeviceCall(request)) return;
   const user = request.principal!.user!;
-  if (request.routeOptions.url === '/v1/devices') {
+  if (routeOf(request).url === '/v1/devices') {
     (request.query as { user?: string }).user = user.id;
     return;
   }

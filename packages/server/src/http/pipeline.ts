@@ -19,6 +19,7 @@ import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
 import { ApiError, unauthenticated } from './problem.js';
 import { checkRepeatedHeaders } from './repeated-headers.js';
 import { checkRequestLine, SERVER_METHODS } from './request-line.js';
+import { routeOf } from './route-of.js';
 import { authModeOf } from './route-table.js';
 import { authenticateSession, wantsSession } from './session-auth.js';
 
@@ -26,7 +27,8 @@ import { authenticateSession, wantsSession } from './session-auth.js';
 const UNAUDITED = new Set(['/healthz', '/readyz']);
 
 function unaudited(request: FastifyRequest): boolean {
-  return request.routeOptions.config?.audit === false || UNAUDITED.has(request.routeOptions.url ?? '');
+  const route = routeOf(request);
+  return route.config?.audit === false || UNAUDITED.has(route.url ?? '');
 }
 
 /**
@@ -90,7 +92,7 @@ function authorize(request: FastifyRequest): void {
   if (request.is404) return;
   // A member holds no scope, yet may read and delete their own devices (confined below).
   if (isOwnDeviceCall(request)) return;
-  const config = request.routeOptions.config;
+  const config = routeOf(request).config;
   requireScope(request.principal!, request.method, config?.scope, config?.tailscaleScope);
 }
 
@@ -102,6 +104,7 @@ export function registerPipeline(app: FastifyInstance): void {
   app.decorateRequest('audited', false);
   app.decorateRequest('answered', false);
   app.decorateRequest('callerLeft', false);
+  app.decorateRequest('matchedRoute', null);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -141,7 +144,7 @@ export function registerPipeline(app: FastifyInstance): void {
       // `/v%31/…` and `http://host/v1/…` reach the same handlers as `/v1/…`. An unmatched
       // path is an API call too (401 without a key, 404 with one), so probing reveals nothing.
       // Node routes authenticate in their own onRequest hook, which runs after this one.
-      if (authModeOf(request.routeOptions.config) === 'api') {
+      if (authModeOf(routeOf(request).config) === 'api') {
         // A /v1 call without a bearer token may come from the console, with its session cookie.
         if (wantsSession(request)) waiting = authenticateSession(request, reply);
         else if (authenticateCallNow(request, reply)) authorize(request);
@@ -164,10 +167,11 @@ export function registerPipeline(app: FastifyInstance): void {
   // Callbacks, not async functions: both run on every call, and only a member's own-device
   // call waits for anything (a promise per hook was a microtask hop for nothing).
   app.addHook('preHandler', (request, _reply, done) => {
-    const mode = authModeOf(request.routeOptions.config);
+    const route = routeOf(request);
+    const mode = authModeOf(route.config);
     const authenticated = mode === 'none' || (mode === 'api' ? request.principal !== null : request.networkId !== null);
     if (!authenticated) {
-      request.log.error({ route: request.routeOptions.url }, 'refused a handler call that was not authenticated');
+      request.log.error({ route: route.url }, 'refused a handler call that was not authenticated');
       done(unauthenticated('this call needs a credential'));
       return;
     }

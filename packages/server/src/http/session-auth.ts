@@ -10,6 +10,7 @@ import { ApiError, unauthenticated } from '../core/errors.js';
 import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 import { scopesOfRole } from '../modules/sessions/roles.js';
 import { csrfTokenOf, findSession, sameToken } from '../modules/sessions/sessions.store.js';
+import { routeOf } from './route-of.js';
 import { clearCookie, readCookie, SESSION_COOKIE } from './session-cookie.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -17,7 +18,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Whether a call authenticates with its session cookie: a /v1 call without a bearer token. */
 export function wantsSession(request: FastifyRequest): boolean {
   if (request.headers.authorization !== undefined) return false;
-  if (!(request.routeOptions.url ?? '').startsWith('/v1/')) return false;
+  if (!(routeOf(request).url ?? '').startsWith('/v1/')) return false;
   return readCookie(request, SESSION_COOKIE) !== undefined;
 }
 
