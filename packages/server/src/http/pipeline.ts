@@ -6,6 +6,7 @@
  * call whose client closed the connection before its answer, which Fastify's onResponse never
  * sees.
  */
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitDecision } from '../core/context.js';
 import { bearerToken } from '../edge/bearer-token.js';
@@ -22,6 +23,10 @@ import { checkRequestLine, SERVER_METHODS } from './request-line.js';
 import { routeOf } from './route-of.js';
 import { authModeOf } from './route-table.js';
 import { authenticateSession, wantsSession } from './session-auth.js';
+
+/** The call a response answers, for the listener every response shares (onResponseClose). */
+const CALL = Symbol('call');
+type AnsweringResponse = ServerResponse & { [CALL]?: FastifyRequest };
 
 /** Routes that are not API calls: probes would otherwise flood the audit log. */
 const UNAUDITED = new Set(['/healthz', '/readyz']);
@@ -114,12 +119,8 @@ export function registerPipeline(app: FastifyInstance): void {
   // promise (authenticateCallNow); only the calls that read or wait take one.
   app.addHook('onRequest', (request, reply, done) => {
     let waiting: Promise<void> | undefined;
-    reply.raw.once('close', () => {
-      if (reply.raw.writableFinished) return;
-      // Gone before the answer was written: no onResponse will follow.
-      if (request.answered) record(request, reply.statusCode);
-      else request.callerLeft = true;
-    });
+    (reply.raw as AnsweringResponse)[CALL] = request;
+    reply.raw.on('close', onResponseClose);
     try {
       reply.header('X-Request-Id', request.id);
       if (closing) {
@@ -181,6 +182,18 @@ export function registerPipeline(app: FastifyInstance): void {
     }
     confineToOwnDevices(request).then(() => done(), done);
   });
+
+  /**
+   * The one 'close' listener of every response (a response closes once): a closure and a
+   * once() wrapper per call cost more than the call's own check.
+   */
+  function onResponseClose(this: AnsweringResponse): void {
+    const request = this[CALL];
+    if (this.writableFinished || !request) return;
+    // Gone before the answer was written: no onResponse will follow.
+    if (request.answered) record(request, this.statusCode);
+    else request.callerLeft = true;
+  }
 
   /** Queues the entry of a call that did not write its own, once, whichever way it ended. */
   function record(request: FastifyRequest, status: number): void {
