@@ -79,10 +79,12 @@ export default defineConfig({
 /** A backend's two projects: its files two at a time, then the `alone` ones one at a time. */
 function backend(name: 'sqlite' | 'postgres', include: string[], exclude: string[]) {
   const env = { WARREN_TEST_BACKEND: name };
+  // A test's PostgreSQL database is dropped while the next tests run (test/database-drops.ts).
+  const setupFiles = name === 'postgres' ? ['packages/server/test/setup/settle-drops.ts'] : [];
   return [
     {
       extends: true as const,
-      test: { name, include, exclude: [...exclude, ...alone], env, maxWorkers: PARALLEL_FILES },
+      test: { name, include, exclude: [...exclude, ...alone], env, setupFiles, maxWorkers: PARALLEL_FILES },
     },
     {
       extends: true as const,
@@ -91,6 +93,7 @@ function backend(name: 'sqlite' | 'postgres', include: string[], exclude: string
         include: alone,
         exclude,
         env,
+        setupFiles,
         fileParallelism: false,
         sequence: { groupOrder: 1 },
       },

@@ -14,6 +14,7 @@ import { type AppOptions, buildApp } from '../src/app.js';
 import type { Clock } from '../src/lib/time.js';
 import { createNetwork } from '../src/modules/tenants/tenants.service.js';
 import { openStorage, type Storage } from '../src/storage/database.js';
+import { dropSoon } from './database-drops.js';
 
 export const backend = process.env.WARREN_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
 
@@ -51,7 +52,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
       schema: TEST_SCHEMA,
       drop: async () => {
         await storage.close();
-        await dropDatabase(server, name);
+        await dropSoon(() => dropDatabase(server, name));
       },
     };
   }
