@@ -84,7 +84,20 @@ function backend(name: 'sqlite' | 'postgres', include: string[], exclude: string
   return [
     {
       extends: true as const,
-      test: { name, include, exclude: [...exclude, ...alone], env, setupFiles, maxWorkers: PARALLEL_FILES },
+      test: {
+        name,
+        include,
+        exclude: [...exclude, ...alone],
+        env,
+        setupFiles,
+        maxWorkers: PARALLEL_FILES,
+        // A worker's files share one module graph. Loading the server's modules afresh for each
+        // file cost about a second of CPU, more than many files' tests take. Its module-level
+        // state is keyed by network, device, database or object (one file already runs many
+        // servers in one process), so no file sees another's. The `alone` files keep a process
+        // each: what they measure must not include another file's leftovers.
+        isolate: false,
+      },
     },
     {
       extends: true as const,
