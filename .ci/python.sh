@@ -23,7 +23,9 @@ venv() {
   # Every test tool at the exact version of constraints.txt, whatever the registry has now.
   "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -c "$constraints" pytest mypy setuptools
   # No build isolation: the build uses the pinned setuptools above instead of fetching the newest.
-  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e "$client"
+  # One at a time: an editable install writes its metadata into the client's own source tree.
+  flock "$cache/python-editable.lock" \
+    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e "$client"
 }
 
 # check DIR: mypy --strict for DIR's Python, then the tests. pytest exits 5 when it collected
