@@ -42,6 +42,7 @@ import * as readStamps from './migrations/032_read_stamps.js';
 import * as readStampsKeysUsers from './migrations/033_read_stamps_keys_users.js';
 import * as readStampsRoutes from './migrations/034_read_stamps_routes.js';
 import * as readStampsOAuthClients from './migrations/035_read_stamps_oauth_clients.js';
+import * as rateLimitBucketsHotUpdates from './migrations/036_rate_limit_buckets_hot_updates.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -89,6 +90,7 @@ const MIGRATIONS = {
   '033_read_stamps_keys_users': readStampsKeysUsers,
   '034_read_stamps_routes': readStampsRoutes,
   '035_read_stamps_oauth_clients': readStampsOAuthClients,
+  '036_rate_limit_buckets_hot_updates': rateLimitBucketsHotUpdates,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -186,6 +186,29 @@ describe('sliding-window rate limiter', () => {
     10_000,
   );
 
+  it.runIf(backend === 'postgres')(
+    "updates a bucket's row in place (HOT), so a busy key leaves no index entries behind",
+    async () => {
+      // Every hit moves the row's `last_at`: an index on it would make every update a new
+      // version with new index entries (migration 036). The counters of the transaction's own
+      // statements are read inside it, where they are exact, not from the asynchronous ones.
+      const counts = await database.storage.db.transaction().execute(async (trx) => {
+        const start = clock.now();
+        for (let i = 0; i < 20; i++) {
+          const now = start + i;
+          await sql`select * from rate_limit_hit_many('hot', ${now}, ${now - WINDOW_MS}, 1000, 1)`.execute(trx);
+        }
+        const { rows } = await sql<{ updates: string; hot: string }>`
+        select n_tup_upd as updates, n_tup_hot_upd as hot
+        from pg_stat_xact_user_tables where relname = 'rate_limit_buckets'`.execute(trx);
+        return rows[0]!;
+      });
+      // The first hit inserts the row; the others update it, each at a new millisecond.
+      expect(Number(counts.updates)).toBeGreaterThanOrEqual(19);
+      expect(Number(counts.hot)).toBe(Number(counts.updates));
+    },
+  );
+
   it('counts a large limit exactly across many slots', async () => {
     clock.advance(120_000);
     const start = clock.now();
