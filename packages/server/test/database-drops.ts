@@ -27,8 +27,12 @@ export async function dropSoon(drop: () => Promise<void>): Promise<void> {
   pending.add(running);
 }
 
-/** Waits for every drop started so far, and throws the first that failed. */
+/**
+ * Waits for every drop started so far, and throws the first that failed. What failed is
+ * forgotten then: the next file in the same worker (which shares this module) starts clean.
+ */
 export async function settleDrops(): Promise<void> {
   while (pending.size > 0) await Promise.all(pending);
-  if (failures.length > 0) throw failures[0];
+  const failed = failures.splice(0);
+  if (failed.length > 0) throw failed[0];
 }
