@@ -57,19 +57,15 @@ function numericIdsOf(change: NetworkChange, changed: ReadonlySet<string>): numb
 /** Map streams of this process past their full map (for figures, and tests that none is left behind). */
 export const openMapStreams = { count: 0 };
 
-/** Builds that made the packet filter alone (for figures, and tests that a policy change does). */
-export const filterOnlyBuilds = { count: 0 };
-/** Builds that made the whole map (for figures, and tests that a policy change does not). */
-export const wholeBuilds = { count: 0 };
-
 /**
- * Each build of an open stream, published as `{ filterOnly, asked }` when something subscribes
- * (`asked`: the stream asked for the filter alone, only policies having moved since its map,
- * and got the whole map as the map's shape moved): a
- * benchmark's probe preloaded into the server (bench/soak-probe.mjs) counts them per change,
- * which the counters above, inside the server's own modules, cannot tell another process.
+ * Each build of an open stream is published here as `{ filterOnly, asked }` when something
+ * subscribes (`asked`: the stream asked for the filter alone, only policies having moved since
+ * its map, and got the whole map as the map's shape moved). A benchmark's probe preloaded into
+ * the server (bench/soak-probe.mjs) counts them per change, and tests count them to show that
+ * a policy change builds the filter alone; nothing subscribes in production.
  */
-const builds = channel('warren:tailscale:map-build');
+export const MAP_BUILD_CHANNEL = 'warren:tailscale:map-build';
+const builds = channel(MAP_BUILD_CHANNEL);
 
 function deviceActor(node: NodeRow): Actor {
   return { ...systemActor(node.network_id, node.name), type: 'device', id: node.id };
@@ -231,13 +227,11 @@ class OpenMapStream {
       let delta: string | undefined;
       if ('filterOnly' in next) {
         // The same peers, seen the same way: only the filter can have changed.
-        filterOnlyBuilds.count++;
         if (builds.hasSubscribers) builds.publish({ filterOnly: true, asked: true });
         const nextSent = { ...this.sent, packetFilter: digestOf(next.packetFilter) };
         delta = filterDelta(this.sent, nextSent, next.packetFilter, this.seq + 1);
         this.sent = nextSent;
       } else {
-        wholeBuilds.count++;
         if (builds.hasSubscribers) builds.publish({ filterOnly: false, asked: policyOnly });
         const nextSent = sentMap(next);
         delta = deltaResponse(this.sent, nextSent, next, this.seq + 1);

@@ -3,9 +3,10 @@
  * users and the devices' identities) are read once per change in this process and shared by
  * every stream of the network, and each stream still receives its own correct map.
  */
-import { describe, expect, it } from 'vitest';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { roundRowReads } from '../../../src/control/tailscale/map-round.js';
-import { filterOnlyBuilds, wholeBuilds } from '../../../src/control/tailscale/map-stream.js';
+import { MAP_BUILD_CHANNEL } from '../../../src/control/tailscale/map-stream.js';
 import { ChangeFeed, type NetworkChange } from '../../../src/modules/netmap/change-feed.js';
 import { policyInputReads } from '../../../src/modules/netmap/policy-inputs.repository.js';
 import { HUJSON } from '../../acl/helpers.js';
@@ -13,6 +14,15 @@ import { protocolFixture } from './fixture.js';
 import { type ControlClient, nodeKey } from './ts-client.js';
 
 const t = protocolFixture();
+
+/** The open streams' map builds so far, as the server publishes them: the filter alone, or whole. */
+const builds = { filterOnly: 0, whole: 0 };
+const countBuild = (message: unknown) => {
+  if ((message as { filterOnly: boolean }).filterOnly) builds.filterOnly++;
+  else builds.whole++;
+};
+beforeAll(() => subscribe(MAP_BUILD_CHANNEL, countBuild));
+afterAll(() => unsubscribe(MAP_BUILD_CHANNEL, countBuild));
 
 // Each test connects several streams and waits for every rebuild to settle: seconds on an
 // idle machine, many more on a loaded CI runner, so they get a minute rather than the default.
@@ -196,9 +206,8 @@ describe('a change fanned out to every map stream', () => {
     // and made nothing else (its node, its peers' nodes and profiles are as they were), nor
     // read any row to make it; the first policy change after the streams settled included
     // (nothing moved after each one's full map that it was not told of).
-    let filterOnly = filterOnlyBuilds.count;
     for (const port of [81, 443]) {
-      filterOnly = filterOnlyBuilds.count;
+      const filterOnly = builds.filterOnly;
       const rowsRead = roundRowReads.rows;
       for (const [i, sent] of (await after(() => put(port))).entries()) {
         expect(sent).toHaveLength(1);
@@ -206,13 +215,15 @@ describe('a change fanned out to every map stream', () => {
         const filter = sent[0].PacketFilter as Array<{ DstPorts: Array<{ Ports: { First: number } }> }>;
         expect(filter[0].DstPorts[0].Ports.First, `stream ${i}`).toBe(port);
       }
-      expect(filterOnlyBuilds.count - filterOnly).toBe(streams.length);
+      expect(builds.filterOnly - filterOnly).toBe(streams.length);
       expect(roundRowReads.rows - rowsRead).toBe(0);
     }
 
-    // Now a reaches b: each of a and b gains the other class as peers, with its filter.
+    // Now a reaches b: each of a and b gains the other class as peers, with its filter, so
+    // no stream can be sent its filter alone.
+    const filterOnly = builds.filterOnly;
     const gained = await after(() => put(443, true));
-    expect(filterOnlyBuilds.count - filterOnly).toBe(streams.length);
+    expect(builds.filterOnly - filterOnly).toBe(0);
     for (const [i, member] of members.entries()) {
       const others = members.filter((o) => o.cls !== member.cls).map((o) => o.id);
       const changed = gained[i].flatMap((m) => (m.PeersChanged ?? []) as Array<{ ID: number }>).map((p) => p.ID);
@@ -265,8 +276,8 @@ describe('a change fanned out to every map stream', () => {
       await settled(streams);
     }
     const counts = streams.map((s) => s.messages.length);
-    const filterOnly = filterOnlyBuilds.count;
-    const whole = wholeBuilds.count;
+    const filterOnly = builds.filterOnly;
+    const whole = builds.whole;
     await put(443);
     await Promise.all(streams.map((s, i) => s.next(counts[i] + 1)));
     await settled(streams);
@@ -280,8 +291,8 @@ describe('a change fanned out to every map stream', () => {
       expect(filter[0].DstPorts[0].Ports.First).toBe(443);
       expect(filter[0].SrcIPs).toHaveLength(8);
     }
-    expect(filterOnlyBuilds.count - filterOnly).toBe(streams.length);
-    expect(wholeBuilds.count - whole).toBe(0);
+    expect(builds.filterOnly - filterOnly).toBe(streams.length);
+    expect(builds.whole - whole).toBe(0);
   }, 60_000);
 
   it('tells a device follow only of the changes about its device or the peers it holds', async () => {
