@@ -190,8 +190,9 @@ export class PolicyPool {
     const job = slot.job;
     if (!job || job.startedAt === undefined) return;
     const wallMs = performance.now() - job.startedAt;
-    const cpuNow = job.cpuAtStart === undefined ? undefined : this.workerCpuMs(slot);
-    const cpuMs = cpuNow === undefined ? undefined : cpuNow - (job.cpuAtStart ?? cpuNow);
+    const { cpuAtStart } = job;
+    const cpuNow = cpuAtStart === undefined ? undefined : this.workerCpuMs(slot);
+    const cpuMs = cpuAtStart === undefined || cpuNow === undefined ? undefined : cpuNow - cpuAtStart;
     // Without a CPU clock (or once it cannot be read), wall time is all there is to count.
     const usedMs = cpuMs ?? wallMs;
     const ceilingMs = job.budgetMs * (this.options.wallCeilingFactor ?? WALL_CEILING_FACTOR);
