@@ -2,9 +2,11 @@
  * Tailscale's policy file endpoints over Warren's policy service: the same validation (Warren's
  * is stricter: it refuses over-permissive rules), the same versions, audit entries and events.
  *
- * - `GET acl`: the document as JSON, or the stored HuJSON text with `Accept: application/hujson`;
- *   the quoted ETag either way.
- * - `POST acl`: replaces it (HuJSON or JSON text; an empty body restores the default policy).
+ * - `GET acl`: the stored HuJSON text, comments included, unless the caller asks for
+ *   `application/json` (Tailscale's rule: JSON when asked for, HuJSON otherwise, so `curl`
+ *   without an `Accept` gets the file as written); the quoted ETag either way.
+ * - `POST acl`: replaces it (HuJSON or JSON text; an empty body restores the default policy) and
+ *   answers with the new policy as GET would.
  *   `If-Match` arrives re-quoted by Tailscale's client; `"ts-default"` matches only while the
  *   policy is still the default one.
  * - `POST acl/validate`: 200 with `{}` when valid, else `{ message, data }` with every problem's
@@ -21,11 +23,16 @@ import { policyErrorData } from './errors.js';
 import { tailnetOf } from './tailnet.js';
 
 const HUJSON = 'application/hujson';
+const JSON_TYPE = 'application/json';
 const config = { scope: 'acls' as const, tailscaleScope: 'policy_file' as const };
 const hide = { hide: true };
 const TS_DEFAULT = 'ts-default';
 
 type TailnetRequest = FastifyRequest<{ Params: { tailnet: string } }>;
+
+/** Whether `Accept` names `application/json` itself (a wildcard does not: Tailscale answers HuJSON). */
+const acceptsJson = (request: FastifyRequest): boolean =>
+  (request.headers.accept ?? '').split(',').some((range) => range.split(';')[0]?.trim().toLowerCase() === JSON_TYPE);
 
 const bodyText = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
 const unquote = (tag: string) =>
@@ -45,9 +52,8 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
     policy: Awaited<ReturnType<typeof getPolicy>>,
   ) => {
     reply.header('etag', policy.etag);
-    if ((request.headers.accept ?? '').includes(HUJSON))
-      return reply.type(`${HUJSON}; charset=utf-8`).send(policy.text);
-    return reply.type('application/json; charset=utf-8').send(policy.meaning);
+    if (acceptsJson(request)) return reply.type(`${JSON_TYPE}; charset=utf-8`).send(policy.meaning);
+    return reply.type(`${HUJSON}; charset=utf-8`).send(policy.text);
   };
 
   app.get<{ Params: { tailnet: string } }>('/tailnet/:tailnet/acl', { config, schema: hide }, async (request, reply) =>

@@ -1,0 +1,57 @@
+/**
+ * The policy file on /api/v2 as Tailscale serves it: JSON only when the caller's `Accept` names
+ * `application/json`, the stored HuJSON otherwise (curl's and fetch's `*\/*`, or no `Accept`
+ * at all, as Go's client sends on a POST); the quoted ETag either way.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, startServer, type TestServer } from '../harness.js';
+
+const POLICY = `// Written by hand.
+{
+  "acls": [
+    { "action": "accept", "src": ["autogroup:member"], "dst": ["autogroup:self:*"] }, // trailing comma
+  ],
+}
+`;
+
+describe('/api/v2 policy file', () => {
+  let server: TestServer;
+  const acl = (method: string, headers: Record<string, string>, raw?: string) =>
+    server.call(method, '/api/v2/tailnet/-/acl', { headers, ...(raw === undefined ? {} : { raw }) });
+
+  beforeAll(async () => {
+    server = await startServer();
+    const res = await acl('POST', { 'content-type': 'application/hujson', accept: 'application/json' }, POLICY);
+    expect(res.status, await res.text()).toBe(200);
+  });
+  afterAll(() => server.close());
+
+  it('answers HuJSON unless JSON is asked for', async () => {
+    for (const accept of ['*/*', 'application/hujson', 'text/plain, */*;q=0.8']) {
+      const res = await acl('GET', { accept });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type'), accept).toMatch(/^application\/hujson/);
+      expect(await res.text()).toBe(POLICY);
+      expect(res.headers.get('etag')).toMatch(/^"[^"]+"$/);
+    }
+    const asJson = await acl('GET', { accept: 'application/json; q=1.0' });
+    expect(asJson.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await json(asJson)).acls).toEqual([
+      { action: 'accept', src: ['autogroup:member'], dst: ['autogroup:self:*'] },
+    ]);
+  });
+
+  it('answers a change the same way, with the new ETag', async () => {
+    const before = (await acl('GET', { accept: 'application/json' })).headers.get('etag');
+    const changed = POLICY.replace('Written by hand.', 'Changed.');
+    // Go's client sets no Accept when it sends a body (PolicyFile.SetAndGet).
+    const res = await acl('POST', { 'content-type': 'application/json', 'if-match': before ?? '' }, changed);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/hujson/);
+    expect(await res.text()).toBe(changed);
+    expect(res.headers.get('etag')).not.toBe(before);
+    const asJson = await acl('POST', { 'content-type': 'application/hujson', accept: 'application/json' }, changed);
+    expect(asJson.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(Array.isArray((await json(asJson)).acls)).toBe(true);
+  });
+});
