@@ -23,6 +23,11 @@ const config = { scope: 'devices' as const, tailscaleScope: 'devices:core' as co
 /** Tailscale splits devices' scopes; Warren's `devices` covers both. */
 const routesConfig = { scope: 'devices' as const, tailscaleScope: 'devices:routes' as const };
 const hide = { hide: true };
+/**
+ * What Tailscale answers a device change with: 200 and an empty JSON object (its documentation
+ * says so for authorized, tags, key and name), which a script may parse like any other answer.
+ */
+const DONE = Object.freeze({});
 const Strings = Type.Union([Type.Array(Type.String({ maxLength: 80 }), { maxItems: 256 }), Type.Null()]);
 /** Tailscale's bodies may carry more than Warren reads (Go structs, newer clients): accepted. */
 const open = { additionalProperties: true } as const;
@@ -135,18 +140,18 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
   app.post<{ Params: { id: string }; Body: { authorized: boolean } }>(
     '/device/:id/authorized',
     { config, schema: { ...hide, body: Type.Object({ authorized: Type.Boolean() }, open) } },
-    async (request, reply) => {
+    async (request) => {
       await setDeviceAuthorized(ctx, actorOf(request), request.params.id, request.body.authorized);
-      return reply.code(200).send();
+      return DONE;
     },
   );
 
   app.post<{ Params: { id: string }; Body: { tags: string[] | null } }>(
     '/device/:id/tags',
     { config, schema: { ...hide, body: Type.Object({ tags: Strings }, open) } },
-    async (request, reply) => {
+    async (request) => {
       await setDeviceTags(ctx, actorOf(request), request.params.id, listOrEmpty(request.body.tags));
-      return reply.code(200).send();
+      return DONE;
     },
   );
 
@@ -159,19 +164,31 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
         body: Type.Object({ name: Type.Union([Type.String({ maxLength: 253 }), Type.Null()]) }, open),
       },
     },
-    async (request, reply) => {
+    async (request) => {
       await renameDevice(ctx, actorOf(request), request.params.id, request.body.name ?? '');
-      return reply.code(200).send();
+      return DONE;
     },
   );
 
-  app.post<{ Params: { id: string }; Body: { keyExpiryDisabled: boolean } }>(
+  app.post<{ Params: { id: string }; Body: { keyExpiryDisabled?: boolean | null } }>(
     '/device/:id/key',
-    { config, schema: { ...hide, body: Type.Object({ keyExpiryDisabled: Type.Boolean() }, open) } },
-    async (request, reply) => {
-      const keyExpiryDisabled = request.body.keyExpiryDisabled;
-      await updateDevice(ctx, actorOf(request), request.params.id, { keyExpiryDisabled });
-      return reply.code(200).send();
+    {
+      config,
+      schema: {
+        ...hide,
+        body: Type.Object({ keyExpiryDisabled: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])) }, open),
+      },
+    },
+    async (request) => {
+      // Optional in Tailscale's API: without it the device's key expiry stays as it is.
+      const keyExpiryDisabled = request.body.keyExpiryDisabled ?? undefined;
+      await updateDevice(
+        ctx,
+        actorOf(request),
+        request.params.id,
+        keyExpiryDisabled === undefined ? {} : { keyExpiryDisabled },
+      );
+      return DONE;
     },
   );
 
