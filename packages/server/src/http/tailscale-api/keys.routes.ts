@@ -104,8 +104,12 @@ type CreateRequest = {
   description?: string | null;
 } & ClientRequest;
 
-/** Warren's key record → Tailscale's `Key`. Times are RFC 3339 or null, never "". */
-export function presentTailscaleKey(key: KeyBody) {
+/**
+ * Warren's key record → Tailscale's `Key`. Times are RFC 3339 or null, never "". `revoked` is
+ * when the key was revoked (deleted), as Tailscale shows it beside `invalid: true`; `/v1`'s
+ * record does not carry that time, so the caller passes the row's.
+ */
+export function presentTailscaleKey(key: KeyBody, revokedAt: number | null = null) {
   const created = Date.parse(key.created);
   const common = {
     id: key.id,
@@ -114,9 +118,9 @@ export function presentTailscaleKey(key: KeyBody) {
     description: key.type === 'api' ? (key.name ?? key.description) : key.description,
     expirySeconds: Math.round((Date.parse(key.expires) - created) / 1000),
     created: key.created,
-    updated: key.created,
+    updated: revokedAt === null ? key.created : iso(revokedAt),
     expires: key.expires,
-    revoked: null as string | null,
+    revoked: isoOrNull(revokedAt),
     invalid: key.state !== 'valid',
     userId: key.user ?? '',
   };
@@ -181,7 +185,7 @@ const NONE = Object.freeze([]) as readonly never[];
 const presentKeysAndClients = keptDerivation(
   ([rows, clients]: readonly [readonly KeyRow[], readonly OAuthClientRow[]], now: number) => {
     const keys = [
-      ...rows.map((row) => ({ at: row.created_at, key: presentTailscaleKey(presentKey(row, now)) })),
+      ...rows.map((row) => ({ at: row.created_at, key: presentTailscaleKey(presentKey(row, now), row.revoked_at) })),
       ...clients.map((row) => ({ at: row.created_at, key: presentTailscaleClient(presentClient(row)) })),
     ];
     return { value: { keys: keys.sort((a, b) => a.at - b.at).map((k) => k.key) }, until: firstKeyChange(rows, now) };
@@ -257,7 +261,7 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
     const networkId = tailnetOf(request);
     const { id } = request.params;
     const row = await findKey(ctx.db, networkId, id, request.principal!.readStamp);
-    if (row) return { key: presentKey(row, ctx.clock.now()) } as const;
+    if (row) return { key: presentKey(row, ctx.clock.now()), revokedAt: row.revoked_at } as const;
     const client = await getOAuthClient(ctx, networkId, id);
     if (client) return { client } as const;
     throw notFound(`key ${id} does not exist`);
@@ -270,7 +274,7 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
       const found = await keyOrClient(request);
       if (found.key) {
         requireKind(request, 'auth_keys');
-        return presentTailscaleKey(found.key);
+        return presentTailscaleKey(found.key, found.revokedAt);
       }
       requireKind(request, 'oauth_keys');
       return presentTailscaleClient(found.client);

@@ -1,0 +1,35 @@
+/**
+ * Keys on /api/v2 as Tailscale shows them: a revoked (deleted) key keeps its record, with
+ * `invalid: true` and `revoked` set to when it was revoked; a working key has `revoked: null`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, startServer, type TestServer } from '../harness.js';
+
+describe('/api/v2 keys', () => {
+  let server: TestServer;
+  const keys = (method: string, path = '', body?: unknown) =>
+    server.call(method, `/api/v2/tailnet/-/keys${path}`, body === undefined ? {} : { body });
+
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('says when a deleted key was revoked', async () => {
+    const created = await json(await keys('POST', '', { capabilities: { devices: { create: {} } } }));
+    expect(created).toMatchObject({ revoked: null, invalid: false });
+    server.clock.advance(60_000);
+    const revokedAt = new Date(server.clock.now()).toISOString();
+    expect((await keys('DELETE', `/${created.id}`)).status).toBe(200);
+    server.clock.advance(60_000);
+
+    const read = await json(await keys('GET', `/${created.id}`));
+    expect(read).toMatchObject({ id: created.id, invalid: true, revoked: revokedAt, updated: revokedAt });
+    expect(read.created).toBe(created.created);
+    const listed = (await json(await keys('GET', '?all=true'))).keys.find((k: any) => k.id === created.id);
+    expect(listed).toMatchObject({ invalid: true, revoked: revokedAt });
+    const working = (await json(await keys('GET'))).keys;
+    expect(working.length).toBeGreaterThan(0);
+    for (const key of working) expect(key).toMatchObject({ invalid: false, revoked: null });
+  });
+});
