@@ -1,7 +1,9 @@
 /**
- * Device changes on /api/v2 as Tailscale documents them: each answers 200 with an empty JSON
- * object, and `keyExpiryDisabled` is optional on `POST device/{id}/key` (absent or null leaves
- * the key's expiry as it is).
+ * Devices on /api/v2 as Tailscale's clients use them. The list's filters: any top-level property
+ * of the device, repeated values as alternatives (Go's `WithFilter(key, values)`, Terraform's
+ * `filter { name, values }`), and a filter Warren cannot apply refused rather than ignored.
+ * Changes: each answers 200 with an empty JSON object, and `keyExpiryDisabled` is optional on
+ * `POST device/{id}/key` (absent or null leaves the key's expiry as it is).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthKey, enroll } from '../devices/helpers.js';
@@ -18,6 +20,32 @@ describe('/api/v2 device changes', () => {
     id = (await enroll(server, (await createAuthKey(server)).key, { hostname: 'web' })).device.id;
   });
   afterAll(() => server.close());
+
+  it('filters the list on any property, taking repeated values as alternatives', async () => {
+    const key = (await createAuthKey(server, { reusable: true })).key;
+    await enroll(server, key, { hostname: 'db', os: 'windows', clientVersion: '1.80.2' });
+    await enroll(server, key, { hostname: 'mac', os: 'macos', clientVersion: '1.80.2' });
+    const hostnames = async (query: string) => {
+      const res = await server.call('GET', `/api/v2/tailnet/-/devices?${query}`);
+      const body = await json(res);
+      expect(res.status, `${query}: ${JSON.stringify(body)}`).toBe(200);
+      return body.devices.map((d: any) => d.hostname).sort();
+    };
+    expect(await hostnames('os=linux&os=windows')).toEqual(['db', 'web']);
+    expect(await hostnames('os=linux,macos')).toEqual(['mac', 'web']);
+    expect(await hostnames('hostname=db&hostname=mac&fields=all')).toEqual(['db', 'mac']);
+    expect(await hostnames('clientVersion=1.80.2&os=macos')).toEqual(['mac']);
+    expect(await hostnames('user=owner%40example.com')).toEqual(['db', 'mac', 'web']);
+    expect(await hostnames('user=nobody%40example.com')).toEqual([]);
+    expect(await hostnames('authorized=true&isEphemeral=false')).toEqual(['db', 'mac', 'web']);
+    expect(await hostnames('authorized=false')).toEqual([]);
+    expect(await hostnames(`addresses=${encodeURIComponent('100.64.0.1')}`)).toEqual(['web']);
+    for (const query of ['color=blue', 'clientConnectivity=x', 'authorized=yes']) {
+      const res = await server.call('GET', `/api/v2/tailnet/-/devices?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(await json(res)).toMatchObject({ status: 400, code: 'invalid_request' });
+    }
+  });
 
   it('answers each change with an empty JSON object', async () => {
     for (const [path, body] of [

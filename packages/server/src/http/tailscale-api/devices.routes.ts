@@ -16,6 +16,7 @@ import { deleteDevice, listDevicesBody, setDeviceTags } from '../../modules/devi
 import { renameDevice } from '../../modules/devices/rename.service.js';
 import { setApprovedRoutes } from '../../modules/routes/approved-set.service.js';
 import { invalidRequest } from '../problem.js';
+import { deviceFilters } from './device-filters.js';
 import { advertisedRoutes, enabledRoutes, presentTailscaleDevice } from './devices.presenter.js';
 import { listOrEmpty, tailnetOf } from './tailnet.js';
 
@@ -32,18 +33,7 @@ const Strings = Type.Union([Type.Array(Type.String({ maxLength: 80 }), { maxItem
 /** Tailscale's bodies may carry more than Warren reads (Go structs, newer clients): accepted. */
 const open = { additionalProperties: true } as const;
 
-type DeviceQuery = {
-  fields?: string;
-  name?: string;
-  hostname?: string;
-  tags?: string | string[];
-  os?: string;
-  isEphemeral?: string;
-};
 type ById = FastifyRequest<{ Params: { id: string } }>;
-
-const asList = (value: string | string[] | undefined): string[] =>
-  value === undefined ? [] : (Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).filter(Boolean);
 
 function wantsAll(fields: string | undefined): boolean {
   if (fields === undefined || fields === '' || fields === 'default') return false;
@@ -88,34 +78,24 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
       stamped ? request.principal!.readStamp : undefined,
     );
 
-  app.get<{ Params: { tailnet: string }; Querystring: DeviceQuery }>(
+  app.get<{ Params: { tailnet: string }; Querystring: Record<string, string | string[] | undefined> }>(
     '/tailnet/:tailnet/devices',
     { config, schema: hide },
     async (request, reply) => {
       const networkId = tailnetOf(request);
-      const { name, hostname, os, isEphemeral } = request.query;
-      const all = wantsAll(request.query.fields);
-      if (isEphemeral !== undefined && isEphemeral !== 'true' && isEphemeral !== 'false') {
-        throw invalidRequest(`isEphemeral must be true or false (got "${isEphemeral}")`);
-      }
+      const fields = request.query.fields;
+      const all = wantsAll(Array.isArray(fields) ? fields.join(',') : fields);
       // Tags select through the kept lists like /v1's (every one must match); the rest are
       // checked on the records, and so name the shape the body is kept by.
-      const shows =
-        name === undefined && hostname === undefined && os === undefined && isEphemeral === undefined
-          ? undefined
-          : (d: DeviceBody) =>
-              (name === undefined || d.name === name) &&
-              (hostname === undefined || d.hostname === hostname) &&
-              (os === undefined || d.os === os) &&
-              (isEphemeral === undefined || String(d.ephemeral ?? false) === isEphemeral);
+      const filters = deviceFilters(request.query);
       const body = await listDevicesBody(
         ctx,
         networkId,
-        { tag: asList(request.query.tags) },
+        { tag: filters.tags },
         {
-          name: shows ? JSON.stringify(['v2', all, name, hostname, os, isEphemeral]) : all ? 'v2-all' : 'v2',
+          name: filters.shows ? JSON.stringify(['v2', all, filters.name]) : all ? 'v2-all' : 'v2',
           details: true,
-          ...(shows ? { shows } : {}),
+          ...(filters.shows ? { shows: filters.shows } : {}),
           serialize: all ? tailscaleJson.all : tailscaleJson.default,
         },
       );
