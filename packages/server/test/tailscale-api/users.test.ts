@@ -1,4 +1,7 @@
-/** /api/v2's users: `currentlyConnected` follows the user's own devices, and only theirs. */
+/**
+ * /api/v2's users: `currentlyConnected` follows the user's own devices, and only theirs; the
+ * `type` and `role` filters take Tailscale's values.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthKey, enroll, heartbeat, listDevices, nodeCall } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
@@ -84,5 +87,19 @@ describe('/api/v2 users', () => {
     expect(await check('phone back')).toBe(true);
     expect((await server.call('DELETE', `/v1/devices/${phone.device.id}`)).status).toBe(204);
     expect(await check('phone deleted, laptop disconnected')).toBe(false);
+  });
+
+  it("takes every role and type Tailscale's client names, listing nobody for the ones Warren has none of", async () => {
+    const logins = async (query: string) => {
+      const res = await server.call('GET', `/api/v2/tailnet/-/users?${query}`);
+      const body = await json(res);
+      expect(res.status, `${query}: ${JSON.stringify(body)}`).toBe(200);
+      return body.users.map((u: any) => u.loginName).sort();
+    };
+    expect(await logins('role=member')).toEqual(['ana@example.com', 'bo@example.com']);
+    expect(await logins('role=owner&type=member')).toEqual(['owner@example.com']);
+    expect(await logins('role=billing-admin')).toEqual([]);
+    expect(await logins('type=shared')).toEqual([]);
+    expect((await server.call('GET', '/api/v2/tailnet/-/users?role=janitor')).status).toBe(400);
   });
 });

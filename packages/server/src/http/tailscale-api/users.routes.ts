@@ -1,6 +1,7 @@
 /**
  * Tailscale's user endpoints over Warren's users (scope `users`, or `read` for these reads).
- * Every Warren user is a member of its network: `type=shared` lists nobody. `currentlyConnected`
+ * Every Warren user is a member of its network: `type=shared` lists nobody, and so does
+ * `role=billing-admin`, a Tailscale role Warren does not have. `currentlyConnected`
  * is whether one of the user's devices is online now.
  */
 import { ROLES, type UserBody } from '@warren/contract';
@@ -21,6 +22,8 @@ import { tailnetOf } from './tailnet.js';
 const config = { scope: 'users' as const, tailscaleScope: 'users' as const };
 const hide = { hide: true };
 const TYPES = ['member', 'shared'];
+/** Tailscale's roles Warren has no user in: a filter on one lists nobody, as `type=shared` does. */
+const ABSENT_ROLES = ['billing-admin'];
 
 function presentTailscaleUser(user: UserBody, networkId: string, connected: boolean) {
   return {
@@ -75,10 +78,10 @@ export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
       const networkId = tailnetOf(request);
       const { type, role } = request.query;
       if (type !== undefined && !TYPES.includes(type)) throw invalidRequest(`type must be ${TYPES.join(' or ')}`);
-      if (role !== undefined && !(ROLES as readonly string[]).includes(role)) {
-        throw invalidRequest(`role must be one of ${ROLES.join(', ')}`);
+      if (role !== undefined && !(ROLES as readonly string[]).includes(role) && !ABSENT_ROLES.includes(role)) {
+        throw invalidRequest(`role must be one of ${[...ROLES, ...ABSENT_ROLES].join(', ')}`);
       }
-      if (type === 'shared') return { users: [] };
+      if (type === 'shared' || (role !== undefined && ABSENT_ROLES.includes(role))) return { users: [] };
       const { readStamp } = request.principal!;
       const now = ctx.clock.now();
       const rows = await listUsers(ctx.db, networkId, role, readStamp);
