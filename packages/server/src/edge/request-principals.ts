@@ -54,6 +54,8 @@ declare module 'fastify' {
     device: DevicePrincipal | null;
     /** Network of the caller, for the audit entry (set by whichever authentication ran). */
     networkId: string | null;
+    /** A revoked or expired API key (or OAuth client) the call was refused for, for its audit entry. */
+    refusedKey: { keyId: string; keyName: string } | null;
     /** Set once the call's audit entry was written (inside the transaction of its change) or queued. */
     audited: boolean;
     /** The handler has answered (the answer is on its way, or the client has gone). */

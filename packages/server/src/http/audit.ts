@@ -78,9 +78,9 @@ export function auditRow(
     request_id: request.id,
     // `?? null`: requests Fastify builds for errors found before routing lack the decorations.
     network_id: request.networkId ?? null,
-    key_id: request.principal?.keyId ?? null,
+    key_id: request.principal?.keyId ?? request.refusedKey?.keyId ?? null,
     // A console session is named by its person, never as a key.
-    key_name: request.principal?.keyId ? request.principal.keyName : null,
+    key_name: request.principal?.keyId ? request.principal.keyName : (request.refusedKey?.keyName ?? null),
     user_id: request.principal?.user?.id ?? null,
     user_login: request.principal?.user?.loginName ?? null,
     device_id: request.device?.deviceId ?? null,

@@ -106,6 +106,29 @@ const checkKey = batchedWrites(async (db: Db, hash: string, checks: readonly Key
   return decisionsOfGroup(row as HitManyRow, checks.length, limit, now).map((counted) => ({ key, counted }));
 }, 256);
 
+/** A credential this server knows, refused because it was revoked or expired. */
+export interface RefusedKey {
+  networkId: string;
+  keyId: string;
+  keyName: string;
+}
+
+/**
+ * The refused key behind each refusal that has one. Its network's audit log records the call
+ * under it: after a rotation, the calls still made with the old key are what its owners look for.
+ */
+const refusedKeys = new WeakMap<Error, RefusedKey>();
+
+export function refusedKeyOf(error: unknown): RefusedKey | undefined {
+  return error instanceof Error ? refusedKeys.get(error) : undefined;
+}
+
+function refuseKey(key: RefusedKey, code: 'key_expired' | 'key_revoked', detail: string): never {
+  const error = unauthenticated(detail, code);
+  refusedKeys.set(error, key);
+  throw error;
+}
+
 type TokenRow = Awaited<ReturnType<typeof accessTokenByHash>>[number] & { scopeList: string[] };
 
 /** Tokens by hash, kept until the next commit: a deleted client's tokens stop at once. */
@@ -132,9 +155,10 @@ async function authenticateAccessToken(db: Db, token: string, now: number): Prom
   const hash = hashSecret(token);
   const row = await tokensByHash.get(db, hash, () => loadToken(db, hash));
   if (!row || !sameHash(row.token_hash, hash)) throw unauthenticated('the access token is not known');
-  if (row.revoked_at != null) throw unauthenticated(`OAuth client ${row.client_id} was deleted`, 'key_revoked');
+  const client = { networkId: row.network_id, keyId: row.client_id, keyName: row.description || row.client_id };
+  if (row.revoked_at != null) refuseKey(client, 'key_revoked', `OAuth client ${row.client_id} was deleted`);
   if (row.expires_at <= now) {
-    throw unauthenticated('the access token expired; ask /api/v2/oauth/token for a new one', 'key_expired');
+    refuseKey(client, 'key_expired', 'the access token expired; ask /api/v2/oauth/token for a new one');
   }
   return {
     networkId: row.network_id,
@@ -165,8 +189,9 @@ export async function authenticateApiKey(
     key = await keysByHash.get(db, hash, () => loadKey(db, hash));
   }
   if (!key || !sameHash(key.secret_hash, hash)) throw unauthenticated('the API key is not known');
-  if (key.revoked_at != null) throw unauthenticated(`API key ${key.id} was revoked`, 'key_revoked');
-  if (key.expires_at <= now) throw unauthenticated(`API key ${key.id} expired`, 'key_expired');
+  const known = { networkId: key.network_id, keyId: key.id, keyName: key.name ?? key.id };
+  if (key.revoked_at != null) refuseKey(known, 'key_revoked', `API key ${key.id} was revoked`);
+  if (key.expires_at <= now) refuseKey(known, 'key_expired', `API key ${key.id} expired`);
   const principal = principalOfKey(key);
   return counted ? { principal, counted } : { principal };
 }

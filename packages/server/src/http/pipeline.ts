@@ -13,7 +13,7 @@ import { bearerToken } from '../edge/bearer-token.js';
 import { clientAddress } from '../edge/client-address.js';
 import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 import { auditRow } from './audit.js';
-import { type Authenticated, authenticateApiKey, keptApiKey, requireScope } from './authenticate.js';
+import { type Authenticated, authenticateApiKey, keptApiKey, refusedKeyOf, requireScope } from './authenticate.js';
 import { checkCodings } from './codings.js';
 import { checkHostHeader } from './host-header.js';
 import { confineToOwnDevices, isOwnDeviceCall } from './member-devices.js';
@@ -47,6 +47,12 @@ export async function authenticateCall(request: FastifyRequest, reply: FastifyRe
   try {
     authenticated = await authenticateApiKey(ctx, bearerToken(request), now);
   } catch (error) {
+    // A revoked or expired key is still known: the call goes to its network's audit log.
+    const refused = refusedKeyOf(error);
+    if (refused) {
+      request.networkId = refused.networkId;
+      request.refusedKey = refused;
+    }
     const decision = await ctx.limiter.hit(`addr:${clientAddress(request)}`, ctx.settings.anonymousRateLimit);
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) throw rateLimited(decision, `client ${clientAddress(request)}`);
@@ -106,6 +112,7 @@ export function registerPipeline(app: FastifyInstance): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('device', null);
   app.decorateRequest('networkId', null);
+  app.decorateRequest('refusedKey', null);
   app.decorateRequest('audited', false);
   app.decorateRequest('answered', false);
   app.decorateRequest('callerLeft', false);

@@ -46,6 +46,28 @@ describe('audit log', () => {
     expect(unauth).toMatchObject({ status: 401, key_id: null, key_name: null, network_id: null });
   });
 
+  it("records a revoked or expired key's refused calls in its network's log, naming the key", async () => {
+    const create = async (name: string, expiresIn = '1h') =>
+      json(await server.call('POST', '/v1/keys', { body: { type: 'api', name, scopes: ['read'], expiresIn } }));
+    const old = await create('rotated-out');
+    const brief = await create('short-lived', '60s');
+    expect((await server.call('DELETE', `/v1/keys/${old.id}`)).status).toBe(204);
+    server.clock.advance(61_000);
+    const revoked = await server.call('GET', '/v1/network', {
+      key: old.key,
+      headers: { 'x-request-id': 'req-revoked' },
+    });
+    const expired = await server.call('GET', '/v1/devices', {
+      key: brief.key,
+      headers: { 'x-request-id': 'req-expired' },
+    });
+    expect([revoked.status, expired.status]).toEqual([401, 401]);
+    const byId = new Map((await audit('?limit=1000')).entries.map((e: { requestId: string }) => [e.requestId, e]));
+    // After a rotation, the calls still made with the old key are what its owners look for.
+    expect(byId.get('req-revoked')).toMatchObject({ keyId: old.id, keyName: 'rotated-out', status: 401 });
+    expect(byId.get('req-expired')).toMatchObject({ keyId: brief.id, keyName: 'short-lived', path: '/v1/devices' });
+  });
+
   it('holds no secret', async () => {
     const created = await json(await server.call('POST', '/v1/keys', { body: { description: 'secret check' } }));
     const rows = await server.database.storage.db.selectFrom('audit_log').selectAll().execute();
