@@ -5,13 +5,32 @@
  * body that is really there and is not JSON stays a 415.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { invalidRequest } from '../core/errors.js';
+import { ApiError, invalidRequest } from '../core/errors.js';
 import { routeOf } from './route-of.js';
 
 /** True when the request carries no body at all: `Content-Length: 0`, or no length and no chunks. */
 function hasNoBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
   return length === '0' || (length === undefined && request.headers['transfer-encoding'] === undefined);
+}
+
+/**
+ * A body sent to a call of the API (`/v1`) that takes none: `{}` is nothing, but a field is
+ * an unknown field as in any other body, not silently dropped (an approve sent
+ * `{"force": true}` must not look like it was heard). The Tailscale API (`/api/v2`) and SCIM
+ * keep their own rules.
+ */
+export function unexpectedBody(request: FastifyRequest): ApiError | undefined {
+  const { body } = request;
+  // A GET's body has no meaning (RFC 9110 §9.3.1): ignored, as it always was.
+  if (body === undefined || request.method === 'GET' || request.method === 'HEAD') return undefined;
+  const route = routeOf(request);
+  if (route.schema?.body || !route.url?.startsWith('/v1/')) return undefined;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return invalidRequest(`${request.method} ${route.url} takes no body; send none, or {}`);
+  }
+  const [field] = Object.keys(body);
+  return field === undefined ? undefined : new ApiError('unknown_field', `unknown field "${field}" in body`);
 }
 
 export function registerBodyParsing(app: FastifyInstance): void {
@@ -27,12 +46,13 @@ export function registerBodyParsing(app: FastifyInstance): void {
     parseJson(request, String(body), done);
   });
 
-  // A route that takes no body ignores the type of the nothing it is sent: without the
-  // header, Fastify skips parsing instead of looking for a parser of that type.
+  // The type of the nothing a request sends is ignored, whether or not its route takes a body
+  // (`curl -X POST -d ''` declares a form; a create then gets its defaults, not a 415):
+  // without the header, Fastify skips parsing instead of looking for a parser of that type.
   // A callback, not an async function: every request runs it, and a promise per hook is a
   // microtask hop for nothing when the hook never waits.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (request.headers['content-type'] !== undefined && !routeOf(request).schema?.body && hasNoBody(request)) {
+    if (request.headers['content-type'] !== undefined && hasNoBody(request)) {
       delete request.headers['content-type'];
     }
     done();

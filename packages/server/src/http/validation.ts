@@ -6,6 +6,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import { unexpectedBody } from './bodies.js';
 
 function makeAjv(coerce: boolean) {
   const ajv = new Ajv({
@@ -26,13 +27,16 @@ export function registerValidation(app: FastifyInstance): void {
     onFirstUse(() => (httpPart === 'body' ? strict : coercing).compile(schema)),
   );
   // A POST without any body (curl -X POST) is an empty object, so optional-only bodies work
-  // and a missing required field is reported by name.
+  // and a missing required field is reported by name; a body sent where none is taken is
+  // judged like any other (http/bodies.ts).
   // A callback, not an async function: it runs on every request and never waits.
   app.addHook('preValidation', (request, _reply, done) => {
-    if (request.body === undefined && request.method !== 'GET' && request.method !== 'DELETE') {
-      request.body = {};
+    if (request.body === undefined) {
+      if (request.method !== 'GET' && request.method !== 'DELETE') request.body = {};
+      done();
+      return;
     }
-    done();
+    done(unexpectedBody(request));
   });
 }
 

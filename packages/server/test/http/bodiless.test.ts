@@ -67,6 +67,35 @@ describe('requests without a body', () => {
     expect(JSON.parse(res.body)).toMatchObject({ type: 'auth', reusable: false });
   });
 
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream'])(
+    'treats an empty body declared as %s as no body on a create too (defaults apply)',
+    async (type) => {
+      // `curl -X POST -d ''` declares a form; the body is no less empty for it.
+      const res = await send('POST', '/v1/keys', type, 'Content-Length: 0');
+      expect(res.status, res.body).toBe(201);
+      expect(JSON.parse(res.body)).toMatchObject({ type: 'auth', reusable: false });
+    },
+  );
+
+  it('refuses a field sent to a call that takes no body, as in any other body, and changes nothing', async () => {
+    const { device } = await enroll(server, authKey, { advertiseRoutes: ['10.8.0.0/24'] });
+    const [route] = (await json(await server.call('GET', `/v1/routes?device=${device.id}`))).routes;
+    const approve = (body: unknown) => server.call('POST', `/v1/routes/${route.id}/approve`, { body });
+    const unknown = await expectProblem(await approve({ force: true }), 400, 'unknown_field');
+    expect(unknown.detail).toContain('"force"');
+    await expectProblem(await approve(['approve']), 400, 'invalid_request');
+    const key = await json(await server.call('POST', '/v1/keys', { body: { description: 'stays too' } }));
+    await expectProblem(
+      await server.call('DELETE', `/v1/keys/${key.id}`, { body: { why: 'x' } }),
+      400,
+      'unknown_field',
+    );
+    expect((await json(await server.call('GET', `/v1/routes?device=${device.id}`))).routes[0].state).toBe('pending');
+    expect((await json(await server.call('GET', `/v1/keys/${key.id}`))).state).toBe('valid');
+    // {} holds nothing, so it is no body.
+    expect((await approve({})).status).toBe(200);
+  });
+
   it('still refuses a body that is there and is not JSON with 415, and changes nothing', async () => {
     const key = await json(await server.call('POST', '/v1/keys', { body: { description: 'stays' } }));
     const res = await server.call('DELETE', `/v1/keys/${key.id}`, {

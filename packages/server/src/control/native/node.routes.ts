@@ -83,12 +83,16 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     {
       config: { auth: 'node' },
       onRequest: authenticateDevice,
-      schema: apiSchema({
-        operationId: 'disconnectNode',
-        tags,
-        summary: 'Mark the device offline at once',
-        response: { 204: Type.Null() },
-      }),
+      // 400: it takes no body, so a field sent to it is unknown (http/bodies.ts).
+      schema: apiSchema(
+        {
+          operationId: 'disconnectNode',
+          tags,
+          summary: 'Mark the device offline at once',
+          response: { 204: Type.Null() },
+        },
+        [400],
+      ),
     },
     async (request, reply) => {
       await disconnect(ctx, actorOf(request));
