@@ -8,6 +8,34 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, invalidRequest } from '../core/errors.js';
 import { routeOf } from './route-of.js';
 
+/**
+ * True when a string or a key anywhere in `value`, parsed from the JSON `text`, holds U+0000.
+ * No field takes one, and PostgreSQL refuses it in text (the insert failed with a 500). In JSON
+ * a NUL can only arrive as the escape \u0000, so the tree is walked only when the text has one.
+ */
+export function jsonHoldsNul(text: string, value: unknown): boolean {
+  return text.includes('\\u0000') && holdsNul(value);
+}
+
+function holdsNul(value: unknown): boolean {
+  // A stack, not recursion: a 1 MiB body can nest deeper than the call stack goes.
+  const stack = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next === 'string') {
+      if (next.includes('\0')) return true;
+    } else if (Array.isArray(next)) {
+      for (const item of next) stack.push(item);
+    } else if (next !== null && typeof next === 'object') {
+      for (const [key, inner] of Object.entries(next)) {
+        if (key.includes('\0')) return true;
+        stack.push(inner);
+      }
+    }
+  }
+  return false;
+}
+
 /** True when the request carries no body at all: `Content-Length: 0`, or no length and no chunks. */
 function hasNoBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
@@ -43,7 +71,13 @@ export function registerBodyParsing(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined);
-    parseJson(request, String(body), done);
+    const text = String(body);
+    parseJson(request, text, (error, value) => {
+      if (!error && jsonHoldsNul(text, value)) {
+        return done(invalidRequest('the body holds a NUL character (\\u0000), which no field takes'), undefined);
+      }
+      done(error, value);
+    });
   });
 
   // The type of the nothing a request sends is ignored, whether or not its route takes a body

@@ -7,7 +7,8 @@
  *  - the target's form (§3.2): origin-form for every method, asterisk-form only for OPTIONS,
  *    absolute-form only with an `http`/`https` scheme and an authority that is `host[:port]`
  *    without userinfo (RFC 9110 §4.2.4 asks recipients to treat userinfo as an error), and
- *    never a fragment; authority-form is CONNECT's, and Warren is no proxy (501).
+ *    never a fragment; authority-form is CONNECT's, and Warren is no proxy (501);
+ *  - a NUL (`%00`) anywhere in the target: 400.
  * An absolute-form target's authority is then ignored as the Host header would be: nothing
  * here builds a URL from either (absolute URLs come from the configured public URL).
  */
@@ -41,6 +42,10 @@ export function checkRequestLine(request: Pick<FastifyRequest, 'raw'>): void {
   const target = raw.url ?? '';
   if (target.length > MAX_TARGET_LENGTH) throw targetTooLong();
   if (target.includes('#')) throw invalidRequest('the request target carries a fragment (#…), which is never sent');
+  // No id, name or filter holds a NUL, and PostgreSQL cannot even compare text with one (it
+  // answered a 500): refused here, once, for every route.
+  if (target.includes('%00'))
+    throw invalidRequest('the request target holds %00 (a NUL character), which no value takes');
   if (target.startsWith('/')) return;
   if (target === '*') {
     if (raw.method === 'OPTIONS') return;

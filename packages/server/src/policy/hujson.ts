@@ -40,9 +40,13 @@ export class LineIndex {
   }
 }
 
+/** Not one of jsonc-parser's codes (which start at 1): a NUL character, wherever it is. */
+const NUL_CHARACTER = 0;
+
 // Keyed by jsonc-parser's ParseErrorCode values (a const enum, so not importable at run time
 // under isolated modules).
 const SYNTAX_MESSAGES: Record<number, string> = {
+  [NUL_CHARACTER]: 'a NUL character (U+0000), which a policy may not hold, not even in a comment',
   1: 'unexpected character',
   2: 'invalid number',
   3: 'expected a property name in double quotes',
@@ -87,7 +91,7 @@ export function parseHujson(input: string): HujsonResult {
   // string breaks the rest of the line); the first error of each line is the useful one.
   const syntaxErrors: PolicyError[] = [];
   let lastLine = 0;
-  for (const e of raw) {
+  for (const e of mergeByOffset(raw, nulCharacters(text))) {
     const err = lines.error(e.offset, SYNTAX_MESSAGES[e.error] ?? 'syntax error');
     if (err.line === lastLine) continue;
     lastLine = err.line;
@@ -96,6 +100,30 @@ export function parseHujson(input: string): HujsonResult {
   const duplicateKeys: PolicyError[] = [];
   if (root) findDuplicateKeys(root, lines, duplicateKeys);
   return { root, syntaxErrors, duplicateKeys, lines };
+}
+
+/** A syntax error as found: a code of SYNTAX_MESSAGES at an offset of the text. */
+interface FoundError {
+  error: number;
+  offset: number;
+}
+
+/**
+ * The NUL characters of the text. jsonc-parser takes one inside a comment, but the policy is
+ * stored verbatim and PostgreSQL cannot store text that holds one (the PUT was a 500 there):
+ * refused by validation, so PUT and validate agree on every backend.
+ */
+function nulCharacters(text: string): FoundError[] {
+  const found: FoundError[] = [];
+  for (let i = text.indexOf('\0'); i >= 0; i = text.indexOf('\0', i + 1))
+    found.push({ error: NUL_CHARACTER, offset: i });
+  return found;
+}
+
+/** Two lists of errors, each in offset order, as one in offset order (the parser's first at a tie). */
+function mergeByOffset(a: readonly FoundError[], b: readonly FoundError[]): readonly FoundError[] {
+  if (b.length === 0) return a;
+  return [...a, ...b].sort((x, y) => x.offset - y.offset);
 }
 
 const MAX_DEPTH = 64;

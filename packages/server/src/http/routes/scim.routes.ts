@@ -11,6 +11,7 @@ import { actorOf } from '../../edge/actor.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { findUser, listUsers } from '../../modules/users/users.repository.js';
 import { createUser, deleteUser, updateUser } from '../../modules/users/users.service.js';
+import { jsonHoldsNul } from '../bodies.js';
 import { publicBase } from '../public-url.js';
 import { LIST_SCHEMA, resourceTypes, schemas, serviceProviderConfig } from '../scim/scim.discovery.js';
 import { SCIM_TYPE, ScimError, scimErrorHandler } from '../scim/scim.errors.js';
@@ -33,11 +34,19 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
   app.setErrorHandler(scimErrorHandler);
   app.addContentTypeParser('application/scim+json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined);
+    const text = String(body);
+    let value: unknown;
     try {
-      done(null, JSON.parse(String(body)));
+      value = JSON.parse(text);
     } catch {
-      done(new ScimError(400, 'invalidSyntax', 'the body is not valid JSON'), undefined);
+      return done(new ScimError(400, 'invalidSyntax', 'the body is not valid JSON'), undefined);
     }
+    if (jsonHoldsNul(text, value)) {
+      return done(
+        new ScimError(400, 'invalidValue', 'the body holds a NUL character (\\u0000), which no attribute takes'),
+      );
+    }
+    done(null, value);
   });
   // Every SCIM call, reads included, needs `users`: a read-only key does not provision.
   app.addHook('preHandler', async (request) => {
