@@ -35,6 +35,10 @@ describe('/api/v2 device changes', () => {
     expect(await hostnames('os=linux,macos')).toEqual(['mac', 'web']);
     expect(await hostnames('hostname=db&hostname=mac&fields=all')).toEqual(['db', 'mac']);
     expect(await hostnames('clientVersion=1.80.2&os=macos')).toEqual(['mac']);
+    // Tailscale's name is the MagicDNS name; Warren's own name is taken too.
+    expect(await hostnames('name=db.test.warren.internal')).toEqual(['db']);
+    expect(await hostnames('name=mac.test.warren.internal.&name=db')).toEqual(['db', 'mac']);
+    expect(await hostnames('name=db.other.warren.internal')).toEqual([]);
     expect(await hostnames('user=owner%40example.com')).toEqual(['db', 'mac', 'web']);
     expect(await hostnames('user=nobody%40example.com')).toEqual([]);
     expect(await hostnames('authorized=true&isEphemeral=false')).toEqual(['db', 'mac', 'web']);

@@ -6,6 +6,9 @@
  * - A plain property matches when it equals one of the values (repeated parameters, or one
  *   comma-separated, are alternatives: the client's "permitted matches"); a boolean's values
  *   must be `true` or `false`.
+ * - `name` matches Warren's name or the MagicDNS name (`web.example.warren.internal`, a final
+ *   dot allowed), which is what Tailscale calls a device's name: Terraform's `tailscale_device`
+ *   looks a device up by that full name.
  * - A list property matches when it holds every value, as `tags` does in `/v1` (tags are
  *   selected through the kept lists, the rest here on the records).
  * - A parameter that names no property, or one that is an object, is refused rather than
@@ -81,15 +84,16 @@ export function deviceFilters(query: Query): DeviceFilters {
   }
   const tags = valuesOf(query.tags);
   if (checks.length === 0) return { tags, name: '' };
-  const matches = (record: TailscaleDevice) =>
+  const matches = (device: DeviceBody, record: TailscaleDevice) =>
     checks.every(([key, kind, values]) => {
       const value = record[key as keyof TailscaleDevice];
       if (kind === 'list') return values.every((v) => (value as readonly string[]).includes(v));
+      if (key === 'name') return values.some((v) => v === value || v.replace(/\.$/, '') === device.dnsName);
       return values.includes(String(value));
     });
   return {
     tags,
-    shows: (device) => matches(presentTailscaleDevice(device, true)),
+    shows: (device) => matches(device, presentTailscaleDevice(device, true)),
     name: JSON.stringify(checks),
   };
 }
