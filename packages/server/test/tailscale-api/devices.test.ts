@@ -1,23 +1,27 @@
 /**
- * Devices on /api/v2 as Tailscale's clients use them. The list's filters: any top-level property
+ * Devices on /api/v2 as Tailscale's clients use them. `lastSeen` only while the device is not
+ * connected, as Tailscale sends it. The list's filters: any top-level property
  * of the device, repeated values as alternatives (Go's `WithFilter(key, values)`, Terraform's
  * `filter { name, values }`), and a filter Warren cannot apply refused rather than ignored.
  * Changes: each answers 200 with an empty JSON object, and `keyExpiryDisabled` is optional on
  * `POST device/{id}/key` (absent or null leaves the key's expiry as it is).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthKey, enroll } from '../devices/helpers.js';
+import { createAuthKey, enroll, nodeCall } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 
 describe('/api/v2 device changes', () => {
   let server: TestServer;
   let id: string;
+  let token: string;
   const post = (path: string, body: unknown) => server.call('POST', `/api/v2/device/${path}`, { body });
   const device = async () => json(await server.call('GET', `/api/v2/device/${id}`));
 
   beforeAll(async () => {
     server = await startServer();
-    id = (await enroll(server, (await createAuthKey(server)).key, { hostname: 'web' })).device.id;
+    const web = await enroll(server, (await createAuthKey(server)).key, { hostname: 'web' });
+    id = web.device.id;
+    token = web.nodeToken;
   });
   afterAll(() => server.close());
 
@@ -77,5 +81,21 @@ describe('/api/v2 device changes', () => {
     expect((await device()).keyExpiryDisabled).toBe(false);
     expect((await post('dev_nope/key', {})).status).toBe(404);
     expect((await post(`${id}/key`, { keyExpiryDisabled: 'yes' })).status).toBe(400);
+  });
+
+  it('shows lastSeen only while the device is not connected', async () => {
+    const listed = async () =>
+      (await json(await server.call('GET', '/api/v2/tailnet/-/devices?fields=all'))).devices.find(
+        (d: any) => d.id === id,
+      );
+    for (const shown of [await device(), await listed()]) {
+      expect(shown.connectedToControl).toBe(true);
+      expect(shown).not.toHaveProperty('lastSeen');
+    }
+    const seen = new Date(server.clock.now()).toISOString();
+    expect((await nodeCall(server, token, 'disconnect')).status).toBe(204);
+    for (const shown of [await device(), await listed()]) {
+      expect(shown).toMatchObject({ connectedToControl: false, lastSeen: seen });
+    }
   });
 });

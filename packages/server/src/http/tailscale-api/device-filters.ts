@@ -39,7 +39,8 @@ const PROPERTIES: ReadonlyMap<string, 'string' | 'boolean' | 'list' | 'object'> 
       user: null,
       tags: [],
       created: '',
-      lastSeen: null,
+      // Offline and seen, so that lastSeen is among the properties.
+      lastSeen: '',
       authorized: true,
       keyExpiry: null,
       keyExpiryDisabled: false,

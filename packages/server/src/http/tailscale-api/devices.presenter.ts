@@ -2,7 +2,8 @@
  * Warren's device detail record → Tailscale's `Device`, field for field as the Go client
  * declares it. Lists are never null, routes are sorted; what Warren does not have is its zero
  * value (`blocksIncomingConnections: false`, empty keys). A time that does not exist is
- * Tailscale's zero time, as its API sends for a device whose key never expires.
+ * Tailscale's zero time, as its API sends for a device whose key never expires; `lastSeen` is
+ * left out while the device is connected, as Tailscale leaves it out.
  */
 import type { DeviceBody } from '@warren/contract';
 
@@ -39,7 +40,8 @@ export function presentTailscaleDevice(device: DeviceBody, allFields: boolean) {
     os: device.os,
     created: device.created,
     expires: device.keyExpiry ?? ZERO_TIME,
-    lastSeen: device.lastSeen,
+    // As Tailscale's API: lastSeen only while the device is not connected.
+    ...(device.online || device.lastSeen === null ? {} : { lastSeen: device.lastSeen }),
     connectedToControl: device.online,
     isEphemeral: device.ephemeral ?? false,
     isExternal: false,
