@@ -74,4 +74,14 @@ describe("/api/v2 answers' field shapes", () => {
       }
     }
   });
+
+  it("answers every field of Tailscale's device record, the all-fields ones only with fields=all", async () => {
+    const ALL_ONLY = ['advertisedRoutes', 'enabledRoutes', 'clientConnectivity', 'sshEnabled', 'postureIdentity'];
+    const [listed] = (await get('/tailnet/-/devices')).devices;
+    const [full] = (await get('/tailnet/-/devices?fields=all')).devices;
+    expect(listed).toMatchObject({ multipleConnections: false, isExternal: false, blocksIncomingConnections: false });
+    for (const field of ALL_ONLY) expect(listed, field).not.toHaveProperty(field);
+    expect(full).toMatchObject({ multipleConnections: false, sshEnabled: false, postureIdentity: { disabled: true } });
+    expect(Object.keys(full).sort()).toEqual([...Object.keys(listed), ...ALL_ONLY].sort());
+  });
 });

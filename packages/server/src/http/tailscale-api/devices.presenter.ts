@@ -45,6 +45,7 @@ export function presentTailscaleDevice(device: DeviceBody, allFields: boolean) {
     connectedToControl: device.online,
     isEphemeral: device.ephemeral ?? false,
     isExternal: false,
+    multipleConnections: false,
     machineKey: '',
     nodeKey: '',
     tailnetLockKey: '',
@@ -55,6 +56,9 @@ export function presentTailscaleDevice(device: DeviceBody, allFields: boolean) {
     ...record,
     advertisedRoutes: advertisedRoutes(device),
     enabledRoutes: enabledRoutes(device),
+    // No Tailscale SSH and no posture identity collection in Warren: what Tailscale shows then.
+    sshEnabled: false,
+    postureIdentity: { disabled: true },
     clientConnectivity: {
       endpoints: [],
       derp: '',
