@@ -231,7 +231,8 @@ export class PostgresRateLimiter implements RateLimiter {
    * One round trip for a group of hits with the same limit: the function as a prepared statement,
    * in a transaction of its own. It takes the bucket's lock, then, in its next statement, drops
    * the bucket's expired slots (subtracting their hits from its total), decides, and records the
-   * allowed hits. The counting must follow the lock rather than share a statement with it: a
+   * allowed hits. The bucket's row keeps how far its slots were dropped (migration 037), so the
+   * drop reads only the slots that expired since, not the entries of every slot dropped before. The counting must follow the lock rather than share a statement with it: a
    * statement's snapshot is taken when it starts, so only one issued after the lock is held sees
    * the writes of the instance that held it before. The lock lasts until the commit.
    *
@@ -275,7 +276,10 @@ export class PostgresRateLimiter implements RateLimiter {
     void this.send(bucket, queued.splice(0, size));
   }
 
-  /** Forgets buckets idle for a whole window, each under its own lock so no hit races it. */
+  /**
+   * Forgets buckets idle for a whole window, each under its own lock so no hit races it. The row
+   * and the slots go together, so a bucket that comes back starts with neither slots nor a mark.
+   */
   private async sweep(): Promise<void> {
     const cutoff = this.clock.now() - WINDOW_MS;
     const idle = await this.db

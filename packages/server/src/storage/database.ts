@@ -43,6 +43,7 @@ import * as readStampsKeysUsers from './migrations/033_read_stamps_keys_users.js
 import * as readStampsRoutes from './migrations/034_read_stamps_routes.js';
 import * as readStampsOAuthClients from './migrations/035_read_stamps_oauth_clients.js';
 import * as rateLimitBucketsHotUpdates from './migrations/036_rate_limit_buckets_hot_updates.js';
+import * as rateLimitSweptTo from './migrations/037_rate_limit_swept_to.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -91,6 +92,7 @@ const MIGRATIONS = {
   '034_read_stamps_routes': readStampsRoutes,
   '035_read_stamps_oauth_clients': readStampsOAuthClients,
   '036_rate_limit_buckets_hot_updates': rateLimitBucketsHotUpdates,
+  '037_rate_limit_swept_to': rateLimitSweptTo,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -232,6 +232,8 @@ export interface RateLimitBucketsTable {
   bucket: string;
   total: number;
   last_at: number;
+  /** PostgreSQL: every slot of the bucket at or before it is deleted (migration 037); null, none known. */
+  swept_to: number | null;
 }
 
 /** The hits a bucket took in one millisecond. */
