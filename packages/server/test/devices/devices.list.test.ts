@@ -71,6 +71,14 @@ describe('GET /v1/devices filters', () => {
     expect(await names('?user=nobody@example.com')).toEqual([]);
   });
 
+  it('finds a user by login name however it is capitalised, as creation does', async () => {
+    // POST /v1/users stores Ana@Example.com as ana@example.com and refuses it as a duplicate.
+    expect(await names('?user=Ana@Example.COM')).toEqual(['a1', 'a2', 'a3']);
+    const key = await server.call('POST', '/v1/keys', { body: { user: 'ANA@example.com' } });
+    expect(key.status).toBe(201);
+    expect((await json(key)).user).toBe(ana.id);
+  });
+
   it('filters by computed presence', async () => {
     expect(await names('?online=true')).toEqual(['a1', 'a3', 'o1', 'p1']);
     expect(await names('?online=false')).toEqual(['a2']);

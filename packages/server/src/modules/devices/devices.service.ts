@@ -59,9 +59,15 @@ function checkedTags(input: DeviceListInput): string[] {
 
 const onlineOf = (input: DeviceListInput) => (input.online === undefined ? undefined : input.online === 'true');
 
+/**
+ * The `user` filter, a user id or login name, in lower case: login names are stored so (as
+ * `POST /v1/users` takes `Ana@Example.com` for `ana@example.com`), and ids are lower case.
+ */
+const userOf = (input: DeviceListInput) => input.user?.toLowerCase();
+
 async function deviceFilter(db: Db, networkId: string, input: DeviceListInput): Promise<DeviceFilter> {
   const tags = checkedTags(input);
-  return { user: input.user, tags, online: onlineOf(input), driver: await drivingTag(db, networkId, tags) };
+  return { user: userOf(input), tags, online: onlineOf(input), driver: await drivingTag(db, networkId, tags) };
 }
 
 /**
@@ -182,7 +188,7 @@ function rowsReader(ctx: AppContext, networkId: string) {
 }
 
 function indexFilter(input: DeviceListInput): IndexFilter {
-  return { user: input.user, tags: checkedTags(input), online: onlineOf(input) };
+  return { user: userOf(input), tags: checkedTags(input), online: onlineOf(input) };
 }
 
 /**

@@ -59,13 +59,17 @@ export async function findUser(db: Db, networkId: string, id: string, stamp?: Re
   return (await userById(db, { networkId, id }, stamp))[0];
 }
 
-/** A user by id or login name (auth keys and device filters accept either). */
+/**
+ * A user by id or login name (auth keys and device filters accept either). Login names are
+ * stored in lower case, so one is found however it is capitalised, as at creation, where
+ * `Ana@Example.com` is the user `ana@example.com`.
+ */
 export async function findUserId(db: Db, networkId: string, idOrLogin: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('users')
     .select('id')
     .where('network_id', '=', networkId)
-    .where((eb) => eb.or([eb('id', '=', idOrLogin), eb('login_name', '=', idOrLogin)]))
+    .where((eb) => eb.or([eb('id', '=', idOrLogin), eb('login_name', '=', idOrLogin.toLowerCase())]))
     .executeTakeFirst();
   return row?.id;
 }

@@ -94,7 +94,7 @@ async function ownerFor(ctx: AppContext, actor: Actor, user: string | undefined)
     .selectFrom('users')
     .select(['id', 'status'])
     .where('network_id', '=', actor.networkId)
-    .where((eb) => eb.or([eb('id', '=', user), eb('login_name', '=', user)]))
+    .where((eb) => eb.or([eb('id', '=', user), eb('login_name', '=', user.toLowerCase())]))
     .executeTakeFirst();
   if (!row) throw notFound(`user ${user} does not exist`);
   if (row.status !== 'active') throw invalidState(`user ${user} is suspended; restore them first`);
