@@ -1,15 +1,16 @@
 /** The Actor of an HTTP call: who called (an API key or a device), from where, and how. */
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../core/actor.js';
+import { redactSecrets } from '../lib/secrets.js';
 import { clientAddress } from './client-address.js';
 
 /** Longer targets are cut: an entry records the call, not whatever a client chose to send. */
 const MAX_PATH = 2048;
 
-/** The path an entry records of a request target: no query string, cut to MAX_PATH. */
+/** The path an entry records of a request target: no query string, no secret, cut to MAX_PATH. */
 export function callPath(target: string): string {
   const query = target.indexOf('?');
-  return (query === -1 ? target : target.slice(0, query)).slice(0, MAX_PATH);
+  return redactSecrets((query === -1 ? target : target.slice(0, query)).slice(0, MAX_PATH));
 }
 
 /** What any actor of an HTTP call carries: the call's id, address, and request line. */

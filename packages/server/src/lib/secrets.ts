@@ -62,6 +62,17 @@ export function isWellFormedSecret(kind: SecretKind, secret: string): boolean {
   return secret.slice(bodyEnd) === smallToBase62(crc32(secret, prefix.length, bodyEnd), CHECKSUM_LENGTH);
 }
 
+const ANY_SECRET = new RegExp(`(${Object.values(SECRET_PREFIX).join('|')})[0-9A-Za-z]+`, 'g');
+
+/**
+ * `text` with every secret-looking token cut to its prefix (`wrn_api_…`), checksum or not (a
+ * mistyped secret is still almost the secret). For what is kept of a request, such as the path
+ * the audit log records: a client that puts a key where an id belongs must not leave it there.
+ */
+export function redactSecrets(text: string): string {
+  return text.includes('wrn_') ? text.replace(ANY_SECRET, '$1…') : text;
+}
+
 /** SHA-256 in hex; `hash` is the one-shot form, a third of createHash's cost on a short input. */
 export function hashSecret(secret: string): string {
   return hash('sha256', secret, 'hex');

@@ -74,6 +74,18 @@ describe('audit log', () => {
     expect(JSON.stringify(rows)).not.toContain(created.key);
   });
 
+  it('holds no secret sent where an id belongs, in its network or in none', async () => {
+    const created = await json(await server.call('POST', '/v1/keys', { body: { description: 'misused' } }));
+    // A key pasted in place of its id, by its network's key and by no key at all.
+    await server.call('DELETE', `/v1/keys/${created.key}`, { headers: { 'x-request-id': 'req-pasted' } });
+    await server.call('GET', `/v1/keys/${server.apiKey}`, { key: null });
+    const entry = (await audit('?limit=1000')).entries.find((e: { requestId: string }) => e.requestId === 'req-pasted');
+    expect(entry).toMatchObject({ method: 'DELETE', path: '/v1/keys/wrn_auth_…', status: 404 });
+    const rows = JSON.stringify(await server.database.storage.db.selectFrom('audit_log').selectAll().execute());
+    expect(rows).not.toContain(created.key);
+    expect(rows).not.toContain(server.apiKey);
+  });
+
   it('writes nothing for a change that failed, and the failure itself as a plain entry', async () => {
     const before = (await audit('?limit=1000')).entries.filter((e: { action: string | null }) => e.action).length;
     const res = await server.call('POST', '/v1/keys', {
