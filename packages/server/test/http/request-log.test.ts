@@ -57,4 +57,16 @@ describe('request log', () => {
     expect(text).not.toContain('secret-looking');
     expect(text).not.toContain('Bearer');
   });
+
+  it('writes no secret sent in the path', async () => {
+    lines.length = 0;
+    const pasted = await app.inject({
+      method: 'GET',
+      url: `/v1/keys/${apiKey}`,
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(pasted.statusCode).toBe(404);
+    expect(lines.find((line) => line.msg === 'request')).toMatchObject({ path: '/v1/keys/wrn_api_…', status: 404 });
+    expect(JSON.stringify(lines)).not.toContain(apiKey);
+  });
 });
