@@ -66,6 +66,8 @@ const PUBLIC_ANSWER: Record<string, number> = {
   // A Tailscale client's flow-log upload: the log id in the path is its credential, and a path
   // whose id is not a logtail private id (as the canonical `:id` here) is a bad request.
   '/c/:collection/:id': 400,
+  // Tailscale's control protocol without its upgrade: a bad request, as Tailscale's server has it.
+  '/ts2021': 400,
   '/assets/*': 404,
   ...Object.fromEntries(CONSOLE_PAGES.map((page) => [page, existsSync(join(CONSOLE_DIR, 'index.html')) ? 200 : 503])),
 };
@@ -136,6 +138,10 @@ describe('authentication whatever the spelling of the path', () => {
       '/key',
       '/readyz',
       '/readyz',
+      // What the control protocol's upgrade declines: a 400 saying what it lacks.
+      '/ts2021',
+      '/ts2021',
+      '/ts2021',
       '/v1/openapi.json',
       '/v1/openapi.json',
     ]);

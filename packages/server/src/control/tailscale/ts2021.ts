@@ -7,11 +7,13 @@
  *    servers work: the Noise layer is what protects the traffic.
  * Over that channel: /machine/register and /machine/map; anything else is 404.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import { constants, performServerHandshake, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { createWebSocketStream, type WebSocket, WebSocketServer } from 'ws';
+import { invalidRequest } from '../../core/errors.js';
 import { socketAddress } from '../../edge/client-address.js';
 import { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import type { UpgradeHandler } from '../upgrades.js';
@@ -58,6 +60,32 @@ export async function tailscaleRoutes(app: FastifyInstance): Promise<void> {
     const key = await machineKey(ctx.db);
     return { legacyPublicKey: `mkey:${'0'.repeat(64)}`, publicKey: machineKeyText(key.publicKey) };
   });
+  // A /ts2021 request the upgrade declined (ts2021Upgrade) reaches the router: it is answered
+  // 400 with what is missing, as Tailscale's own server (control/controlhttp) and Headscale
+  // answer it, not with the API's 401 (no credential is asked of this path).
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/ts2021',
+    config: { auth: 'none', audit: false },
+    schema: { hide: true },
+    handler: async (request) => {
+      throw invalidRequest(whyNotUpgraded(request.method, request.headers));
+    },
+  });
+}
+
+/** What a /ts2021 request lacks to become a control channel, in controlhttp's words first. */
+function whyNotUpgraded(method: string, headers: IncomingHttpHeaders): string {
+  const protocol = String(headers.upgrade ?? '').toLowerCase();
+  const how = `POST /ts2021 with "Upgrade: ${UPGRADE_PROTOCOL}" and the Noise initiation in X-Tailscale-Handshake`;
+  if (protocol === '') return `missing next protocol: send ${how}`;
+  if (protocol === 'websocket') {
+    return `invalid WebSocket upgrade: send GET /ts2021 with the subprotocol ${UPGRADE_PROTOCOL} and the Noise initiation in the X-Tailscale-Handshake query parameter`;
+  }
+  if (protocol !== UPGRADE_PROTOCOL) return `unknown next protocol "${protocol}": send ${how}`;
+  if (method !== 'POST') return `the control protocol is upgraded from a POST: send ${how}`;
+  if (headers[HANDSHAKE_HEADER] === undefined) return `missing Tailscale handshake header: send ${how}`;
+  return `invalid Tailscale handshake header: X-Tailscale-Handshake must be the ${INITIATION_LEN}-byte Noise initiation in base64`;
 }
 
 /**

@@ -2,6 +2,7 @@
  * Tailscale's control protocol over real HTTP: GET /key, the ts2021 upgrade, and register and
  * map over HTTP/2 inside the Noise channel, as tailscaled speaks them (ts-client.ts).
  */
+import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
 import { applyPolicy } from '../../acl/helpers.js';
@@ -62,6 +63,33 @@ describe('POST /ts2021', () => {
     }).catch((e) => e);
     // Node's fetch refuses upgrades itself; what matters is that no session was made.
     expect(res instanceof Error || res.status === 400).toBe(true);
+  });
+
+  it("answers a request it cannot upgrade 400 with what is missing, as Tailscale's server does", async () => {
+    const { port } = new URL(server.url);
+    const plain = (method: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, method, path: '/ts2021', headers }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const upgrade = { connection: 'upgrade', upgrade: 'tailscale-control-protocol' };
+    for (const [method, headers, why] of [
+      ['POST', {}, /^missing next protocol/],
+      ['GET', {}, /^missing next protocol/],
+      ['POST', { connection: 'upgrade', upgrade: 'h2c' }, /^unknown next protocol "h2c"/],
+      ['POST', upgrade, /^missing Tailscale handshake header/],
+      ['POST', { ...upgrade, 'x-tailscale-handshake': 'AAAA' }, /^invalid Tailscale handshake header/],
+      ['GET', { ...upgrade, 'x-tailscale-handshake': 'AAAA' }, /from a POST/],
+    ] as const) {
+      const res = await plain(method, headers);
+      expect(res.status, `${method} ${JSON.stringify(headers)}`).toBe(400);
+      expect(res.body).toMatchObject({ status: 400, code: 'invalid_request', detail: expect.stringMatching(why) });
+    }
   });
 
   it('registers with an auth key; the device is listed as any other', async () => {
