@@ -1,7 +1,9 @@
 /**
  * The policy file on /api/v2 as Tailscale serves it: JSON only when the caller's `Accept` names
  * `application/json`, the stored HuJSON otherwise (curl's and fetch's `*\/*`, or no `Accept`
- * at all, as Go's client sends on a POST); the quoted ETag either way.
+ * at all, as Go's client sends on a POST); the quoted ETag either way. A refusal's `message` is
+ * its first problem with line and column, which Tailscale's gitops-pusher annotates the file
+ * with.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startServer, type TestServer } from '../harness.js';
@@ -53,5 +55,28 @@ describe('/api/v2 policy file', () => {
     const asJson = await acl('POST', { 'content-type': 'application/hujson', accept: 'application/json' }, changed);
     expect(asJson.headers.get('content-type')).toMatch(/^application\/json/);
     expect(Array.isArray((await json(asJson)).acls)).toBe(true);
+  });
+
+  it("words a refusal's message as line, column and problem, the rest in data", async () => {
+    // gitops-pusher's reading of Tailscale's message (cmd/gitops-pusher, lineColMessageSplit).
+    const GITOPS = /^line ([0-9]+), column ([0-9]+): (.*)$/;
+    const one = '{\n  "acls": [\n    { "action": "accept", "src": ["*"], "dst": ["nope"] },\n  ],\n}';
+    const refused = await acl('POST', { 'content-type': 'application/hujson' }, one);
+    expect(refused.status).toBe(400);
+    const body = await json(refused);
+    expect(body.message).toMatch(GITOPS);
+    expect(body.message.match(GITOPS)?.[1]).toBe('3');
+    expect(body.data[0].errors).toEqual([body.message]);
+
+    const two = one.replace('"src": ["*"]', '"src": ["group:none"]');
+    const validated = await json(
+      await server.call('POST', '/api/v2/tailnet/-/acl/validate', {
+        raw: two,
+        headers: { 'content-type': 'application/hujson' },
+      }),
+    );
+    expect(validated.data[0].errors.length).toBe(2);
+    expect(validated.message).toMatch(GITOPS);
+    expect(validated.message).toBe(`${validated.data[0].errors[0]} (and 1 more in data)`);
   });
 });

@@ -127,7 +127,7 @@ describe('/api/v2 on the wire', () => {
     const bad = await v2('POST', '/tailnet/-/acl/validate', { body: '{\n  "acls": [,]\n}' });
     expect(bad.status).toBe(200);
     const body = await json(bad);
-    expect(body.message).toMatch(/problem/);
+    expect(body.message).toMatch(/^line 2, column \d+: /);
     expect(body.data[0].errors[0]).toMatch(/^line 2, column \d+: /);
   });
 });

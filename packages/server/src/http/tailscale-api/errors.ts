@@ -10,14 +10,27 @@ import { toApiError } from '../../edge/to-api-error.js';
 import { noRouteError } from '../error-handler.js';
 import type { ApiError } from '../problem.js';
 
+const located = (e: PolicyProblem) => `line ${e.line}, column ${e.column}: ${e.msg}`;
+
 /** Policy problems as Tailscale's `data`: one entry, each problem with where it is. */
 export function policyErrorData(errors: readonly PolicyProblem[]) {
-  return [{ user: '', errors: errors.map((e) => `line ${e.line}, column ${e.column}: ${e.msg}`) }];
+  return [{ user: '', errors: errors.map(located) }];
+}
+
+/**
+ * A refused policy's `message`, as Tailscale words it: the (first) problem with its line and
+ * column, `line L, column C: …`, which Tailscale's gitops-pusher turns into an annotation on
+ * that line of the file; the rest are in `data`.
+ */
+export function policyErrorMessage(errors: readonly PolicyProblem[]): string {
+  const [first, ...rest] = errors;
+  if (!first) return 'the policy is not valid';
+  return rest.length === 0 ? located(first) : `${located(first)} (and ${rest.length} more in data)`;
 }
 
 export function tailscaleErrorBody(request: Pick<FastifyRequest, 'id'>, error: ApiError) {
   return {
-    message: error.detail,
+    message: error.extras.errors ? policyErrorMessage(error.extras.errors) : error.detail,
     ...(error.extras.errors ? { data: policyErrorData(error.extras.errors) } : {}),
     status: error.status,
     code: error.code,

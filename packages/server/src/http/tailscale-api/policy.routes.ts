@@ -19,7 +19,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../edge/actor.js';
 import { getPolicy, replacePolicy, validatePolicyText } from '../../modules/acl/acl.service.js';
 import { DEFAULT_POLICY } from '../../policy/index.js';
-import { policyErrorData } from './errors.js';
+import { policyErrorData, policyErrorMessage } from './errors.js';
 import { tailnetOf } from './tailnet.js';
 
 const HUJSON = 'application/hujson';
@@ -88,8 +88,7 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
       tailnetOf(request);
       const result = await validatePolicyText(ctx, bodyText(request));
       if (result.valid) return {};
-      const n = result.errors.length;
-      return { message: `the policy has ${n} problem${n === 1 ? '' : 's'}`, data: policyErrorData(result.errors) };
+      return { message: policyErrorMessage(result.errors), data: policyErrorData(result.errors) };
     },
   );
 }
