@@ -1,6 +1,7 @@
 /**
  * Keys on /api/v2 as Tailscale shows them: a revoked (deleted) key keeps its record, with
  * `invalid: true` and `revoked` set to when it was revoked; a working key has `revoked: null`.
+ * An auth key's body must have `capabilities.devices`, as Tailscale's API requires.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startServer, type TestServer } from '../harness.js';
@@ -31,5 +32,20 @@ describe('/api/v2 keys', () => {
     const working = (await json(await keys('GET'))).keys;
     expect(working.length).toBeGreaterThan(0);
     for (const key of working) expect(key).toMatchObject({ invalid: false, revoked: null });
+  });
+
+  it('refuses an auth key without capabilities.devices, creating nothing', async () => {
+    const before = (await json(await keys('GET'))).keys.length;
+    for (const body of [{}, { capabilities: {} }, { capabilities: null, description: 'x' }]) {
+      const res = await keys('POST', '', body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(await json(res)).toMatchObject({ status: 400, code: 'invalid_request' });
+    }
+    expect((await json(await keys('GET'))).keys.length).toBe(before);
+    const bare = await keys('POST', '', { capabilities: { devices: {} } });
+    expect(bare.status).toBe(200);
+    expect(await json(bare)).toMatchObject({
+      capabilities: { devices: { create: { reusable: false, ephemeral: false, preauthorized: false, tags: [] } } },
+    });
   });
 });

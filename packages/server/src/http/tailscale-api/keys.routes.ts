@@ -240,8 +240,15 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
           'scopes, tags and rateLimit are fields of OAuth clients (keyType "client"); an auth key has capabilities',
         );
       }
+      // Required by Tailscale's API ("capabilities ... must contain devices", which may be {}):
+      // a body without it is a mistake, not a request for a bare single-use key.
+      if (!body.capabilities?.devices) {
+        throw invalidRequest(
+          'an auth key needs capabilities.devices (it may be {}): {"capabilities": {"devices": {"create": {…}}}}',
+        );
+      }
       requireKind(request, 'auth_keys');
-      const create = body.capabilities?.devices?.create ?? {};
+      const create = body.capabilities.devices.create ?? {};
       const key = await createKey(ctx, actorOf(request), {
         type: 'auth',
         reusable: create.reusable ?? false,
