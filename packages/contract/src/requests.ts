@@ -9,8 +9,17 @@ import { DNS_NAME_PATTERN, ROLES, type Role } from './formats.js';
 import { Nullable } from './nullable.js';
 
 const closed = { additionalProperties: false } as const;
-const Tags = Type.Array(Type.String({ maxLength: 80 }), { maxItems: 64 });
-const Prefixes = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 });
+/**
+ * A value with its own error code, bounded here: a breach of the bound (or of the type) is
+ * still a malformed tag, prefix or duration, so it answers with that code (`x-problem-code`,
+ * read by the server's validation errors), not with `invalid_request`.
+ */
+const TagValue = Type.String({ maxLength: 80, 'x-problem-code': 'invalid_tag' });
+const PrefixValue = Type.String({ maxLength: 64, 'x-problem-code': 'invalid_prefix' });
+const DurationValue = (description?: string) =>
+  Type.String({ maxLength: 16, 'x-problem-code': 'invalid_duration', ...(description ? { description } : {}) });
+const Tags = Type.Array(TagValue, { maxItems: 64 });
+const Prefixes = Type.Array(PrefixValue, { maxItems: 256 });
 
 export const CreateKeyBody = Type.Object(
   {
@@ -27,7 +36,7 @@ export const CreateKeyBody = Type.Object(
     scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 6 })),
     rateLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     // both
-    expiresIn: Type.Optional(Type.String({ maxLength: 16 })),
+    expiresIn: Type.Optional(DurationValue()),
   },
   closed,
 );
@@ -89,7 +98,7 @@ const DnsName = Type.String({ maxLength: 253, pattern: DNS_NAME_PATTERN });
 export const PatchNetworkBody = Type.Object(
   {
     deviceApproval: Type.Optional(Type.Boolean()),
-    nodeKeyExpiry: Type.Optional(Type.String({ maxLength: 16, description: 'a duration (180d), or 0 for never' })),
+    nodeKeyExpiry: Type.Optional(DurationValue('a duration (180d), or 0 for never')),
     flowLogs: Type.Optional(Type.Boolean()),
     dns: Type.Optional(
       Type.Object(

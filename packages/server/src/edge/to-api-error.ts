@@ -3,6 +3,8 @@
  * problems, with stable codes. http/error-handler.ts answers with them; a route that
  * validates on its own (a batch naming its bad entry) starts from them too.
  */
+
+import type { ErrorCode } from '@warren/contract';
 import type { FastifyError } from 'fastify';
 import { ApiError } from '../core/errors.js';
 
@@ -20,6 +22,10 @@ export function toApiError(error: FastifyError): ApiError {
     const first = error.validation[0];
     const path = first?.instancePath ? first.instancePath.slice(1).replaceAll('/', '.') : '';
     const subject = path ? `${where} field "${path}"` : where;
+    // A tag, prefix or duration out of its bounds is malformed like any other (contract's requests.ts).
+    const failed = (first as { parentSchema?: { 'x-problem-code'?: ErrorCode } } | undefined)?.parentSchema;
+    const own = failed?.['x-problem-code'];
+    if (own) return new ApiError(own, `${subject} ${first?.message ?? 'is invalid'}`);
     // A union of literals fails once per literal ("must be equal to constant"): name them all.
     const allowed = error.validation
       .filter((v) => v.keyword === 'const' && v.instancePath === first?.instancePath)

@@ -15,6 +15,9 @@ function makeAjv(coerce: boolean) {
     removeAdditional: false,
     allErrors: false,
     strict: false,
+    // Errors carry the schema that failed, so a value with a code of its own (`x-problem-code`:
+    // a tag, a prefix, a duration) is answered with it (edge/to-api-error.ts). Read only on failure.
+    verbose: true,
   });
   addFormats.default(ajv);
   return ajv;

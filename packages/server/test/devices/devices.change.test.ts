@@ -113,6 +113,11 @@ describe('device detail, delete and tags', () => {
       400,
       'invalid_tag',
     );
+    // However long: a tag over its bound is malformed like any other.
+    for (const tags of [[`tag:${'a'.repeat(300)}`], ['tag:ok', 7]]) {
+      const res = await server.call('POST', `/v1/devices/${device.id}/tags`, { body: { tags } });
+      await expectProblem(res, 400, 'invalid_tag');
+    }
     await expectProblem(
       await server.call('POST', `/v1/devices/${device.id}/tags`, { body: { tags: [], more: 1 } }),
       400,

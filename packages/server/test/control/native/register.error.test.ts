@@ -86,6 +86,8 @@ describe('POST /v1/node/register refusals', () => {
     await expectProblem(await register(server, key.key, { extra: 1 }), 400, 'unknown_field');
     await expectProblem(await register(server, key.key, { hostname: '' }), 400, 'invalid_request');
     await expectProblem(await register(server, key.key, { advertiseRoutes: ['10.0.0.1/24'] }), 400, 'invalid_prefix');
+    const long = `10.0.0.0/${'0'.repeat(80)}24`;
+    await expectProblem(await register(server, key.key, { advertiseRoutes: [long] }), 400, 'invalid_prefix');
     expect(await countDevices(server)).toBe(before);
     // the single-use key was not spent by the refused attempts
     expect(await json(await server.call('GET', `/v1/keys/${key.id}`))).toMatchObject({ uses: 0, state: 'valid' });
