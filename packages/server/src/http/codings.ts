@@ -8,7 +8,8 @@
  *  - an expectation other than `100-continue`: Node would answer 417 itself, with no body and
  *    no request id; 417 `expectation_failed` (RFC 9110 §10.1.1);
  *  - a transfer coding in HTTP/1.0, which has none: 400 and the connection closed.
- * Checked in the pipeline (pipeline.ts) right after Host, whether or not a key is sent.
+ * Checked in the pipeline (pipeline.ts) right after Host, whether or not a key is sent (a
+ * valid one still has the refused call recorded in its network and counted).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './problem.js';

@@ -1,6 +1,7 @@
 /**
  * The request pipeline of the management API, in order: request id → request line (505, 414,
- * 400) → Host, repeated Authorization or Content-Type (400) → content and transfer codings, expectations (415, 501, 417) →
+ * 400) → Host, repeated Authorization or Content-Type (400) → content and transfer codings, expectations (415, 501, 417;
+ * these and Host still authenticate a key sent with them, to record and count the call) →
  * authenticate (401) → rate limit (429) → scope (403) → body validation (400) → handler; and,
  * after the response, the audit entry of every call that did not write its own — also of a
  * call whose client closed the connection before its answer, which Fastify's onResponse never
@@ -98,6 +99,47 @@ function admitKey(
   if (!principal.oauth) ctx.audit.noteKeyUse(principal.keyId, now);
 }
 
+/**
+ * What the headers ask that the server refuses whoever sends it: Host (400), repeated
+ * Authorization or Content-Type (400), codings and expectations (415, 501, 417). Attributable
+ * when the credential is not in doubt (one Authorization header).
+ */
+function headerRefusal(request: FastifyRequest): { error: unknown; attributable: boolean } | undefined {
+  let host: unknown;
+  try {
+    checkHostHeader(request);
+  } catch (error) {
+    host = error;
+  }
+  try {
+    checkRepeatedHeaders(request);
+  } catch (error) {
+    return { error: host ?? error, attributable: false };
+  }
+  if (host) return { error: host, attributable: true };
+  try {
+    checkCodings(request);
+  } catch (error) {
+    return { error, attributable: true };
+  }
+  return undefined;
+}
+
+/**
+ * A refusal of a malformed request that comes with a key: the answer is the same with or
+ * without one, but a valid key still has the call recorded in its network's audit log, counted
+ * against its rate limit and answered with its RateLimit headers, as every call is (and as the
+ * router's refusals are, framework-errors.ts). An exhausted limit answers 429 instead.
+ */
+async function attributeRefusal(request: FastifyRequest, reply: FastifyReply, refusal: unknown): Promise<never> {
+  try {
+    await authenticateCall(request, reply);
+  } catch (other) {
+    if (other instanceof ApiError && other.code === 'rate_limited') throw other;
+  }
+  throw refusal;
+}
+
 /** The scope the route needs, once the caller is known. */
 function authorize(request: FastifyRequest): void {
   if (request.is404) return;
@@ -139,9 +181,14 @@ export function registerPipeline(app: FastifyInstance): void {
         );
       }
       checkRequestLine(request);
-      checkHostHeader(request);
-      checkRepeatedHeaders(request);
-      checkCodings(request);
+      const refused = headerRefusal(request);
+      if (refused) {
+        if (!refused.attributable || authModeOf(routeOf(request).config) !== 'api' || wantsSession(request)) {
+          throw refused.error;
+        }
+        attributeRefusal(request, reply, refused.error).then(undefined, done);
+        return;
+      }
       if (request.raw.url === '*') {
         // OPTIONS * (the only method the request line check lets through with it) asks what
         // the server implements, not a resource: it needs no key and reveals nothing.

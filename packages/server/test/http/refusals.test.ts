@@ -152,6 +152,24 @@ describe('refusals below the pipeline', () => {
       expect(await auditOf(problem.requestId)).toMatchObject([{ status: 417 }]);
       expect(await keyCount()).toBe(before);
     });
+
+    it('records each in the network of the key it came with, with its RateLimit headers', async () => {
+      const refusals = [
+        post(['Content-Encoding: gzip', `Content-Length: ${body.length}`], body),
+        post(['Transfer-Encoding: gzip, chunked'], `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`),
+        post(['Expect: 200-ok', `Content-Length: ${body.length}`], body),
+      ];
+      for (const raw of refusals) {
+        const res = await rawSocket(server.url, raw);
+        expect(res.headers['ratelimit-limit'], res.body).toBeDefined();
+        const rows = await auditOf(JSON.parse(res.body).requestId);
+        expect(rows).toMatchObject([{ network_id: server.networkId, key_id: expect.stringMatching(/^key_/) }]);
+      }
+      // Two Authorization headers leave the caller in doubt: under no network, as before.
+      const doubled = await rawSocket(server.url, post([bearer, `Content-Length: ${body.length}`], body));
+      const problem = expectRawProblem(doubled, 400, 'invalid_request');
+      expect(await auditOf(problem.requestId)).toMatchObject([{ network_id: null, key_id: null }]);
+    });
   });
 
   it('keeps serving after refusals', async () => {
