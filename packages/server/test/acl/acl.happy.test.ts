@@ -90,6 +90,24 @@ describe('GET and PUT /v1/acl', () => {
     }
   });
 
+  it('answers a GET whose If-None-Match names the current ETag with 304, and the policy once it changed', async () => {
+    const { etag } = await policyText(server);
+    for (const held of [etag, etag.slice(1, -1), `W/${etag}`, `"nope", ${etag}`, '*']) {
+      const res = await server.call('GET', '/v1/acl', { headers: { 'if-none-match': held } });
+      expect(res.status, held).toBe(304);
+      expect(res.headers.get('etag')).toBe(etag);
+      expect(await res.text()).toBe('');
+    }
+    const stale = await server.call('GET', '/v1/acl', { headers: { 'if-none-match': '"stale"' } });
+    expect(stale.status).toBe(200);
+    await putPolicy(server, `${COMMENTED}// changed after it was read\n`);
+    const changed = await server.call('GET', '/v1/acl', {
+      headers: { 'if-none-match': etag, accept: 'application/hujson' },
+    });
+    expect(changed.status).toBe(200);
+    expect(await changed.text()).toContain('changed after it was read');
+  });
+
   it('keeps every version: history newest first, each text as it was sent', async () => {
     const first = await applyPolicy(server, `${COMMENTED}// v-a\n`);
     const second = await applyPolicy(server, `${COMMENTED}// v-b\n`);

@@ -12,6 +12,7 @@ import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
 import {
   getPolicy,
+  ifNoneMatchHolds,
   policyAtVersion,
   policyHistory,
   replacePolicy,
@@ -87,12 +88,16 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
         operationId: 'getPolicy',
         tags,
         summary: 'The policy: JSON by default, the stored HuJSON text with Accept: application/hujson',
-        response: { 200: { description: 'the current policy; header ETag', ...policyContent } },
+        response: {
+          200: { description: 'the current policy; header ETag', ...policyContent },
+          304: { description: 'If-None-Match names the current ETag: the policy is unchanged', headers: etagHeader },
+        },
       }),
     },
     async (request, reply) => {
       const policy = await getPolicy(ctx, request.principal!.networkId, request.principal!.readStamp);
       reply.header('etag', policy.etag);
+      if (ifNoneMatchHolds(request.headers['if-none-match'], policy.etag)) return reply.code(304).send();
       if (wantsHujson(request)) return reply.type(HUJSON_TYPE).send(policy.text);
       return reply.type(JSON_TYPE).send(policy.meaning);
     },

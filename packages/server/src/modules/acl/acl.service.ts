@@ -59,6 +59,20 @@ function ifMatchAccepts(header: string, etag: string): boolean {
     .some((t) => t === '*' || (!t.startsWith('W/') && unquote(t) === bare));
 }
 
+/**
+ * Whether an `If-None-Match` value names the current ETag: `*`, or one of a list of entity
+ * tags, quoted or bare, weak ones included (RFC 9110 §13.1.2 compares them weakly). A reader
+ * holding the current policy is then answered 304 without it.
+ */
+export function ifNoneMatchHolds(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const bare = unquote(etag);
+  return header
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === '*' || unquote(t) === bare);
+}
+
 const unquote = (tag: string) => (tag.length >= 2 && tag.startsWith('"') && tag.endsWith('"') ? tag.slice(1, -1) : tag);
 
 export async function replacePolicy(
