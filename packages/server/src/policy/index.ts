@@ -92,3 +92,4 @@ export type {
   Protocol,
 } from './types.js';
 export { compilePolicy, type ValidateResult, validatePolicy } from './validate.js';
+export { withTests } from './with-tests.js';

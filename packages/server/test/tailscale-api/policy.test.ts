@@ -3,7 +3,7 @@
  * `application/json`, the stored HuJSON otherwise (curl's and fetch's `*\/*`, or no `Accept`
  * at all, as Go's client sends on a POST); the quoted ETag either way. A refusal's `message` is
  * its first problem with line and column, which Tailscale's gitops-pusher annotates the file
- * with.
+ * with. `acl/validate` given a JSON array runs those tests against the current policy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startServer, type TestServer } from '../harness.js';
@@ -78,5 +78,30 @@ describe('/api/v2 policy file', () => {
     expect(validated.data[0].errors.length).toBe(2);
     expect(validated.message).toMatch(GITOPS);
     expect(validated.message).toBe(`${validated.data[0].errors[0]} (and 1 more in data)`);
+  });
+
+  it('runs a JSON array of tests against the current policy, changing nothing', async () => {
+    const before = await acl('GET', { accept: 'application/hujson' });
+    const [text, etag] = [await before.text(), before.headers.get('etag')];
+    const validate = async (tests: unknown) => {
+      const res = await server.call('POST', '/api/v2/tailnet/-/acl/validate', { body: tests });
+      expect(res.status).toBe(200);
+      return json(res);
+    };
+    expect(await validate([{ src: 'owner@example.com', accept: ['owner@example.com:22'] }])).toEqual({});
+    const failed = await validate([
+      { src: 'owner@example.com', accept: ['owner@example.com:22'] },
+      { src: 'owner@example.com', deny: ['owner@example.com:443'] },
+    ]);
+    expect(failed.message).toBe('test(s) failed');
+    expect(failed.data).toHaveLength(1);
+    expect(failed.data[0].user).toBe('owner@example.com');
+    // The rule that accepts is named by its line in the stored file.
+    const ruleLine = text.split('\n').findIndex((line) => line.includes('"action": "accept"')) + 1;
+    expect(failed.data[0].errors[0]).toContain(`line ${ruleLine}`);
+    const malformed = await validate([{ accept: ['owner@example.com:22'] }]);
+    expect(malformed.data[0].errors[0]).toMatch(/src/);
+    const after = await acl('GET', { accept: 'application/hujson' });
+    expect([await after.text(), after.headers.get('etag')]).toEqual([text, etag]);
   });
 });

@@ -15,9 +15,10 @@
  * Bodies are text here, read by this plugin's own parser (the API's JSON parser would drop
  * comments and refuse trailing commas).
  */
+import type { PolicyProblem, ValidationResultBody } from '@warren/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../edge/actor.js';
-import { getPolicy, replacePolicy, validatePolicyText } from '../../modules/acl/acl.service.js';
+import { getPolicy, replacePolicy, runPolicyTests, validatePolicyText } from '../../modules/acl/acl.service.js';
 import { DEFAULT_POLICY } from '../../policy/index.js';
 import { policyErrorData, policyErrorMessage } from './errors.js';
 import { tailnetOf } from './tailnet.js';
@@ -33,6 +34,34 @@ type TailnetRequest = FastifyRequest<{ Params: { tailnet: string } }>;
 /** Whether `Accept` names `application/json` itself (a wildcard does not: Tailscale answers HuJSON). */
 const acceptsJson = (request: FastifyRequest): boolean =>
   (request.headers.accept ?? '').split(',').some((range) => range.split(';')[0]?.trim().toLowerCase() === JSON_TYPE);
+
+/** A validate body that is a JSON array: tests to run against the current policy, not a policy. */
+function testsAlone(text: string): unknown[] | undefined {
+  if (!text.trimStart().startsWith('[')) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value : undefined;
+  } catch {
+    // Not JSON: validated as a policy text, whose answer locates the syntax error.
+    return undefined;
+  }
+}
+
+/**
+ * Failed tests as Tailscale reports them: "test(s) failed", and in `data` each failing test's
+ * problems under its `src` (as `user`). A problem with the tests themselves (a malformed entry)
+ * has no test to be under: it comes under "" and is the message.
+ */
+function testsFailed(result: ValidationResultBody) {
+  const failing = result.tests.filter((test) => !test.passed);
+  const ofTests = failing.flatMap((test) => test.failures);
+  const others = result.errors.filter((e) => !ofTests.some((f) => samePlace(f, e)));
+  const data = failing.map((test) => ({ user: test.src, errors: test.failures.map((f) => f.msg) }));
+  if (others.length > 0) data.unshift({ user: '', errors: others.map((e) => e.msg) });
+  return { message: others[0]?.msg ?? 'test(s) failed', data };
+}
+
+const samePlace = (a: PolicyProblem, b: PolicyProblem) => a.line === b.line && a.column === b.column && a.msg === b.msg;
 
 const bodyText = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
 const unquote = (tag: string) =>
@@ -85,7 +114,12 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
     '/tailnet/:tailnet/acl/validate',
     { config, schema: hide },
     async (request) => {
-      tailnetOf(request);
+      const networkId = tailnetOf(request);
+      const tests = testsAlone(bodyText(request));
+      if (tests) {
+        const result = await runPolicyTests(ctx, networkId, tests, request.principal!.readStamp);
+        return result.valid ? {} : testsFailed(result);
+      }
       const result = await validatePolicyText(ctx, bodyText(request));
       if (result.valid) return {};
       return { message: policyErrorMessage(result.errors), data: policyErrorData(result.errors) };

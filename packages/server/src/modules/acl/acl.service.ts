@@ -15,7 +15,7 @@ import { ApiError, notFound } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
-import { policyEtag } from '../../policy/index.js';
+import { policyEtag, withTests } from '../../policy/index.js';
 import type { ReadStamp } from '../../storage/compiled-query.js';
 import { netmapEpoch } from '../network/epochs.js';
 import { NO_DEVICE_CHANGED } from '../network/netmap-changes.js';
@@ -45,6 +45,20 @@ export const getPolicy = (ctx: AppContext, networkId: string, stamp?: ReadStamp)
 /** Validation runs in a worker within the time budget (policy-pool.ts): never on the event loop. */
 export function validatePolicyText(ctx: AppContext, text: string): Promise<ValidationResultBody> {
   return ctx.policies.validate(text);
+}
+
+/**
+ * The current policy's rules against `tests` sent alone, in place of its own (Tailscale's "run
+ * ACL tests" form of validation); nothing is stored. Lines in the answer are the stored file's.
+ */
+export async function runPolicyTests(
+  ctx: AppContext,
+  networkId: string,
+  tests: readonly unknown[],
+  stamp?: ReadStamp,
+): Promise<ValidationResultBody> {
+  const current = await getPolicy(ctx, networkId, stamp);
+  return ctx.policies.validate(withTests(current.text, tests));
 }
 
 /**
