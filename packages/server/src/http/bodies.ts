@@ -43,7 +43,7 @@ function hasNoBody(request: FastifyRequest): boolean {
 }
 
 /**
- * A body sent to a call of the API (`/v1`) that takes none: `{}` is nothing, but a field is
+ * A body sent to a call of the API (`/v1`) that takes none: `{}` and `null` are nothing, but a field is
  * an unknown field as in any other body, not silently dropped (an approve sent
  * `{"force": true}` must not look like it was heard). The Tailscale API (`/api/v2`) and SCIM
  * keep their own rules.
@@ -54,8 +54,10 @@ export function unexpectedBody(request: FastifyRequest): ApiError | undefined {
   if (body === undefined || request.method === 'GET' || request.method === 'HEAD') return undefined;
   const route = routeOf(request);
   if (route.schema?.body || !route.url?.startsWith('/v1/')) return undefined;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    return invalidRequest(`${request.method} ${route.url} takes no body; send none, or {}`);
+  // JSON's null is nothing too: some clients encode "no body" so.
+  if (body === null) return undefined;
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    return invalidRequest(`${request.method} ${route.url} takes no body; send none, {} or null`);
   }
   const [field] = Object.keys(body);
   return field === undefined ? undefined : new ApiError('unknown_field', `unknown field "${field}" in body`);

@@ -92,8 +92,9 @@ describe('requests without a body', () => {
     );
     expect((await json(await server.call('GET', `/v1/routes?device=${device.id}`))).routes[0].state).toBe('pending');
     expect((await json(await server.call('GET', `/v1/keys/${key.id}`))).state).toBe('valid');
-    // {} holds nothing, so it is no body.
-    expect((await approve({})).status).toBe(200);
+    // {} and null hold nothing, so they are no body.
+    expect((await approve(null)).status).toBe(200);
+    expect((await server.call('POST', `/v1/routes/${route.id}/disable`, { body: {} })).status).toBe(200);
   });
 
   it('still refuses a body that is there and is not JSON with 415, and changes nothing', async () => {
