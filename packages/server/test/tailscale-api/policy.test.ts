@@ -4,6 +4,7 @@
  * at all, as Go's client sends on a POST); the quoted ETag either way. A refusal's `message` is
  * its first problem with line and column, which Tailscale's gitops-pusher annotates the file
  * with. `acl/validate` given a JSON array runs those tests against the current policy.
+ * `details=1` answers the file in base64 with its warnings and errors.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startServer, type TestServer } from '../harness.js';
@@ -103,5 +104,19 @@ describe('/api/v2 policy file', () => {
     expect(malformed.data[0].errors[0]).toMatch(/src/);
     const after = await acl('GET', { accept: 'application/hujson' });
     expect([await after.text(), after.headers.get('etag')]).toEqual([text, etag]);
+  });
+
+  it('answers details=1 with the file in base64, its warnings and errors', async () => {
+    const file = await acl('GET', { accept: 'application/hujson' });
+    const [text, etag] = [await file.text(), file.headers.get('etag')];
+    const res = await server.call('GET', '/api/v2/tailnet/-/acl?details=1');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('etag')).toBe(etag);
+    const body = await json(res);
+    expect(body).toEqual({ acl: Buffer.from(text).toString('base64'), warnings: [], errors: null });
+    expect(Buffer.from(body.acl, 'base64').toString()).toBe(text);
+    const plain = await server.call('GET', '/api/v2/tailnet/-/acl?details=0');
+    expect(await plain.text()).toBe(text);
   });
 });

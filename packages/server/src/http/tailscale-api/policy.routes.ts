@@ -4,7 +4,8 @@
  *
  * - `GET acl`: the stored HuJSON text, comments included, unless the caller asks for
  *   `application/json` (Tailscale's rule: JSON when asked for, HuJSON otherwise, so `curl`
- *   without an `Accept` gets the file as written); the quoted ETag either way.
+ *   without an `Accept` gets the file as written); the quoted ETag either way. With
+ *   `details=1`, `{ acl: <the file in base64>, warnings, errors }` as Tailscale answers it.
  * - `POST acl`: replaces it (HuJSON or JSON text; an empty body restores the default policy) and
  *   answers with the new policy as GET would.
  *   `If-Match` arrives re-quoted by Tailscale's client; `"ts-default"` matches only while the
@@ -63,6 +64,9 @@ function testsFailed(result: ValidationResultBody) {
 
 const samePlace = (a: PolicyProblem, b: PolicyProblem) => a.line === b.line && a.column === b.column && a.msg === b.msg;
 
+/** `details=1` (or `true`), as Tailscale's API takes it; absent, empty, `0` or `false` is the file itself. */
+const wantsDetails = (details: string | undefined) => details !== undefined && !['', '0', 'false'].includes(details);
+
 const bodyText = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
 const unquote = (tag: string) =>
   tag
@@ -85,8 +89,19 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
     return reply.type(`${HUJSON}; charset=utf-8`).send(policy.text);
   };
 
-  app.get<{ Params: { tailnet: string } }>('/tailnet/:tailnet/acl', { config, schema: hide }, async (request, reply) =>
-    send(request, reply, await getPolicy(ctx, tailnetOf(request), request.principal!.readStamp)),
+  app.get<{ Params: { tailnet: string }; Querystring: { details?: string } }>(
+    '/tailnet/:tailnet/acl',
+    { config, schema: hide },
+    async (request, reply) => {
+      const policy = await getPolicy(ctx, tailnetOf(request), request.principal!.readStamp);
+      if (!wantsDetails(request.query.details)) return send(request, reply, policy);
+      // Tailscale's details=1: the file in base64, with its warnings and errors. A stored
+      // policy passed validation, which Warren does not soften into warnings: none of either.
+      reply.header('etag', policy.etag);
+      return reply
+        .type(`${JSON_TYPE}; charset=utf-8`)
+        .send({ acl: Buffer.from(policy.text).toString('base64'), warnings: [], errors: null });
+    },
   );
 
   app.post<{ Params: { tailnet: string } }>(
