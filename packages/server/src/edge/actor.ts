@@ -7,10 +7,18 @@ import { clientAddress } from './client-address.js';
 /** Longer targets are cut: an entry records the call, not whatever a client chose to send. */
 const MAX_PATH = 2048;
 
-/** The path an entry records of a request target: no query string, no secret, cut to MAX_PATH. */
+/** The scheme and authority of an absolute-form target (`http://host:port`), served like its path. */
+const SCHEME_AND_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i;
+
+/**
+ * The path an entry records of a request target: the path alone (an absolute-form target's
+ * scheme and authority dropped, as the call is the same), no query string, no secret, cut to
+ * MAX_PATH.
+ */
 export function callPath(target: string): string {
-  const query = target.indexOf('?');
-  return redactSecrets((query === -1 ? target : target.slice(0, query)).slice(0, MAX_PATH));
+  const origin = target.startsWith('/') ? target : target.replace(SCHEME_AND_AUTHORITY, '') || '/';
+  const query = origin.indexOf('?');
+  return redactSecrets((query === -1 ? origin : origin.slice(0, query)).slice(0, MAX_PATH));
 }
 
 /** What any actor of an HTTP call carries: the call's id, address, and request line. */

@@ -57,6 +57,14 @@ describe('request lines', () => {
       expect((await get('GET HTTP://[::1]:8080/v1/network HTTP/1.1')).status).toBe(200);
     });
 
+    it('records an absolute-form call under its path, as the same call as the origin form', async () => {
+      const res = await get('GET https://other.example:8443/v1/network?x=1 HTTP/1.1', ['X-Request-Id: absolute-form']);
+      expect(res.status).toBe(200);
+      const page = await json(await server.call('GET', '/v1/logs/audit?limit=1000'));
+      const entry = page.entries.find((e: { requestId: string }) => e.requestId === 'absolute-form');
+      expect(entry).toMatchObject({ method: 'GET', path: '/v1/network', status: 200 });
+    });
+
     it.each([
       ['userinfo in the authority', 'GET http://user@evil.example/v1/network HTTP/1.1'],
       ['userinfo and password', 'GET http://user:pw@evil.example/v1/network HTTP/1.1'],
