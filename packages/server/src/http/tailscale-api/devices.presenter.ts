@@ -6,6 +6,7 @@
  * left out while the device is connected, as Tailscale leaves it out.
  */
 import type { DeviceBody } from '@warren/contract';
+import { tailscaleTime } from './times.js';
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
@@ -38,10 +39,10 @@ export function presentTailscaleDevice(device: DeviceBody, allFields: boolean) {
     clientVersion: device.clientVersion ?? '',
     updateAvailable: false,
     os: device.os,
-    created: device.created,
-    expires: device.keyExpiry ?? ZERO_TIME,
+    created: tailscaleTime(device.created),
+    expires: device.keyExpiry ? tailscaleTime(device.keyExpiry) : ZERO_TIME,
     // As Tailscale's API: lastSeen only while the device is not connected.
-    ...(device.online || device.lastSeen === null ? {} : { lastSeen: device.lastSeen }),
+    ...(device.online || device.lastSeen === null ? {} : { lastSeen: tailscaleTime(device.lastSeen) }),
     connectedToControl: device.online,
     isEphemeral: device.ephemeral ?? false,
     isExternal: false,

@@ -27,6 +27,7 @@ import { allowsCall } from '../../modules/oauth/scopes.js';
 import { requireScope } from '../authenticate.js';
 import { invalidRequest, notFound } from '../problem.js';
 import { listOrEmpty, tailnetOf } from './tailnet.js';
+import { tailscaleTime, tailscaleTimeOrNull } from './times.js';
 
 const config = { scope: 'keys' as const, tailscaleScope: ['auth_keys', 'oauth_keys'] as TailscaleResource[] };
 const hide = { hide: true };
@@ -117,10 +118,10 @@ export function presentTailscaleKey(key: KeyBody, revokedAt: number | null = nul
     ...(key.key ? { key: key.key } : {}),
     description: key.type === 'api' ? (key.name ?? key.description) : key.description,
     expirySeconds: Math.round((Date.parse(key.expires) - created) / 1000),
-    created: key.created,
-    updated: revokedAt === null ? key.created : iso(revokedAt),
-    expires: key.expires,
-    revoked: isoOrNull(revokedAt),
+    created: tailscaleTime(key.created),
+    updated: tailscaleTime(revokedAt === null ? key.created : iso(revokedAt)),
+    expires: tailscaleTime(key.expires),
+    revoked: tailscaleTimeOrNull(isoOrNull(revokedAt)),
     invalid: key.state !== 'valid',
     userId: key.user ?? '',
   };
@@ -149,10 +150,10 @@ export function presentTailscaleClient(client: OAuthClient, secret?: string) {
     ...(secret ? { key: secret } : {}),
     description: client.description,
     expirySeconds: null,
-    created: iso(client.createdAt),
-    updated: iso(client.updatedAt),
+    created: tailscaleTime(iso(client.createdAt)),
+    updated: tailscaleTime(iso(client.updatedAt)),
     expires: null,
-    revoked: isoOrNull(client.revokedAt),
+    revoked: tailscaleTimeOrNull(isoOrNull(client.revokedAt)),
     invalid: client.revokedAt !== null,
     scopes: client.scopes,
     tags: client.tags,

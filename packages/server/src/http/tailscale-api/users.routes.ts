@@ -18,6 +18,7 @@ import {
 } from '../../modules/users/users-connected.js';
 import { invalidRequest, notFound } from '../problem.js';
 import { tailnetOf } from './tailnet.js';
+import { tailscaleTime, tailscaleTimeOrNull } from './times.js';
 
 const config = { scope: 'users' as const, tailscaleScope: 'users' as const };
 const hide = { hide: true };
@@ -32,12 +33,12 @@ function presentTailscaleUser(user: UserBody, networkId: string, connected: bool
     loginName: user.loginName,
     profilePicUrl: '',
     tailnetId: networkId,
-    created: user.created,
+    created: tailscaleTime(user.created),
     type: 'member',
     role: user.role,
     status: user.status,
     deviceCount: user.deviceCount,
-    lastSeen: user.lastSeen,
+    lastSeen: tailscaleTimeOrNull(user.lastSeen),
     currentlyConnected: connected,
   };
 }
