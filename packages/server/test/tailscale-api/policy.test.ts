@@ -4,7 +4,8 @@
  * at all, as Go's client sends on a POST); the quoted ETag either way. A refusal's `message` is
  * its first problem with line and column, which Tailscale's gitops-pusher annotates the file
  * with. `acl/validate` given a JSON array runs those tests against the current policy.
- * `details=1` answers the file in base64 with its warnings and errors.
+ * `details=1` answers the file in base64 with its warnings and errors. Failing tests are
+ * reported as Tailscale does: "test(s) failed", each test's problems under its `src`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startServer, type TestServer } from '../harness.js';
@@ -118,5 +119,29 @@ describe('/api/v2 policy file', () => {
     expect(Buffer.from(body.acl, 'base64').toString()).toBe(text);
     const plain = await server.call('GET', '/api/v2/tailnet/-/acl?details=0');
     expect(await plain.text()).toBe(text);
+  });
+
+  it("reports failing tests under their src, as Tailscale's test(s) failed", async () => {
+    const before = await acl('GET', { accept: 'application/hujson' });
+    const failing = POLICY.replace(
+      '"acls": [',
+      '"tests": [{ "src": "owner@example.com", "deny": ["owner@example.com:22"] }],\n  "acls": [',
+    );
+    const refused = await acl('POST', { 'content-type': 'application/hujson' }, failing);
+    expect(refused.status).toBe(400);
+    const body = await json(refused);
+    expect(body).toMatchObject({ message: 'test(s) failed', status: 400, code: 'policy_invalid' });
+    expect(body.data).toEqual([
+      { user: 'owner@example.com', errors: [expect.stringMatching(/^line 3, column \d+: /)] },
+    ]);
+    const validated = await json(
+      await server.call('POST', '/api/v2/tailnet/-/acl/validate', {
+        raw: failing,
+        headers: { 'content-type': 'application/hujson' },
+      }),
+    );
+    expect(validated).toEqual({ message: body.message, data: body.data });
+    const after = await acl('GET', { accept: 'application/hujson' });
+    expect(after.headers.get('etag')).toBe(before.headers.get('etag'));
   });
 });

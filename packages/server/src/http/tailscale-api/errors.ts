@@ -4,7 +4,7 @@
  * fields; Warren's stable `code` and the `requestId` are added beside them. Policy problems
  * carry their line and column in each message.
  */
-import type { PolicyProblem } from '@warren/contract';
+import type { PolicyProblem, ValidationResultBody } from '@warren/contract';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toApiError } from '../../edge/to-api-error.js';
 import { noRouteError } from '../error-handler.js';
@@ -13,7 +13,7 @@ import type { ApiError } from '../problem.js';
 const located = (e: PolicyProblem) => `line ${e.line}, column ${e.column}: ${e.msg}`;
 
 /** Policy problems as Tailscale's `data`: one entry, each problem with where it is. */
-export function policyErrorData(errors: readonly PolicyProblem[]) {
+function policyErrorData(errors: readonly PolicyProblem[]) {
   return [{ user: '', errors: errors.map(located) }];
 }
 
@@ -22,11 +22,30 @@ export function policyErrorData(errors: readonly PolicyProblem[]) {
  * column, `line L, column C: …`, which Tailscale's gitops-pusher turns into an annotation on
  * that line of the file; the rest are in `data`.
  */
-export function policyErrorMessage(errors: readonly PolicyProblem[]): string {
+function policyErrorMessage(errors: readonly PolicyProblem[]): string {
   const [first, ...rest] = errors;
   if (!first) return 'the policy is not valid';
   return rest.length === 0 ? located(first) : `${located(first)} (and ${rest.length} more in data)`;
 }
+
+/**
+ * A policy's problems as Tailscale reports them: each failing test's problems under its `src`
+ * (as `user`), the rest under `""`, first. The message is the first of the rest, located (see
+ * policyErrorMessage), or Tailscale's "test(s) failed" when only tests failed. `located: false`
+ * leaves lines and columns out, for tests run on a text the caller did not write.
+ */
+export function policyProblems(result: Pick<ValidationResultBody, 'errors' | 'tests'>, locate = true) {
+  const failing = result.tests.filter((test) => !test.passed);
+  const ofTests = failing.flatMap((test) => test.failures);
+  const others = result.errors.filter((e) => !ofTests.some((f) => samePlace(f, e)));
+  const say = locate ? located : (e: PolicyProblem) => e.msg;
+  const data = failing.map((test) => ({ user: test.src, errors: test.failures.map(say) }));
+  if (others.length > 0) data.unshift({ user: '', errors: others.map(say) });
+  const message = others.length === 0 ? 'test(s) failed' : locate ? policyErrorMessage(others) : say(others[0]!);
+  return { message, data };
+}
+
+const samePlace = (a: PolicyProblem, b: PolicyProblem) => a.line === b.line && a.column === b.column && a.msg === b.msg;
 
 export function tailscaleErrorBody(request: Pick<FastifyRequest, 'id'>, error: ApiError) {
   return {

@@ -16,12 +16,12 @@
  * Bodies are text here, read by this plugin's own parser (the API's JSON parser would drop
  * comments and refuse trailing commas).
  */
-import type { PolicyProblem, ValidationResultBody } from '@warren/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../core/errors.js';
 import { actorOf } from '../../edge/actor.js';
 import { getPolicy, replacePolicy, runPolicyTests, validatePolicyText } from '../../modules/acl/acl.service.js';
 import { DEFAULT_POLICY } from '../../policy/index.js';
-import { policyErrorData, policyErrorMessage } from './errors.js';
+import { policyProblems } from './errors.js';
 import { tailnetOf } from './tailnet.js';
 
 const HUJSON = 'application/hujson';
@@ -47,22 +47,6 @@ function testsAlone(text: string): unknown[] | undefined {
     return undefined;
   }
 }
-
-/**
- * Failed tests as Tailscale reports them: "test(s) failed", and in `data` each failing test's
- * problems under its `src` (as `user`). A problem with the tests themselves (a malformed entry)
- * has no test to be under: it comes under "" and is the message.
- */
-function testsFailed(result: ValidationResultBody) {
-  const failing = result.tests.filter((test) => !test.passed);
-  const ofTests = failing.flatMap((test) => test.failures);
-  const others = result.errors.filter((e) => !ofTests.some((f) => samePlace(f, e)));
-  const data = failing.map((test) => ({ user: test.src, errors: test.failures.map((f) => f.msg) }));
-  if (others.length > 0) data.unshift({ user: '', errors: others.map((e) => e.msg) });
-  return { message: others[0]?.msg ?? 'test(s) failed', data };
-}
-
-const samePlace = (a: PolicyProblem, b: PolicyProblem) => a.line === b.line && a.column === b.column && a.msg === b.msg;
 
 /** `details=1` (or `true`), as Tailscale's API takes it; absent, empty, `0` or `false` is the file itself. */
 const wantsDetails = (details: string | undefined) => details !== undefined && !['', '0', 'false'].includes(details);
@@ -120,7 +104,19 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
         ifMatch =
           wanted === TS_DEFAULT ? (current.text === DEFAULT_POLICY ? current.etag : `"${TS_DEFAULT}"`) : `"${wanted}"`;
       }
-      const stored = await replacePolicy(ctx, actorOf(request), text, ifMatch);
+      let stored: Awaited<ReturnType<typeof replacePolicy>>;
+      try {
+        stored = await replacePolicy(ctx, actorOf(request), text, ifMatch);
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.code !== 'policy_invalid') throw error;
+        // The refusal names problems only; the tests' sources, which Tailscale reports failures
+        // under, come from validating the text again (on this failing path only).
+        const body = policyProblems(await validatePolicyText(ctx, text));
+        return reply
+          .code(error.status)
+          .type(`${JSON_TYPE}; charset=utf-8`)
+          .send({ ...body, status: error.status, code: error.code, requestId: request.id });
+      }
       return send(request, reply, stored);
     },
   );
@@ -133,11 +129,10 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
       const tests = testsAlone(bodyText(request));
       if (tests) {
         const result = await runPolicyTests(ctx, networkId, tests, request.principal!.readStamp);
-        return result.valid ? {} : testsFailed(result);
+        return result.valid ? {} : policyProblems(result, false);
       }
       const result = await validatePolicyText(ctx, bodyText(request));
-      if (result.valid) return {};
-      return { message: policyErrorMessage(result.errors), data: policyErrorData(result.errors) };
+      return result.valid ? {} : policyProblems(result);
     },
   );
 }
