@@ -7,11 +7,11 @@
  *   without an `Accept` gets the file as written); the quoted ETag either way. With
  *   `details=1`, `{ acl: <the file in base64>, warnings, errors }` as Tailscale answers it.
  * - `POST acl`: replaces it (HuJSON or JSON text; an empty body restores the default policy) and
- *   answers with the new policy as GET would.
- *   `If-Match` arrives re-quoted by Tailscale's client; `"ts-default"` matches only while the
- *   policy is still the default one.
+ *   answers with the new policy as GET would. `If-Match` arrives re-quoted by Tailscale's
+ *   client; `"ts-default"` matches only while the policy is still the default one.
  * - `POST acl/validate`: 200 with `{}` when valid, else `{ message, data }` with every problem's
- *   line and column.
+ *   line and column (errors.ts, policyProblems); a JSON array is tests to run against the
+ *   current policy, Tailscale's other form of the call.
  *
  * Bodies are text here, read by this plugin's own parser (the API's JSON parser would drop
  * comments and refuse trailing commas).
