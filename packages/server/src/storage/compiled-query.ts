@@ -33,7 +33,16 @@
  * stamp its API key's statement read (http/authenticate.ts) is answered from what was kept at
  * that stamp: one round trip per small read, the key's, and correct across instances, since the
  * stamp moves in the writer's own transaction and was read after the call arrived.
+ *
+ * A caller on SQLite may bring a stamp of its own that moves with every write the select can
+ * see (the device list brings the network's route and device counters, migrations 012 and 038,
+ * which its index reads once per commit): its answers are then kept per that stamp instead of
+ * until the next commit, which every audit batch and heartbeat batch moves.
+ *
+ * Each statement a select sends is published on `warren:compiled-query:read` as `{ query }`
+ * (its `name`) when something subscribes: how tests see that an answer was kept.
  */
+import { channel } from 'node:diagnostics_channel';
 import { type Compilable, CompiledQuery, SelectQueryNode } from 'kysely';
 import type { Db } from './database.js';
 import { runPrepared } from './pg-statements.js';
@@ -43,7 +52,8 @@ type Params = Record<string, string | number | null>;
 
 /**
  * A network's read stamp as a call's API key statement read it (PostgreSQL, migration 032):
- * every change committed before the call arrived moved it to at most `seq`.
+ * every change committed before the call arrived moved it to at most `seq`. On SQLite, a stamp
+ * of the same shape that its caller read after the call arrived (see above).
  */
 export interface ReadStamp {
   networkId: string;
@@ -60,6 +70,8 @@ interface Template {
   slots: ({ name: string } | { value: unknown })[];
   /** A select: its answer may be kept until the next commit (writes never are). */
   reads: boolean;
+  /** What its reads are published as: the query's `name`, or the statement's. */
+  label: string;
 }
 
 /** Answers of one compiled select kept on one database, all read at one commit counter value. */
@@ -94,6 +106,8 @@ interface Options<P, R> {
    * are kept per read stamp and device list stamp together.
    */
   readsDevices?: boolean;
+  /** What the statements of a select are published as (`warren:compiled-query:read`). */
+  name?: string;
 }
 
 /** Distinct values kept per query and database; past it the query's answers start over. */
@@ -115,6 +129,8 @@ function freeze<R>(rows: R[]): readonly R[] {
   return Object.freeze(rows);
 }
 
+const reads = channel('warren:compiled-query:read');
+
 const PLACEHOLDER = '\u0000warren-param:';
 
 /** Templates made so far, to name each one's prepared statement. */
@@ -124,7 +140,7 @@ export function compiledQuery<P extends Params, R>(
   build: (db: Db, params: P) => Compilable<R>,
   options: Options<P, R> = {},
 ): (db: Db, params: P, stamp?: ReadStamp) => Promise<R[]> {
-  const { window, stampedBy, readsDevices } = options;
+  const { window, stampedBy, readsDevices, name } = options;
   // One template per dialect (and so per database handle's adapter), made on first use.
   const templates = new WeakMap<object, Template>();
   const keptOn = new WeakMap<Db, KeptAnswers>();
@@ -134,24 +150,28 @@ export function compiledQuery<P extends Params, R>(
     const adapter = db.getExecutor().adapter;
     let template = templates.get(adapter);
     if (!template) {
-      template = compileTemplate(db, build, Object.keys(params));
+      template = compileTemplate(db, build, Object.keys(params), name);
       templates.set(adapter, template);
     }
     const values = template.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
-    const version = template.reads ? committedVersion(db) : undefined;
     let kept: KeptAnswers | undefined;
+    if (template.reads && stamp && stampedBy && params[stampedBy] === stamp.networkId) {
+      // Both stamps only grow, so their sum moves with either and orders calls as each does.
+      const at = readsDevices ? (stamp.devices === undefined ? undefined : stamp.seq + stamp.devices) : stamp.seq;
+      if (at !== undefined) kept = stampedAnswers(stampedOn, db, stamp.networkId, at);
+    }
+    const version = !kept && template.reads ? committedVersion(db) : undefined;
     if (version !== undefined) {
       kept = keptOn.get(db);
       if (kept?.version !== version) {
         kept = { version, answers: new Map() };
         keptOn.set(db, kept);
       }
-    } else if (template.reads && stamp && stampedBy && params[stampedBy] === stamp.networkId) {
-      // Both stamps only grow, so their sum moves with either and orders calls as each does.
-      const at = readsDevices ? (stamp.devices === undefined ? undefined : stamp.seq + stamp.devices) : stamp.seq;
-      if (at !== undefined) kept = stampedAnswers(stampedOn, db, stamp.networkId, at);
     }
-    if (!kept) return run(db, template, values);
+    if (!kept) {
+      if (template.reads) published(template);
+      return run(db, template, values);
+    }
     const at = window ? (params[window.param] as number) : 0;
     const key = window
       ? keyOf(template.slots.map((slot, i) => (isSlotOf(slot, window.param) ? null : values[i])))
@@ -163,6 +183,7 @@ export function compiledQuery<P extends Params, R>(
     // (it only grows). An answer read at once (SQLite) is kept before this call yields: callers
     // resumed together (a batch of heartbeats answered by one commit, requests parsed in one
     // turn) would otherwise each miss and read it again while the first awaited its own rows.
+    published(template);
     const now = runCommitted(db, template.sql, values) as R[] | undefined;
     const rows = freeze(now ?? (await run<R>(db, template, values)));
     if (kept.answers.size >= KEPT_PER_QUERY) kept.answers.clear();
@@ -195,6 +216,10 @@ function stampedAnswers(
     networks.set(networkId, kept);
   }
   return kept;
+}
+
+function published(template: Template): void {
+  if (reads.hasSubscribers) reads.publish({ query: template.label });
 }
 
 const isSlotOf = (slot: Template['slots'][number], name: string) => 'name' in slot && slot.name === name;
@@ -243,6 +268,7 @@ function compileTemplate<P extends Params, R>(
   db: Db,
   build: (db: Db, params: P) => Compilable<R>,
   names: string[],
+  label?: string,
 ): Template {
   const placeholders = Object.fromEntries(names.map((name) => [name, `${PLACEHOLDER}${name}`])) as P;
   const compiled = build(db, placeholders).compile();
@@ -258,10 +284,6 @@ function compileTemplate<P extends Params, R>(
     const uses = slots.filter((slot) => 'name' in slot && slot.name === name).length;
     if (uses === 0) throw new Error(`compiled query: parameter "${name}" is not used as a value`);
   }
-  return {
-    name: `warren_${++templatesMade}`,
-    sql: compiled.sql,
-    slots,
-    reads: SelectQueryNode.is(compiled.query),
-  };
+  const name = `warren_${++templatesMade}`;
+  return { name, sql: compiled.sql, slots, reads: SelectQueryNode.is(compiled.query), label: label ?? name };
 }

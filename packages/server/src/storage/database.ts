@@ -44,6 +44,7 @@ import * as readStampsRoutes from './migrations/034_read_stamps_routes.js';
 import * as readStampsOAuthClients from './migrations/035_read_stamps_oauth_clients.js';
 import * as rateLimitBucketsHotUpdates from './migrations/036_rate_limit_buckets_hot_updates.js';
 import * as rateLimitSweptTo from './migrations/037_rate_limit_swept_to.js';
+import * as routeChangeSeq from './migrations/038_route_change_seq.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -93,6 +94,7 @@ const MIGRATIONS = {
   '035_read_stamps_oauth_clients': readStampsOAuthClients,
   '036_rate_limit_buckets_hot_updates': rateLimitBucketsHotUpdates,
   '037_rate_limit_swept_to': rateLimitSweptTo,
+  '038_route_change_seq': routeChangeSeq,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -22,6 +22,8 @@ export interface NetworksTable {
   /** The device change cursor and the count of removed devices (SQLite only; migration 012). */
   device_change_seq: Generated<number>;
   device_removals: Generated<number>;
+  /** Moved by every write of the network's routes (SQLite only; migration 038). */
+  route_change_seq: Generated<number>;
   /** 1: new devices wait for approval. Read at enrollment (migration 018). */
   device_approval: Generated<number>;
   /** How long a device's login lasts: a duration (`180d`) or `0` for never. */

@@ -78,6 +78,8 @@ export class NetworkDevices {
   /** The cursor: the network's device_change_seq this index has read up to. */
   seq = -1;
   removals = -1;
+  /** The network's route counter at this index's last read (migration 038). */
+  routesSeq = -1;
   /** Moves whenever a read changed anything: a list made at one generation is that list at it. */
   generation = 0;
   /** The database's commit counter read just before this index's last read (committedVersion). */
@@ -92,6 +94,7 @@ export class NetworkDevices {
     for (const row of rows) {
       this.seq = Math.max(this.seq, Number(row.head_seq));
       this.removals = Number(row.head_removals);
+      this.routesSeq = Number(row.head_routes);
       if (row.id === null) continue;
       const seq = Number(row.change_seq);
       const kept = this.byId.get(row.id);

@@ -264,8 +264,9 @@ export async function oldestOnlineSeen(
 }
 
 /**
- * The network's device cursor (`head_seq`, `head_removals`) with every device changed after
- * `since`, in one statement so both come from the same snapshot; the network's row comes back
+ * The network's device cursor (`head_seq`, `head_removals`) and route counter (`head_routes`,
+ * migration 038) with every device changed after `since`, in one statement so all come from the
+ * same snapshot; the network's row comes back
  * alone (device columns null) when nothing changed, and nothing at all when the network is
  * gone. SQLite only: the cursor is kept by migration 012's triggers (device-index.ts).
  */
@@ -279,6 +280,7 @@ export const deviceChangesSince = compiledQuery((db, p: { networkId: string; sin
     .select([
       'networks.device_change_seq as head_seq',
       'networks.device_removals as head_removals',
+      'networks.route_change_seq as head_routes',
       'devices.id',
       'devices.created_at',
       'devices.user_id',
@@ -314,18 +316,39 @@ export async function devicesByIds(
 
 /**
  * Every route of the network with its primary flag at `now`, in each device's route order
- * (detail records of a whole list): as many rows as the network has routes, not devices.
+ * (detail records of a whole list): as many rows as the network has routes, not devices. Kept
+ * per the caller's stamp of the network's routes and devices (network-routes.ts) and across the
+ * clock until a primary flag can change (primaryChangesAt), as a device's routes are.
  */
-export async function routesOfNetwork(db: Db, networkId: string, now: number): Promise<RouteRow[]> {
-  return networkRoutesOf(db, { networkId, cutoff: onlineSince(now) });
+export async function routesOfNetwork(
+  db: Db,
+  networkId: string,
+  now: number,
+  stamp?: ReadStamp,
+): Promise<NetworkRouteRow[]> {
+  return networkRoutesOf(db, { networkId, cutoff: onlineSince(now) }, stamp);
 }
+
+export type NetworkRouteRow = RouteRow & { primary_changes_at: number | null };
+
 /**
  * Built once: every detail list reads it, and a query Kysely builds per call also waits in its
  * connection queue behind any open transaction (storage/sqlite-statements.ts), where a kept
  * list otherwise answers at once.
  */
-const networkRoutesOf = compiledQuery((db, p: { networkId: string; cutoff: number }) =>
-  routesWithPrimarySince(db, p.networkId, p.cutoff).orderBy('routes.created_at').orderBy('routes.prefix'),
+const networkRoutesOf = compiledQuery(
+  (db, p: { networkId: string; cutoff: number }) =>
+    routesWithPrimarySince(db, p.networkId, p.cutoff)
+      .select(primaryChangesAt(p.cutoff).as('primary_changes_at'))
+      .orderBy('routes.created_at')
+      .orderBy('routes.prefix'),
+  {
+    window: { param: 'cutoff', until: firstPrimaryChange },
+    // Routes and the devices whose state decides the primaries, as routesOf below.
+    stampedBy: 'networkId',
+    readsDevices: true,
+    name: 'network-routes',
+  },
 );
 
 /** The routes of the given devices, in one query per 500 devices. */

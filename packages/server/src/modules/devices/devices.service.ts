@@ -7,6 +7,7 @@ import type { Actor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { invalidRequest, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
+import type { ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { checkTags, requireOwnedTags, requireTagSyntax } from '../acl/tags.js';
 import { netmapEpoch } from '../network/epochs.js';
@@ -14,7 +15,7 @@ import { onlineUntil } from '../network/online.js';
 import { addrIndexOf } from './addresses.js';
 import { deviceDetail, groupByDevice } from './device-details.js';
 import { type DeviceIndex, type IndexFilter, type Selection, selectByPresence } from './device-index.js';
-import { type RecordShape, routesText } from './device-records.js';
+import type { RecordShape } from './device-records.js';
 import { deletionEvents, removeDevices } from './device-removal.js';
 import { presentDevice, presentDeviceDetail } from './devices.presenter.js';
 import {
@@ -26,12 +27,12 @@ import {
   readDevicesPage,
   replaceTags,
   routesOfDevices,
-  routesOfNetwork,
 } from './devices.repository.js';
 import { keptLists } from './kept-lists.js';
 import { assemble, type ListAssembly } from './list-assembly.js';
 import type { BodyMade, Built } from './list-bodies.js';
-import { deviceListStamp } from './list-stamp.js';
+import { deviceListStamp, deviceListStamps } from './list-stamp.js';
+import { networkRoutes } from './network-routes.js';
 
 export interface DeviceListInput {
   user?: string;
@@ -85,7 +86,8 @@ export interface ListShape extends RecordShape {
  * has moved, and every caller shares one build of it (list-bodies.ts); what tells is the kept
  * index on SQLite (device-index.ts), the network's list stamp on PostgreSQL (list-stamp.ts).
  * A build reuses kept records (device-records.ts), so it reads full rows only of devices that
- * changed since; detail records read the network's routes once per call.
+ * changed since; detail records show the network's routes, kept per the stamp that same read
+ * gives them (network-routes.ts).
  */
 export async function listDevicesBody(
   ctx: AppContext,
@@ -96,12 +98,10 @@ export async function listDevicesBody(
   const kept = keptLists(ctx);
   const now = ctx.clock.now();
   const filter = indexFilter(input);
-  const [read, routes] = await Promise.all([
-    kept.index ? fromIndex(ctx.db, kept.index, networkId) : fromStamp(ctx.db, networkId, input),
-    shape.details ? routesByDevice(ctx.db, networkId, now) : undefined,
-  ]);
+  const read = await (kept.index ? fromIndex(ctx.db, kept.index, networkId) : fromStamp(ctx.db, networkId, input));
   // Only the index knows a network is gone; its list is empty.
   if (!read) return NO_DEVICES;
+  const routes = shape.details ? await networkRoutes(ctx.db, networkId, now, read.routesStamp) : undefined;
   const build = async (previous: ListAssembly | undefined): Promise<Built> => {
     const rows = rowsReader(ctx, networkId);
     const selection = await read.select(filter, now);
@@ -130,6 +130,8 @@ const NO_DEVICES = Buffer.from('{"devices":[]}');
 interface ListRead {
   source: object | undefined;
   version: number | string;
+  /** What the network's routes are kept by, read with `version` (network-routes.ts). */
+  routesStamp: ReadStamp | undefined;
   select(filter: IndexFilter, now: number): Selection | Promise<Selection>;
   /** Whether nothing the list shows has moved since `version` was read. */
   stillCurrent(): boolean | Promise<boolean>;
@@ -143,6 +145,8 @@ async function fromIndex(db: Db, index: DeviceIndex, networkId: string): Promise
   return {
     source: devices,
     version,
+    // Routes move the route counter; the devices their primaries follow, the cursor.
+    routesStamp: { networkId, seq: devices.routesSeq, devices: devices.seq + devices.removals },
     select: (filter, now) => devices.select(filter, now),
     stillCurrent: () => devices.generation === version,
   };
@@ -154,10 +158,11 @@ async function fromIndex(db: Db, index: DeviceIndex, networkId: string): Promise
  * the first online device it would gain, found by an aggregate rather than by reading them all.
  */
 async function fromStamp(db: Db, networkId: string, input: DeviceListInput): Promise<ListRead> {
-  const version = await deviceListStamp(db, networkId);
+  const { list: version, routes: routesStamp } = await deviceListStamps(db, networkId);
   return {
     source: undefined,
     version,
+    routesStamp,
     select: async (_filter, now) => {
       const filter = await deviceFilter(db, networkId, input);
       const [stamps, gained] = await Promise.all([
@@ -170,12 +175,6 @@ async function fromStamp(db: Db, networkId: string, input: DeviceListInput): Pro
     },
     stillCurrent: async () => (await deviceListStamp(db, networkId)) === version,
   };
-}
-
-/** The network's routes, with their primaries at `now`, by device, and as one text. */
-async function routesByDevice(db: Db, networkId: string, now: number) {
-  const routes = await routesOfNetwork(db, networkId, now);
-  return { byDevice: groupByDevice(routes), text: routesText(routes) };
 }
 
 /**

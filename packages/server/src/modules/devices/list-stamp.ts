@@ -7,19 +7,44 @@
  * for: the counters only grow, so an equal sum means no such write committed in between, and
  * under READ COMMITTED each statement of the build saw every write committed before it began.
  * A body is kept only then (list-bodies.ts), and served while a fresh read gives the same stamp.
+ *
+ * The same statement reads the network's read stamp (migration 032), which routes move
+ * (migration 034): with the device list stamp it is what the network's routes are kept by
+ * (network-routes.ts), so a detail list knows whether they moved without reading them.
  */
 import { sql } from 'kysely';
-import { compiledQuery } from '../../storage/compiled-query.js';
+import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 
 const stampOf = compiledQuery((db, p: { networkId: string }) =>
   db
     .selectFrom('device_list_stamps')
-    .select(sql<string>`coalesce(sum(seq), 0)::text`.as('stamp'))
+    .select([
+      sql<string>`coalesce(sum(seq), 0)::text`.as('stamp'),
+      (eb) =>
+        eb
+          .selectFrom('read_stamps')
+          .select('read_stamps.seq')
+          .where('read_stamps.network_id', '=', p.networkId)
+          .as('read_seq'),
+    ])
     .where('network_id', '=', p.networkId),
 );
 
-export async function deviceListStamp(db: Db, networkId: string): Promise<string> {
+export interface ListStamps {
+  /** The device list stamp, as text (the version a kept body was made at). */
+  list: string;
+  /** The read stamp beside it, for the network's routes; undefined for a network without one. */
+  routes: ReadStamp | undefined;
+}
+
+export async function deviceListStamps(db: Db, networkId: string): Promise<ListStamps> {
   const [row] = await stampOf(db, { networkId });
-  return row?.stamp ?? '0';
+  const list = row?.stamp ?? '0';
+  const routes = row?.read_seq == null ? undefined : { networkId, seq: Number(row.read_seq), devices: Number(list) };
+  return { list, routes };
+}
+
+export async function deviceListStamp(db: Db, networkId: string): Promise<string> {
+  return (await deviceListStamps(db, networkId)).list;
 }
