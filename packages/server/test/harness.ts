@@ -235,6 +235,8 @@ export interface SecondInstance {
   url: string;
   /** GET with the network's `all` key. */
   get(path: string): Promise<Response>;
+  /** Resolves once the audit entries (and due key uses) of its calls so far are written. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -252,6 +254,7 @@ export async function secondInstance(server: TestServer): Promise<SecondInstance
   return {
     url: base,
     get: (path) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${server.apiKey}` } }),
+    settled: () => app.ctx.audit.settled(),
     close: async () => {
       await app.close();
       await storage.close();
