@@ -10,11 +10,11 @@
  * change, so a kept record is never served stale.
  *
  * A detail record also shows the device's routes, whose `primary` follows other routers'
- * presence and approval. The caller reads the network's routes on every call (one query,
- * as many rows as the network has routes, not devices), and a detail record is kept by its
- * version and the text of its routes as that call read them: a route approved, withdrawn, or
- * handed over to another router, by a write or by a router timing out, rebuilds the records of
- * just the devices whose routes show it.
+ * presence and approval. The caller brings the network's routes as they stand at the call
+ * (network-routes.ts: kept per stamp and clock window, read again when either moves), and a
+ * detail record is kept by its version and the text of its routes as that call got them: a
+ * route approved, withdrawn, or handed over to another router, by a write or by a router timing
+ * out, rebuilds the records of just the devices whose routes show it.
  *
  * Presence always comes from the stamp of this very call, so `online` agrees with the list's
  * own `online` filter. The number of kept records is bounded; the oldest are dropped first.
