@@ -45,6 +45,7 @@ import * as readStampsOAuthClients from './migrations/035_read_stamps_oauth_clie
 import * as rateLimitBucketsHotUpdates from './migrations/036_rate_limit_buckets_hot_updates.js';
 import * as rateLimitSweptTo from './migrations/037_rate_limit_swept_to.js';
 import * as routeChangeSeq from './migrations/038_route_change_seq.js';
+import * as deviceKeysInRecords from './migrations/039_device_keys_in_records.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -95,6 +96,7 @@ const MIGRATIONS = {
   '036_rate_limit_buckets_hot_updates': rateLimitBucketsHotUpdates,
   '037_rate_limit_swept_to': rateLimitSweptTo,
   '038_route_change_seq': routeChangeSeq,
+  '039_device_keys_in_records': deviceKeysInRecords,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -9,7 +9,7 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
 /** The device columns a list or detail record shows, presence aside (migrations 011, 018, this). */
-const SHOWN = [
+export const SHOWN = [
   'name',
   'hostname',
   'os',
@@ -26,9 +26,13 @@ const SHOWN = [
   'addr_index',
 ];
 
-const changed = SHOWN.map((column) => `old.${column} is distinct from new.${column}`).join(' or ');
+export function up(db: Kysely<unknown>): Promise<void> {
+  return moveRecordVersionOn(db, SHOWN);
+}
 
-export async function up(db: Kysely<unknown>): Promise<void> {
+/** Makes `record_version` move on a change of any of `shown`, and only of those (039 adds to them). */
+export async function moveRecordVersionOn(db: Kysely<unknown>, shown: readonly string[]): Promise<void> {
+  const changed = shown.map((column) => `old.${column} is distinct from new.${column}`).join(' or ');
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql
       .raw(
@@ -44,7 +48,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`drop trigger devices_record_version`.execute(db);
   await sql
     .raw(
-      `create trigger devices_record_version after update of ${SHOWN.join(', ')} on devices
+      `create trigger devices_record_version after update of ${shown.join(', ')} on devices
        when ${changed.replaceAll('is distinct from', 'is not')}
        begin update devices set record_version = record_version + 1 where id = new.id; end`,
     )
