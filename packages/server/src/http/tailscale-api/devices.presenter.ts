@@ -1,11 +1,14 @@
 /**
  * Warren's device detail record → Tailscale's `Device`, field for field as the Go client
  * declares it. Lists are never null, routes are sorted; what Warren does not have is its zero
- * value (`blocksIncomingConnections: false`, empty keys). A time that does not exist is
+ * value (`blocksIncomingConnections: false`, an empty tailnet lock key). The node and machine
+ * keys come with the detail record (DEVICE_KEYS); a native device has no machine key, and shows
+ * '' as Tailscale's API does for a device without one. A time that does not exist is
  * Tailscale's zero time, as its API sends for a device whose key never expires; `lastSeen` is
  * left out while the device is connected, as Tailscale leaves it out.
  */
 import type { DeviceBody } from '@warren/contract';
+import { DEVICE_KEYS, type DeviceDetailRecord } from '../../modules/devices/devices.presenter.js';
 import { tailscaleTime } from './times.js';
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -24,7 +27,8 @@ export function enabledRoutes(device: DeviceBody): string[] {
     .sort();
 }
 
-export function presentTailscaleDevice(device: DeviceBody, allFields: boolean) {
+export function presentTailscaleDevice(device: DeviceDetailRecord, allFields: boolean) {
+  const keys = device[DEVICE_KEYS];
   const record = {
     addresses: device.addresses ?? [],
     id: device.id,
@@ -47,8 +51,8 @@ export function presentTailscaleDevice(device: DeviceBody, allFields: boolean) {
     isEphemeral: device.ephemeral ?? false,
     isExternal: false,
     multipleConnections: false,
-    machineKey: '',
-    nodeKey: '',
+    machineKey: keys?.machineKey ?? '',
+    nodeKey: keys?.nodeKey ?? '',
     tailnetLockKey: '',
     tailnetLockError: '',
   };

@@ -1,6 +1,8 @@
 /**
  * Rows → API JSON: the allow-list of what leaves the server about a device. The node
- * credential's hash, the node key and internal counters never appear here.
+ * credential's hash and internal counters never appear here. The device's public keys are not
+ * in /v1's shapes; a detail record carries them under a symbol, which no JSON of it shows, for
+ * `/api/v2`'s device (Tailscale's `nodeKey` and `machineKey`).
  */
 import type { DeviceBody } from '@warren/contract';
 import { parseList } from '../../lib/json.js';
@@ -11,6 +13,24 @@ import { presentDeviceRoute, servesAsExitNode } from '../routes/routes.presenter
 import type { RouteRow } from '../routes/routes.repository.js';
 import { addressesOf } from './addresses.js';
 import type { DeviceRow } from './devices.repository.js';
+
+/** The public keys a device registered with, in Tailscale's text form ('' for none). */
+export interface DeviceKeys {
+  /** `nodekey:<hex>`: every device has one, native devices too (their WireGuard key). */
+  nodeKey: string;
+  /** `mkey:<hex>`, the key of the device's Noise session: only devices of Tailscale's protocol. */
+  machineKey: string;
+}
+
+/**
+ * Where a detail record carries its device's keys. A symbol, so that the record's JSON on /v1,
+ * in events and in webhooks stays as it was, while the record (and its copies as presence moves,
+ * device-records.ts) brings them to `/api/v2` with no read of its own.
+ */
+export const DEVICE_KEYS = Symbol('device keys');
+
+/** A detail record, with its device's keys when it was presented from the device's row. */
+export type DeviceDetailRecord = DeviceBody & { [DEVICE_KEYS]?: DeviceKeys };
 
 /** The list record (`GET /v1/devices`). */
 export function presentDevice(row: DeviceRow, now: number): DeviceBody {
@@ -34,7 +54,7 @@ export function presentDevice(row: DeviceRow, now: number): DeviceBody {
 }
 
 /** The detail record (`GET /v1/devices/{id}`, `?fields=all`, enrollment). */
-export function presentDeviceDetail(row: DeviceRow, now: number, routes: readonly RouteRow[]): DeviceBody {
+export function presentDeviceDetail(row: DeviceRow, now: number, routes: readonly RouteRow[]): DeviceDetailRecord {
   return {
     ...presentDevice(row, now),
     addresses: addressesOf(Number(row.addr_index)),
@@ -46,5 +66,6 @@ export function presentDeviceDetail(row: DeviceRow, now: number, routes: readonl
     exitNode: servesAsExitNode(routes),
     protocol: row.protocol as DeviceBody['protocol'],
     dnsName: `${row.name}.${row.network_dns_domain ?? dnsDomain(row.network_name)}`,
+    [DEVICE_KEYS]: { nodeKey: row.node_key, machineKey: row.machine_key ?? '' },
   };
 }

@@ -57,6 +57,8 @@ export type DeviceRow = Pick<
   | 'key_expiry_disabled'
   | 'key_expired'
   | 'protocol'
+  | 'node_key'
+  | 'machine_key'
 > & { user_login: string | null; network_name: string; network_dns_domain: string | null };
 
 type DeviceEb = ExpressionBuilder<Database, 'devices'>;
@@ -189,6 +191,8 @@ export function deviceRows(query: SelectQueryBuilder<Database, 'devices', object
       'devices.key_expiry_disabled',
       'devices.key_expired',
       'devices.protocol',
+      'devices.node_key',
+      'devices.machine_key',
       'users.login_name as user_login',
       'networks.name as network_name',
       'networks.dns_domain as network_dns_domain',

@@ -355,6 +355,7 @@ async function enrollDevice(
           {
             ...row,
             protocol: tailscale ? 'tailscale' : 'native',
+            machine_key: tailscale?.machineKey ?? null,
             user_login: owner?.login_name ?? null,
             network_name: network.name,
             network_dns_domain: network.dnsDomain,
