@@ -122,10 +122,11 @@ describe.runIf(canStarve())('a worker starved of the CPU by the machine', () => 
   });
 
   it('still has a cheap policy accepted, however long it waits', async () => {
-    // 200 rules: a few milliseconds of CPU, more than the worker gets in one turn once starved,
-    // so it waits for the CPU several times over, whatever the scheduler's details.
-    const text = rules.build(200);
-    const budgetMs = 100;
+    // 1,000 rules: tens of milliseconds of CPU, far more than a starved worker gets in one turn
+    // (a scheduler may give a task it wakes a slice of a few milliseconds at once; 200 rules,
+    // about 5 ms, once fitted in it), so it waits for the CPU many times over.
+    const text = rules.build(1000);
+    const budgetMs = 400;
     const cpu = lastAllowedCpu() as string;
     let starving = false;
     let starved: { thread: string; cpuAtStart: number; at: number } | undefined;
