@@ -10,9 +10,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
+import { entityTagsMatch } from '../../lib/entity-tags.js';
 import {
   getPolicy,
-  ifNoneMatchHolds,
   policyAtVersion,
   policyHistory,
   replacePolicy,
@@ -97,7 +97,9 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const policy = await getPolicy(ctx, request.principal!.networkId, request.principal!.readStamp);
       reply.header('etag', policy.etag);
-      if (ifNoneMatchHolds(request.headers['if-none-match'], policy.etag)) return reply.code(304).send();
+      const held = request.headers['if-none-match'];
+      // A reader holding the current policy is answered 304 without it (RFC 9110 §13.1.2).
+      if (held && entityTagsMatch(held, policy.etag, 'weak')) return reply.code(304).send();
       if (wantsHujson(request)) return reply.type(HUJSON_TYPE).send(policy.text);
       return reply.type(JSON_TYPE).send(policy.meaning);
     },

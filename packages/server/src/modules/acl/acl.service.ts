@@ -14,6 +14,7 @@ import type { AppContext } from '../../core/context.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
+import { entityTagsMatch } from '../../lib/entity-tags.js';
 import { iso } from '../../lib/time.js';
 import { policyEtag, withTests } from '../../policy/index.js';
 import type { ReadStamp } from '../../storage/compiled-query.js';
@@ -61,34 +62,6 @@ export async function runPolicyTests(
   return ctx.policies.validate(withTests(current.text, tests));
 }
 
-/**
- * Whether an `If-Match` value matches the current ETag: `*`, or one of a comma-separated list of
- * entity tags, quoted or bare. Weak tags (`W/"…"`) never match, as RFC 9110 asks of If-Match.
- */
-function ifMatchAccepts(header: string, etag: string): boolean {
-  const bare = unquote(etag);
-  return header
-    .split(',')
-    .map((t) => t.trim())
-    .some((t) => t === '*' || (!t.startsWith('W/') && unquote(t) === bare));
-}
-
-/**
- * Whether an `If-None-Match` value names the current ETag: `*`, or one of a list of entity
- * tags, quoted or bare, weak ones included (RFC 9110 §13.1.2 compares them weakly). A reader
- * holding the current policy is then answered 304 without it.
- */
-export function ifNoneMatchHolds(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  const bare = unquote(etag);
-  return header
-    .split(',')
-    .map((t) => t.trim().replace(/^W\//, ''))
-    .some((t) => t === '*' || unquote(t) === bare);
-}
-
-const unquote = (tag: string) => (tag.length >= 2 && tag.startsWith('"') && tag.endsWith('"') ? tag.slice(1, -1) : tag);
-
 export async function replacePolicy(
   ctx: AppContext,
   actor: Actor,
@@ -115,7 +88,7 @@ export async function replacePolicy(
     // serialises writers of this network, so the version read below is the one we replace.
     await changes.touch(netmapEpoch);
     const head = await policyHead(trx, networkId);
-    if (ifMatch !== undefined && !(head && ifMatchAccepts(ifMatch, head.etag))) {
+    if (ifMatch !== undefined && !(head && entityTagsMatch(ifMatch, head.etag, 'strong'))) {
       throw new ApiError(
         'precondition_failed',
         `the policy changed since ETag ${ifMatch} was read (it is now ${head?.etag ?? 'absent'}); read it again and reapply your edit`,
