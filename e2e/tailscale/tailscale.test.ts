@@ -3,7 +3,9 @@
  * end-to-end suite as its own test, in order, on one server and three clients.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   type Client,
@@ -39,6 +41,8 @@ let logFront: LogFront;
 const clients: Client[] = [];
 const listeners: Server[] = [];
 let reusableKey: string;
+/** A member of the network (Sam), whose device gamma becomes for the Taildrop and suspension checks. */
+let sam: { id: string };
 
 async function authKey(body: Record<string, unknown> = {}): Promise<string> {
   const res = await warren.call('POST', '/v1/keys', { type: 'auth', reusable: true, expiresIn: '1h', ...body });
@@ -278,6 +282,22 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     );
   });
 
+  it('Taildrop: a file sent to another device of the same user arrives', async () => {
+    const [alpha, beta] = clients;
+    const file = join(work, 'for-beta.txt');
+    writeFileSync(file, 'from alpha\n');
+    const targets = await alpha.cli(['file', 'cp', '--targets']);
+    assert.equal(targets.code, 0, targets.stderr);
+    assert.match(targets.stdout, /\bbeta\b/);
+    const sent = await alpha.cli(['file', 'cp', file, 'beta:'], 30_000);
+    assert.equal(sent.code, 0, sent.stderr);
+    const inbox = join(work, 'beta-inbox');
+    mkdirSync(inbox);
+    const got = await beta.cli(['file', 'get', inbox]);
+    assert.equal(got.code, 0, got.stderr);
+    assert.equal(readFileSync(join(inbox, 'for-beta.txt'), 'utf8'), 'from alpha\n');
+  });
+
   it('tags set through /v1 appear in the client’s status', async () => {
     const [, beta] = clients;
     const device = await deviceNamed('beta');
@@ -313,7 +333,7 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     );
   });
 
-  it('a suspended user’s device loses its peers', async () => {
+  it('Taildrop to another user’s device is refused', async () => {
     const [alpha, , gamma] = clients;
     const user = await warren.call('POST', '/v1/users', {
       loginName: 'sam@example.com',
@@ -321,9 +341,27 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
       role: 'member',
     });
     assert.equal(user.status, 201, JSON.stringify(user.body));
-    await joinNetwork(gamma, await authKey({ user: user.body.id }), ['--force-reauth']);
+    sam = user.body;
+    await joinNetwork(gamma, await authKey({ user: sam.id }), ['--force-reauth']);
     await until('gamma sees peers', 15_000, async () => (peers(await gamma.status()).length > 0 ? true : undefined));
-    const suspended = await warren.call('PATCH', `/v1/users/${user.body.id}`, { status: 'suspended' });
+    const [gammaIp] = (await gamma.status()).Self.TailscaleIPs;
+    await until('alpha has gamma as a peer', 10_000, async () =>
+      peers(await alpha.status()).some((p) => p.TailscaleIPs.includes(gammaIp) && p.Online) ? true : undefined,
+    );
+    const targets = await alpha.cli(['file', 'cp', '--targets']);
+    assert.equal(targets.code, 0, targets.stderr);
+    assert.ok(!targets.stdout.includes(gammaIp), targets.stdout);
+    const file = join(work, 'for-gamma.txt');
+    writeFileSync(file, 'from alpha\n');
+    const sent = await alpha.cli(['file', 'cp', file, `${gammaIp}:`], 15_000);
+    assert.notEqual(sent.code, 0, 'a file to another user’s device must not be sent');
+    assert.match(sent.stderr, /owned by a different user/);
+  });
+
+  it('a suspended user’s device loses its peers', async () => {
+    const [alpha, , gamma] = clients;
+    assert.ok(sam, 'gamma joined as Sam’s in the Taildrop check');
+    const suspended = await warren.call('PATCH', `/v1/users/${sam.id}`, { status: 'suspended' });
     assert.equal(suspended.status, 200, JSON.stringify(suspended.body));
     await until('gamma has no peers left', 10_000, async () =>
       peers(await gamma.status()).length === 0 ? true : undefined,

@@ -173,6 +173,7 @@ export async function mapState(
         allowedIPs: [...ownAddresses, ...ownPrimaries],
         primaryRoutes: ownPrimaries,
         online: true,
+        own: true,
         ...(flowLogs && { flowLogId: flowLogs.node }),
       },
       domain,

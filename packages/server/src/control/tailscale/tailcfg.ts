@@ -15,6 +15,12 @@ const ZERO_TIME = '0001-01-01T00:00:00Z';
 const ZERO_KEY = '0'.repeat(64);
 /** The node capability that turns a client's network flow logging on (with the two log ids). */
 export const CAP_FLOW_LOGS = 'https://tailscale.com/cap/data-plane-audit-logs';
+/**
+ * The node capability that turns Taildrop on in the client (`tailscale file cp`, the apps'
+ * share sheet): without it the client refuses to send and to receive. Who may send to whom is
+ * the client's rule (docs/TAILSCALE.md, *Taildrop*): a user's own untagged devices.
+ */
+export const CAP_FILE_SHARING = 'https://tailscale.com/cap/file-sharing';
 /** The user tagged devices belong to, as in Tailscale. */
 export const TAGGED_USER = { ID: 2147455555, LoginName: 'tagged-devices', DisplayName: 'Tagged Devices' };
 
@@ -74,8 +80,20 @@ export interface NodeView {
   /** Approved routes it serves as primary. */
   primaryRoutes: readonly string[];
   online: boolean;
+  /** The device's own node (in its own map), which alone carries node capabilities. */
+  own?: boolean;
   /** The device's private flow log id: set in its own node only, when its network logs flows. */
   flowLogId?: string;
+}
+
+/**
+ * The capabilities of a device's own node: file sharing always, as Tailscale and Headscale
+ * (`taildrop.enabled`, on by default) give it; flow logging while the network logs flows.
+ * Peers' nodes carry none: the client reads only its own (`SelfNode.CapMap`).
+ */
+function capMapOf(view: NodeView): Record<string, []> | undefined {
+  if (!view.own) return undefined;
+  return { [CAP_FILE_SHARING]: [], ...(view.flowLogId && { [CAP_FLOW_LOGS]: [] }) };
 }
 
 /** A device as tailcfg.Node, named `<name>.<domain>.` (MagicDNS). */
@@ -83,6 +101,7 @@ export function tailcfgNode(row: NodeRow, view: NodeView, domain: string, now: n
   const tags = parseList(row.tags);
   const addresses = addressesOf(Number(row.addr_index)).map(hostPrefix);
   const endpoints = row.endpoints ? row.endpoints.split(',') : [];
+  const capMap = capMapOf(view);
   return {
     ID: numericId(row.id),
     StableID: row.id,
@@ -108,6 +127,7 @@ export function tailcfgNode(row: NodeRow, view: NodeView, domain: string, now: n
     MachineAuthorized: row.authorized !== 0,
     ComputedName: row.name,
     ComputedNameWithHost: row.name,
-    ...(view.flowLogId && { CapMap: { [CAP_FLOW_LOGS]: [] }, DataPlaneAuditLogID: view.flowLogId }),
+    ...(capMap && { CapMap: capMap }),
+    ...(view.flowLogId && { DataPlaneAuditLogID: view.flowLogId }),
   };
 }
