@@ -431,4 +431,18 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
       return res.code === 0 && /pong from alpha/.test(res.stdout) ? true : undefined;
     });
   });
+  it('tailscale logout, then up with an auth key of the same user, is the same device again', async () => {
+    const delta = clients.find((c) => c.name === 'delta');
+    assert.ok(delta, 'delta joined in the approval test');
+    const before = await deviceNamed('delta');
+    const out = await delta.cli(['logout'], 15_000);
+    assert.equal(out.code, 0, out.stderr);
+    await joinNetwork(delta, await authKey());
+    const after = (await devices()).filter((d) => d.id === before.id || d.name.startsWith('delta'));
+    assert.deepEqual(
+      after.map((d) => [d.id, d.name, d.addresses]),
+      [[before.id, 'delta', before.addresses]],
+    );
+    assert.deepEqual((await delta.status()).Self.TailscaleIPs, before.addresses);
+  });
 });

@@ -46,6 +46,7 @@ import * as rateLimitBucketsHotUpdates from './migrations/036_rate_limit_buckets
 import * as rateLimitSweptTo from './migrations/037_rate_limit_swept_to.js';
 import * as routeChangeSeq from './migrations/038_route_change_seq.js';
 import * as deviceKeysInRecords from './migrations/039_device_keys_in_records.js';
+import * as devicesMachineKey from './migrations/040_devices_machine_key.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -97,6 +98,7 @@ const MIGRATIONS = {
   '037_rate_limit_swept_to': rateLimitSweptTo,
   '038_route_change_seq': routeChangeSeq,
   '039_device_keys_in_records': deviceKeysInRecords,
+  '040_devices_machine_key': devicesMachineKey,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

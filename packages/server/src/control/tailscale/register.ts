@@ -14,7 +14,9 @@
  *  - a device whose login expired is answered `NodeKeyExpired`, upon which the client makes a
  *    new node key and registers it with the expired one as `OldNodeKey`: that is a new login
  *    (an auth key, `tailscale up --force-reauth --auth-key …`, or the login URL), never a
- *    rotation; with an auth key of its owner it renews the login of the same device.
+ *    rotation; with an auth key of its owner it renews the login of the same device;
+ *  - a machine that logged out (and so forgot its node key) and logs in again as the same user
+ *    is the device it was (enrollment.service.ts finds it by its machine key).
  * Refusals are answered in the response's `Error`, which the client shows as it is.
  */
 import { NODE_KEY_PATTERN } from '@warren/contract';

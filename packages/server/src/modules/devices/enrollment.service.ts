@@ -75,20 +75,42 @@ const deviceByNodeKey = (trx: Db, networkId: string, nodeKey: string) =>
     .where('network_id', '=', networkId)
     .where('node_key', '=', nodeKey);
 
+/**
+ * The device this Tailscale machine (its machine key) enrolled last in the network, if any;
+ * a native enrollment (no machine key) asks for '' and finds none.
+ */
+const deviceOfMachine = (trx: Db, networkId: string, machineKey: string) =>
+  trx
+    .selectFrom('devices')
+    .select(['id', 'user_id', 'tags'])
+    .where('network_id', '=', networkId)
+    .where('machine_key', '=', machineKey)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1);
+
 const deviceNamed = (trx: Db, networkId: string, name: string) =>
   trx.selectFrom('devices').select('id').where('network_id', '=', networkId).where('name', '=', name).limit(1);
 
 /**
  * What an enrollment reads under the network's lock, in one statement (each round trip there
  * is time the network's other enrollments wait): the device's owner, the device this node key
- * already is, and whether the name `base` is taken. Each is a derived table joined `on true`
- * to one row, so a missing one reads as nulls.
+ * already is, the device this machine enrolled last, and whether the name `base` is taken. Each
+ * is a derived table joined `on true` to one row, so a missing one reads as nulls.
  */
-async function enrollmentReads(trx: Db, networkId: string, userId: string | null, nodeKey: string, base: string) {
+async function enrollmentReads(
+  trx: Db,
+  networkId: string,
+  userId: string | null,
+  nodeKey: string,
+  machineKey: string | undefined,
+  base: string,
+) {
   const row = await trx
     .selectFrom(sql`(select 1)`.as('one'))
     .leftJoin(deviceOwner(trx, networkId, userId).as('owner'), (join) => join.onTrue())
     .leftJoin(deviceByNodeKey(trx, networkId, nodeKey).as('known'), (join) => join.onTrue())
+    .leftJoin(deviceOfMachine(trx, networkId, machineKey ?? '').as('machine'), (join) => join.onTrue())
     .leftJoin(deviceNamed(trx, networkId, base).as('named'), (join) => join.onTrue())
     .select([
       'owner.id as owner_id',
@@ -98,6 +120,9 @@ async function enrollmentReads(trx: Db, networkId: string, userId: string | null
       'known.id as known_id',
       'known.user_id as known_user_id',
       'known.tags as known_tags',
+      'machine.id as machine_id',
+      'machine.user_id as machine_user_id',
+      'machine.tags as machine_tags',
       'named.id as named_id',
     ])
     .executeTakeFirstOrThrow();
@@ -108,6 +133,10 @@ async function enrollmentReads(trx: Db, networkId: string, userId: string | null
         : { id: row.owner_id, login_name: row.owner_login, display_name: row.owner_display, status: row.owner_status },
     known:
       row.known_id === null ? undefined : { id: row.known_id, user_id: row.known_user_id, tags: row.known_tags ?? '' },
+    machine:
+      row.machine_id === null
+        ? undefined
+        : { id: row.machine_id, user_id: row.machine_user_id, tags: row.machine_tags ?? '' },
     baseTaken: row.named_id !== null,
   };
 }
@@ -168,28 +197,36 @@ export interface TailscaleEnrollment {
    * The node key this machine held before (`OldNodeKey`, sent by `tailscale up --force-reauth`
    * or after its login expired): that device logs in again under the new key, keeping its id,
    * name and addresses, when the auth key is its owner's; with another owner's key the machine
-   * becomes a new device, as in Tailscale.
+   * becomes a new device, as in Tailscale. Without one (after `tailscale logout`), the device
+   * this machine enrolled last is taken under the same rule.
    */
   previousNodeKey?: string;
 }
 
+type EnrolledDevice = { id: string; user_id: string | null; tags: string };
+
 /**
  * The device re-enrolled: the one of this node key (`known`, read with the owner), else this
- * machine's previous one with the same owner.
+ * machine's previous one (its old node key's, else the one it enrolled last: a client that
+ * logged out forgot its node key and sends no old one) when it has the same owner and tags, as
+ * Headscale and Tailscale keep a machine that logs in again as the same user.
  */
 async function reEnrolled(
   trx: Db,
   networkId: string,
-  known: { id: string; user_id: string | null; tags: string } | undefined,
+  reads: { known?: EnrolledDevice; machine?: EnrolledDevice },
   tailscale: TailscaleEnrollment | undefined,
   userId: string | null,
   tags: readonly string[],
 ) {
-  if (known || !tailscale?.previousNodeKey) return known;
-  const previous = await deviceByNodeKey(trx, networkId, tailscale.previousNodeKey)
-    .where('machine_key', '=', tailscale.machineKey)
-    .executeTakeFirst();
-  return previous && !ownerChange(previous, userId, tags) ? previous : undefined;
+  if (reads.known || !tailscale) return reads.known;
+  const previous = tailscale.previousNodeKey
+    ? await deviceByNodeKey(trx, networkId, tailscale.previousNodeKey)
+        .where('machine_key', '=', tailscale.machineKey)
+        .executeTakeFirst()
+    : undefined;
+  const device = previous ?? reads.machine;
+  return device && !ownerChange(device, userId, tags) ? device : undefined;
 }
 
 /**
@@ -269,7 +306,14 @@ async function enrollDevice(
 
     // An enrolled device is online: presence snapshots are stale too (presence-snapshot.ts).
     const network = await moveEpochsForEnrollment(trx, networkId, changes);
-    const reads = await enrollmentReads(trx, networkId, key ? key.user_id : login!.userId, body.nodeKey, base);
+    const reads = await enrollmentReads(
+      trx,
+      networkId,
+      key ? key.user_id : login!.userId,
+      body.nodeKey,
+      tailscale?.machineKey,
+      base,
+    );
     const owner = reads.owner;
     // A person's login is theirs alone: never handed to the owner if they were removed meanwhile.
     if (login && owner?.id !== login.userId) throw invalidState(`user ${login.userId} no longer exists`);
@@ -279,7 +323,7 @@ async function enrollDevice(
     }
     const userId = owner?.id ?? null;
     const ownerDisplayName = owner?.display_name ?? null;
-    const existing = await reEnrolled(trx, networkId, reads.known, tailscale, userId, tags);
+    const existing = await reEnrolled(trx, networkId, reads, tailscale, userId, tags);
 
     const common = {
       hostname: body.hostname,

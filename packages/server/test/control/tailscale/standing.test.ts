@@ -149,6 +149,32 @@ describe('login expiry over the Tailscale protocol', () => {
     expect(await register(alpha.client, { NodeKey: alpha.nodeKey })).toMatchObject({ MachineAuthorized: true });
   });
 
+  it('a machine that logged out and logs in again with its owner’s auth key is the same device', async () => {
+    const key = await authKey();
+    const alpha = await joined(key, 'alpha');
+    const before = await mapOnce(alpha.client, alpha.nodeKey);
+    const alphaId = await deviceId('alpha');
+    // tailscale logout: the node key expires now, and the client forgets it...
+    const out = await register(alpha.client, {
+      NodeKey: alpha.nodeKey,
+      Expiry: new Date(Date.now() - 1000).toISOString(),
+    });
+    expect(out).toMatchObject({ NodeKeyExpired: true });
+    // ...so tailscale up --auth-key comes back with a new one and no old one.
+    const renewed = nodeKey();
+    const again = await register(alpha.client, {
+      NodeKey: renewed,
+      Auth: { AuthKey: key },
+      Hostinfo: { Hostname: 'alpha', OS: 'linux' },
+    });
+    expect(again.MachineAuthorized).toBe(true);
+    const list = await json(await t.server.call('GET', '/v1/devices?fields=all'));
+    expect(list.devices.map((d: { id: string; name: string }) => [d.id, d.name])).toEqual([[alphaId, 'alpha']]);
+    expect((await mapOnce(alpha.client, renewed)).node.ID).toBe(before.node.ID);
+    // The old node key is the device's no more.
+    expect((await alpha.client.post('/machine/map', mapRequest(alpha.nodeKey, false))).status).toBe(401);
+  });
+
   it('another user’s auth key makes the machine a new device, as in Tailscale', async () => {
     const alpha = await joined(await authKey(), 'alpha');
     const user = await json(
