@@ -117,6 +117,8 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
     allDstRules: [],
     selfPrefixRules: [],
     selfDstRules: [],
+    keySshDstRules: new Map(),
+    selfSshDstRules: [],
     get userKeys() {
       return identities().userKeys;
     },
@@ -136,6 +138,17 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
     for (const p of r.srcPrefixes) index.prefixSrcRules[p].push(i);
     for (const p of r.dstPrefixes) index.prefixDstRules[p].push(i);
   }
+  // `ssh` destinations are identities only (validate-ssh.ts): a key or autogroup:self each.
+  for (let i = 0; i < parsed.ssh.length; i++) {
+    for (const sel of parsed.ssh[i].dst) {
+      if (sel.kind === 'self') pushOnce(index.selfSshDstRules, i);
+      else {
+        const key = selectorKey(sel);
+        if (key !== null) pushOnce(innerList(index.keySshDstRules, key), i);
+      }
+    }
+  }
+  yield;
   if (options.identities) {
     userGroups = yield* groupsByUser(parsed);
     keyMaps = yield* identityKeyMapSteps(parsed);
@@ -151,6 +164,7 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
     hosts: parsed.hosts,
     rules,
     autoApprovers: parsed.autoApprovers,
+    ssh: parsed.ssh,
     index,
   };
 }
@@ -162,6 +176,20 @@ export function unionOfRules(lists: Iterable<readonly number[] | undefined>): nu
   if (present.length === 0) return [];
   if (present.length === 1) return present[0] as number[];
   return [...new Set(present.flat())].sort((a, b) => a - b);
+}
+
+/** Appends a rule id unless it is the last one there (a rule's entries are visited in a row). */
+function pushOnce(list: number[], id: number): void {
+  if (list[list.length - 1] !== id) list.push(id);
+}
+
+function innerList(map: Map<string, number[]>, key: string): number[] {
+  let list = map.get(key);
+  if (!list) {
+    list = [];
+    map.set(key, list);
+  }
+  return list;
 }
 
 function push<T>(map: Map<string, T[]>, key: string, value: T): void {
@@ -217,6 +245,11 @@ function* identityKeyMapSteps(parsed: ParsedPolicy): Generator<void, IdentityKey
   }
   for (const r of parsed.autoApprovers.routes) {
     name(r.approvers);
+    yield;
+  }
+  for (const r of parsed.ssh) {
+    name(r.src);
+    name(r.dst);
     yield;
   }
   name(parsed.autoApprovers.exitNode);

@@ -28,7 +28,7 @@ export interface FilterRule {
 }
 
 /** A device's addresses as filter text: a single address without its length. */
-const bare = (address: string): string => address.replace(/\/(32|128)$/, '');
+export const bare = (address: string): string => address.replace(/\/(32|128)$/, '');
 
 function sourcesOf(
   src: readonly Selector[],
@@ -84,7 +84,7 @@ function rulesNaming(policy: CompiledPolicy, viewer: Subject): readonly number[]
  */
 const subjects = new WeakMap<CompiledPolicy, WeakMap<Map<string, string>, WeakMap<PolicyDevice, Subject>>>();
 
-function subjectOf(policy: CompiledPolicy, roles: Map<string, string>, device: PolicyDevice): Subject {
+export function subjectOf(policy: CompiledPolicy, roles: Map<string, string>, device: PolicyDevice): Subject {
   const byDevice = innerMap(innerMap(subjects, policy, WeakMap), roles, WeakMap);
   let subject = byDevice.get(device);
   if (!subject) {

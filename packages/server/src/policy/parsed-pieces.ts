@@ -4,7 +4,7 @@
 // receives them a few milliseconds at a time, between other requests.
 
 import type { Prefix } from './cidr.js';
-import type { CompiledDst, ParsedPolicy, Selector } from './types.js';
+import type { CompiledDst, ParsedPolicy, Selector, SshRule } from './types.js';
 
 /**
  * One step of rebuilding. Lists too long for one piece are split over several steps that
@@ -20,7 +20,8 @@ export type PieceStep =
   | ['dst', CompiledDst[]]
   | ['route', Prefix]
   | ['approvers', Selector[]]
-  | ['exitNode', Selector[]];
+  | ['exitNode', Selector[]]
+  | ['ssh', SshRule];
 
 export type ParsedPiece = PieceStep[];
 
@@ -60,6 +61,8 @@ export function parsedPieces(parsed: ParsedPolicy, units: number): ParsedPiece[]
     addList(route.approvers, (part) => ['approvers', part]);
   }
   addList(parsed.autoApprovers.exitNode, (part) => ['exitNode', part]);
+  // An ssh rule travels whole: its lists are a few identities, not thousands of logins.
+  for (const rule of parsed.ssh) add(['ssh', rule], rule.src.length + rule.dst.length);
   if (piece.length > 0) pieces.push(piece);
   return pieces;
 }
@@ -72,6 +75,7 @@ export class ParsedPolicyBuilder {
     hosts: new Map(),
     rules: [],
     autoApprovers: { routes: [], exitNode: [] },
+    ssh: [],
   };
 
   add(piece: ParsedPiece): void {
@@ -104,6 +108,9 @@ export class ParsedPolicyBuilder {
           break;
         case 'exitNode':
           appendAll(autoApprovers.exitNode, step[1]);
+          break;
+        case 'ssh':
+          this.parsed.ssh.push(step[1]);
           break;
       }
     }

@@ -93,6 +93,33 @@ export interface AutoApprovers {
   exitNode: Selector[];
 }
 
+/** The local users an `ssh` rule lets its sources log in as. */
+export interface SshUsers {
+  root: boolean;
+  /** autogroup:nonroot: any user but root, under the name asked for. */
+  nonroot: boolean;
+  /** Users named as they are. */
+  named: string[];
+  /** Domains of `localpart:*@domain`: a source user of that domain logs in as its login's local part. */
+  localparts: string[];
+}
+
+/**
+ * An `ssh` rule as validated (validate-ssh.ts). Its sources are users, groups, tags or the
+ * member, tagged and admin autogroups; its destinations tags, users, autogroup:self,
+ * autogroup:member or autogroup:tagged: identities only, never addresses.
+ */
+export interface SshRule {
+  line: number;
+  action: 'accept' | 'check';
+  src: Selector[];
+  dst: Selector[];
+  users: SshUsers;
+  /** For `check`: how long an approval holds, in ms; 0 asks on every connection ("always"). */
+  checkPeriodMs: number;
+  acceptEnv: string[];
+}
+
 /** Everything validation extracted from the document, before indexing. */
 export interface ParsedPolicy {
   groups: Map<string, string[]>;
@@ -100,6 +127,7 @@ export interface ParsedPolicy {
   hosts: Map<string, Prefix>;
   rules: Array<Pick<CompiledRule, 'line' | 'src' | 'dst'>>;
   autoApprovers: AutoApprovers;
+  ssh: SshRule[];
 }
 
 /** Inverted indexes from selectors to the rules that use them. */
@@ -119,6 +147,9 @@ export interface RuleIndex {
   selfPrefixRules: number[];
   /** Rules with autogroup:self in dst (what opens a user's device to its owner's others). */
   selfDstRules: number[];
+  /** The same two for `ssh` rules: principal key → rules whose dst names it; with autogroup:self. */
+  keySshDstRules: Map<string, number[]>;
+  selfSshDstRules: number[];
   /**
    * Principal keys of identities, made once per policy: login → its `u:` key (when some selector
    * names the user) and the `g:` keys of its groups; tag → its `t:` key. Identities the policy
@@ -136,5 +167,6 @@ export interface CompiledPolicy {
   readonly hosts: ReadonlyMap<string, Prefix>;
   readonly rules: readonly CompiledRule[];
   readonly autoApprovers: AutoApprovers;
+  readonly ssh: readonly SshRule[];
   readonly index: RuleIndex;
 }

@@ -14,6 +14,7 @@ import { type PolicyTestResult, parseTests, runTests } from './tests.js';
 import type { CompiledPolicy, ParsedPolicy, PolicyError, Selector } from './types.js';
 import { checkGrants } from './validate-grants.js';
 import { checkAcls, checkAutoApprovers } from './validate-rules.js';
+import { checkSsh } from './validate-ssh.js';
 
 /**
  * `tests`: each entry of the policy's `tests` with whether it passed; empty when the text does
@@ -24,7 +25,7 @@ export type ValidateResult = (
   | { ok: false; errors: PolicyError[] }
 ) & { tests: PolicyTestResult[] };
 
-const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'grants', 'autoApprovers', 'tests'];
+const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'grants', 'autoApprovers', 'ssh', 'tests'];
 
 /**
  * `runTests: false` skips running the policy's `tests` (they are still read and checked): for a
@@ -47,6 +48,7 @@ export function validatePolicy(text: string, options: { runTests?: boolean } = {
     hosts: new Map(),
     rules: [],
     autoApprovers: { routes: [], exitNode: [] },
+    ssh: [],
   };
   // Definitions first, wherever they appear in the document, so references can be checked.
   for (const node of sections.get('hosts') ?? []) checkHosts(node, c, defs, parsed);
@@ -59,6 +61,7 @@ export function validatePolicy(text: string, options: { runTests?: boolean } = {
   for (const node of sections.get('acls') ?? []) checkAcls(node, c, defs, parsed.rules);
   for (const node of sections.get('grants') ?? []) checkGrants(node, c, defs, parsed.rules);
   for (const node of sections.get('autoApprovers') ?? []) checkAutoApprovers(node, c, defs, parsed.autoApprovers);
+  for (const node of sections.get('ssh') ?? []) checkSsh(node, c, defs, parsed.ssh);
   const results: PolicyTestResult[] = [];
   const tests = (sections.get('tests') ?? []).flatMap((node) => parseTests(node, c, defs, results));
   const policy = compile(parsed);

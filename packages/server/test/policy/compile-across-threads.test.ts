@@ -9,7 +9,7 @@ import { compileTransferred, preparePolicyTransfer } from '../../src/modules/acl
 import { compilePolicy, DEFAULT_POLICY, validatePolicy } from '../../src/policy/index.js';
 import { SHAPES } from './adversarial-shapes.js';
 
-const GRANTS_AND_APPROVERS = JSON.stringify({
+const GRANTS_APPROVERS_AND_SSH = JSON.stringify({
   groups: { 'group:eng': ['alice@example.com', 'bob@example.com'] },
   tagOwners: { 'tag:router': ['group:eng'], 'tag:web': ['alice@example.com'] },
   hosts: { db: '10.1.0.0/16', v6: 'fd00::/64' },
@@ -22,12 +22,22 @@ const GRANTS_AND_APPROVERS = JSON.stringify({
     { src: ['alice@example.com'], dst: ['tag:router', 'autogroup:internet'], ip: ['tcp:1-1024', 'icmp:*', '*'] },
   ],
   autoApprovers: { routes: { '10.0.0.0/8': ['tag:router'] }, exitNode: ['group:eng'] },
+  ssh: [
+    { action: 'accept', src: ['autogroup:member'], dst: ['autogroup:self'], users: ['autogroup:nonroot', 'root'] },
+    {
+      action: 'accept',
+      src: ['group:eng', 'carol@example.com'],
+      dst: ['tag:web'],
+      users: ['deploy'],
+      acceptEnv: ['GIT_*'],
+    },
+  ],
   tests: [{ src: 'bob@example.com', accept: ['tag:web:443'], deny: ['tag:web:8080'] }],
 });
 
 const documents: Array<[string, string]> = [
   ['the default policy', DEFAULT_POLICY],
-  ['groups, tags, hosts, grants and approvers', GRANTS_AND_APPROVERS],
+  ['groups, tags, hosts, grants, approvers and ssh rules', GRANTS_APPROVERS_AND_SSH],
   ...SHAPES.map((shape): [string, string] => [`shape: ${shape.name}`, shape.build(40)]),
 ];
 

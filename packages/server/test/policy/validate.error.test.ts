@@ -16,12 +16,12 @@ describe('document shape', () => {
   });
 
   it('rejects unknown sections at their key', () => {
-    const text = '{\n  "groups": {},\n  "ssh": [],\n}';
+    const text = '{\n  "groups": {},\n  "postures": {},\n}';
     expect(errorsOf(text)).toEqual([
       {
         line: 3,
         column: 3,
-        msg: 'unknown section "ssh" (expected one of groups, tagOwners, hosts, acls, grants, autoApprovers, tests)',
+        msg: 'unknown section "postures" (expected one of groups, tagOwners, hosts, acls, grants, autoApprovers, ssh, tests)',
       },
     ]);
   });
