@@ -69,6 +69,7 @@ const state: MapState = {
   peers,
   peerIds,
   packetFilter: JSON.stringify([{ SrcIPs: ['*'], DstPorts: [{ IP: '*', Ports: { First: 0, Last: 65535 } }] }]),
+  sshPolicy: '{"rules":[]}',
   userProfiles: new Map(),
   dns: sentText(JSON.stringify({ Resolvers: [], Domains: [domain], Proxied: true })),
   derp: sentText(JSON.stringify({ Regions: {} })),

@@ -1,7 +1,7 @@
 /**
  * tailcfg.MapResponse bodies: the first of a session is full; each later one carries only what
  * changed since the state last sent — the node itself, peers changed or added (PeersChanged,
- * whole nodes, online flips included), peers gone (PeersRemoved), the packet filter, user
+ * whole nodes, online flips included), peers gone (PeersRemoved), the packet filter, the SSH policy, user
  * profiles, DNS, the DERP map and the network's flow log id — or nothing at all when nothing
  * changed.
  */
@@ -13,7 +13,7 @@ export function fullResponse(state: MapState, seq: number, now: Date): string {
   return (
     `{"Seq":${seq},"Node":${state.node},"DERPMap":${state.derp.text},"Peers":[${texts(state.peers.values())}],` +
     `"DNSConfig":${state.dns.text},"Domain":${JSON.stringify(state.domain)},"CollectServices":false,` +
-    `"PacketFilter":${state.packetFilter},"UserProfiles":[${texts(state.userProfiles.values())}],` +
+    `"PacketFilter":${state.packetFilter},"SSHPolicy":${state.sshPolicy},"UserProfiles":[${texts(state.userProfiles.values())}],` +
     `${state.flowLogDomain ? `"DomainDataPlaneAuditLogID":${JSON.stringify(state.flowLogDomain)},` : ''}` +
     `"ControlTime":${JSON.stringify(now.toISOString())}}`
   );
@@ -33,6 +33,8 @@ export function deltaResponse(before: SentMap, after: SentMap, map: MapState, se
   if (changed.length > 0) parts.push(`"PeersChanged":[${changed.join(',')}]`);
   if (removed.length > 0) parts.push(`"PeersRemoved":${JSON.stringify(removed)}`);
   if (after.packetFilter !== before.packetFilter) parts.push(`"PacketFilter":${map.packetFilter}`);
+  // The client keeps the last SSHPolicy it was sent: an empty one takes every rule away.
+  if (after.sshPolicy !== before.sshPolicy) parts.push(`"SSHPolicy":${map.sshPolicy}`);
   const newProfiles: string[] = [];
   for (const [id, profile] of map.userProfiles)
     if (before.userProfiles.get(id) !== profile.digest) newProfiles.push(profile.text);
@@ -54,9 +56,20 @@ function texts(of: Iterable<SentText>): string {
   return out;
 }
 
-/** The delta of a change that could alter only the packet filter, or undefined when it did not. */
-export function filterDelta(before: SentMap, after: SentMap, packetFilter: string, seq: number): string | undefined {
-  return after.packetFilter === before.packetFilter ? undefined : `{"Seq":${seq},"PacketFilter":${packetFilter}}`;
+/**
+ * The delta of a change that could alter only the packet filter and the SSH policy, or
+ * undefined when it altered neither.
+ */
+export function filterDelta(
+  before: SentMap,
+  after: SentMap,
+  update: { packetFilter: string; sshPolicy: string },
+  seq: number,
+): string | undefined {
+  const parts: string[] = [];
+  if (after.packetFilter !== before.packetFilter) parts.push(`"PacketFilter":${update.packetFilter}`);
+  if (after.sshPolicy !== before.sshPolicy) parts.push(`"SSHPolicy":${update.sshPolicy}`);
+  return parts.length === 0 ? undefined : `{"Seq":${seq},${parts.join(',')}}`;
 }
 
 export const KEEP_ALIVE = '{"KeepAlive":true}';

@@ -25,8 +25,7 @@ export interface MapRequest {
 
 /**
  * What Warren keeps of a Hostinfo, field by field, with the largest value it keeps: everything
- * else a client sends (NetInfo, SSH host keys, push tokens, TPM details, fields newer clients add)
- * is left out, so a map request of up to 1 MiB stores and fans out to peers at most a few KiB.
+ * else a client sends (NetInfo, push tokens, TPM details, fields newer clients add) is left out, so a map request of up to 1 MiB stores and fans out to peers at most a few KiB.
  * Strings are bounded by what real clients send (a hostname is a DNS label, 63, as the device's
  * name; versions and identifiers fit in 255, as tailscale.com's own hostname and OS limits); a
  * value past its bound or of the wrong type is dropped rather than cut, since a cut log id or
@@ -72,6 +71,9 @@ const LIST_FIELDS: Record<string, { entries: number; length: number }> = {
   RoutableIPs: { entries: 256, length: 64 },
   RequestTags: { entries: 64, length: 128 },
   WoLMACs: { entries: 10, length: 32 },
+  // The public host keys of a device running Tailscale SSH, one per algorithm in authorized_keys
+  // form (an RSA 4096 key is about 740 characters): peers' `tailscale ssh` trusts only these.
+  sshHostKeys: { entries: 8, length: 2048 },
 };
 const MAX_SERVICES = 32;
 const MAX_SERVICE_TEXT = 64;

@@ -11,7 +11,7 @@ import { storeFlowLogId } from '../../modules/devices/device-reports.js';
 import type { ChangeFeed } from '../../modules/netmap/change-feed.js';
 import type { NetmapHead } from '../../modules/netmap/netmap.repository.js';
 import type { DerpSettings } from '../../modules/network/dns-derp-settings.js';
-import { packetFilterJson } from '../../policy/index.js';
+import { NO_SSH_RULES, packetFilterJson, sshPolicyJson } from '../../policy/index.js';
 import { flowLogIds } from './flow-log-ids.js';
 import { fromNetmap, fromSharedView, type MapPeer, type ViewOnlyInputs, viewOnlyInputs } from './map-inputs.js';
 import type { MapNetwork, ProfileText } from './map-round.js';
@@ -36,6 +36,8 @@ export interface MapState {
   /** The same peers by device id (what the change feed names). */
   peerIds: string[];
   packetFilter: string;
+  /** Its tailcfg.SSHPolicy as JSON: the `ssh` rules whose dst holds it (policy/ssh-policy.ts). */
+  sshPolicy: string;
   /** Profile id → its JSON (shared by the streams of a round, as the DNS config and DERP map). */
   userProfiles: Map<number, ProfileText>;
   dns: SentText;
@@ -51,7 +53,7 @@ export interface MapState {
 
 /**
  * What a change that moved only the policy alters of a map whose shape it left as it was: the
- * packet filter. Each row a map is made of is what its round read; a change to a row that
+ * packet filter and the SSH policy. Each row a map is made of is what its round read; a change to a row that
  * peers see (keys, endpoints, Hostinfo, tags, expiry) moves the netmap epoch, so when the only
  * moves since the map sent were policies' own, and presence held, the device's node, its
  * peers' nodes and their profiles are those sent, but for the fields nothing announces
@@ -63,6 +65,7 @@ export interface MapState {
 export interface FilterUpdate {
   filterOnly: true;
   packetFilter: string;
+  sshPolicy: string;
 }
 
 /**
@@ -206,7 +209,7 @@ export async function mapState(
     node,
     peers,
     peerIds,
-    packetFilter: filterOf(inputs, id),
+    ...filtersOf(inputs, id),
     userProfiles,
     dns: network.dns,
     derp: network.derp,
@@ -238,14 +241,15 @@ async function filterUpdate(
   if (network.flowLogs) return undefined;
   const peerKeys = inputs.peers.map((peer) => peerKey(peer, peer.allowedIPs.map(hostPrefix)));
   if (mapShape(network, [...inputs.primaryRoutes], peerKeys) !== sent.shape) return undefined;
-  return { filterOnly: true, packetFilter: filterOf(inputs, self.id) };
+  return { filterOnly: true, ...filtersOf(inputs, self.id) };
 }
 
 /**
- * The packet filter of device `id` as JSON, from its map's inputs: made once per group of
- * devices that share one identity and one map where the policy allows (packetFilterJson).
+ * The packet filter and SSH policy of device `id` as JSON, from its map's inputs: the filter
+ * made once per group of devices that share one identity and one map where the policy allows
+ * (packetFilterJson).
  */
-function filterOf(inputs: ViewOnlyInputs, id: string): string {
+function filtersOf(inputs: ViewOnlyInputs, id: string): Pick<MapState, 'packetFilter' | 'sshPolicy'> {
   const { filter } = inputs;
   const device = filter.devices.find((d) => d.id === id);
   // The view's device object itself when it serves no route (its routes are the view's, none):
@@ -254,5 +258,9 @@ function filterOf(inputs: ViewOnlyInputs, id: string): string {
     device && (inputs.routes.length > 0 || device.routes.length > 0)
       ? { ...device, routes: [...inputs.routes] }
       : device;
-  return viewer ? packetFilterJson(filter.policy, viewer, filter.devices, filter.users) : '[]';
+  if (!viewer) return { packetFilter: '[]', sshPolicy: NO_SSH_RULES };
+  return {
+    packetFilter: packetFilterJson(filter.policy, viewer, filter.devices, filter.users),
+    sshPolicy: sshPolicyJson(filter.policy, viewer, filter.devices, filter.users),
+  };
 }

@@ -15,6 +15,7 @@ import { disconnect, heartbeat } from '../../modules/devices/presence.service.js
 import { refreshPresence } from '../../modules/devices/presence-refresh.js';
 import { changeAt, type DeviceFollow, headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
 import { type NetmapHead, netmapHead } from '../../modules/netmap/netmap.repository.js';
+import { NO_SSH_RULES } from '../../policy/index.js';
 import { buildLine } from './map-builds.js';
 import { zstdCompress } from './map-compression.js';
 import { deltaResponse, filterDelta, fullResponse, KEEP_ALIVE } from './map-delta.js';
@@ -228,8 +229,12 @@ class OpenMapStream {
       if ('filterOnly' in next) {
         // The same peers, seen the same way: only the filter can have changed.
         if (builds.hasSubscribers) builds.publish({ filterOnly: true, asked: true });
-        const nextSent = { ...this.sent, packetFilter: digestOf(next.packetFilter) };
-        delta = filterDelta(this.sent, nextSent, next.packetFilter, this.seq + 1);
+        const nextSent = {
+          ...this.sent,
+          packetFilter: digestOf(next.packetFilter),
+          sshPolicy: digestOf(next.sshPolicy),
+        };
+        delta = filterDelta(this.sent, nextSent, next, this.seq + 1);
         this.sent = nextSent;
       } else {
         if (builds.hasSubscribers) builds.publish({ filterOnly: false, asked: policyOnly });
@@ -265,7 +270,9 @@ class OpenMapStream {
     const { stream } = this;
     if (!stream.destroyed) {
       const removed = JSON.stringify([...this.sent.peers.keys()]);
-      stream.write(frame(`{"Seq":${++this.seq},"PeersRemoved":${removed},"PacketFilter":[]}`));
+      stream.write(
+        frame(`{"Seq":${++this.seq},"PeersRemoved":${removed},"PacketFilter":[],"SSHPolicy":${NO_SSH_RULES}}`),
+      );
     }
     this.stop();
     if (!stream.destroyed) stream.close();

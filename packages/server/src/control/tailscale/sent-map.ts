@@ -12,9 +12,10 @@ import { digestOf } from './text-digest.js';
 export { digestOf };
 
 export interface SentMap {
-  /** Digests of the node's text, the packet filter's, the DNS config's and the DERP map's. */
+  /** Digests of the node's text, the packet filter's, the SSH policy's, the DNS config's and the DERP map's. */
   node: string;
   packetFilter: string;
+  sshPolicy: string;
   dns: string;
   derp: string;
   /** Peer numeric id → digest of its node text. */
@@ -38,6 +39,7 @@ export function sentMap(state: MapState): SentMap {
   return {
     node: digestOf(state.node),
     packetFilter: digestOf(state.packetFilter),
+    sshPolicy: digestOf(state.sshPolicy),
     dns: state.dns.digest,
     derp: state.derp.digest,
     peers,

@@ -21,6 +21,14 @@ export const CAP_FLOW_LOGS = 'https://tailscale.com/cap/data-plane-audit-logs';
  * the client's rule (docs/TAILSCALE.md, *Taildrop*): a user's own untagged devices.
  */
 export const CAP_FILE_SHARING = 'https://tailscale.com/cap/file-sharing';
+/**
+ * Node capabilities of a device's own node that let its Tailscale SSH server run
+ * (`tailscale up --ssh` refuses without the first once it has a map) and apply the variables
+ * an ssh rule's acceptEnv lets a client send. Which connections it accepts is the map's
+ * SSHPolicy alone, so every device may run the server, as in Tailscale.
+ */
+export const CAP_SSH = 'https://tailscale.com/cap/ssh';
+export const CAP_SSH_ENV_VARS = 'ssh-env-vars';
 /** The user tagged devices belong to, as in Tailscale. */
 export const TAGGED_USER = { ID: 2147455555, LoginName: 'tagged-devices', DisplayName: 'Tagged Devices' };
 
@@ -87,13 +95,19 @@ export interface NodeView {
 }
 
 /**
- * The capabilities of a device's own node: file sharing always, as Tailscale and Headscale
- * (`taildrop.enabled`, on by default) give it; flow logging while the network logs flows.
+ * The capabilities of a device's own node: file sharing and Tailscale SSH always, as Tailscale
+ * and Headscale (`taildrop.enabled`, on by default) give them; flow logging while the network
+ * logs flows.
  * Peers' nodes carry none: the client reads only its own (`SelfNode.CapMap`).
  */
 function capMapOf(view: NodeView): Record<string, []> | undefined {
   if (!view.own) return undefined;
-  return { [CAP_FILE_SHARING]: [], ...(view.flowLogId && { [CAP_FLOW_LOGS]: [] }) };
+  return {
+    [CAP_FILE_SHARING]: [],
+    [CAP_SSH]: [],
+    [CAP_SSH_ENV_VARS]: [],
+    ...(view.flowLogId && { [CAP_FLOW_LOGS]: [] }),
+  };
 }
 
 /** A device as tailcfg.Node, named `<name>.<domain>.` (MagicDNS). */

@@ -37,6 +37,21 @@ export interface ReportedState {
   hostinfo: string | null;
 }
 
+/**
+ * The SSH host keys a Hostinfo carries (`sshHostKeys`), as text to compare. Peers' `tailscale
+ * ssh` trusts a device's host keys only as its node in their maps gives them, so a device that
+ * starts or stops its SSH server changes what they must be sent. The rest of a Hostinfo is
+ * sent to peers with the next change about the device.
+ */
+function sshHostKeys(hostinfo: string | null): string {
+  if (hostinfo === null || !hostinfo.includes('"sshHostKeys"')) return '';
+  try {
+    return JSON.stringify((JSON.parse(hostinfo) as { sshHostKeys?: unknown }).sshHostKeys ?? '');
+  } catch {
+    return '';
+  }
+}
+
 /** Stores what a map request reported; returns whether anything peers see changed. */
 export async function storeReport(db: Db, device: ReportedState, reported: Reported): Promise<boolean> {
   // What the device's record shows; unreported fields keep their value.
@@ -47,12 +62,14 @@ export async function storeReport(db: Db, device: ReportedState, reported: Repor
   };
   const recordChanged =
     record.hostname !== device.hostname || record.os !== device.os || record.client_version !== device.client_version;
+  const hostinfoChanged = reported.hostinfo !== null && reported.hostinfo !== device.hostinfo;
   const peersSee =
     device.disco_key !== reported.discoKey ||
     device.endpoints !== reported.endpoints ||
     device.home_derp !== reported.homeDerp ||
-    recordChanged;
-  if (!peersSee && (reported.hostinfo === null || reported.hostinfo === device.hostinfo)) return false;
+    recordChanged ||
+    (hostinfoChanged && sshHostKeys(reported.hostinfo) !== sshHostKeys(device.hostinfo));
+  if (!peersSee && !hostinfoChanged) return false;
   await withChanges(db, device.network_id, async (trx, changes) => {
     if (peersSee) await changes.touch(netmapEpoch, [device.id]);
     await trx

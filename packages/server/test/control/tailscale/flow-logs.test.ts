@@ -12,6 +12,8 @@ import { type ControlClient, controlClient, decodeMessages, mapRequest, nodeKey 
 const CAP = 'https://tailscale.com/cap/data-plane-audit-logs';
 /** Every device's own node carries it (Taildrop), whatever the network's flow logs. */
 const CAP_FILE_SHARING = 'https://tailscale.com/cap/file-sharing';
+/** What a device's own node carries whatever the network's flow logs: Taildrop and Tailscale SSH. */
+const OWN_CAPS = { [CAP_FILE_SHARING]: [], 'https://tailscale.com/cap/ssh': [], 'ssh-env-vars': [] };
 let server: TestServer;
 const clients: ControlClient[] = [];
 
@@ -87,7 +89,7 @@ describe('network flow logs from Tailscale clients', () => {
     const [a] = await join(['alpha']);
     const full = await fullMap(a as Joined);
     expect(full.DomainDataPlaneAuditLogID).toBeUndefined();
-    expect((full.Node as Record<string, unknown>).CapMap).toEqual({ [CAP_FILE_SHARING]: [] });
+    expect((full.Node as Record<string, unknown>).CapMap).toEqual(OWN_CAPS);
     expect((full.Node as Record<string, unknown>).DataPlaneAuditLogID).toBeUndefined();
     expect((await json(await server.call('GET', '/v1/network'))).flowLogs).toBe(false);
   });
@@ -101,7 +103,7 @@ describe('network flow logs from Tailscale clients', () => {
     stream.close();
     const delta = stream.messages[1] as Record<string, unknown>;
     const node = delta.Node as Record<string, unknown>;
-    expect(node.CapMap).toEqual({ [CAP_FILE_SHARING]: [], [CAP]: [] });
+    expect(node.CapMap).toEqual({ ...OWN_CAPS, [CAP]: [] });
     expect(node.DataPlaneAuditLogID).toMatch(/^[0-9a-f]{64}$/);
     expect(delta.DomainDataPlaneAuditLogID).toMatch(/^[0-9a-f]{64}$/);
     // Each device has its own id, the same in every map; peers never see it.
@@ -210,7 +212,7 @@ describe('network flow logs from Tailscale clients', () => {
     await setFlowLogs(false);
     const off = await upload(id, body);
     expect(off.status).toBe(409);
-    expect((await fullMap(a)).Node).toHaveProperty('CapMap', { [CAP_FILE_SHARING]: [] });
+    expect((await fullMap(a)).Node).toHaveProperty('CapMap', OWN_CAPS);
     expect((await json(await server.call('GET', '/v1/logs/connections'))).entries).toEqual([]);
   });
 

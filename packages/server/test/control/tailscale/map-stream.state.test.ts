@@ -36,6 +36,7 @@ function state(over: Partial<MapState> = {}): MapState {
     packetFilter: JSON.stringify([
       { SrcIPs: ['100.64.0.2'], DstPorts: [{ IP: '*', Ports: { First: 0, Last: 65535 } }] },
     ]),
+    sshPolicy: '{"rules":[]}',
     userProfiles: new Map([profile(7, 'Ann')]),
     dns: sentText(JSON.stringify({ Resolvers: [], Domains: ['example.internal'] })),
     derp: sentText(JSON.stringify({ Regions: { 900: { RegionID: 900, Nodes: [] } } })),
@@ -60,8 +61,8 @@ describe('what a map stream keeps of the map it sent', () => {
     const sent = sentMap(state());
     // The domain and flow log id are kept as they are: short names, compared as such.
     const kept = strings({ ...sent, domain: undefined, flowLogDomain: undefined });
-    // The node, filter, DNS config, DERP map, the map's shape, two peers and one profile.
-    expect(kept.length).toBe(8);
+    // The node, filter, SSH policy, DNS config, DERP map, the map's shape, two peers and one profile.
+    expect(kept.length).toBe(9);
     for (const s of kept) expect(s).toHaveLength(16);
     expect(sent.peers.size).toBe(2);
     expect(sent.userProfiles.get(7)).toHaveLength(16);
