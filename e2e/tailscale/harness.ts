@@ -133,7 +133,10 @@ export interface Client {
   name: string;
   /** The daemon's socket, for a `tailscale` command left running (`tailscale up` waiting to log in). */
   socketPath: string;
-  /** Runs the tailscale CLI against this daemon, for at most `ms`. */
+  /**
+   * Runs the tailscale CLI against this daemon, for at most `ms`. Its configuration directory
+   * (where `tailscale ssh` writes the known hosts it hands to ssh) is the client's own.
+   */
   cli(args: string[], ms?: number): Promise<{ code: number; stdout: string; stderr: string }>;
   status(): Promise<Status>;
 }
@@ -193,7 +196,10 @@ export async function startClient(name: string, options: ClientOptions = {}): Pr
   children.push(child);
   const cli: Client['cli'] = async (args, ms = 15_000) => {
     try {
-      const { stdout, stderr } = await run(join(BIN, 'tailscale'), [`--socket=${socket}`, ...args], { timeout: ms });
+      const { stdout, stderr } = await run(join(BIN, 'tailscale'), [`--socket=${socket}`, ...args], {
+        timeout: ms,
+        env: { ...process.env, XDG_CONFIG_HOME: join(dir, 'config') },
+      });
       return { code: 0, stdout, stderr };
     } catch (error) {
       const e = error as { code?: number; stdout?: string; stderr?: string };

@@ -308,6 +308,48 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     );
   });
 
+  it('Tailscale SSH: an allowed source runs a command as the allowed user; others are refused; a policy change takes it away', async () => {
+    const [alpha, beta, gamma] = clients;
+    // gamma runs the SSH server. Its owner's other devices may log in to it as root (the rule
+    // of Tailscale's default policy, accepting); beta, tagged by now, is no member. Port 22 is
+    // open to everyone, so each refusal below is the SSH policy's, not the packet filter's.
+    const sshPolicy = (ssh: string) => `{
+      "tagOwners": { "tag:web": ["autogroup:admin"] },
+      "acls": [{ "action": "accept", "src": ["*"], "dst": ["*:${ALLOWED}", "*:22"] }],
+      "ssh": ${ssh},
+    }`;
+    await putPolicy(
+      sshPolicy('[{ "action": "accept", "src": ["autogroup:member"], "dst": ["autogroup:self"], "users": ["root"] }]'),
+    );
+    const up = await gamma.cli(['set', '--ssh'], 15_000);
+    assert.equal(up.code, 0, up.stderr);
+    const ssh = (client: Client, login: string, ms = 20_000) => client.cli(['ssh', `${login}@gamma`, 'id', '-un'], ms);
+    // Its host keys reach alpha in gamma's Hostinfo; the first session may wait for them.
+    const session = await until('alpha runs a command on gamma as root', 30_000, async () => {
+      const res = await ssh(alpha, 'root');
+      if (res.code !== 0) throw new Error(`exit ${res.code}: ${res.stderr.trim()}`);
+      return res;
+    });
+    assert.equal(session.stdout.trim(), 'root');
+    const gammaIp = await address('gamma');
+    const banner = await beta.cli(['nc', gammaIp, '22'], 3_000);
+    assert.match(banner.stdout, /^SSH-2\.0-Tailscale/, 'beta reaches gamma’s SSH server');
+    const fromBeta = await ssh(beta, 'root');
+    assert.notEqual(fromBeta.code, 0, 'a tagged device is no member: refused');
+    assert.doesNotMatch(fromBeta.stdout, /root/);
+    const asDaemon = await ssh(alpha, 'daemon');
+    assert.notEqual(asDaemon.code, 0, 'a user the rule does not name: refused');
+    assert.doesNotMatch(asDaemon.stdout, /daemon/);
+
+    await putPolicy(sshPolicy('[]'));
+    const changed = Date.now();
+    await until('alpha is refused once the rule is gone', 2_000, async () =>
+      (await ssh(alpha, 'root', 1_500)).code !== 0 ? true : undefined,
+    );
+    assert.ok(Date.now() - changed <= 2_000 + 1_500);
+    await putPolicy(policyOpening(ALLOWED));
+  });
+
   it('deleting a device through /v1 disconnects it', async () => {
     const [alpha, , gamma] = clients;
     const device = await deviceNamed('gamma');
