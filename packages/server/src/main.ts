@@ -5,9 +5,9 @@
  * it serves on) goes to `out` (stdout); request logs are pino JSON lines on stderr, so
  * `warren serve > banner.txt` keeps the key apart from the log.
  */
-import pino from 'pino';
 import { buildApp } from './app.js';
 import { DEFAULT_DB, logLevel, type ServeConfig } from './config.js';
+import { logDestination } from './lib/log-destination.js';
 import { bootstrapIfEmpty, FIRST_NETWORK } from './modules/tenants/tenants.service.js';
 import { openStorage } from './storage/database.js';
 
@@ -31,7 +31,7 @@ export async function serve(
   const created = await bootstrapIfEmpty(storage.db, Date.now());
   // Request logs go to stderr asynchronously: a synchronous write per request was a tenth of a
   // call's time under load; lines logged while a write is in flight are written together.
-  const logStream = pino.destination({ fd: 2, sync: false });
+  const logStream = logDestination(2);
   const app = await buildApp({
     storage,
     logger: { level: logLevel(), stream: logStream },

@@ -1,0 +1,39 @@
+/**
+ * The log destination writes every line, byte for byte, in order, whatever the line's
+ * characters: lines written while a write is in flight wait for it, and `flushSync` leaves
+ * nothing pending.
+ */
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { logDestination } from '../../src/lib/log-destination.js';
+
+describe('log destination', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  function file(): { path: string; fd: number } {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-log-'));
+    dirs.push(dir);
+    const path = join(dir, 'log');
+    return { path, fd: openSync(path, 'a') };
+  }
+
+  it('writes lines of multi-byte characters whole and in order, asynchronously and on flushSync', async () => {
+    const { path, fd } = file();
+    const destination = logDestination(fd);
+    const lines = Array.from(
+      { length: 2_000 },
+      (_, i) => `${JSON.stringify({ i, path: `/v1/us\u00e9rs/${'\u{1F600}'.repeat(i % 7)}`, msg: 'request' })}\n`,
+    );
+    for (const line of lines.slice(0, 1_000)) destination.write(line);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const line of lines.slice(1_000)) destination.write(line);
+    destination.flushSync();
+    closeSync(fd);
+    expect(readFileSync(path, 'utf8')).toBe(lines.join(''));
+  });
+});
