@@ -363,6 +363,50 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     );
   });
 
+  it('an exit node, once approved, is listed and used by a peer, and serves it no subnet', async () => {
+    const [alpha, beta] = clients;
+    await putPolicy(`{
+  "tagOwners": { "tag:web": ["autogroup:admin"] },
+  "acls": [
+    { "action": "accept", "src": ["*"], "dst": ["*:${ALLOWED}"] },
+    { "action": "accept", "src": ["*"], "dst": ["autogroup:internet:*"] },
+  ],
+}`);
+    const offered = await beta.cli(['set', '--advertise-exit-node']);
+    assert.equal(offered.code, 0, offered.stderr);
+    const pending = await until('beta’s exit routes are pending', 10_000, async () => {
+      const res = await warren.call('GET', '/v1/routes?state=pending');
+      const mine = res.body.routes.filter(
+        (r: { deviceName: string; exitNode: boolean }) => r.deviceName === 'beta' && r.exitNode,
+      );
+      return mine.length === 2 ? (mine as Array<{ id: string }>) : undefined;
+    });
+    for (const route of pending) {
+      const approved = await warren.call('POST', `/v1/routes/${route.id}/approve`);
+      assert.equal(approved.status, 200, JSON.stringify(approved.body));
+    }
+    await until('alpha lists beta as an exit node', 10_000, async () =>
+      (await alpha.cli(['exit-node', 'list'])).stdout.includes(`beta.${DOMAIN}`) ? true : undefined,
+    );
+    const use = await alpha.cli(['set', '--exit-node=beta']);
+    assert.equal(use.code, 0, use.stderr);
+    const status = (await alpha.status()) as Awaited<ReturnType<Client['status']>> & {
+      ExitNodeStatus?: { ID: string; Online: boolean };
+    };
+    assert.deepEqual(
+      [status.ExitNodeStatus?.ID, status.ExitNodeStatus?.Online],
+      [(await deviceNamed('beta')).id, true],
+    );
+    // An exit node serves no subnet. (A peer listed as one made every client without
+    // --accept-routes warn that routes were waiting; the client reads that warning from its
+    // last whole netmap, which may still hold a deleted subnet router, so it is not checked here.)
+    assert.deepEqual(peers(status).find((p) => p.HostName === 'beta')?.PrimaryRoutes ?? [], []);
+
+    assert.equal((await alpha.cli(['set', '--exit-node='])).code, 0);
+    assert.equal((await beta.cli(['set', '--advertise-exit-node=false'])).code, 0);
+    await putPolicy(policyOpening(ALLOWED));
+  });
+
   it('an ephemeral device is gone after tailscale logout', async () => {
     const [, , gamma] = clients;
     await gamma.cli(['logout'], 15_000);

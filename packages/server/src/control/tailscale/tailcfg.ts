@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { parseList } from '../../lib/json.js';
 import { addressesOf } from '../../modules/devices/addresses.js';
 import { loginExpired } from '../../modules/devices/standing.js';
+import { isExitRoute } from '../../modules/routes/routes.presenter.js';
 import type { NodeRow } from './tailscale.repository.js';
 
 /** Tailscale's zero time, which its clients read as "never". */
@@ -85,7 +86,7 @@ function hostinfoOf(row: NodeRow): Record<string, unknown> {
 export interface NodeView {
   /** The peer's allowedIPs as this viewer's netmap gives them (self: its addresses). */
   allowedIPs: readonly string[];
-  /** Approved routes it serves as primary. */
+  /** Approved routes it serves as primary (exit routes among them are left out of PrimaryRoutes). */
   primaryRoutes: readonly string[];
   online: boolean;
   /** The device's own node (in its own map), which alone carries node capabilities. */
@@ -134,7 +135,10 @@ export function tailcfgNode(row: NodeRow, view: NodeView, domain: string, now: n
     Hostinfo: hostinfoOf(row),
     Created: iso(row.created_at),
     Tags: tags,
-    PrimaryRoutes: view.primaryRoutes,
+    // Subnet routes only, as Tailscale's control and Headscale send them: the client takes any
+    // route here for one that --accept-routes would install, and warns every peer without it
+    // ("Some peers are advertising routes") when an exit node is merely on offer.
+    PrimaryRoutes: view.primaryRoutes.filter((prefix) => !isExitRoute(prefix)),
     LastSeen: iso(row.last_seen_at),
     Online: view.online,
     // false: the client waits for approval (NeedsMachineAuth) and is given no peers.
