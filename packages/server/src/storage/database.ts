@@ -47,6 +47,7 @@ import * as rateLimitSweptTo from './migrations/037_rate_limit_swept_to.js';
 import * as routeChangeSeq from './migrations/038_route_change_seq.js';
 import * as deviceKeysInRecords from './migrations/039_device_keys_in_records.js';
 import * as devicesMachineKey from './migrations/040_devices_machine_key.js';
+import * as devicesSshEnabled from './migrations/041_devices_ssh_enabled.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -99,6 +100,7 @@ const MIGRATIONS = {
   '038_route_change_seq': routeChangeSeq,
   '039_device_keys_in_records': deviceKeysInRecords,
   '040_devices_machine_key': devicesMachineKey,
+  '041_devices_ssh_enabled': devicesSshEnabled,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

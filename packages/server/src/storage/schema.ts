@@ -150,6 +150,8 @@ export interface DevicesTable {
   home_derp: Generated<number>;
   /** The client's last Hostinfo, as JSON. */
   hostinfo: string | null;
+  /** 1 while that Hostinfo carries SSH host keys: the device runs Tailscale SSH (migration 041). */
+  ssh_enabled: Generated<number>;
   /** 0 while the device waits for an admin's approval (migration 018). */
   authorized: Generated<number>;
   /** 1: the device's login never expires, whatever `expires_at` says. */

@@ -61,8 +61,9 @@ export function presentTailscaleDevice(device: DeviceDetailRecord, allFields: bo
     ...record,
     advertisedRoutes: advertisedRoutes(device),
     enabledRoutes: enabledRoutes(device),
-    // No Tailscale SSH and no posture identity collection in Warren: what Tailscale shows then.
-    sshEnabled: false,
+    // As Tailscale's: whether the device's Hostinfo carries SSH host keys (it runs Tailscale
+    // SSH). No posture identity collection in Warren: what Tailscale shows then.
+    sshEnabled: keys?.sshHostKeys ?? false,
     postureIdentity: { disabled: true },
     clientConnectivity: {
       endpoints: [],

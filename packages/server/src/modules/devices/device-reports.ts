@@ -38,7 +38,8 @@ export interface ReportedState {
 }
 
 /**
- * The SSH host keys a Hostinfo carries (`sshHostKeys`), as text to compare. Peers' `tailscale
+ * The SSH host keys a Hostinfo carries (`sshHostKeys`), as text to compare ('' for none: the
+ * device runs no Tailscale SSH server). Peers' `tailscale
  * ssh` trusts a device's host keys only as its node in their maps gives them, so a device that
  * starts or stops its SSH server changes what they must be sent. The rest of a Hostinfo is
  * sent to peers with the next change about the device.
@@ -46,7 +47,8 @@ export interface ReportedState {
 function sshHostKeys(hostinfo: string | null): string {
   if (hostinfo === null || !hostinfo.includes('"sshHostKeys"')) return '';
   try {
-    return JSON.stringify((JSON.parse(hostinfo) as { sshHostKeys?: unknown }).sshHostKeys ?? '');
+    const keys = (JSON.parse(hostinfo) as { sshHostKeys?: unknown }).sshHostKeys;
+    return Array.isArray(keys) && keys.length > 0 ? JSON.stringify(keys) : '';
   } catch {
     return '';
   }
@@ -79,7 +81,10 @@ export async function storeReport(db: Db, device: ReportedState, reported: Repor
         endpoints: reported.endpoints,
         home_derp: reported.homeDerp,
         ...record,
-        ...(reported.hostinfo !== null && { hostinfo: reported.hostinfo }),
+        ...(reported.hostinfo !== null && {
+          hostinfo: reported.hostinfo,
+          ssh_enabled: sshHostKeys(reported.hostinfo) === '' ? 0 : 1,
+        }),
       })
       .where('id', '=', device.id)
       .execute();

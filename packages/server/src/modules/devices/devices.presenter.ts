@@ -20,6 +20,8 @@ export interface DeviceKeys {
   nodeKey: string;
   /** `mkey:<hex>`, the key of the device's Noise session: only devices of Tailscale's protocol. */
   machineKey: string;
+  /** Whether it reports SSH host keys, as a Tailscale client running Tailscale SSH does. */
+  sshHostKeys: boolean;
 }
 
 /**
@@ -66,6 +68,6 @@ export function presentDeviceDetail(row: DeviceRow, now: number, routes: readonl
     exitNode: servesAsExitNode(routes),
     protocol: row.protocol as DeviceBody['protocol'],
     dnsName: `${row.name}.${row.network_dns_domain ?? dnsDomain(row.network_name)}`,
-    [DEVICE_KEYS]: { nodeKey: row.node_key, machineKey: row.machine_key ?? '' },
+    [DEVICE_KEYS]: { nodeKey: row.node_key, machineKey: row.machine_key ?? '', sshHostKeys: row.ssh_enabled !== 0 },
   };
 }

@@ -58,6 +58,7 @@ export type DeviceRow = Pick<
   | 'key_expired'
   | 'protocol'
   | 'node_key'
+  | 'ssh_enabled'
   | 'machine_key'
 > & { user_login: string | null; network_name: string; network_dns_domain: string | null };
 
@@ -193,6 +194,7 @@ export function deviceRows(query: SelectQueryBuilder<Database, 'devices', object
       'devices.protocol',
       'devices.node_key',
       'devices.machine_key',
+      'devices.ssh_enabled',
       'users.login_name as user_login',
       'networks.name as network_name',
       'networks.dns_domain as network_dns_domain',

@@ -400,6 +400,8 @@ async function enrollDevice(
             ...row,
             protocol: tailscale ? 'tailscale' : 'native',
             machine_key: tailscale?.machineKey ?? null,
+            // Its first map request reports whether it runs Tailscale SSH.
+            ssh_enabled: 0,
             user_login: owner?.login_name ?? null,
             network_name: network.name,
             network_dns_domain: network.dnsDomain,
