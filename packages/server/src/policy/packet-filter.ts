@@ -163,12 +163,22 @@ function serialOf(device: PolicyDevice): number {
 }
 
 /** Devices in a map past which its filter is made on its own: a template's key names every one. */
-const MAX_TEMPLATE_DEVICES = 64;
+export const MAX_TEMPLATE_DEVICES = 64;
 /**
  * Templates kept per policy and users before they are dropped and made again: a policy lasts
  * while devices come and go, and each change to a device's row keys its group anew.
  */
-const MAX_TEMPLATES = 16_384;
+export const MAX_TEMPLATES = 16_384;
+
+/**
+ * What a viewer's filter (and SSH policy) depends on besides its addresses: its identity (its
+ * owner and principal keys) and the devices of its map, each named by its serial.
+ */
+export function mapGroupKey(subject: Subject, devices: readonly PolicyDevice[]): string {
+  let key = `${subject.owner ?? ''}\n${[...subject.keys].join('\n')}\n`;
+  for (const device of devices) key += `${serialOf(device)},`;
+  return key;
+}
 
 /** Stands for the viewer's address k in a template (no filter IP or prefix looks like it). */
 const OWN = /\{\{own:(\d+)\}\}/;
@@ -193,8 +203,7 @@ export function packetFilterJson(
   }
   const roles = roleMap(users);
   const subject = subjectOf(policy, roles, viewer);
-  let key = `${subject.owner ?? ''}\n${[...subject.keys].join('\n')}\n${viewer.addresses.length}\n`;
-  for (const device of devices) key += `${serialOf(device)},`;
+  const key = `${viewer.addresses.length}\n${mapGroupKey(subject, devices)}`;
   const byKey = innerMap(innerMap(templates, policy, WeakMap), roles, Map);
   let parts = byKey.get(key);
   if (!parts) {

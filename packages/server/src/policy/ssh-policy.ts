@@ -9,8 +9,9 @@
 // device) are looked at, through the compiled index: a policy without `ssh` rules costs a
 // device one lookup per key, and one with rules costs it the rules that name it.
 
+import { innerMap } from '../lib/nested-maps.js';
 import { unionOfRules } from './compile.js';
-import { bare, subjectOf } from './packet-filter.js';
+import { bare, MAX_TEMPLATE_DEVICES, MAX_TEMPLATES, mapGroupKey, subjectOf } from './packet-filter.js';
 import { matchesSelector, roleMap, type Subject } from './subjects.js';
 import type { CompiledPolicy, PolicyDevice, PolicyUser, SshRule } from './types.js';
 
@@ -109,13 +110,34 @@ export function sshPolicy(
   return { rules };
 }
 
-/** sshPolicy as the JSON a map sends (the text of no rules is one shared constant). */
+/** SSH policies as JSON, per policy and users (roleMap's map), by mapGroupKey. */
+const texts = new WeakMap<CompiledPolicy, WeakMap<Map<string, string>, Map<string, string>>>();
+
+const asJson = (result: TailcfgSshPolicy): string =>
+  result.rules.length === 0 ? NO_SSH_RULES : JSON.stringify(result);
+
+/**
+ * sshPolicy as the JSON a map sends. It depends on the viewer only through its identity (the
+ * keys and owner its rules are found by; ssh rules name no addresses) and on the devices of its
+ * map, so the devices that share both (a user's devices that see each other) share one text,
+ * made once per policy change, as the packet filter's template is (packetFilterJson).
+ */
 export function sshPolicyJson(
   policy: CompiledPolicy,
   viewer: PolicyDevice,
   devices: readonly PolicyDevice[],
   users: readonly PolicyUser[],
 ): string {
-  const result = sshPolicy(policy, viewer, devices, users);
-  return result.rules.length === 0 ? NO_SSH_RULES : JSON.stringify(result);
+  if (policy.ssh.length === 0) return NO_SSH_RULES;
+  if (devices.length > MAX_TEMPLATE_DEVICES) return asJson(sshPolicy(policy, viewer, devices, users));
+  const roles = roleMap(users);
+  const key = mapGroupKey(subjectOf(policy, roles, viewer), devices);
+  const byKey = innerMap(innerMap(texts, policy, WeakMap), roles, Map);
+  let text = byKey.get(key);
+  if (text === undefined) {
+    if (byKey.size >= MAX_TEMPLATES) byKey.clear();
+    text = asJson(sshPolicy(policy, viewer, devices, users));
+    byKey.set(key, text);
+  }
+  return text;
 }

@@ -7,6 +7,7 @@ import {
   type PolicyDevice,
   type PolicyUser,
   sshPolicy,
+  sshPolicyJson,
   validatePolicy,
 } from '../../src/policy/index.js';
 import { errorsOf, expectErrorAt, policy } from './helpers.js';
@@ -177,6 +178,18 @@ describe('the SSHPolicy a device is sent', () => {
 
   it('only devices in its map are principals', () => {
     expect(sshPolicy(compiled, ana1, [ana1], users).rules[0].principals).toEqual(ips(ana1));
+  });
+
+  it('as JSON, shared between devices of one identity and map, each device’s own policy', () => {
+    // Twice over: the second time every text comes from what the first made.
+    for (let round = 0; round < 2; round++) {
+      for (const d of devices) {
+        expect(JSON.parse(sshPolicyJson(compiled, d, devices, users)), d.id).toEqual(
+          sshPolicy(compiled, d, devices, users),
+        );
+      }
+    }
+    expect(JSON.parse(sshPolicyJson(compiled, ana1, [ana1], users))).toEqual(sshPolicy(compiled, ana1, [ana1], users));
   });
 
   it('a device no rule names, and a policy without ssh rules: no rules', () => {
