@@ -3,7 +3,8 @@
 # derper are built from the Go module proxy into ~/.cache/warren/tailscale/<version>/ once and
 # reused afterwards; the suite runs in a network namespace of its own, so no traffic leaves it.
 # Interactive login adds Chromium (e2e/tailscale/interactive-login.test.ts); the flow-log check
-# adds openssl, which issues the test's own certificate for log.tailscale.com (log-front.ts).
+# adds openssl, which issues the test's own certificate for log.tailscale.com (log-front.ts);
+# Tailscale SSH adds OpenSSH's client, which `tailscale ssh` runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,8 @@ command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1 ||
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# `tailscale ssh` runs the system's OpenSSH client (e2e/tailscale/tailscale.test.ts, Tailscale SSH).
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
