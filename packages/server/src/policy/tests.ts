@@ -146,7 +146,7 @@ function writtenAsCidr(target: string): boolean {
   return split.ok && split.selector.includes('/');
 }
 
-function userSubject(policy: CompiledPolicy, login: string): Subject {
+export function userSubject(policy: CompiledPolicy, login: string): Subject {
   const keys = [`u:${login}`, 'a:member', ...(policy.userGroups.get(login) ?? []).map((g) => `g:${g}`)];
   return { keys: new Set(keys), owner: login, ranges: [] };
 }

@@ -1,6 +1,6 @@
 // validatePolicy: the one function behind both PUT /v1/acl and POST /v1/acl/validate. It walks
 // the whole document once and reports every problem, each at the offending key or value, then
-// compiles what it read and runs the policy's own `tests` against it.
+// compiles what it read and runs the policy's own `tests` and `sshTests` against it.
 
 import { TAG_RE, TAG_SYNTAX } from '@warren/contract';
 import type { Node } from 'jsonc-parser';
@@ -10,6 +10,7 @@ import { parsePrefix } from './cidr.js';
 import { compile } from './compile.js';
 import { parseHujson } from './hujson.js';
 import { type Definitions, GROUP_RE, HOST_RE, LOGIN_RE, parseSelector } from './selectors.js';
+import { parseSshTests, runSshTests } from './ssh-tests.js';
 import { type PolicyTestResult, parseTests, runTests } from './tests.js';
 import type { CompiledPolicy, ParsedPolicy, PolicyError, Selector } from './types.js';
 import { checkGrants } from './validate-grants.js';
@@ -25,7 +26,7 @@ export type ValidateResult = (
   | { ok: false; errors: PolicyError[] }
 ) & { tests: PolicyTestResult[] };
 
-const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'grants', 'autoApprovers', 'ssh', 'tests'];
+const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'grants', 'autoApprovers', 'ssh', 'tests', 'sshTests'];
 
 /**
  * `runTests: false` skips running the policy's `tests` (they are still read and checked): for a
@@ -64,8 +65,12 @@ export function validatePolicy(text: string, options: { runTests?: boolean } = {
   for (const node of sections.get('ssh') ?? []) checkSsh(node, c, defs, parsed.ssh);
   const results: PolicyTestResult[] = [];
   const tests = (sections.get('tests') ?? []).flatMap((node) => parseTests(node, c, defs, results));
+  const sshTests = (sections.get('sshTests') ?? []).flatMap((node) => parseSshTests(node, c, defs));
   const policy = compile(parsed);
-  if (options.runTests !== false) runTests(policy, tests, c);
+  if (options.runTests !== false) {
+    runTests(policy, tests, c);
+    runSshTests(policy, sshTests, c);
+  }
   for (const r of results) r.failures = reported(r.failures);
   if (c.errors.length > 0) return { ok: false, errors: reported(c.errors), tests: results };
   return { ok: true, policy, parsed, errors: [], tests: results };

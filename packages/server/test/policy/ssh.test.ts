@@ -197,3 +197,57 @@ describe('the SSHPolicy a device is sent', () => {
     expect(sshPolicy(compilePolicy(policy({ groups })), server, devices, users)).toEqual({ rules: [] });
   });
 });
+
+describe('sshTests', () => {
+  const rules = `[
+    { "action": "accept", "src": ["autogroup:member"], "dst": ["autogroup:self"], "users": ["autogroup:nonroot"] },
+    { "action": "accept", "src": ["group:eng"], "dst": ["tag:server"], "users": ["root", "localpart:*@example.com"] },
+  ]`;
+  const withTests = (tests: string) => policy({ groups, tagOwners, hosts, ssh: rules, sshTests: tests });
+
+  it('pass when the rules do what they say', () => {
+    const text = withTests(`[
+      { "src": "ana@example.com", "dst": ["tag:server"], "accept": ["root", "ana"], "deny": ["bo", "deploy"] },
+      { "src": "ana@example.com", "dst": ["ana@example.com"], "accept": ["ana", "deploy"], "deny": ["root"] },
+      { "src": "ana@example.com", "dst": ["bo@example.com"], "deny": ["ana", "root"] },
+      { "src": "tag:ci", "dst": ["tag:server"], "deny": ["root"] },
+    ]`);
+    expect(validatePolicy(text).errors).toEqual([]);
+  });
+
+  it('fail at the user whose expectation the rules break, naming the rule', () => {
+    const text = withTests(`[
+      { "src": "ana@example.com", "dst": ["tag:server"], "accept": ["deploy"], "deny": ["root"], "check": ["ana"] },
+    ]`);
+    const errors = errorsOf(text);
+    expectErrorAt(
+      errors,
+      text,
+      '"deploy"',
+      'sshTest: ana@example.com -> tag:server as "deploy" expected accept, but no ssh rule lets it in',
+      1,
+      '"sshTests"',
+    );
+    expectErrorAt(errors, text, '"root"', 'expected deny, but the ssh rule at line 7 accepts it', 1, '"sshTests"');
+    expectErrorAt(errors, text, '"ana"', 'expected check, but the ssh rule at line 7 accepts it', 1, '"sshTests"');
+    expect(errors).toHaveLength(3);
+  });
+
+  it('take a login or a tag on either side, and something to check', () => {
+    const text = withTests(`[
+      { "src": "group:eng", "dst": ["db"], "accept": ["root"] },
+      { "src": "ana@example.com", "dst": ["tag:server"] },
+    ]`);
+    const errors = errorsOf(text);
+    expectErrorAt(
+      errors,
+      text,
+      '"group:eng"',
+      'ssh test src "group:eng" must be a login name or a tag',
+      1,
+      '"sshTests"',
+    );
+    expectErrorAt(errors, text, '"db"', 'ssh test dst "db" must be a login name or a tag', 1, '"sshTests"');
+    expectErrorAt(errors, text, '{ "src": "ana', 'ssh test has none of "accept", "check" and "deny"', 1, '"sshTests"');
+  });
+});

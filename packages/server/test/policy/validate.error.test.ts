@@ -21,7 +21,7 @@ describe('document shape', () => {
       {
         line: 3,
         column: 3,
-        msg: 'unknown section "postures" (expected one of groups, tagOwners, hosts, acls, grants, autoApprovers, ssh, tests)',
+        msg: 'unknown section "postures" (expected one of groups, tagOwners, hosts, acls, grants, autoApprovers, ssh, tests, sshTests)',
       },
     ]);
   });
