@@ -531,4 +531,23 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     );
     assert.deepEqual((await delta.status()).Self.TailscaleIPs, before.addresses);
   });
+  it('tailscale set --hostname renames a device named after its hostname, in /v1 and in peers’ MagicDNS', async () => {
+    const [alpha] = clients;
+    const delta = clients.find((c) => c.name === 'delta');
+    assert.ok(delta, 'delta joined in the approval test');
+    const { id } = await deviceNamed('delta');
+    const set = await delta.cli(['set', '--hostname=delta-laptop']);
+    assert.equal(set.code, 0, set.stderr);
+    const device = await until('the device is named after its new hostname', 10_000, async () =>
+      (await devices()).find((d) => d.id === id && d.name === 'delta-laptop'),
+    );
+    assert.equal(device.dnsName, `delta-laptop.${DOMAIN}`);
+    await until('alpha knows it by its new name', 10_000, async () =>
+      peers(await alpha.status()).some((p) => p.DNSName === `delta-laptop.${DOMAIN}.`) ? true : undefined,
+    );
+    const [ip] = device.addresses ?? [];
+    const resolved = await alpha.cli(['dns', 'query', `delta-laptop.${DOMAIN}`]);
+    assert.equal(resolved.code, 0, resolved.stderr);
+    assert.ok(resolved.stdout.includes(ip), resolved.stdout);
+  });
 });

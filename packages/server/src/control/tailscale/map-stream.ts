@@ -13,6 +13,7 @@ import { type Actor, systemActor } from '../../core/actor.js';
 import { storeReport } from '../../modules/devices/device-reports.js';
 import { disconnect, heartbeat } from '../../modules/devices/presence.service.js';
 import { refreshPresence } from '../../modules/devices/presence-refresh.js';
+import { followHostname } from '../../modules/devices/rename.service.js';
 import { changeAt, type DeviceFollow, headKey, type NetworkChange } from '../../modules/netmap/change-feed.js';
 import { type NetmapHead, netmapHead } from '../../modules/netmap/netmap.repository.js';
 import { NO_SSH_RULES } from '../../policy/index.js';
@@ -90,7 +91,9 @@ export async function serveMap(
     return;
   }
   const actor = deviceActor(node);
+  const hostname = node.hostname;
   await storeReport(ctx.db, node, reportOf(request));
+  if (node.hostname !== hostname) await followHostname(ctx, actor, node.id, hostname);
   await heartbeat(ctx, actor, { advertiseRoutes: advertisedRoutes(request) });
   if (request.OmitPeers && !request.Stream) {
     reply(200, '');

@@ -3,6 +3,10 @@
  * unique in the network: it is the device's MagicDNS name and what peers call it, so a
  * rename touches the netmap epoch with the device, like a re-tag. An empty name gives the
  * device back a name made from its hostname, as enrollment would.
+ *
+ * A name made from the hostname follows it: when a device reports a new hostname (`tailscale
+ * set --hostname`), a device still named after its old one is named after the new one, as
+ * Tailscale and Headscale do; a name someone gave it stays.
  */
 import type { DeviceBody } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
@@ -10,7 +14,7 @@ import type { AppContext } from '../../core/context.js';
 import { ApiError, invalidRequest } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { netmapEpoch } from '../network/epochs.js';
-import { nameBase } from './addresses.js';
+import { nameBase, nameOf } from './addresses.js';
 import { deviceDetail } from './device-details.js';
 import { allocateName } from './enrollment.service.js';
 
@@ -74,4 +78,41 @@ export async function renameDevice(ctx: AppContext, actor: Actor, id: string, re
     if (!(error instanceof ApiError) && isUniqueViolation(error)) throw conflict(requested);
     throw error;
   }
+}
+
+/**
+ * Names the device after its new hostname when its name was made from `previousHostname` (its
+ * base is that hostname's and it is `base` or `base-N`): otherwise someone named it, and the
+ * name stays. Audited as a rename by the device itself; peers see the new name.
+ */
+export async function followHostname(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  previousHostname: string,
+): Promise<void> {
+  await unitOfWork(ctx, actor, 'device.rename', async (trx, now, changes) => {
+    const row = await trx
+      .selectFrom('devices')
+      .select(['name', 'name_base', 'name_seq', 'hostname'])
+      .where('id', '=', id)
+      .where('network_id', '=', actor.networkId)
+      .executeTakeFirst();
+    if (!row) return { value: undefined, target: id, unchanged: true };
+    const base = nameBase(row.hostname);
+    if (
+      row.name_base !== nameBase(previousHostname) ||
+      row.name !== nameOf(row.name_base, Number(row.name_seq)) ||
+      base === row.name_base
+    ) {
+      return { value: undefined, target: id, unchanged: true };
+    }
+    // The network's row lock first (taken by the epoch move), so no enrollment or other rename
+    // takes the name between the choice and the write.
+    await changes.touch(netmapEpoch, [id]);
+    const { name, seq } = await allocateName(trx, actor.networkId, base);
+    await trx.updateTable('devices').set({ name, name_base: base, name_seq: seq }).where('id', '=', id).execute();
+    const device = await deviceDetail(trx, actor.networkId, id, now);
+    return { value: undefined, target: id, events: [{ type: 'device.updated', data: { device } }] };
+  });
 }

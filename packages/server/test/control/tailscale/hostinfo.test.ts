@@ -35,21 +35,44 @@ it('an upgraded client’s version, OS and hostname from its map request reach /
   });
   expect(report.status).toBe(200);
   const list = await json(await t.server.call('GET', '/v1/devices?fields=all'));
-  const device = list.devices.find((d: { name: string }) => d.name === 'alpha');
+  // Named after its hostname, the device follows it (tailscale set --hostname), as in Tailscale.
+  const device = list.devices.find((d: { name: string }) => d.name === 'alpha-renamed');
   expect(device).toMatchObject({ clientVersion: '1.104.0-t0123', os: 'windows', hostname: 'alpha-renamed' });
 
   const map = await beta.client.post('/machine/map', { Version: 142, NodeKey: beta.nodeKey, Stream: false });
   const [full] = decodeMessages(map.body);
-  const [peer] = full.Peers as Array<{ Hostinfo: Record<string, unknown> }>;
+  const [peer] = full.Peers as Array<{ Name: string; Hostinfo: Record<string, unknown> }>;
   expect(peer.Hostinfo).toMatchObject({ Hostname: 'alpha-renamed', OS: 'windows', Services: services });
+  expect(peer.Name).toBe(`alpha-renamed.${device.dnsName.split('.').slice(1).join('.')}.`);
 
   // A request without Hostinfo (an endpoint update) changes none of it.
   await alpha.client.post('/machine/map', { Version: 142, NodeKey: alpha.nodeKey, Stream: false, OmitPeers: true });
   const again = await json(await t.server.call('GET', '/v1/devices?fields=all'));
-  expect(again.devices.find((d: { name: string }) => d.name === 'alpha')).toMatchObject({
+  expect(again.devices.find((d: { name: string }) => d.name === 'alpha-renamed')).toMatchObject({
     clientVersion: '1.104.0-t0123',
     os: 'windows',
   });
+});
+
+it('a new hostname renames a device named after the old one, never a name someone gave it', async () => {
+  const key = await t.authKey();
+  const alpha = await t.joined(key, 'alpha');
+  const beta = await t.joined(key, 'beta');
+  await t.joined(key, 'web');
+  const names = async () =>
+    (await json(await t.server.call('GET', '/v1/devices'))).devices.map((d: { name: string }) => d.name).sort();
+  // Taken: the device becomes web-1, as an enrollment would name it.
+  expect((await reportHostinfo(alpha, { Hostname: 'web.example.com' })).status).toBe(200);
+  expect(await names()).toEqual(['beta', 'web', 'web-1']);
+  // Named by an admin: the name stays whatever the hostname becomes.
+  const betaId = await t.deviceId('beta');
+  const renamed = await t.server.call('POST', `/api/v2/device/${betaId}/name`, { body: { name: 'db' } });
+  expect(renamed.status).toBe(200);
+  expect((await reportHostinfo(beta, { Hostname: 'beta-2' })).status).toBe(200);
+  expect(await names()).toEqual(['db', 'web', 'web-1']);
+  const audit = await json(await t.server.call('GET', '/v1/logs/audit?limit=1000'));
+  const renames = audit.entries.filter((e: { action: string }) => e.action === 'device.rename');
+  expect(renames.map((e: { target: string }) => e.target)).toEqual([await t.deviceId('web-1'), betaId]);
 });
 
 it('keeps a bounded Hostinfo: a 900 KiB one reaches neither the database nor peers, its normal fields do', async () => {

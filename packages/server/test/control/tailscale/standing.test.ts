@@ -29,7 +29,7 @@ const mapRequest = (nk: string, stream: boolean) => ({
   DiscoKey: `discokey:${'1'.repeat(64)}`,
   Stream: stream,
   Compress: 'zstd',
-  Hostinfo: { Hostname: 'x', OS: 'linux' },
+  Hostinfo: { OS: 'linux' },
 });
 
 async function mapOnce(client: ControlClient, nk: string): Promise<{ node: Node; peers: Node[] }> {

@@ -20,7 +20,7 @@ export const mapRequest = (nk: string, stream: boolean) => ({
   Stream: stream,
   Compress: 'zstd',
   Endpoints: ['192.0.2.9:41641'],
-  Hostinfo: { Hostname: 'x', OS: 'linux' },
+  Hostinfo: { OS: 'linux' },
 });
 
 export interface ControlClient {
