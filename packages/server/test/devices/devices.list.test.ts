@@ -96,7 +96,8 @@ describe('GET /v1/devices filters', () => {
     expect(devices.map((d) => d.name)).toEqual(['a1', 'a2', 'o1']);
     const o1 = devices.find((d) => d.name === 'o1');
     expect(o1).toMatchObject({ ephemeral: false, authorized: true, keyId: expect.stringMatching(/^key_/) });
-    expect(o1.expires).toBe(o1.keyExpiry);
+    // Tagged: its login does not expire, as in Tailscale.
+    expect([o1.keyExpiryDisabled, o1.keyExpiry]).toEqual([true, null]);
     expect(o1.addresses).toHaveLength(2);
     expect(o1.routes).toEqual([
       {

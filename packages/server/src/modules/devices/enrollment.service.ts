@@ -339,6 +339,10 @@ async function enrollDevice(
       ...(tailscale && { protocol: 'tailscale', machine_key: tailscale.machineKey }),
       expires_at: loginExpiry(now, nodeKeyLifetime(network.nodeKeyExpiry)),
       key_expired: 0,
+      // A device logged in with tags (a tagged key, --advertise-tags) does not expire, as in
+      // Tailscale and Headscale: servers are tagged so that no one has to log them in again.
+      // Otherwise a new device expires and a re-enrolled one keeps what an admin set.
+      ...(tags.length > 0 && { key_expiry_disabled: 1 }),
     };
     const authorized = !network.deviceApproval || (key ? key.pre_approved !== 0 : login!.preApproved);
     let deviceId: string;
@@ -385,7 +389,7 @@ async function enrollDevice(
         addr_index: addrIndex,
         created_at: now,
         authorized: authorized ? 1 : 0,
-        key_expiry_disabled: 0,
+        key_expiry_disabled: tags.length > 0 ? 1 : 0,
         netmap_version: 1,
         netmap_hash: null,
         advertised_routes: '', // set by advertise below

@@ -133,6 +133,26 @@ describe('login expiry over the Tailscale protocol', () => {
     await streamed(alphaStream, 'beta is back in alpha’s map', (m) => names(m.PeersChanged).includes('beta'));
   });
 
+  it('a device logged in with tags never expires, as in Tailscale; one tagged later keeps its expiry', async () => {
+    await t.server.call('PUT', '/v1/acl', {
+      headers: { 'content-type': 'application/hujson' },
+      raw: '{"tagOwners":{"tag:server":["autogroup:admin"]},"acls":[{"action":"accept","src":["*"],"dst":["*:22"]}]}',
+    });
+    const server = await joined(await authKey({ tags: ['tag:server'] }), 'server');
+    const laptop = await joined(await authKey(), 'laptop');
+    expect((await mapOnce(server.client, server.nodeKey)).node.KeyExpiry).toBe(ZERO_TIME);
+    expect(Date.parse((await mapOnce(laptop.client, laptop.nodeKey)).node.KeyExpiry)).toBeGreaterThan(Date.now());
+    const device = async (name: string) =>
+      json(await t.server.call('GET', `/v1/devices/${await deviceId(name)}`)) as Promise<Record<string, unknown>>;
+    expect(await device('server')).toMatchObject({ keyExpiryDisabled: true, keyExpiry: null });
+    // Tagging a device that logged in as its user does not change its expiry (Tailscale's rule too).
+    const tagged = await t.server.call('POST', `/v1/devices/${await deviceId('laptop')}/tags`, {
+      body: { tags: ['tag:server'] },
+    });
+    expect(tagged.status).toBe(200);
+    expect(await device('laptop')).toMatchObject({ keyExpiryDisabled: false, keyExpiry: expect.any(String) });
+  });
+
   it('a device whose expiry is off has no KeyExpiry, and turning it off lifts an expiry', async () => {
     const key = await authKey();
     const alpha = await joined(key, 'alpha');
@@ -154,11 +174,9 @@ describe('login expiry over the Tailscale protocol', () => {
     const alpha = await joined(key, 'alpha');
     const before = await mapOnce(alpha.client, alpha.nodeKey);
     const alphaId = await deviceId('alpha');
-    // tailscale logout: the node key expires now, and the client forgets it...
-    const out = await register(alpha.client, {
-      NodeKey: alpha.nodeKey,
-      Expiry: new Date(Date.now() - 1000).toISOString(),
-    });
+    // tailscale logout: the node key expires (tailscaled asks for Unix time 123,
+    // controlclient/direct.go), and the client forgets it...
+    const out = await register(alpha.client, { NodeKey: alpha.nodeKey, Expiry: '1970-01-01T00:02:03Z' });
     expect(out).toMatchObject({ NodeKeyExpired: true });
     // ...so tailscale up --auth-key comes back with a new one and no old one.
     const renewed = nodeKey();
