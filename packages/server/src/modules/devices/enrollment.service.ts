@@ -196,9 +196,11 @@ export interface TailscaleEnrollment {
   /**
    * The node key this machine held before (`OldNodeKey`, sent by `tailscale up --force-reauth`
    * or after its login expired): that device logs in again under the new key, keeping its id,
-   * name and addresses, when the auth key is its owner's; with another owner's key the machine
-   * becomes a new device, as in Tailscale. Without one (after `tailscale logout`), the device
-   * this machine enrolled last is taken under the same rule.
+   * name and addresses, when the auth key is its owner's, with the tags this login gives it
+   * (`--advertise-tags` or the key's: a device is tagged or untagged in place, as in
+   * Tailscale); with another owner's key the machine becomes a new device, as in Tailscale.
+   * Without one (after `tailscale logout`), the device this machine enrolled last is taken
+   * under the same rule.
    */
   previousNodeKey?: string;
 }
@@ -208,8 +210,9 @@ type EnrolledDevice = { id: string; user_id: string | null; tags: string };
 /**
  * The device re-enrolled: the one of this node key (`known`, read with the owner), else this
  * machine's previous one (its old node key's, else the one it enrolled last: a client that
- * logged out forgot its node key and sends no old one) when it has the same owner and tags, as
- * Headscale and Tailscale keep a machine that logs in again as the same user.
+ * logged out forgot its node key and sends no old one) when it has the same owner, as
+ * Headscale and Tailscale keep a machine that logs in again as the same user, whatever tags
+ * the new login gives it.
  */
 async function reEnrolled(
   trx: Db,
@@ -217,7 +220,6 @@ async function reEnrolled(
   reads: { known?: EnrolledDevice; machine?: EnrolledDevice },
   tailscale: TailscaleEnrollment | undefined,
   userId: string | null,
-  tags: readonly string[],
 ) {
   if (reads.known || !tailscale) return reads.known;
   const previous = tailscale.previousNodeKey
@@ -226,7 +228,7 @@ async function reEnrolled(
         .executeTakeFirst()
     : undefined;
   const device = previous ?? reads.machine;
-  return device && !ownerChange(device, userId, tags) ? device : undefined;
+  return device && device.user_id === userId ? device : undefined;
 }
 
 /**
@@ -323,7 +325,7 @@ async function enrollDevice(
     }
     const userId = owner?.id ?? null;
     const ownerDisplayName = owner?.display_name ?? null;
-    const existing = await reEnrolled(trx, networkId, reads, tailscale, userId, tags);
+    const existing = await reEnrolled(trx, networkId, reads, tailscale, userId);
 
     const common = {
       hostname: body.hostname,
@@ -349,7 +351,8 @@ async function enrollDevice(
     // Re-enrolling an existing device changes it; a new one is created.
     const event: EventDraft['type'] = existing ? 'device.updated' : 'device.created';
     if (existing) {
-      const handover = ownerChange(existing, userId, tags);
+      // A node key enrolled already keeps its owner and tags; a machine's new login may retag it.
+      const handover = existing === reads.known ? ownerChange(existing, userId, tags) : undefined;
       if (handover) {
         throw invalidState(
           `this nodeKey is enrolled as device ${existing.id}, and this ${key ? 'auth key' : 'login'} would give it ${handover}; ` +
@@ -362,7 +365,12 @@ async function enrollDevice(
       await changes.touch(presenceEpoch, [deviceId]);
       await trx
         .updateTable('devices')
-        .set({ ...common, node_key: body.nodeKey })
+        // Untagged again, it expires again (Tailscale's rule).
+        .set({
+          ...common,
+          node_key: body.nodeKey,
+          ...(tags.length === 0 && parseList(existing.tags).length > 0 && { key_expiry_disabled: 0 }),
+        })
         .where('id', '=', deviceId)
         .execute();
       await replaceTags(trx, networkId, deviceId, tags);

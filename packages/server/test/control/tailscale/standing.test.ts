@@ -193,6 +193,40 @@ describe('login expiry over the Tailscale protocol', () => {
     expect((await alpha.client.post('/machine/map', mapRequest(alpha.nodeKey, false))).status).toBe(401);
   });
 
+  it('logging in again with --advertise-tags tags the same device, which then never expires; untagged, it does', async () => {
+    await t.server.call('PUT', '/v1/acl', {
+      headers: { 'content-type': 'application/hujson' },
+      raw: '{"tagOwners":{"tag:server":["autogroup:admin"]},"acls":[{"action":"accept","src":["*"],"dst":["*:22"]}]}',
+    });
+    const key = await authKey();
+    const beta = await joined(key, 'beta');
+    const betaId = await deviceId('beta');
+    const device = async () => json(await t.server.call('GET', `/v1/devices/${betaId}`));
+    expect(await device()).toMatchObject({ tags: [], keyExpiryDisabled: false });
+    // tailscale up --advertise-tags tag:server --force-reauth --auth-key …
+    const tagged = nodeKey();
+    const again = await register(beta.client, {
+      NodeKey: tagged,
+      OldNodeKey: beta.nodeKey,
+      Auth: { AuthKey: key },
+      Hostinfo: { Hostname: 'beta', OS: 'linux', RequestTags: ['tag:server'] },
+    });
+    expect(again.MachineAuthorized).toBe(true);
+    const list = await json(await t.server.call('GET', '/v1/devices'));
+    expect(list.devices.map((d: { id: string }) => d.id)).toEqual([betaId]);
+    expect(await device()).toMatchObject({ name: 'beta', tags: ['tag:server'], keyExpiryDisabled: true });
+    expect((await mapOnce(beta.client, tagged)).node.KeyExpiry).toBe(ZERO_TIME);
+    // And back: the owner's login without tags makes it the owner's untagged device, expiring.
+    const untagged = nodeKey();
+    await register(beta.client, {
+      NodeKey: untagged,
+      OldNodeKey: tagged,
+      Auth: { AuthKey: key },
+      Hostinfo: { Hostname: 'beta', OS: 'linux' },
+    });
+    expect(await device()).toMatchObject({ tags: [], keyExpiryDisabled: false, keyExpiry: expect.any(String) });
+  });
+
   it('another user’s auth key makes the machine a new device, as in Tailscale', async () => {
     const alpha = await joined(await authKey(), 'alpha');
     const user = await json(
