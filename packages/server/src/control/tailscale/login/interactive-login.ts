@@ -16,10 +16,9 @@ import { hashSecret } from '../../../lib/secrets.js';
 import { onLoginEnded } from '../../../modules/devices/login/login-signals.js';
 import { MACHINE_LOGIN_LIFETIME_MS, stateOf } from '../../../modules/devices/login/machine-login.service.js';
 import { insertMachineLogin, machineLoginByHash } from '../../../modules/devices/login/machine-logins.repository.js';
+import { waitForEnd } from '../../../modules/devices/login/wait-for-end.js';
 import type { Hostinfo } from '../map-request.js';
 
-/** The longest a timer may be set for: a later expiry is looked at again then. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The path of the console's login page; the token follows it. */
 export const LOGIN_PATH = '/register/';
 
@@ -116,41 +115,18 @@ export async function awaitLogin(
   const tokenHash = token && hashSecret(token);
   const fresh = () => startLogin(ctx, machineKey, request, request.OldNodeKey ?? null, call);
   if (!tokenHash) return fresh();
-  // Set by every wake-up, and cleared before each read: a wake-up that comes while the row is
-  // being read means the read may be stale, so it is made again rather than waited on.
-  let woken = false;
-  let resume: (() => void) | undefined;
-  const wake = () => {
-    woken = true;
-    resume?.();
-  };
-  const stop = onLoginEnded(ctx.changes, tokenHash, wake);
-  let gone = false;
-  void call.closed.then(() => {
-    gone = true;
-    wake();
-  });
-  try {
-    for (;;) {
-      woken = false;
+  return waitForEnd<LoginOutcome | 'fresh'>({
+    listen: (wake) => onLoginEnded(ctx.changes, tokenHash, wake),
+    closed: call.closed,
+    now: () => ctx.clock.now(),
+    look: async (gone) => {
       const row = await machineLoginByHash(ctx.db, tokenHash);
-      if (!row || row.machine_key !== machineKey || row.node_key !== request.NodeKey) return fresh();
+      if (!row || row.machine_key !== machineKey || row.node_key !== request.NodeKey) return { done: 'fresh' };
       const state = stateOf(row, ctx.clock.now());
-      if (state === 'approved') return { kind: 'approved' };
-      if (state === 'refused') return { kind: 'refused', message: row.refusal ?? 'the login was refused' };
-      if (state === 'expired') return fresh();
-      if (gone) return { kind: 'closed' };
-      if (woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(1, row.expires_at - ctx.clock.now())));
-        resume = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      resume = undefined;
-    }
-  } finally {
-    stop();
-  }
+      if (state === 'approved') return { done: { kind: 'approved' } };
+      if (state === 'refused') return { done: { kind: 'refused', message: row.refusal ?? 'the login was refused' } };
+      if (state === 'expired') return { done: 'fresh' };
+      return gone ? { done: { kind: 'closed' } } : { expiresAt: row.expires_at };
+    },
+  }).then((outcome) => (outcome === 'fresh' ? fresh() : outcome));
 }
