@@ -79,7 +79,14 @@ export { hujsonValue } from './hujson.js';
 export { type FilterRule, packetFilter, packetFilterJson } from './packet-filter.js';
 export { type ParsedPiece, ParsedPolicyBuilder, parsedPieces } from './parsed-pieces.js';
 export { computePeerMaps, PeerMap, type PeerMapDerivation } from './peers.js';
-export { NO_SSH_RULES, sshPolicy, sshPolicyJson, type TailcfgSshPolicy } from './ssh-policy.js';
+export {
+  checkActionUrl,
+  NO_SSH_RULES,
+  sshPolicy,
+  sshPolicyJson,
+  type TailcfgSshAction,
+  type TailcfgSshPolicy,
+} from './ssh-policy.js';
 export { roleMap } from './subjects.js';
 export { canApplyTags, type TagActor, type TagCheck, tagOwners } from './tag-owners.js';
 export type {

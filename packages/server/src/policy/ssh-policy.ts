@@ -2,8 +2,8 @@
 // `ssh` rule whose dst holds the device, the addresses of the devices in its map that the
 // rule's src selects (autogroup:self: those of the device's own user only), the local users
 // they may log in as, and the action. The client takes the first rule matching both the
-// connecting address and the user asked for; every rule accepts (validation refuses `check`),
-// so their order is the policy's.
+// connecting address and the user asked for, so rules that ask (check) come before those that
+// accept, as Tailscale orders them; within each, the policy's order.
 //
 // Only the rules naming one of the device's principal keys (or autogroup:self, for a user's
 // device) are looked at, through the compiled index: a policy without `ssh` rules costs a
@@ -17,6 +17,7 @@ import type { CompiledPolicy, PolicyDevice, PolicyUser, SshRule } from './types.
 
 export interface TailcfgSshAction {
   accept?: true;
+  reject?: true;
   allowAgentForwarding?: true;
   allowLocalPortForwarding?: true;
   allowRemotePortForwarding?: true;
@@ -72,11 +73,22 @@ function localpartOf(login: string, domains: readonly string[]): string | undefi
   return login.slice(0, at);
 }
 
+/**
+ * Where a check rule sends the destination's client when a connection arrives (fetched over its
+ * Noise channel, the variables filled in by the client): the server's own URL, and how long a
+ * confirmation lets the same source in, in seconds (0: each connection asks).
+ */
+export function checkActionUrl(base: string, periodMs: number): string {
+  return `${base}/machine/ssh/action/$SRC_NODE_ID/to/$DST_NODE_ID?local_user=$LOCAL_USER&period=${Math.round(periodMs / 1000)}`;
+}
+
+/** `checkBase`: the server's URL that check rules' actions name (checkActionUrl). */
 export function sshPolicy(
   policy: CompiledPolicy,
   viewer: PolicyDevice,
   devices: readonly PolicyDevice[],
   users: readonly PolicyUser[],
+  checkBase = '',
 ): TailcfgSshPolicy {
   if (policy.ssh.length === 0) return { rules: [] };
   const roles = roleMap(users);
@@ -84,7 +96,8 @@ export function sshPolicy(
   const candidates = sshRulesNaming(policy, me);
   if (candidates.length === 0) return { rules: [] };
   const inMap = devices.map((device) => ({ device, subject: subjectOf(policy, roles, device) }));
-  const rules: TailcfgSshRule[] = [];
+  const asking: TailcfgSshRule[] = [];
+  const accepting: TailcfgSshRule[] = [];
   for (const at of candidates) {
     const rule = policy.ssh[at];
     const byIdentity = rule.dst.some((sel) => sel.kind !== 'self' && matchesSelector(sel, me, 'overlap'));
@@ -102,12 +115,15 @@ export function sshPolicy(
     }
     if (principals.length === 0) continue;
     const env = rule.acceptEnv.length > 0 ? { acceptEnv: [...rule.acceptEnv] } : {};
-    rules.push({ principals, sshUsers: sshUsersOf(rule), action: ACCEPT, ...env });
+    const action =
+      rule.action === 'check' ? { holdAndDelegate: checkActionUrl(checkBase, rule.checkPeriodMs) } : ACCEPT;
+    const out = rule.action === 'check' ? asking : accepting;
+    out.push({ principals, sshUsers: sshUsersOf(rule), action, ...env });
     for (const [local, ips] of byLocalpart) {
-      rules.push({ principals: ips, sshUsers: { [local]: local }, action: ACCEPT, ...env });
+      out.push({ principals: ips, sshUsers: { [local]: local }, action, ...env });
     }
   }
-  return { rules };
+  return { rules: [...asking, ...accepting] };
 }
 
 /** SSH policies as JSON, per policy and users (roleMap's map), by mapGroupKey. */
@@ -127,16 +143,17 @@ export function sshPolicyJson(
   viewer: PolicyDevice,
   devices: readonly PolicyDevice[],
   users: readonly PolicyUser[],
+  checkBase = '',
 ): string {
   if (policy.ssh.length === 0) return NO_SSH_RULES;
-  if (devices.length > MAX_TEMPLATE_DEVICES) return asJson(sshPolicy(policy, viewer, devices, users));
+  if (devices.length > MAX_TEMPLATE_DEVICES) return asJson(sshPolicy(policy, viewer, devices, users, checkBase));
   const roles = roleMap(users);
-  const key = mapGroupKey(subjectOf(policy, roles, viewer), devices);
+  const key = `${checkBase}\n${mapGroupKey(subjectOf(policy, roles, viewer), devices)}`;
   const byKey = innerMap(innerMap(texts, policy, WeakMap), roles, Map);
   let text = byKey.get(key);
   if (text === undefined) {
     if (byKey.size >= MAX_TEMPLATES) byKey.clear();
-    text = asJson(sshPolicy(policy, viewer, devices, users));
+    text = asJson(sshPolicy(policy, viewer, devices, users, checkBase));
     byKey.set(key, text);
   }
   return text;

@@ -45,9 +45,23 @@ describe('validating ssh rules', () => {
     expectErrorAt(errors, text, '"ports"', 'unknown field "ports" in an ssh rule', 1, '"ssh"');
   });
 
-  it('refuses check rules for now, saying so', () => {
-    const text = withSsh('[{ "action": "check", "src": ["group:eng"], "dst": ["tag:server"], "users": ["root"] }]');
-    expectErrorAt(errorsOf(text), text, '"check"', 'ssh action "check" is not supported', 1, '"ssh"');
+  it('takes check rules with a checkPeriod from 1m to 168h, or "always"', () => {
+    const check = (period: string) =>
+      withSsh(
+        `[{ "action": "check", "src": ["group:eng"], "dst": ["tag:server"], "users": ["root"], "checkPeriod": "${period}" }]`,
+      );
+    for (const period of ['12h', '1h30m', '1m', '168h', 'always'])
+      expect(validatePolicy(check(period)).errors).toEqual([]);
+    for (const period of ['30s', '169h', '1d', '']) {
+      const text = check(period);
+      expectErrorAt(errorsOf(text), text, `"${period}"`, 'checkPeriod', 1, '"checkPeriod"');
+    }
+    const rule = compilePolicy(check('always')).ssh[0];
+    expect(rule).toMatchObject({ action: 'check', checkPeriodMs: 0 });
+    expect(
+      compilePolicy(withSsh('[{ "action": "check", "src": ["group:eng"], "dst": ["tag:server"], "users": ["root"] }]'))
+        .ssh[0].checkPeriodMs,
+    ).toBe(12 * 3_600_000);
   });
 
   it('takes identities only as sources', () => {
