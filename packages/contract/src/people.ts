@@ -105,3 +105,22 @@ export interface MachineLoginBody {
   /** Whether the viewer may log this machine in for another user (role table: `keys`). */
   mayChooseUser: boolean;
 }
+
+/**
+ * `GET /auth/ssh-check/{token}` (console sessions only): a Tailscale SSH connection waiting
+ * under a `check` rule, for its source device's owner to confirm, and how it stands.
+ */
+export interface SshCheckBody {
+  state: 'pending' | 'approved' | 'expired';
+  /** The device the connection comes from, and the login of its owner (who alone may confirm). */
+  source: { id: string; name: string; owner: string | null };
+  /** The device it logs in to, and as which local user. */
+  destination: { id: string; name: string };
+  localUser: string;
+  /** How long a confirmation lets the same source in again, in seconds (0: this connection only). */
+  periodSeconds: number;
+  created: string;
+  expires: string;
+  /** Whether the viewer is the source's owner, who may confirm it. */
+  mayApprove: boolean;
+}

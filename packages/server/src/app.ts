@@ -39,6 +39,7 @@ import { networkRoutes } from './http/routes/network.routes.js';
 import { routesRoutes } from './http/routes/routes.routes.js';
 import { scimRoutes } from './http/routes/scim.routes.js';
 import { sessionRoutes } from './http/routes/session.routes.js';
+import { sshCheckRoutes } from './http/routes/ssh-check.routes.js';
 import { ssoRoutes } from './http/routes/sso.routes.js';
 import { ssoLoginRoutes } from './http/routes/sso-login.routes.js';
 import { usersRoutes } from './http/routes/users.routes.js';
@@ -138,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(ssoLoginRoutes);
   await app.register(sessionRoutes);
   await app.register(machineLoginRoutes);
+  await app.register(sshCheckRoutes);
   await app.register(scimRoutes);
   // Tailscale's control protocol (GET /key, POST /ts2021): its clients use Warren as their login server.
   await app.register(tailscaleRoutes);

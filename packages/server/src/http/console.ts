@@ -29,6 +29,8 @@ export const CONSOLE_PAGES = [
   '/webhooks',
   // A Tailscale client's login URL (tailscale up without an auth key).
   '/register/:token',
+  // A Tailscale SSH connection's check URL (an ssh rule with action "check").
+  '/ssh-check/:token',
 ];
 
 export interface ConsoleOptions {

@@ -48,6 +48,7 @@ import * as routeChangeSeq from './migrations/038_route_change_seq.js';
 import * as deviceKeysInRecords from './migrations/039_device_keys_in_records.js';
 import * as devicesMachineKey from './migrations/040_devices_machine_key.js';
 import * as devicesSshEnabled from './migrations/041_devices_ssh_enabled.js';
+import * as sshChecks from './migrations/042_ssh_checks.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -101,6 +102,7 @@ const MIGRATIONS = {
   '039_device_keys_in_records': deviceKeysInRecords,
   '040_devices_machine_key': devicesMachineKey,
   '041_devices_ssh_enabled': devicesSshEnabled,
+  '042_ssh_checks': sshChecks,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -317,6 +317,21 @@ export interface MachineLoginsTable {
   refusal: string | null;
 }
 
+export interface SshChecksTable {
+  token_hash: string;
+  network_id: string;
+  src_device_id: string;
+  dst_device_id: string;
+  local_user: string;
+  /** How long a confirmation lets the same source in again (0: every connection asks). */
+  period_ms: number;
+  created_at: number;
+  /** Until when the URL may be confirmed. */
+  expires_at: number;
+  approved_at: number | null;
+  approved_by: string | null;
+}
+
 export interface Database {
   networks: NetworksTable;
   users: UsersTable;
@@ -339,4 +354,5 @@ export interface Database {
   sso_logins: SsoLoginsTable;
   login_links: LoginLinksTable;
   machine_logins: MachineLoginsTable;
+  ssh_checks: SshChecksTable;
 }

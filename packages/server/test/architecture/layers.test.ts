@@ -94,6 +94,7 @@ const OWNERS: Record<string, string> = {
   device_tags: 'modules/devices',
   device_list_stamps: 'modules/devices',
   machine_logins: 'modules/devices',
+  ssh_checks: 'modules/devices',
   routes: 'modules/routes',
   connections: 'modules/logs',
   events: 'core',

@@ -63,6 +63,9 @@ const PUBLIC_ANSWER: Record<string, number> = {
   // A machine's login URL: a console session approves it, so without one the answer is 401.
   '/auth/register/:token': 401,
   '/auth/register/:token/approve': 401,
+  // A Tailscale SSH check URL: only a console session (the source device's owner) confirms it.
+  '/auth/ssh-check/:token': 401,
+  '/auth/ssh-check/:token/approve': 401,
   // A Tailscale client's flow-log upload: the log id in the path is its credential, and a path
   // whose id is not a logtail private id (as the canonical `:id` here) is a bad request.
   '/c/:collection/:id': 400,
@@ -130,6 +133,9 @@ describe('authentication whatever the spelling of the path', () => {
       '/auth/register/:token',
       '/auth/register/:token',
       '/auth/register/:token/approve',
+      '/auth/ssh-check/:token',
+      '/auth/ssh-check/:token',
+      '/auth/ssh-check/:token/approve',
       '/c/:collection/:id',
       '/healthz',
       '/healthz',

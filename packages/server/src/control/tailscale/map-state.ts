@@ -15,6 +15,7 @@ import { NO_SSH_RULES, packetFilterJson, sshPolicyJson } from '../../policy/inde
 import { flowLogIds } from './flow-log-ids.js';
 import { fromNetmap, fromSharedView, type MapPeer, type ViewOnlyInputs, viewOnlyInputs } from './map-inputs.js';
 import type { MapNetwork, ProfileText } from './map-round.js';
+import { noiseBase } from './ssh-action.js';
 import { hostPrefix, numericId, tailcfgNode } from './tailcfg.js';
 import type { NodeRow } from './tailscale.repository.js';
 import { digestOf, type SentText } from './text-digest.js';
@@ -209,7 +210,7 @@ export async function mapState(
     node,
     peers,
     peerIds,
-    ...filtersOf(inputs, id),
+    ...filtersOf(inputs, id, checkBase(ctx)),
     userProfiles,
     dns: network.dns,
     derp: network.derp,
@@ -241,15 +242,18 @@ async function filterUpdate(
   if (network.flowLogs) return undefined;
   const peerKeys = inputs.peers.map((peer) => peerKey(peer, peer.allowedIPs.map(hostPrefix)));
   if (mapShape(network, [...inputs.primaryRoutes], peerKeys) !== sent.shape) return undefined;
-  return { filterOnly: true, ...filtersOf(inputs, self.id) };
+  return { filterOnly: true, ...filtersOf(inputs, self.id, checkBase(control.ctx)) };
 }
+
+/** The server's URL that check rules' actions name (the client fetches them over Noise). */
+const checkBase = (ctx: Control['ctx']): string => noiseBase(ctx.settings.publicUrl?.replace(/\/+$/, '') ?? '');
 
 /**
  * The packet filter and SSH policy of device `id` as JSON, from its map's inputs: the filter
  * made once per group of devices that share one identity and one map where the policy allows
  * (packetFilterJson).
  */
-function filtersOf(inputs: ViewOnlyInputs, id: string): Pick<MapState, 'packetFilter' | 'sshPolicy'> {
+function filtersOf(inputs: ViewOnlyInputs, id: string, base: string): Pick<MapState, 'packetFilter' | 'sshPolicy'> {
   const { filter } = inputs;
   const device = filter.devices.find((d) => d.id === id);
   // The view's device object itself when it serves no route (its routes are the view's, none):
@@ -261,6 +265,6 @@ function filtersOf(inputs: ViewOnlyInputs, id: string): Pick<MapState, 'packetFi
   if (!viewer) return { packetFilter: '[]', sshPolicy: NO_SSH_RULES };
   return {
     packetFilter: packetFilterJson(filter.policy, viewer, filter.devices, filter.users),
-    sshPolicy: sshPolicyJson(filter.policy, viewer, filter.devices, filter.users),
+    sshPolicy: sshPolicyJson(filter.policy, viewer, filter.devices, filter.users, base),
   };
 }

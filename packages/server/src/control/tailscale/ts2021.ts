@@ -5,7 +5,8 @@
  *    initiation in `X-Tailscale-Handshake` (base64): the server answers 101, then the Noise
  *    response, then speaks HTTP/2 (as server) over the encrypted channel. Plain http:// login
  *    servers work: the Noise layer is what protects the traffic.
- * Over that channel: /machine/register and /machine/map; anything else is 404.
+ * Over that channel: /machine/register, /machine/map and the SSH check's actions
+ * (ssh-action.ts); anything else is 404.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { constants, performServerHandshake, type ServerHttp2Stream } from 'node:http2';
@@ -25,6 +26,7 @@ import { serveMap } from './map-stream.js';
 import { NoiseConn } from './noise-conn.js';
 import { errorFrame, HandshakeError, INITIATION_LEN, respond } from './noise-handshake.js';
 import { type RegisterRequest, register } from './register.js';
+import { isSshActionPath, sshAction } from './ssh-action.js';
 
 export const UPGRADE_PROTOCOL = 'tailscale-control-protocol';
 const HANDSHAKE_HEADER = 'x-tailscale-handshake';
@@ -278,6 +280,15 @@ async function handle(control: Control, channel: Channel, stream: ServerHttp2Str
     stream.end(JSON.stringify(body));
   };
   const route = path.split('?')[0];
+  if (isSshActionPath(route)) {
+    // Held while a check waits for its confirmation: the channel must not idle out meanwhile.
+    const closed = new Promise<void>((resolve) => stream.once('close', resolve));
+    const release = channel.hold();
+    const outcome = await sshAction(control.ctx, machine, path, closed).finally(release);
+    if (outcome.action) json(outcome.action);
+    else if (outcome.text) reply(outcome.status, outcome.text);
+    return;
+  }
   if (route !== '/machine/register' && route !== '/machine/map') {
     reply(404, `${route} is not served by Warren`);
     return;

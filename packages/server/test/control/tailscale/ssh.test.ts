@@ -6,7 +6,11 @@
  * and show as `sshEnabled` on /api/v2.
  */
 import { describe, expect, it } from 'vitest';
+import { numericId } from '../../../src/control/tailscale/tailcfg.js';
+import { SESSION_COOKIE } from '../../../src/http/session-cookie.js';
+import { createLoginLink } from '../../../src/modules/sessions/login-links.js';
 import { json } from '../../harness.js';
+import { Browser } from '../../people/browser.js';
 import { protocolFixture } from './fixture.js';
 import { type ControlClient, decodeMessages, mapRequest } from './ts-client.js';
 
@@ -98,5 +102,106 @@ describe('Tailscale SSH: what the map carries', () => {
 
     await fullMap(srv, { Hostname: 'srv', OS: 'linux' });
     expect(await sshEnabled()).toBe(false);
+  });
+});
+
+/** A person signed in through a one-time link, calling the console's SSH check endpoints. */
+async function signIn(userId: string) {
+  const link = await createLoginLink(t.server.database.storage.db, t.server.networkId, userId, t.server.clock.now());
+  const browser = new Browser();
+  const res = await browser.get(`${t.server.url}/auth/link?token=${link}`);
+  expect(res.status).toBe(303);
+  const csrf = res.headers.get('x-csrf-token')!;
+  const cookie = `${SESSION_COOKIE}=${browser.cookie(t.server.url, SESSION_COOKIE)}`;
+  const api = (url: string) => `${t.server.url}/auth${new URL(url).pathname}`;
+  return {
+    view: async (url: string) => json(await fetch(api(url), { headers: { cookie } })),
+    approve: (url: string) =>
+      fetch(`${api(url)}/approve`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json', 'x-csrf-token': csrf },
+        body: '{}',
+      }),
+  };
+}
+
+/** What the client sends over its Noise channel for a URL: its path and query. */
+const pathOf = (url: string) => {
+  const { pathname, search } = new URL(url);
+  return `${pathname}${search}`;
+};
+
+describe('Tailscale SSH check rules', () => {
+  it('hold the connection until the source’s owner confirms it in the console, then let it in for the period', async () => {
+    await putPolicy(
+      policy(
+        '[{"action":"check","src":["autogroup:member"],"dst":["tag:server"],"users":["root"],"checkPeriod":"1h"}]',
+      ),
+    );
+    const alpha = await t.joined(await t.authKey(), 'alpha');
+    const srv = await t.joined(await t.authKey({ tags: ['tag:server'] }), 'srv');
+    const map = await fullMap(srv);
+    const hold = (map.SSHPolicy.rules[0].action as { holdAndDelegate: string }).holdAndDelegate;
+    // https whatever the server's scheme: the client fetches it over its Noise channel only so.
+    expect(hold).toBe(
+      `${t.server.url.replace('http:', 'https:')}/machine/ssh/action/$SRC_NODE_ID/to/$DST_NODE_ID?local_user=$LOCAL_USER&period=3600`,
+    );
+    const alphaId = numericId(await t.deviceId('alpha'));
+    const srvId = numericId(await t.deviceId('srv'));
+    const ask = async (device: Device, localUser: string) => {
+      const url = hold.replace('$SRC_NODE_ID', String(alphaId)).replace('$DST_NODE_ID', String(srvId));
+      const res = await device.client.post(pathOf(url.replace('$LOCAL_USER', localUser)), {});
+      return { status: res.status, action: res.status === 200 ? JSON.parse(res.body.toString()) : undefined };
+    };
+
+    // Only the destination may ask.
+    expect((await ask(alpha, 'root')).status).toBe(404);
+    const first = (await ask(srv, 'root')).action;
+    const checkUrl = /visit: (\S+)/.exec(first.message)?.[1];
+    expect(checkUrl).toMatch(new RegExp(`^${t.server.url}/ssh-check/[A-Za-z0-9_-]+$`));
+    expect(first.holdAndDelegate).toMatch(new RegExp(`^${t.server.url.replace('http:', 'https:')}/machine/ssh/check/`));
+    const held = srv.client.post(pathOf(first.holdAndDelegate), {});
+
+    // Another user signed in sees who may confirm, and cannot.
+    const other = await t.server.call('POST', '/v1/users', { body: { loginName: 'sam@example.com', role: 'admin' } });
+    const sam = await signIn((await json(other)).id);
+    const seen = await sam.view(checkUrl!);
+    expect(seen).toMatchObject({ state: 'pending', localUser: 'root', periodSeconds: 3600, mayApprove: false });
+    expect(seen.source.name).toBe('alpha');
+    expect(seen.destination.name).toBe('srv');
+    expect((await sam.approve(checkUrl!)).status).toBe(409);
+
+    const owner = await signIn((await json(await t.server.call('GET', '/v1/users?role=owner'))).users[0].id);
+    expect((await owner.view(checkUrl!)).mayApprove).toBe(true);
+    expect((await owner.approve(checkUrl!)).status).toBe(200);
+    const answer = await held;
+    expect(JSON.parse(answer.body.toString())).toEqual({
+      accept: true,
+      allowAgentForwarding: true,
+      allowLocalPortForwarding: true,
+      allowRemotePortForwarding: true,
+    });
+    expect((await owner.view(checkUrl!)).state).toBe('approved');
+    expect((await owner.approve(checkUrl!)).status).toBe(409);
+
+    // Within the period the same source, destination and user are let in at once; another user asks again.
+    expect((await ask(srv, 'root')).action).toMatchObject({ accept: true });
+    expect((await ask(srv, 'deploy')).action.holdAndDelegate).toBeDefined();
+  });
+
+  it('come first in the SSHPolicy, before accept rules', async () => {
+    await putPolicy(
+      policy(`[
+        {"action":"accept","src":["autogroup:member"],"dst":["tag:server"],"users":["deploy"]},
+        {"action":"check","src":["autogroup:member"],"dst":["tag:server"],"users":["root"]}
+      ]`),
+    );
+    await t.joined(await t.authKey(), 'alpha');
+    const srv = await t.joined(await t.authKey({ tags: ['tag:server'] }), 'srv');
+    const rules = (await fullMap(srv)).SSHPolicy.rules;
+    expect(rules.map((r) => Object.keys(r.action as object))).toEqual([
+      ['holdAndDelegate'],
+      ['accept', 'allowAgentForwarding', 'allowLocalPortForwarding', 'allowRemotePortForwarding'],
+    ]);
   });
 });

@@ -1,0 +1,98 @@
+/**
+ * The URLs a Tailscale client fetches over its Noise channel when an SSH connection arrives
+ * under a `check` rule (the rule's `holdAndDelegate`, policy/ssh-policy.ts checkActionUrl), as
+ * tailscaled v1.102.5 does in `ssh/tailssh`:
+ *  - `/machine/ssh/action/{src}/to/{dst}?local_user=…&period=…`, the client's node ids filled
+ *    in: `accept` when the source device was confirmed for this destination and user within
+ *    the period; otherwise a message with the console URL the person connecting opens, and a
+ *    second URL to wait on;
+ *  - `/machine/ssh/check/{token}`: held until the source's owner confirms (then `accept`) or
+ *    the check expires (then `reject`). The client fetches it again when the request breaks.
+ * Only the destination may ask: the Noise session proves its machine key, and the device that
+ * key belongs to must be the one the URL names.
+ */
+import type { AppContext } from '../../core/context.js';
+import { awaitSshCheck, sshCheckFor } from '../../modules/devices/login/ssh-check.service.js';
+import type { TailcfgSshAction } from '../../policy/index.js';
+import { numericId } from './tailcfg.js';
+
+/** What an accepted session may do, as an accept rule's action says (policy/ssh-policy.ts). */
+const ACCEPT: TailcfgSshAction = {
+  accept: true,
+  allowAgentForwarding: true,
+  allowLocalPortForwarding: true,
+  allowRemotePortForwarding: true,
+};
+const MAX_PERIOD_S = 168 * 3600;
+export const SSH_CHECK_PATH = '/ssh-check/';
+
+const reject = (message: string): TailcfgSshAction => ({ reject: true, message: `${message}\n` });
+
+/**
+ * The server's URL as the client must name it in a URL it fetches over Noise: with `https`
+ * whatever the public URL's scheme. The client's Noise transport is reached through its TLS
+ * dial, which is the Noise channel to its control server; a plain `http` URL would be dialled
+ * directly, unencrypted, and never reach the channel (tailscaled v1.102.5, control/ts2021).
+ */
+export const noiseBase = (base: string): string => base.replace(/^http:/, 'https:');
+
+/** Whether Warren serves this Noise path here. */
+export const isSshActionPath = (route: string) =>
+  route.startsWith('/machine/ssh/action/') || route.startsWith('/machine/ssh/check/');
+
+/** The device of this machine key that the client names by numeric id. */
+async function deviceOfMachine(ctx: AppContext, machine: string, id: number) {
+  const rows = await ctx.db
+    .selectFrom('devices')
+    .select(['id', 'network_id'])
+    .where('machine_key', '=', machine)
+    .execute();
+  return rows.find((r) => numericId(r.id) === id);
+}
+
+/** The next SSHAction for the request at `path`; `closed` settles when the client goes away. */
+export async function sshAction(
+  ctx: AppContext,
+  machine: string,
+  path: string,
+  closed: Promise<void>,
+): Promise<{ status: number; action?: TailcfgSshAction; text?: string }> {
+  const url = new URL(path, 'http://control');
+  const base = ctx.settings.publicUrl?.replace(/\/+$/, '');
+  const action = /^\/machine\/ssh\/action\/(\d{1,16})\/to\/(\d{1,16})$/.exec(url.pathname);
+  if (action) {
+    const dst = await deviceOfMachine(ctx, machine, Number(action[2]));
+    if (!dst) return { status: 404, text: 'the destination is not this machine' };
+    if (!base) return { status: 200, action: reject('check rules need the server public URL (WARREN_PUBLIC_URL)') };
+    const srcId = Number(action[1]);
+    const peers = await ctx.db.selectFrom('devices').select('id').where('network_id', '=', dst.network_id).execute();
+    const src = peers.find((r) => numericId(r.id) === srcId);
+    const localUser = url.searchParams.get('local_user') ?? '';
+    if (!src || !localUser)
+      return { status: 200, action: reject('Warren does not know the source of this connection') };
+    const period = Math.min(MAX_PERIOD_S, Math.max(0, Number(url.searchParams.get('period')) || 0));
+    const outcome = await sshCheckFor(ctx, {
+      networkId: dst.network_id,
+      srcDeviceId: src.id,
+      dstDeviceId: dst.id,
+      localUser: localUser.slice(0, 256),
+      periodMs: period * 1000,
+    });
+    if ('confirmed' in outcome) return { status: 200, action: ACCEPT };
+    return {
+      status: 200,
+      action: {
+        message: `# Tailscale SSH requires an additional check.\n# To authenticate, visit: ${base}${SSH_CHECK_PATH}${outcome.token}\n`,
+        holdAndDelegate: `${noiseBase(base)}/machine/ssh/check/${outcome.token}?dst=${action[2]}`,
+      },
+    };
+  }
+  const check = /^\/machine\/ssh\/check\/([A-Za-z0-9_-]{16,128})$/.exec(url.pathname);
+  const dst = check && (await deviceOfMachine(ctx, machine, Number(url.searchParams.get('dst'))));
+  if (!check || !dst) return { status: 404, text: `${url.pathname} is not served by Warren` };
+  const state = await awaitSshCheck(ctx, check[1], dst.id, closed);
+  if (state === 'approved') return { status: 200, action: ACCEPT };
+  if (state === 'expired') return { status: 200, action: reject('the SSH session was not confirmed in time') };
+  if (state === 'unknown') return { status: 200, action: reject('this SSH check is unknown; connect again') };
+  return { status: 499 };
+}
