@@ -14,6 +14,7 @@ import { MachineLogin } from './pages/MachineLogin.tsx';
 import { Network } from './pages/Network.tsx';
 import { RoutesPage } from './pages/Routes.tsx';
 import { SignIn } from './pages/SignIn.tsx';
+import { SshCheck } from './pages/SshCheck.tsx';
 import { Users } from './pages/Users.tsx';
 import { Webhooks } from './pages/Webhooks.tsx';
 import { rememberReturn, takeReturn } from './return-to.ts';
@@ -64,8 +65,9 @@ export function App() {
   }, [signedIn, path]);
 
   if (path === '/signin' || (me.error instanceof WarrenError && me.error.status === 401)) {
-    if (path.startsWith('/register/')) rememberReturn(path);
-    return <SignIn returnTo={path.startsWith('/register/') ? path : undefined} />;
+    const returns = path.startsWith('/register/') || path.startsWith('/ssh-check/');
+    if (returns) rememberReturn(path);
+    return <SignIn returnTo={returns ? path : undefined} />;
   }
   if (me.isPending) return <Loading what="your session" />;
   if (me.isError) return <Failure error={me.error} retry={() => me.refetch()} />;
@@ -119,6 +121,9 @@ function page(path: string, can: Can, user: MeBody['user']): ReactNode {
   // A Tailscale client's login URL: open to everyone signed in (members log in their own machines).
   const login = /^\/register\/([^/]+)$/.exec(path);
   if (login) return <MachineLogin token={decodeURIComponent(login[1]!)} me={user ?? null} />;
+  // A Tailscale SSH check URL: open to everyone signed in; only the source's owner may confirm.
+  const sshCheck = /^\/ssh-check\/([^/]+)$/.exec(path);
+  if (sshCheck) return <SshCheck token={decodeURIComponent(sshCheck[1]!)} />;
   // A section the navigation hides is refused here too, before any call it would make is
   // refused by the server: a bookmark or a typed URL then explains instead of failing.
   const section = SECTIONS.find((s) => path === s.path || path.startsWith(`${s.path}/`));

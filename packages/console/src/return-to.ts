@@ -1,5 +1,6 @@
 /**
- * Where to go back to after signing in. A login URL (`/register/…`) opened while signed out
+ * Where to go back to after signing in. A login URL (`/register/…`) or a Tailscale SSH check URL
+ * (`/ssh-check/…`) opened while signed out
  * shows the sign-in page; single sign-on carries the path through `returnTo`, but a one-time
  * link always lands on `/`, so the path is also remembered here for a while (the length of a
  * login URL's life) and taken once the console loads signed in.
@@ -23,7 +24,7 @@ export function takeReturn(): string | undefined {
     if (!raw) return undefined;
     const { path, at } = JSON.parse(raw) as { path?: unknown; at?: unknown };
     if (typeof path !== 'string' || typeof at !== 'number' || Date.now() - at > KEPT_MS) return undefined;
-    return /^\/register\/[A-Za-z0-9_-]+$/.test(path) ? path : undefined;
+    return /^\/(register|ssh-check)\/[A-Za-z0-9_-]+$/.test(path) ? path : undefined;
   } catch {
     return undefined;
   }

@@ -41,8 +41,10 @@ export function SignIn({ returnTo }: { returnTo?: string } = {}) {
       <h1>Sign in to Warren</h1>
       {returnTo && (
         <p role="status">
-          A device is asking to log in. Sign in first; you come back to it afterwards (with a one-time link, open it in
-          this browser).
+          {returnTo.startsWith('/ssh-check/')
+            ? 'An SSH session is waiting for you to confirm it.'
+            : 'A device is asking to log in.'}{' '}
+          Sign in first; you come back to it afterwards (with a one-time link, open it in this browser).
         </p>
       )}
       {problem && (
