@@ -138,6 +138,8 @@ export interface Client {
    * (where `tailscale ssh` writes the known hosts it hands to ssh) is the client's own.
    */
   cli(args: string[], ms?: number): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** The same left running (a command that waits for a person): what it printed so far, its exit. */
+  spawnCli(args: string[]): { output(): string; exited: Promise<number>; stop(): void };
   status(): Promise<Status>;
 }
 
@@ -210,6 +212,17 @@ export async function startClient(name: string, options: ClientOptions = {}): Pr
       };
     }
   };
+  const spawnCli: Client['spawnCli'] = (args) => {
+    let output = '';
+    const run = spawn(join(BIN, 'tailscale'), [`--socket=${socket}`, ...args], {
+      env: { ...process.env, XDG_CONFIG_HOME: join(dir, 'config') },
+    });
+    children.push(run);
+    run.stdout.on('data', (d) => (output += d));
+    run.stderr.on('data', (d) => (output += d));
+    const exited = new Promise<number>((resolve) => run.once('exit', (code) => resolve(code ?? 1)));
+    return { output: () => output, exited, stop: () => run.kill('SIGTERM') };
+  };
   await until(`${name}: tailscaled answers`, 30_000, async () =>
     (await cli(['version'], 5_000)).code === 0 ? true : undefined,
   );
@@ -217,12 +230,42 @@ export async function startClient(name: string, options: ClientOptions = {}): Pr
     name,
     socketPath: socket,
     cli,
+    spawnCli,
     async status() {
       const res = await cli(['status', '--json'], 10_000);
       if (res.code !== 0) throw new Error(`${name}: tailscale status: ${res.stderr}`);
       return JSON.parse(res.stdout) as Status;
     },
   };
+}
+
+/** The one-time sign-in link of `login` an operator hands out (`warren console login`), on `url`. */
+export async function signInLink(warren: Warren, login: string, url = warren.url): Promise<string> {
+  const { stdout } = await run(process.execPath, [
+    join(ROOT, 'packages/cli/bin/warren.js'),
+    'console',
+    'login',
+    '--network',
+    'default',
+    '--user',
+    login,
+    '--db',
+    warren.db,
+    '--url',
+    url,
+    '--json',
+  ]);
+  return JSON.parse(stdout).url;
+}
+
+/** A console session of `login` through its one-time link: its cookie and CSRF token. */
+export async function consoleSession(warren: Warren, login: string): Promise<{ cookie: string; csrf: string }> {
+  const res = await fetch(await signInLink(warren, login), { redirect: 'manual' });
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  return { cookie, csrf: res.headers.get('x-csrf-token') ?? '' };
 }
 
 /** Joins with an auth key; the client reaches Running. */

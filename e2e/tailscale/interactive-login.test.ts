@@ -5,7 +5,7 @@
  * person's, and it reaches a peer. The URL then says it was used.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -17,6 +17,7 @@ import {
   joinNetwork,
   PUBLIC_URL,
   SERVER_URL,
+  signInLink,
   startClient,
   startWarren,
   stopAll,
@@ -24,7 +25,6 @@ import {
   type Warren,
 } from './harness.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PORT_OPEN = 7003;
 const MEMBER = 'ana@example.com';
@@ -35,25 +35,6 @@ let listener: Server;
 let peer: Client;
 let laptop: Client;
 const upRuns: ChildProcess[] = [];
-
-/** The one-time sign-in link an operator hands out (`warren console login`). */
-function signInLink(user: string): string {
-  const out = execFileSync(process.execPath, [
-    join(ROOT, 'packages/cli/bin/warren.js'),
-    'console',
-    'login',
-    '--network',
-    'default',
-    '--user',
-    user,
-    '--db',
-    warren.db,
-    '--url',
-    PUBLIC_URL,
-    '--json',
-  ]);
-  return JSON.parse(out.toString()).url;
-}
 
 /** `tailscale up` without a key, left running: what it prints, and when it ends. */
 function upWithoutKey(client: Client, extra: string[] = []) {
@@ -113,7 +94,7 @@ describe('interactive login with the Tailscale client', { concurrency: false }, 
     const page = await context.newPage();
     await page.goto(url);
     await page.getByText('A device is asking to log in').waitFor();
-    await page.goto(signInLink(MEMBER));
+    await page.goto(await signInLink(warren, MEMBER, PUBLIC_URL));
     await page.waitForURL(url);
     await page.getByRole('heading', { name: 'Log in a device' }).waitFor();
     await page

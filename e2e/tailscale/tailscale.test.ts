@@ -10,7 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import {
   type Client,
   connects,
+  consoleSession,
   joinNetwork,
+  PUBLIC_URL,
   peers,
   SERVER_URL,
   startClient,
@@ -340,6 +342,41 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     const asDaemon = await ssh(alpha, 'daemon');
     assert.notEqual(asDaemon.code, 0, 'a user the rule does not name: refused');
     assert.doesNotMatch(asDaemon.stdout, /daemon/);
+
+    // A check rule: the connection waits until the owner of the source device, signed in to the
+    // console, confirms it at the URL the person connecting is shown; then it runs.
+    await putPolicy(
+      sshPolicy('[{ "action": "check", "src": ["autogroup:member"], "dst": ["autogroup:self"], "users": ["root"] }]'),
+    );
+    const checked = await until('tailscale ssh is shown a check URL', 20_000, async () => {
+      const run = alpha.spawnCli(['ssh', 'root@gamma', 'id', '-un']);
+      let ended = false;
+      void run.exited.then(() => {
+        ended = true;
+      });
+      const url = await until('a check URL or the end', 10_000, async () => {
+        const found = /https?:\/\/\S+\/ssh-check\/[A-Za-z0-9_-]+/.exec(run.output())?.[0];
+        return found ?? (ended ? '' : undefined);
+      }).catch(() => '');
+      // Accepted at once by the rule before (the map not yet changed): ask again.
+      if (!url) {
+        run.stop();
+        throw new Error(`no check URL in: ${run.output()}`);
+      }
+      return { run, url };
+    });
+    assert.ok(checked.url.startsWith(`${PUBLIC_URL}/ssh-check/`), checked.url);
+    const owner = ((await deviceNamed('gamma')) as { user?: { loginName: string } }).user!.loginName;
+    const { cookie, csrf } = await consoleSession(warren, owner);
+    const api = `${warren.url}/auth${new URL(checked.url).pathname}`;
+    const confirm = await fetch(`${api}/approve`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(confirm.status, 200, await confirm.text());
+    assert.equal(await checked.run.exited, 0, checked.run.output());
+    assert.match(checked.run.output(), /^root$/m);
 
     await putPolicy(sshPolicy('[]'));
     const changed = Date.now();
