@@ -30,8 +30,12 @@ interface SshPolicy {
 
 type Device = { client: ControlClient; nodeKey: string };
 
-async function fullMap(device: Device, hostinfo: Record<string, unknown> = { Hostname: 'x', OS: 'linux' }) {
-  const res = await device.client.post('/machine/map', { ...mapRequest(device.nodeKey, false), Hostinfo: hostinfo });
+/** A map request's answer; the Hostinfo names the device as it joined (a new hostname renames it). */
+async function fullMap(device: Device, name: string, hostinfo: Record<string, unknown> = {}) {
+  const res = await device.client.post('/machine/map', {
+    ...mapRequest(device.nodeKey, false),
+    Hostinfo: { Hostname: name, OS: 'linux', ...hostinfo },
+  });
   expect(res.status).toBe(200);
   return decodeMessages(res.body)[0] as { Node: MapNode; Peers: MapNode[]; SSHPolicy: SshPolicy };
 }
@@ -54,7 +58,7 @@ describe('Tailscale SSH: what the map carries', () => {
     const alpha = await t.joined(await t.authKey(), 'alpha');
     const srv = await t.joined(await t.authKey({ tags: ['tag:server'] }), 'srv');
 
-    const map = await fullMap(srv);
+    const map = await fullMap(srv, 'srv');
     expect(map.Node.CapMap).toHaveProperty([CAP_SSH], []);
     const alphaNode = map.Peers.find((p) => p.Name.startsWith('alpha.'));
     expect(map.SSHPolicy.rules).toEqual([
@@ -70,9 +74,9 @@ describe('Tailscale SSH: what the map carries', () => {
       },
     ]);
     // alpha is no rule's destination: it refuses every connection.
-    expect((await fullMap(alpha)).SSHPolicy).toEqual({ rules: [] });
+    expect((await fullMap(alpha, 'alpha')).SSHPolicy).toEqual({ rules: [] });
 
-    const stream = srv.client.stream(mapRequest(srv.nodeKey, true));
+    const stream = srv.client.stream({ ...mapRequest(srv.nodeKey, true), Hostinfo: { Hostname: 'srv', OS: 'linux' } });
     await stream.next(1);
     await putPolicy(policy('[]'));
     await stream.next(2);
@@ -88,19 +92,22 @@ describe('Tailscale SSH: what the map carries', () => {
     const srvId = await t.deviceId('srv');
     const sshEnabled = async () =>
       (await json(await t.server.call('GET', `/api/v2/device/${srvId}?fields=all`))).sshEnabled;
-    await fullMap(srv);
+    await fullMap(srv, 'srv');
     expect(await sshEnabled()).toBe(false);
 
-    const stream = alpha.client.stream(mapRequest(alpha.nodeKey, true));
+    const stream = alpha.client.stream({
+      ...mapRequest(alpha.nodeKey, true),
+      Hostinfo: { Hostname: 'alpha', OS: 'linux' },
+    });
     await stream.next(1);
-    await fullMap(srv, { Hostname: 'srv', OS: 'linux', sshHostKeys: [HOST_KEY] });
+    await fullMap(srv, 'srv', { sshHostKeys: [HOST_KEY] });
     await stream.next(2);
     stream.close();
     const changed = stream.messages[1].PeersChanged as MapNode[];
     expect(changed.map((p) => p.Hostinfo.sshHostKeys)).toEqual([[HOST_KEY]]);
     expect(await sshEnabled()).toBe(true);
 
-    await fullMap(srv, { Hostname: 'srv', OS: 'linux' });
+    await fullMap(srv, 'srv');
     expect(await sshEnabled()).toBe(false);
   });
 });
@@ -140,7 +147,7 @@ describe('Tailscale SSH check rules', () => {
     );
     const alpha = await t.joined(await t.authKey(), 'alpha');
     const srv = await t.joined(await t.authKey({ tags: ['tag:server'] }), 'srv');
-    const map = await fullMap(srv);
+    const map = await fullMap(srv, 'srv');
     const hold = (map.SSHPolicy.rules[0].action as { holdAndDelegate: string }).holdAndDelegate;
     // https whatever the server's scheme: the client fetches it over its Noise channel only so.
     expect(hold).toBe(
@@ -198,7 +205,7 @@ describe('Tailscale SSH check rules', () => {
     );
     await t.joined(await t.authKey(), 'alpha');
     const srv = await t.joined(await t.authKey({ tags: ['tag:server'] }), 'srv');
-    const rules = (await fullMap(srv)).SSHPolicy.rules;
+    const rules = (await fullMap(srv, 'srv')).SSHPolicy.rules;
     expect(rules.map((r) => Object.keys(r.action as object))).toEqual([
       ['holdAndDelegate'],
       ['accept', 'allowAgentForwarding', 'allowLocalPortForwarding', 'allowRemotePortForwarding'],
