@@ -1,7 +1,10 @@
 /**
- * Devices waiting for approval, approved from the device list; and a device's login URL opened
- * while signed out: the sign-in page says why, and signing in leads back to the URL.
+ * Devices waiting for approval, approved from the device list; and a device's login URL (or a
+ * Tailscale SSH check URL) opened while signed out: the sign-in page says why, and signing in
+ * leads back to the URL.
  */
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole, enroll, launch, signedIn, startWarren, type Warren } from './harness.ts';
@@ -54,6 +57,62 @@ describe('logging devices in from the console', () => {
     await page.waitForURL(`${warren.url}${loginPath}`);
     await page.getByRole('heading', { name: 'Log in a device' }).waitFor();
     await page.getByText('This login URL is not known.').waitFor();
+    await context.close();
+  });
+
+  it('lets the source device’s owner confirm a Tailscale SSH session that a check rule holds', async () => {
+    const [from, to] = await enroll(warren, ['ssh-from', 'ssh-to']);
+    // The check a held connection makes (control/tailscale/ssh-action.ts), written as it stores
+    // it: a Tailscale client to hold one is the end-to-end suite's (e2e/tailscale).
+    const token = 'c'.repeat(43);
+    const sqlite = new Database(warren.db.replace(/^sqlite:/, ''));
+    const { network_id } = sqlite.prepare('select network_id from devices where id = ?').get(from!.id) as {
+      network_id: string;
+    };
+    const now = Date.now();
+    sqlite
+      .prepare(
+        'insert into ssh_checks (token_hash, network_id, src_device_id, dst_device_id, local_user, period_ms, created_at, expires_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        createHash('sha256').update(token).digest('hex'),
+        network_id,
+        from!.id,
+        to!.id,
+        'root',
+        43_200_000,
+        now,
+        now + 600_000,
+      );
+    sqlite.close();
+    const { context, page, problems } = await signedIn(browser, warren, OWNER);
+    await page.goto(`/ssh-check/${token}`);
+    await page.getByRole('heading', { name: 'Confirm an SSH session' }).waitFor();
+    await page
+      .getByRole('definition')
+      .filter({ hasText: /^ssh-from$/ })
+      .waitFor();
+    await page
+      .getByRole('definition')
+      .filter({ hasText: /^12 h$/ })
+      .waitFor();
+    await page.getByRole('button', { name: 'Confirm SSH to ssh-to' }).click();
+    await page.getByText('The SSH session is confirmed.').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('does the same for a Tailscale SSH check URL, whose page says when it is unknown', async () => {
+    const context = await browser.newContext({ baseURL: warren.url });
+    const page = await context.newPage();
+    const checkPath = `/ssh-check/${'x'.repeat(43)}`;
+    await page.goto(checkPath);
+    await page.getByRole('heading', { name: 'Sign in to Warren' }).waitFor();
+    await page.getByText('An SSH session is waiting for you to confirm it.').waitFor();
+    await page.goto(warren.signInLink(OWNER));
+    await page.waitForURL(`${warren.url}${checkPath}`);
+    await page.getByRole('heading', { name: 'Confirm an SSH session' }).waitFor();
+    await page.getByText('This SSH check URL is not known.').waitFor();
     await context.close();
   });
 });
