@@ -33,13 +33,14 @@ describe.skipIf(backend !== 'sqlite')('notForIndex', () => {
       .where('devices.id', 'in', ids);
     expect(await plan(db, lookup)).toMatch(/USING INDEX sqlite_autoindex_devices_1 \(id=\?\)/);
     expect(lookup.compile().sql).toContain('+"devices"."network_id" = ?');
-    // Without it, SQLite (no statistics) walks the network through one of its indexes.
+    // Without it, SQLite (no statistics) walks the network through one of its indexes (which one
+    // depends on the indexes that start with network_id).
     const plain = db
       .selectFrom('devices')
       .select('id')
       .where('devices.network_id', '=', 'net_a')
       .where('id', 'in', ids);
-    expect(await plan(db, plain)).toMatch(/USING INDEX devices_network_\w+ \(network_id=\?\)/);
+    expect(await plan(db, plain)).toMatch(/USING INDEX devices_\w+ \(network_id=\?\)/);
   });
 });
 
