@@ -560,6 +560,10 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     const before = await deviceNamed('delta');
     const out = await delta.cli(['logout'], 15_000);
     assert.equal(out.code, 0, out.stderr);
+    // Its login ended: peers drop it until it logs in again.
+    await until('alpha no longer has delta', 10_000, async () =>
+      peers(await clients[0].status()).some((p) => p.HostName === 'delta') ? undefined : true,
+    );
     await joinNetwork(delta, await authKey());
     const after = (await devices()).filter((d) => d.id === before.id || d.name.startsWith('delta'));
     assert.deepEqual(

@@ -6,7 +6,8 @@
  *    tags of its own, which win as in Tailscale;
  *  - a known node key of this machine logs in again without a key; with `OldNodeKey`, the
  *    device's node key is rotated to the new one;
- *  - `Expiry` in the past is a logout: the device goes offline, and an ephemeral one is deleted;
+ *  - `Expiry` in the past is a logout: the device's login ends (as at key expiry) and it goes
+ *    offline; an ephemeral one is deleted;
  *  - without an auth key, a machine that is not known is given a login URL, and its follow-up
  *    request waits until a person approves it in the console (login/interactive-login.ts);
  *  - a device waiting for approval is registered with `MachineAuthorized: false` (the client
@@ -24,6 +25,7 @@ import { type Actor, systemActor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError } from '../../core/errors.js';
 import { listText } from '../../lib/json.js';
+import { expireDevice } from '../../modules/devices/approval.service.js';
 import { rotateNodeKey } from '../../modules/devices/device-reports.js';
 import { deleteDevice } from '../../modules/devices/devices.service.js';
 import { enroll } from '../../modules/devices/enrollment.service.js';
@@ -78,7 +80,12 @@ export async function register(
   if (request.Expiry && request.Expiry !== ZERO_TIME && Date.parse(request.Expiry) <= now) {
     if (known) {
       if (known.ephemeral) await deleteDevice(ctx, actorOf(known), known.id);
-      else await disconnect(ctx, actorOf(known));
+      else {
+        // The login ends, as Headscale and Tailscale end it: peers drop the device, and the node
+        // key the client has just forgotten logs in no more. Its next login is a new one.
+        if (!loginExpired(known, now)) await expireDevice(ctx, actorOf(known), known.id);
+        await disconnect(ctx, actorOf(known));
+      }
     }
     return { status: 200, body: { NodeKeyExpired: true, MachineAuthorized: false } };
   }

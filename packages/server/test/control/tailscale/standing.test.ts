@@ -178,6 +178,9 @@ describe('login expiry over the Tailscale protocol', () => {
     // controlclient/direct.go), and the client forgets it...
     const out = await register(alpha.client, { NodeKey: alpha.nodeKey, Expiry: '1970-01-01T00:02:03Z' });
     expect(out).toMatchObject({ NodeKeyExpired: true });
+    // The login ended: /v1 says so, and the old key logs in no more.
+    expect(await json(await t.server.call('GET', `/v1/devices/${alphaId}`))).toMatchObject({ keyExpired: true });
+    expect(await register(alpha.client, { NodeKey: alpha.nodeKey })).toMatchObject({ NodeKeyExpired: true });
     // ...so tailscale up --auth-key comes back with a new one and no old one.
     const renewed = nodeKey();
     const again = await register(alpha.client, {
@@ -189,6 +192,7 @@ describe('login expiry over the Tailscale protocol', () => {
     const list = await json(await t.server.call('GET', '/v1/devices?fields=all'));
     expect(list.devices.map((d: { id: string; name: string }) => [d.id, d.name])).toEqual([[alphaId, 'alpha']]);
     expect((await mapOnce(alpha.client, renewed)).node.ID).toBe(before.node.ID);
+    expect(await json(await t.server.call('GET', `/v1/devices/${alphaId}`))).toMatchObject({ keyExpired: false });
     // The old node key is the device's no more.
     expect((await alpha.client.post('/machine/map', mapRequest(alpha.nodeKey, false))).status).toBe(401);
   });
