@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { numericId } from '../../../src/control/tailscale/tailcfg.js';
 import { SESSION_COOKIE } from '../../../src/http/session-cookie.js';
 import { createLoginLink } from '../../../src/modules/sessions/login-links.js';
+import { auditEntries } from '../../devices/helpers.js';
 import { json } from '../../harness.js';
 import { Browser } from '../../people/browser.js';
 import { protocolFixture } from './fixture.js';
@@ -178,7 +179,8 @@ describe('Tailscale SSH check rules', () => {
     expect(seen.destination.name).toBe('srv');
     expect((await sam.approve(checkUrl!)).status).toBe(409);
 
-    const owner = await signIn((await json(await t.server.call('GET', '/v1/users?role=owner'))).users[0].id);
+    const ownerId = (await json(await t.server.call('GET', '/v1/users?role=owner'))).users[0].id;
+    const owner = await signIn(ownerId);
     expect((await owner.view(checkUrl!)).mayApprove).toBe(true);
     expect((await owner.approve(checkUrl!)).status).toBe(200);
     const answer = await held;
@@ -190,6 +192,23 @@ describe('Tailscale SSH check rules', () => {
     });
     expect((await owner.view(checkUrl!)).state).toBe('approved');
     expect((await owner.approve(checkUrl!)).status).toBe(409);
+
+    // The confirmation is audited: who, from which device to which, as whom, for how long.
+    const srvDevice = await t.deviceId('srv');
+    const alphaDevice = await t.deviceId('alpha');
+    const entries = await auditEntries(t.server);
+    const confirmed = entries.filter((e) => e.action === 'ssh_check.approve');
+    expect(confirmed).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        status: 200,
+        userId: ownerId,
+        target: `${alphaDevice} -> ${srvDevice} as root for 3600s`,
+      }),
+    ]);
+    // The refusals (not the owner, already used) are recorded as refused calls, changing nothing.
+    const refused = entries.filter((e) => e.path.endsWith('/approve') && e.status === 409);
+    expect(refused.map((e) => e.action)).toEqual([null, null]);
 
     // Within the period the same source, destination and user are let in at once; another user asks again.
     expect((await ask(srv, 'root')).action).toMatchObject({ accept: true });

@@ -12,6 +12,7 @@ import type { SshCheckBody } from '@warren/contract';
 import type { Actor } from '../../../core/actor.js';
 import type { AppContext } from '../../../core/context.js';
 import { invalidState, notFound } from '../../../core/errors.js';
+import { unitOfWork } from '../../../core/unit-of-work.js';
 import { parseList } from '../../../lib/json.js';
 import { hashSecret } from '../../../lib/secrets.js';
 import { onSshCheckEnded, signalSshCheckEnded } from './login-signals.js';
@@ -144,7 +145,20 @@ export async function describeSshCheck(ctx: AppContext, actor: Actor, token: str
   return bodyOf(await checkOf(ctx, actor, token), ctx.clock.now());
 }
 
-/** Confirms the session; the held connection proceeds when this commits. */
+/**
+ * What the audit entry of a confirmation names: both devices, the local user and the period a
+ * confirmation holds. The entry has one `target`, and a confirmation is no resource with an id
+ * of its own (its token is the URL's secret), so the target says all of it.
+ */
+export function sshCheckTarget(row: Pick<SshCheckRow, 'src_device_id' | 'dst_device_id' | 'local_user' | 'period_ms'>) {
+  return `${row.src_device_id} -> ${row.dst_device_id} as ${row.local_user} for ${Math.round(row.period_ms / 1000)}s`;
+}
+
+/**
+ * Confirms the session, audited as `ssh_check.approve` (the confirming person, and the pair in
+ * its target) in the transaction that confirms it; the held connection proceeds when this
+ * commits. A refused confirmation changes nothing and is recorded as any refused call is.
+ */
 export async function approveSshCheck(ctx: AppContext, actor: Actor, token: string): Promise<SshCheckBody> {
   const check = await checkOf(ctx, actor, token);
   const now = ctx.clock.now();
@@ -156,9 +170,14 @@ export async function approveSshCheck(ctx: AppContext, actor: Actor, token: stri
   const state = stateOf(check.row, now);
   if (state === 'expired') throw invalidState('this SSH check expired (they last 10 minutes); connect again');
   if (state === 'approved') throw invalidState('this SSH session was already confirmed');
-  if (!(await confirmSshCheck(ctx.db, check.row.token_hash, now, actor.id!))) {
-    throw invalidState('this SSH session was already confirmed, or its check expired');
-  }
-  await signalSshCheckEnded(ctx.db, check.row.token_hash);
-  return bodyOf({ ...check, row: { ...check.row, approved_at: now, approved_by: actor.id! } }, now);
+  const tokenHash = check.row.token_hash;
+  const approvedAt = await unitOfWork(ctx, actor, 'ssh_check.approve', async (trx, at) => {
+    if (!(await confirmSshCheck(trx, tokenHash, at, actor.id!))) {
+      throw invalidState('this SSH session was already confirmed, or its check expired');
+    }
+    // The waiting connection hears of it when the confirmation commits.
+    await signalSshCheckEnded(trx, tokenHash);
+    return { value: at, target: sshCheckTarget(check.row) };
+  });
+  return bodyOf({ ...check, row: { ...check.row, approved_at: approvedAt, approved_by: actor.id! } }, approvedAt);
 }
