@@ -86,6 +86,18 @@ describe('answers kept until the next commit', () => {
       (settings) => expect(settings.devicesApprovalOn).toBe(false),
       (settings) => expect(settings.devicesApprovalOn).toBe(true),
     );
+    await around(
+      '/api/v2/tailnet/-/settings',
+      () => call('PATCH', '/v1/network', { nodeKeyExpiry: '30d' }),
+      (settings) => expect(settings.devicesKeyDurationDays).not.toBe(30),
+      (settings) => expect(settings.devicesKeyDurationDays).toBe(30),
+    );
+    await around(
+      '/api/v2/tailnet/-/settings',
+      () => networks().set({ flow_logs: 0 }).execute(),
+      (settings) => expect(settings.networkFlowLoggingOn).toBe(true),
+      (settings) => expect(settings.networkFlowLoggingOn).toBe(false),
+    );
     const [{ plan }] = await read('/v1/network');
     const other = plan === 'free' ? 'premium' : 'free';
     await around(
@@ -153,6 +165,24 @@ describe('answers kept until the next commit', () => {
       (body) => expect(body.keys.map((key: { id: string }) => key.id)).not.toContain(other),
       (body) => expect(body.keys.map((key: { id: string }) => key.id)).toContain(other),
     );
+    await around(
+      `/api/v2/tailnet/-/keys/${other}`,
+      () => call('DELETE', `/api/v2/tailnet/-/keys/${other}`),
+      (key) => expect(key).toMatchObject({ invalid: false, revoked: null }),
+      (key) => expect(key).toMatchObject({ invalid: true, revoked: expect.any(String) }),
+    );
+    // Nothing is written when a key expires: the kept answer holds only until its expiry. A
+    // batch of audit rows commits 50 ms after a call and makes every answer anew, so the reads
+    // are made back to back after one.
+    const short = await json(
+      await call('POST', '/api/v2/tailnet/-/keys', { capabilities: { devices: {} }, expirySeconds: 60 }),
+    );
+    const path = `/api/v2/tailnet/-/keys/${short.id}`;
+    await read(path);
+    await Promise.all([server.app.ctx.audit.settled(), second.settled()]);
+    for (const key of await read(path)) expect(key.invalid).toBe(false);
+    server.clock.advance(61_000);
+    for (const key of await read(path)) expect(key.invalid).toBe(true);
   });
 
   it('keys changed outside the API, and by their own use', async () => {
@@ -169,6 +199,12 @@ describe('answers kept until the next commit', () => {
       () => keys().set({ description: 'by hand again' }).execute(),
       (body) => expect(JSON.stringify(body)).not.toContain('by hand again'),
       (body) => expect(JSON.stringify(body)).toContain('by hand again'),
+    );
+    await around(
+      `/api/v2/tailnet/-/keys/${created.id}`,
+      () => keys().set({ name: 'by hand, once more' }).execute(),
+      (key) => expect(key.description).not.toBe('by hand, once more'),
+      (key) => expect(key.description).toBe('by hand, once more'),
     );
     await around(
       '/api/v2/tailnet/-/keys',

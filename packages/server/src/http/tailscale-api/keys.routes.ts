@@ -11,7 +11,7 @@ import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
 import { keptDerivation } from '../../lib/kept.js';
 import { iso, isoOrNull } from '../../lib/time.js';
-import { firstKeyChange, type KeyRow, presentKey } from '../../modules/keys/keys.presenter.js';
+import { firstKeyChange, type KeyRow, keyStateChangesAt, presentKey } from '../../modules/keys/keys.presenter.js';
 import { findKey, listKeys } from '../../modules/keys/keys.repository.js';
 import { createKey, deleteKey } from '../../modules/keys/keys.service.js';
 import { listClients, type OAuthClientRow } from '../../modules/oauth/oauth.repository.js';
@@ -193,6 +193,15 @@ const presentKeysAndClients = keptDerivation(
   },
 );
 
+/**
+ * One key's body, as the key list presents it: made once per kept row (lib/kept.ts) and again
+ * at the key's expiry, not per call. A revocation, a use or any other change is a new row.
+ */
+const presentKeptTailscaleKey = keptDerivation(([row]: readonly [KeyRow], now: number) => ({
+  value: presentTailscaleKey(presentKey(row, now), row.revoked_at),
+  until: keyStateChangesAt(row, now),
+}));
+
 export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
@@ -269,7 +278,7 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
     const networkId = tailnetOf(request);
     const { id } = request.params;
     const row = await findKey(ctx.db, networkId, id, request.principal!.readStamp);
-    if (row) return { key: presentKey(row, ctx.clock.now()), revokedAt: row.revoked_at } as const;
+    if (row) return { row } as const;
     const client = await getOAuthClient(ctx, networkId, id);
     if (client) return { client } as const;
     throw notFound(`key ${id} does not exist`);
@@ -280,9 +289,9 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
     { config, schema: hide },
     async (request) => {
       const found = await keyOrClient(request);
-      if (found.key) {
+      if (found.row) {
         requireKind(request, 'auth_keys');
-        return presentTailscaleKey(found.key, found.revokedAt);
+        return presentKeptTailscaleKey([found.row], ctx.clock.now());
       }
       requireKind(request, 'oauth_keys');
       return presentTailscaleClient(found.client);
@@ -295,7 +304,7 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
     async (request) => {
       const found = await keyOrClient(request);
       const keyType = request.body.keyType ?? 'client';
-      if (found.key || keyType !== 'client') {
+      if (found.row || keyType !== 'client') {
         throw invalidRequest('only an OAuth client (keyType "client") can be changed; create a new auth key instead');
       }
       requireKind(request, 'oauth_keys');
@@ -309,9 +318,9 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
     { config, schema: hide },
     async (request, reply) => {
       const found = await keyOrClient(request);
-      if (found.key) {
+      if (found.row) {
         requireKind(request, 'auth_keys');
-        await deleteKey(ctx, actorOf(request), found.key.id);
+        await deleteKey(ctx, actorOf(request), found.row.id);
       } else {
         requireKind(request, 'oauth_keys');
         await deleteOAuthClient(ctx, actorOf(request), found.client.id);

@@ -8,7 +8,8 @@
 import { parseDuration } from '@warren/contract';
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../../edge/actor.js';
-import { describeNetwork } from '../../modules/network/network.service.js';
+import { keptDerivation } from '../../lib/kept.js';
+import { deviceSettingsOf, type NetworkRecord, networkRecord } from '../../modules/network/network.service.js';
 import { updateNetworkSettings } from '../../modules/network/settings.service.js';
 import { invalidRequest } from '../problem.js';
 import { redirectUriIfKnown } from '../public-url.js';
@@ -40,6 +41,15 @@ function settingsOf(network: { deviceApproval: boolean; nodeKeyExpiry: string; f
   };
 }
 
+/**
+ * The settings' body, made once per kept network row (lib/kept.ts), not per call: a change of
+ * any setting is a new row.
+ */
+const keptSettings = keptDerivation(([network]: readonly [NetworkRecord]) => ({
+  value: settingsOf(deviceSettingsOf(network)),
+  until: Number.POSITIVE_INFINITY,
+}));
+
 type Patch = {
   devicesApprovalOn?: boolean | null;
   devicesKeyDurationDays?: number | null;
@@ -52,15 +62,7 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
   const { ctx } = app;
 
   app.get<{ Params: { tailnet: string } }>('/tailnet/:tailnet/settings', { config, schema: hide }, async (request) =>
-    settingsOf(
-      await describeNetwork(
-        ctx.db,
-        tailnetOf(request),
-        redirectUriIfKnown(request),
-        ctx.settings,
-        request.principal!.readStamp,
-      ),
-    ),
+    keptSettings([await networkRecord(ctx.db, tailnetOf(request), request.principal!.readStamp)], ctx.clock.now()),
   );
 
   app.patch<{ Params: { tailnet: string }; Body: Patch }>(

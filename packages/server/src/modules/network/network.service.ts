@@ -48,6 +48,28 @@ const networkById = compiledQuery(
   { stampedBy: 'id' },
 );
 
+export type NetworkRecord = Awaited<ReturnType<typeof networkById>>[number];
+
+/**
+ * The network's row as networkById keeps it: the same frozen object for every call until the
+ * row changes (storage/compiled-query.ts), so answers derived from it can be kept with it
+ * (lib/kept.ts).
+ */
+export async function networkRecord(db: Db, networkId: string, stamp?: ReadStamp): Promise<NetworkRecord> {
+  const [network] = await networkById(db, { id: networkId }, stamp);
+  if (!network) throw new Error(`network ${networkId} does not exist`);
+  return network;
+}
+
+/** A network's device settings as GET /v1/network and Tailscale's tailnet settings read them. */
+export const deviceSettingsOf = (
+  network: Pick<NetworkRecord, 'device_approval' | 'node_key_expiry' | 'flow_logs'>,
+) => ({
+  deviceApproval: network.device_approval !== 0,
+  nodeKeyExpiry: network.node_key_expiry,
+  flowLogs: network.flow_logs !== 0,
+});
+
 /**
  * The network as GET /v1/network shows it. `redirectUri` is where the identity provider sends
  * people back: an administrator registers it with the provider before setting single sign-on
@@ -60,8 +82,7 @@ export async function describeNetwork(
   settings: Partial<Settings> = {},
   stamp?: ReadStamp,
 ) {
-  const [network] = await networkById(db, { id: networkId }, stamp);
-  if (!network) throw new Error(`network ${networkId} does not exist`);
+  const network = await networkRecord(db, networkId, stamp);
   return {
     id: network.id,
     name: network.name,
@@ -69,9 +90,7 @@ export async function describeNetwork(
     limits: { ...limitsOf(network.plan), logRetentionDays: logRetentionDays(network.plan, settings) },
     // Kept by triggers in the same transaction as every insert and delete (migration 009).
     usage: { users: Number(network.user_count), devices: Number(network.device_count) },
-    deviceApproval: network.device_approval !== 0,
-    nodeKeyExpiry: network.node_key_expiry,
-    flowLogs: network.flow_logs !== 0,
+    ...deviceSettingsOf(network),
     dns: dnsSettingsOf(network),
     derp: derpSettingsOf(network),
     sso: { configured: network.sso_network !== null, enforce: network.sso_enforce === 1, redirectUri },
