@@ -91,6 +91,7 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
       line: r.line,
       src: r.src,
       dst: r.dst,
+      ...(r.app && { app: r.app }),
       srcAll: src.all,
       srcKeys: src.keys,
       srcPrefixes: src.prefixes,
@@ -98,9 +99,11 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
       dstKeys: dst.keys,
       dstPrefixes: dst.prefixes,
       dstSelf: r.dst.some((d) => d.sel.kind === 'self'),
+      // An `app` grant's entries without protocols carry no traffic, through exit nodes or not.
       dstInternet: r.dst.some(
         (d) =>
-          d.sel.kind === 'internet' || d.sel.kind === 'all' || (d.sel.kind === 'prefix' && d.sel.prefix.bits === 0),
+          d.protos?.length !== 0 &&
+          (d.sel.kind === 'internet' || d.sel.kind === 'all' || (d.sel.kind === 'prefix' && d.sel.prefix.bits === 0)),
       ),
     });
   }

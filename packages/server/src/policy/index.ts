@@ -62,7 +62,9 @@
 //   same rule (a tag, autogroup:tagged, an address or host) is an error at that source, as
 //   Tailscale refuses the policy.
 // - `grants` compile to the same rules as `acls` (validate-grants.ts): each `ip` entry opens its
-//   ports to every `dst` selector; `app` opens nothing; `via` is refused.
+//   ports to every `dst` selector; `app` opens no traffic but makes its sources and
+//   destinations peers, and reaches each destination's packet filter as CapGrant rules; `via`
+//   is refused.
 // - Exit nodes: a device whose `routes` hold both 0.0.0.0/0 and ::/0. Default routes are no
 //   subnets (IP/CIDR selectors ignore them). A device with a rule to autogroup:internet, `*`,
 //   0.0.0.0/0 or ::/0 and every exit node are peers; the exit node's allowedIPs for it carry

@@ -4,6 +4,9 @@
 // on the device it opens (its own addresses, the prefixes it routes, `*`), with their ports and
 // protocols. Rules that open nothing on the device are left out, as Tailscale's control plane
 // reduces filters per node. The same matching as peers and canReach (subjects.ts) decides.
+// A grant's `app` capabilities become a rule of their own, with the same sources and a CapGrant
+// naming the device's addresses (or the prefixes it routes) and the capabilities: the client
+// reads them as what those sources may do on it (`tailscale whois`, its apps' peer capabilities).
 //
 // Only the rules whose dst can name the device are looked at, found through the compiled
 // indexes (compile.ts): a policy with a rule per group of devices costs each device the few
@@ -13,19 +16,36 @@
 import { innerMap } from '../lib/nested-maps.js';
 import { unionOfRules } from './compile.js';
 import { deviceSubject, matchesSelector, roleMap, type Subject } from './subjects.js';
-import type { CompiledDst, CompiledPolicy, PolicyDevice, PolicyUser, Selector } from './types.js';
+import type {
+  AppCapabilities,
+  CompiledDst,
+  CompiledPolicy,
+  CompiledRule,
+  PolicyDevice,
+  PolicyUser,
+  Selector,
+} from './types.js';
 
 export interface FilterPortRange {
   First: number;
   Last: number;
 }
 
-export interface FilterRule {
+/** tailcfg.CapGrant: capabilities the rule's sources have on these destinations (prefixes). */
+export interface FilterCapGrant {
+  Dsts: string[];
+  CapMap: AppCapabilities;
+}
+
+export interface PortsRule {
   SrcIPs: string[];
   DstPorts: Array<{ IP: string; Ports: FilterPortRange }>;
   /** Absent: Tailscale's default (TCP, UDP, ICMP and ICMPv6). */
   IPProto?: number[];
 }
+
+/** A rule has either DstPorts or CapGrant, never both (as tailcfg.FilterRule). */
+export type FilterRule = PortsRule | { SrcIPs: string[]; CapGrant: FilterCapGrant[] };
 
 /** A device's addresses as filter text: a single address without its length. */
 export const bare = (address: string): string => address.replace(/\/(32|128)$/, '');
@@ -57,6 +77,49 @@ function destinationsOf(d: CompiledDst, own: readonly string[], subject: Subject
   if (d.sel.kind === 'prefix') return matchesSelector(d.sel, subject, 'overlap') ? [d.sel.prefix.text] : [];
   if (d.sel.kind === 'self') return subject.owner === null ? [] : own;
   return matchesSelector(d.sel, subject, 'overlap') ? own : [];
+}
+
+/** A prefix as tailcfg wants it in CapGrant.Dsts (netip.Prefix): always with its length. */
+const withLength = (sel: Selector & { kind: 'prefix' }): string =>
+  sel.prefix.text.includes('/') ? sel.prefix.text : `${sel.prefix.text}/${sel.prefix.family === 4 ? 32 : 128}`;
+
+/** The CapGrant destinations on the viewer (its prefixes `own`) that one dst entry names. */
+function capDestinationsOf(d: CompiledDst, own: readonly string[], subject: Subject): readonly string[] {
+  if (d.sel.kind === 'prefix') return matchesSelector(d.sel, subject, 'overlap') ? [withLength(d.sel)] : [];
+  // `*` names the device itself here: a CapGrant's destinations are prefixes, never `*`.
+  if (d.sel.kind === 'all') return own;
+  return destinationsOf(d, own, subject);
+}
+
+/**
+ * The CapGrant rules of a grant with `app` on the viewer: one for the entries naming it through
+ * autogroup:self (sources of its owner only) and one for the others, as for DstPorts.
+ */
+function capGrantRules(
+  rule: CompiledRule,
+  app: AppCapabilities,
+  ownPrefixes: readonly string[],
+  viewerSubject: Subject,
+  inMap: ReadonlyArray<{ device: PolicyDevice; subject: Subject }>,
+): FilterRule[] {
+  const bySelf = new Map<boolean, Set<string>>();
+  for (const d of rule.dst) {
+    const dsts = capDestinationsOf(d, ownPrefixes, viewerSubject);
+    if (dsts.length === 0) continue;
+    const self = d.sel.kind === 'self';
+    let set = bySelf.get(self);
+    if (!set) {
+      set = new Set();
+      bySelf.set(self, set);
+    }
+    for (const dst of dsts) set.add(dst);
+  }
+  const out: FilterRule[] = [];
+  for (const [self, dsts] of bySelf) {
+    const srcIPs = sourcesOf(rule.src, inMap, self ? viewerSubject.owner : undefined);
+    if (srcIPs.length > 0) out.push({ SrcIPs: srcIPs, CapGrant: [{ Dsts: [...dsts], CapMap: app }] });
+  }
+  return out;
 }
 
 /**
@@ -102,15 +165,31 @@ export function packetFilter(
 ): FilterRule[] {
   const roles = roleMap(users);
   // The viewer is usually also in `devices` (its own map holds it): one subject for both.
-  return filterRules(policy, roles, subjectOf(policy, roles, viewer), viewer.addresses.map(bare), devices);
+  const own = viewer.addresses.map(bare);
+  return filterRules(policy, roles, subjectOf(policy, roles, viewer), own, prefixesOf(own, viewer), devices);
 }
 
-/** The filter of a viewer whose subject is `viewerSubject` and whose addresses as filter IPs are `own`. */
+/** The viewer's addresses `own` (as filter IPs, or their placeholders) with their lengths. */
+const prefixesOf = (own: readonly string[], viewer: PolicyDevice): string[] =>
+  own.map((ip, k) => ip + lengthOf(viewer.addresses[k]));
+
+/** `/32` or `/128`: an address's length as written, or as its family has it. */
+const lengthOf = (address: string): string => {
+  const slash = address.indexOf('/');
+  if (slash >= 0) return address.slice(slash);
+  return address.includes(':') ? '/128' : '/32';
+};
+
+/**
+ * The filter of a viewer whose subject is `viewerSubject` and whose addresses as filter IPs are
+ * `own` (as prefixes, `ownPrefixes`).
+ */
 function filterRules(
   policy: CompiledPolicy,
   roles: Map<string, string>,
   viewerSubject: Subject,
   own: readonly string[],
+  ownPrefixes: readonly string[],
   devices: readonly PolicyDevice[],
 ): FilterRule[] {
   const candidates = rulesNaming(policy, viewerSubject);
@@ -120,8 +199,10 @@ function filterRules(
   for (const at of candidates) {
     const rule = policy.rules[at];
     // Entries are grouped by (self or not, protocols): each group is one FilterRule.
-    const groups = new Map<string, { self: boolean; protos: readonly number[] | null; dst: FilterRule['DstPorts'] }>();
+    const groups = new Map<string, { self: boolean; protos: readonly number[] | null; dst: PortsRule['DstPorts'] }>();
     for (const d of rule.dst) {
+      // An `app` grant's own entries (no protocol) open nothing: its CapGrant rules follow.
+      if (d.protos?.length === 0) continue;
       const ips = destinationsOf(d, own, viewerSubject);
       if (ips.length === 0) continue;
       const self = d.sel.kind === 'self';
@@ -138,6 +219,7 @@ function filterRules(
       if (srcIPs.length === 0) continue;
       rules.push({ SrcIPs: srcIPs, DstPorts: group.dst, ...(group.protos && { IPProto: [...group.protos] }) });
     }
+    if (rule.app) rules.push(...capGrantRules(rule, rule.app, ownPrefixes, viewerSubject, inMap));
   }
   return rules;
 }
@@ -203,13 +285,15 @@ export function packetFilterJson(
   }
   const roles = roleMap(users);
   const subject = subjectOf(policy, roles, viewer);
-  const key = `${viewer.addresses.length}\n${mapGroupKey(subject, devices)}`;
+  // The addresses' lengths are in the text (CapGrant destinations): viewers share it only when they agree.
+  const lengths = viewer.addresses.map(lengthOf).join('');
+  const key = `${lengths}\n${mapGroupKey(subject, devices)}`;
   const byKey = innerMap(innerMap(templates, policy, WeakMap), roles, Map);
   let parts = byKey.get(key);
   if (!parts) {
     if (byKey.size >= MAX_TEMPLATES) byKey.clear();
     const own = viewer.addresses.map((_, k) => `{{own:${k}}}`);
-    parts = JSON.stringify(filterRules(policy, roles, subject, own, devices)).split(OWN);
+    parts = JSON.stringify(filterRules(policy, roles, subject, own, prefixesOf(own, viewer), devices)).split(OWN);
     byKey.set(key, parts);
   }
   if (parts.length === 1) return parts[0];

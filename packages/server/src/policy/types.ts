@@ -70,12 +70,24 @@ export interface CompiledDst {
   protos: ProtoSet;
 }
 
+/**
+ * A grant's `app`: capability name → its values (JSON objects), in the order written. Sent as
+ * the CapMap of tailcfg.CapGrant to each destination device, for the sources' addresses.
+ */
+export type AppCapabilities = Readonly<Record<string, readonly unknown[]>>;
+
 /** An `acls` rule or a grant: both compile to this. */
 export interface CompiledRule {
   /** Line of the rule's opening brace, for messages such as "the rule at line 12 accepts it". */
   line: number;
   src: Selector[];
+  /**
+   * A grant with `app` and no `ip` has one entry per dst selector with no protocol (`protos`
+   * empty): it opens no traffic, but its devices are peers, as in Tailscale.
+   */
   dst: CompiledDst[];
+  /** A grant's application capabilities, if it has `app`. */
+  app?: AppCapabilities;
   // Port- and protocol-blind summaries: peer visibility only asks "any traffic at all?".
   srcAll: boolean;
   srcKeys: string[];
@@ -125,7 +137,7 @@ export interface ParsedPolicy {
   groups: Map<string, string[]>;
   tagOwners: Map<string, Selector[]>;
   hosts: Map<string, Prefix>;
-  rules: Array<Pick<CompiledRule, 'line' | 'src' | 'dst'>>;
+  rules: Array<Pick<CompiledRule, 'line' | 'src' | 'dst' | 'app'>>;
   autoApprovers: AutoApprovers;
   ssh: SshRule[];
 }

@@ -2,16 +2,18 @@
 // what an `acls` rule means: each `ip` entry (`proto:ports`, ports, or `*`) opens its ports to
 // every `dst` selector (which carry no ports), and the grant compiles to the same rule shape,
 // so peers, tests and over-permissive checks treat both alike. `app` grants application
-// capabilities, which Warren stores (the policy text is kept verbatim) but which open no
-// network access; `via` (routing through chosen routers) is not supported and is refused.
+// capabilities: each destination device's packet filter carries them for the sources
+// (tailcfg.CapGrant, see packet-filter.ts); they open no network access of their own, but make
+// sources and destinations peers, as Tailscale and Headscale do. `via` (routing through chosen
+// routers) is not supported and is refused.
 
-import type { Node } from 'jsonc-parser';
+import { getNodeValue, type Node } from 'jsonc-parser';
 import type { Checker, StringItem } from './checker.js';
 import { overPermissiveRule } from './over-permissive.js';
 import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './ports.js';
 import { onlyPortless, type ProtoSet, parseProto } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
-import type { CompiledDst, ParsedPolicy, Selector } from './types.js';
+import type { AppCapabilities, CompiledDst, ParsedPolicy, Selector } from './types.js';
 import { checkSelfSources, checkSources, OVER_PERMISSIVE_RULE } from './validate-rules.js';
 
 const GRANT_FIELDS = ['src', 'dst', 'ip', 'app', 'via'];
@@ -39,28 +41,86 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
         '"via" is not supported: traffic reaches subnets and the internet through the routers and exit nodes the policy allows; remove "via"',
       );
     }
-    const app = f.get('app');
-    if (app && app.type !== 'object') c.error(app, '"app" must be an object of capabilities');
+    const appNode = f.get('app');
+    const app = appNode && checkApp(appNode, c);
     const ipNode = f.get('ip');
-    if (!ipNode && !app) c.error(grantNode, 'grant has neither "ip" nor "app": it grants nothing');
+    if (!ipNode && !appNode) c.error(grantNode, 'grant has neither "ip" nor "app": it grants nothing');
     const srcItems = f.has('src') ? c.strings(f.get('src') as Node, '"src"') : [];
     const src = checkSources(srcItems, c, defs);
     const sels = checkGrantDestinations(f.get('dst'), c, defs);
     if (sels.some((d) => d.sel.kind === 'self')) checkSelfSources(srcItems, defs, c);
     const ips = mergeIps(ipNode ? c.strings(ipNode, '"ip"').flatMap((item) => parseIp(item, c)) : []);
-    // Without `ip`, an `app` grant opens no network access: it adds no rule.
-    if (ips.length === 0 || sels.length === 0) continue;
+    if (sels.length === 0 || (ips.length === 0 && !app)) continue;
     // Each entry shares its ip's ports: a wide grant holds (entries × selectors) references,
     // never copies of the ports or of the texts they were read from.
     const dst: CompiledDst[] = [];
     for (const ip of ips) {
       for (const d of sels) dst.push({ sel: d.sel, ports: ip.ports, protos: ip.protos });
     }
-    const broad = overPermissiveRule(src, dst);
-    // Entries are ip × dst: report at the dst selector of the first one that takes part.
-    if (broad >= 0) c.error(sels[broad % sels.length].node, OVER_PERMISSIVE_RULE);
-    out.push({ line: c.line(grantNode), src, dst });
+    if (ips.length > 0) {
+      const broad = overPermissiveRule(src, dst);
+      // Entries are ip × dst: report at the dst selector of the first one that takes part.
+      if (broad >= 0) c.error(sels[broad % sels.length].node, OVER_PERMISSIVE_RULE);
+    } else {
+      // `app` alone: entries for no protocol, so that the grant names its devices (for peers
+      // and the packet filter's index) without opening any traffic.
+      for (const d of sels) dst.push({ sel: d.sel, ports: ALL_PORTS, protos: NO_PROTOCOL });
+    }
+    out.push({ line: c.line(grantNode), src, dst, ...(app && { app }) });
   }
+}
+
+/** Protocols of an `app` grant's entries: none, so they open nothing. */
+const NO_PROTOCOL: ProtoSet = Object.freeze([]);
+
+/**
+ * Capability names in the tailscale.com domain a policy may grant: the others are the client's
+ * own (`https://tailscale.com/cap/...`) or issued by the control server, and Tailscale refuses
+ * them in a policy, as Headscale does.
+ */
+const TAILSCALE_CAPABILITIES = new Set([
+  'tailscale.com/cap/drive',
+  'tailscale.com/cap/relay',
+  'tailscale.com/cap/webui',
+  'tailscale.com/cap/kubernetes',
+  'tailscale.com/cap/tsidp',
+  'tailscale.com/cap/secrets',
+]);
+
+/** `{domain}/{path}`: a domain name (with a dot), a slash, and a path; no URL scheme. */
+const CAPABILITY_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+\/\S+$/i;
+
+/**
+ * A grant's `app`: an object of capability names, each with an array of JSON objects (its
+ * values, which the client hands to the applications asking for the capability).
+ */
+function checkApp(node: Node, c: Checker): AppCapabilities | undefined {
+  const props = c.object(node, '"app"');
+  if (!props) return undefined;
+  const out: Record<string, unknown[]> = {};
+  let ok = true;
+  for (const { key, keyNode, value } of props) {
+    if (!CAPABILITY_NAME.test(key)) {
+      c.error(keyNode, `capability "${key}" must have the form {domain}/{path}, such as "example.com/cap/foo"`);
+      ok = false;
+    } else if (key.toLowerCase().startsWith('tailscale.com/') && !TAILSCALE_CAPABILITIES.has(key)) {
+      c.error(keyNode, `capability "${key}" is in the tailscale.com domain and cannot be granted by a policy`);
+      ok = false;
+    }
+    if (value.type !== 'array') {
+      c.error(value, `capability "${key}" must be an array of JSON objects, such as [{}]`);
+      ok = false;
+      continue;
+    }
+    for (const item of value.children ?? []) {
+      if (item.type !== 'object') {
+        c.error(item, `capability "${key}" must hold only JSON objects`);
+        ok = false;
+      }
+    }
+    out[key] = getNodeValue(value) as unknown[];
+  }
+  return ok ? out : undefined;
 }
 
 function checkGrantDestinations(

@@ -1,7 +1,7 @@
 // Shared helpers for the policy tests.
 
 import { expect } from 'vitest';
-import { type PolicyError, validatePolicy } from '../../src/policy/index.js';
+import { type PolicyDevice, type PolicyError, validatePolicy } from '../../src/policy/index.js';
 
 /** Line and column (1-based) of the `nth` occurrence of `token` in `text`. */
 export function pos(text: string, token: string, nth = 1, from = ''): { line: number; column: number } {
@@ -44,3 +44,18 @@ export function policy(sections: Record<string, string>): string {
   const body = Object.entries(sections).map(([k, v]) => `  "${k}": ${v},`);
   return `{\n${body.join('\n')}\n}\n`;
 }
+
+/** A device of a hand-made network: number n gives it 100.64.0.n and fd7a:115c:a1e0::n. */
+export const dev = (
+  id: string,
+  user: string | null,
+  tags: string[],
+  n: number,
+  routes: string[] = [],
+): PolicyDevice => ({
+  id,
+  user,
+  tags,
+  addresses: [`100.64.0.${n}`, `fd7a:115c:a1e0::${n}`],
+  routes,
+});

@@ -1,26 +1,14 @@
 // Peer maps on small hand-made networks: visibility, subnet routers and allowedIPs.
 
 import { describe, expect, it } from 'vitest';
-import {
-  compilePolicy,
-  computePeerMaps,
-  DEFAULT_POLICY,
-  type PolicyDevice,
-  type PolicyUser,
-} from '../../src/policy/index.js';
+import { compilePolicy, computePeerMaps, DEFAULT_POLICY, type PolicyUser } from '../../src/policy/index.js';
+import { dev } from './helpers.js';
 
 const users: PolicyUser[] = [
   { login: 'ana@example.com', role: 'member' },
   { login: 'bo@example.com', role: 'admin' },
   { login: 'cy@example.com', role: 'member' },
 ];
-const dev = (id: string, user: string | null, tags: string[], n: number, routes: string[] = []): PolicyDevice => ({
-  id,
-  user,
-  tags,
-  addresses: [`100.64.0.${n}`, `fd7a:115c:a1e0::${n}`],
-  routes,
-});
 const ids = (views: { id: string }[]) => views.map((v) => v.id);
 
 describe('default policy peers', () => {
