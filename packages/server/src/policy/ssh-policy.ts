@@ -75,14 +75,16 @@ function localpartOf(login: string, domains: readonly string[]): string | undefi
 
 /**
  * Where a check rule sends the destination's client when a connection arrives (fetched over its
- * Noise channel, the variables filled in by the client): the server's own URL, and how long a
- * confirmation lets the same source in, in seconds (0: each connection asks).
+ * Noise channel, the variables filled in by the client): `base`, the action URLs' prefix in the
+ * viewer's network (control/tailscale/ssh-action.ts checkActionBase), the source's id and
+ * address (by which Warren finds it with one index probe), and how long a confirmation lets the
+ * same source in, in seconds (0: each connection asks).
  */
 export function checkActionUrl(base: string, periodMs: number): string {
-  return `${base}/machine/ssh/action/$SRC_NODE_ID/to/$DST_NODE_ID?local_user=$LOCAL_USER&period=${Math.round(periodMs / 1000)}`;
+  return `${base}/$SRC_NODE_ID/to/$DST_NODE_ID?src_ip=$SRC_NODE_IP&local_user=$LOCAL_USER&period=${Math.round(periodMs / 1000)}`;
 }
 
-/** `checkBase`: the server's URL that check rules' actions name (checkActionUrl). */
+/** `checkBase`: the prefix of the URLs that check rules' actions name (checkActionUrl). */
 export function sshPolicy(
   policy: CompiledPolicy,
   viewer: PolicyDevice,

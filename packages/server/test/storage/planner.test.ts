@@ -1,5 +1,6 @@
 import { type Compilable, CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deviceAtQuery, devicesOfMachineQuery } from '../../src/control/tailscale/ssh-devices.repository.js';
 import { deviceRoutesQuery } from '../../src/modules/devices/devices.repository.js';
 import { listUsersQuery } from '../../src/modules/users/users.repository.js';
 import type { Db } from '../../src/storage/database.js';
@@ -71,5 +72,23 @@ describe.skipIf(backend !== 'sqlite')("a device's routes", () => {
     const text = await plan(db, deviceRoutesQuery(db, { networkId: 'net_a', deviceId: 'dev_a', cutoff: 0 }));
     expect(text).toMatch(/SEARCH routes USING INDEX sqlite_autoindex_routes_\d \(device_id=\?\)/);
     expect(text).not.toMatch(/SEARCH routes USING INDEX routes_network_state/);
+  });
+});
+
+describe.skipIf(backend !== 'sqlite')('the devices of a Tailscale SSH check', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await freshDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it('finds the destination by (network_id, machine_key) and the source by (network_id, addr_index)', async () => {
+    const { db } = database.storage;
+    expect(await plan(db, devicesOfMachineQuery(db, 'net_a', 'mkey:a'))).toMatch(
+      /^SEARCH devices USING INDEX devices_machine_key \(network_id=\? AND machine_key=\?\)$/,
+    );
+    expect(await plan(db, deviceAtQuery(db, 'net_a', 7))).toMatch(
+      /^SEARCH devices USING (COVERING )?INDEX \w+ \(network_id=\? AND addr_index=\?\)$/,
+    );
   });
 });

@@ -15,7 +15,7 @@ import { NO_SSH_RULES, packetFilterJson, sshPolicyJson } from '../../policy/inde
 import { flowLogIds } from './flow-log-ids.js';
 import { fromNetmap, fromSharedView, type MapPeer, type ViewOnlyInputs, viewOnlyInputs } from './map-inputs.js';
 import type { MapNetwork, ProfileText } from './map-round.js';
-import { noiseBase } from './ssh-action.js';
+import { checkActionBase } from './ssh-action.js';
 import { hostPrefix, numericId, tailcfgNode } from './tailcfg.js';
 import type { NodeRow } from './tailscale.repository.js';
 import { digestOf, type SentText } from './text-digest.js';
@@ -210,7 +210,7 @@ export async function mapState(
     node,
     peers,
     peerIds,
-    ...filtersOf(inputs, id, checkBase(ctx)),
+    ...filtersOf(inputs, id, checkActionBase(ctx, networkId)),
     userProfiles,
     dns: network.dns,
     derp: network.derp,
@@ -242,11 +242,8 @@ async function filterUpdate(
   if (network.flowLogs) return undefined;
   const peerKeys = inputs.peers.map((peer) => peerKey(peer, peer.allowedIPs.map(hostPrefix)));
   if (mapShape(network, [...inputs.primaryRoutes], peerKeys) !== sent.shape) return undefined;
-  return { filterOnly: true, ...filtersOf(inputs, self.id, checkBase(control.ctx)) };
+  return { filterOnly: true, ...filtersOf(inputs, self.id, checkActionBase(control.ctx, self.network_id)) };
 }
-
-/** The server's URL that check rules' actions name (the client fetches them over Noise). */
-const checkBase = (ctx: Control['ctx']): string => noiseBase(ctx.settings.publicUrl?.replace(/\/+$/, '') ?? '');
 
 /**
  * The packet filter and SSH policy of device `id` as JSON, from its map's inputs: the filter

@@ -152,18 +152,29 @@ describe('Tailscale SSH check rules', () => {
     const hold = (map.SSHPolicy.rules[0].action as { holdAndDelegate: string }).holdAndDelegate;
     // https whatever the server's scheme: the client fetches it over its Noise channel only so.
     expect(hold).toBe(
-      `${t.server.url.replace('http:', 'https:')}/machine/ssh/action/$SRC_NODE_ID/to/$DST_NODE_ID?local_user=$LOCAL_USER&period=3600`,
+      `${t.server.url.replace('http:', 'https:')}/machine/ssh/action/${t.server.networkId}/$SRC_NODE_ID/to/$DST_NODE_ID?src_ip=$SRC_NODE_IP&local_user=$LOCAL_USER&period=3600`,
     );
     const alphaId = numericId(await t.deviceId('alpha'));
     const srvId = numericId(await t.deviceId('srv'));
-    const ask = async (device: Device, localUser: string) => {
-      const url = hold.replace('$SRC_NODE_ID', String(alphaId)).replace('$DST_NODE_ID', String(srvId));
+    const addressOf = async (name: string) =>
+      (await json(await t.server.call('GET', `/v1/devices/${await t.deviceId(name)}`))).addresses as string[];
+    const [alphaV4, alphaV6] = await addressOf('alpha');
+    const ask = async (device: Device, localUser: string, srcIp = alphaV4) => {
+      const url = hold
+        .replace('$SRC_NODE_ID', String(alphaId))
+        .replace('$DST_NODE_ID', String(srvId))
+        .replace('$SRC_NODE_IP', encodeURIComponent(srcIp));
       const res = await device.client.post(pathOf(url.replace('$LOCAL_USER', localUser)), {});
       return { status: res.status, action: res.status === 200 ? JSON.parse(res.body.toString()) : undefined };
     };
 
     // Only the destination may ask.
     expect((await ask(alpha, 'root')).status).toBe(404);
+    // The source is the device at the connection's address, and only if the client's id names it.
+    const [srvV4] = await addressOf('srv');
+    for (const wrong of [srvV4, '100.64.99.99', 'not-an-address']) {
+      expect((await ask(srv, 'root', wrong)).action).toMatchObject({ reject: true });
+    }
     const first = (await ask(srv, 'root')).action;
     const checkUrl = /visit: (\S+)/.exec(first.message)?.[1];
     expect(checkUrl).toMatch(new RegExp(`^${t.server.url}/ssh-check/[A-Za-z0-9_-]+$`));
@@ -212,6 +223,7 @@ describe('Tailscale SSH check rules', () => {
 
     // Within the period the same source, destination and user are let in at once; another user asks again.
     expect((await ask(srv, 'root')).action).toMatchObject({ accept: true });
+    expect((await ask(srv, 'root', alphaV6)).action).toMatchObject({ accept: true });
     expect((await ask(srv, 'deploy')).action.holdAndDelegate).toBeDefined();
   });
 
