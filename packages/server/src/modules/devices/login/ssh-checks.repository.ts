@@ -13,16 +13,26 @@ export type SshCheckRow = Selectable<SshChecksTable>;
 const KEPT_MS = 24 * 60 * 60_000;
 
 export async function insertSshCheck(db: Db, row: Omit<SshCheckRow, 'approved_at' | 'approved_by'>): Promise<void> {
-  // Starting a check is the moment to drop those nobody can use any more (indexed by expiry):
-  // a confirmation outlives its URL by its period, at most Tailscale's longest (168 h).
-  await db
-    .deleteFrom('ssh_checks')
-    .where('expires_at', '<=', row.created_at - KEPT_MS - 168 * 3_600_000)
-    .execute();
   await db
     .insertInto('ssh_checks')
     .values({ ...row, approved_at: null, approved_by: null })
     .execute();
+}
+
+/**
+ * Drops the checks nobody can use any more: their URL expired a day ago (KEPT_MS) and no
+ * confirmation of theirs is still in force. Run by the events worker's retention sweep on
+ * every instance (events.worker.ts), so the table stays bounded by the checks of the last day
+ * and the confirmations of the rules' periods (at most 168 h), however seldom checks start.
+ * The expiry index finds the candidates; only a confirmed one's period is read.
+ */
+export async function pruneSshChecks(db: Db, now: number): Promise<number> {
+  const result = await db
+    .deleteFrom('ssh_checks')
+    .where('expires_at', '<=', now - KEPT_MS)
+    .where((eb) => eb.or([eb('approved_at', 'is', null), eb(eb('approved_at', '+', eb.ref('period_ms')), '<=', now)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 export async function sshCheckByHash(db: Db, tokenHash: string): Promise<SshCheckRow | undefined> {
