@@ -4,7 +4,7 @@
 // receives them a few milliseconds at a time, between other requests.
 
 import type { Prefix } from './cidr.js';
-import type { CompiledDst, ParsedPolicy, Selector, SshRule } from './types.js';
+import type { AppCapabilities, CompiledDst, ParsedPolicy, Selector, SshRule } from './types.js';
 
 /**
  * One step of rebuilding. Lists too long for one piece are split over several steps that
@@ -15,7 +15,8 @@ export type PieceStep =
   | ['group', string, string[]]
   | ['tagOwner', string, Selector[]]
   | ['hosts', Array<[string, Prefix]>]
-  | ['rule', number]
+  /** A rule's line, and a grant's `app` capabilities (a few names: they travel whole). */
+  | ['rule', number, AppCapabilities?]
   | ['src', Selector[]]
   | ['dst', CompiledDst[]]
   | ['route', Prefix]
@@ -52,7 +53,7 @@ export function parsedPieces(parsed: ParsedPolicy, units: number): ParsedPiece[]
   for (const [tag, owners] of parsed.tagOwners) addList(owners, (part) => ['tagOwner', tag, part]);
   addList([...parsed.hosts], (part) => ['hosts', part]);
   for (const rule of parsed.rules) {
-    add(['rule', rule.line], 0);
+    add(rule.app ? ['rule', rule.line, rule.app] : ['rule', rule.line], 0);
     addList(rule.src, (part) => ['src', part]);
     addList(rule.dst, (part) => ['dst', part]);
   }
@@ -92,7 +93,7 @@ export class ParsedPolicyBuilder {
           for (const [name, prefix] of step[1]) hosts.set(name, prefix);
           break;
         case 'rule':
-          rules.push({ line: step[1], src: [], dst: [] });
+          rules.push({ line: step[1], src: [], dst: [], ...(step[2] && { app: step[2] }) });
           break;
         case 'src':
           appendAll(last(rules).src, step[1]);

@@ -20,6 +20,8 @@ const GRANTS_APPROVERS_AND_SSH = JSON.stringify({
   ],
   grants: [
     { src: ['alice@example.com'], dst: ['tag:router', 'autogroup:internet'], ip: ['tcp:1-1024', 'icmp:*', '*'] },
+    { src: ['group:eng'], dst: ['tag:web'], ip: ['443'], app: { 'example.com/cap/web': [{ role: 'admin' }] } },
+    { src: ['bob@example.com'], dst: ['autogroup:self'], app: { 'example.com/cap/self': [{}, { n: 1 }] } },
   ],
   autoApprovers: { routes: { '10.0.0.0/8': ['tag:router'] }, exitNode: ['group:eng'] },
   ssh: [
