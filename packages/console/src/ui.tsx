@@ -1,4 +1,5 @@
 /** Small shared pieces: links, states, relative time, copy. */
+import { WarrenError } from '@warren/client';
 import type { MouseEvent, ReactNode } from 'react';
 import { useEffect, useState } from 'react';
 import { messageOf } from './api.ts';
@@ -45,6 +46,25 @@ export function Failure({ error, retry }: { error: unknown; retry?: () => void }
           Try again
         </button>
       )}
+    </div>
+  );
+}
+
+/**
+ * The failure of a page reached through a one-time link (a device's login, an SSH check): a 404
+ * means the link itself is unknown, most often copied incompletely, and the person is told what
+ * gets them a new one; anything else is shown as any failure.
+ */
+export function LinkFailure(props: { error: unknown; retry: () => void; link: string; renew: string }) {
+  if (!(props.error instanceof WarrenError && props.error.status === 404)) {
+    return <Failure error={props.error} retry={props.retry} />;
+  }
+  return (
+    <div className="notice error" role="alert">
+      <p>
+        <strong>This {props.link} is not known.</strong>
+      </p>
+      <p>It may have been copied incompletely. {props.renew}</p>
     </div>
   );
 }

@@ -6,11 +6,10 @@
  * expired URL says so, and what to do.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { WarrenError } from '@warren/client';
 import type { MachineLoginBody } from '@warren/contract';
 import { type FormEvent, useState } from 'react';
 import { api, messageOf } from '../api.ts';
-import { Failure, Link, Loading, PageHeader, Time, useTitle } from '../ui.tsx';
+import { Link, LinkFailure, Loading, PageHeader, Time, useTitle } from '../ui.tsx';
 
 /** A key as people compare it: its first 16 hex digits in groups of four. */
 function fingerprint(key: string): string {
@@ -36,20 +35,15 @@ export function MachineLogin({ token, me }: { token: string; me: { id: string; l
 
   if (login.isPending) return <Loading what="the device asking to log in" />;
   if (login.isError) {
-    const unknown = login.error instanceof WarrenError && login.error.status === 404;
     return (
       <section>
         <PageHeader title="Log in a device" />
-        {unknown ? (
-          <div className="notice error" role="alert">
-            <p>
-              <strong>This login URL is not known.</strong>
-            </p>
-            <p>It may have been copied incompletely. Run tailscale up on the device again for a new one.</p>
-          </div>
-        ) : (
-          <Failure error={login.error} retry={() => login.refetch()} />
-        )}
+        <LinkFailure
+          error={login.error}
+          retry={() => login.refetch()}
+          link="login URL"
+          renew="Run tailscale up on the device again for a new one."
+        />
       </section>
     );
   }

@@ -5,11 +5,10 @@
  * held meanwhile, continues by itself once confirmed. Anyone else signed in sees who may.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { WarrenError } from '@warren/client';
 import type { SshCheckBody } from '@warren/contract';
 import type { FormEvent } from 'react';
 import { api, messageOf } from '../api.ts';
-import { Failure, Loading, PageHeader, Time, useTitle } from '../ui.tsx';
+import { LinkFailure, Loading, PageHeader, Time, useTitle } from '../ui.tsx';
 
 function period(seconds: number): string {
   if (seconds === 0) return 'this connection only';
@@ -33,20 +32,15 @@ export function SshCheck({ token }: { token: string }) {
 
   if (check.isPending) return <Loading what="the SSH session" />;
   if (check.isError) {
-    const unknown = check.error instanceof WarrenError && check.error.status === 404;
     return (
       <section>
         <PageHeader title="Confirm an SSH session" />
-        {unknown ? (
-          <div className="notice error" role="alert">
-            <p>
-              <strong>This SSH check URL is not known.</strong>
-            </p>
-            <p>It may have been copied incompletely. Connect again for a new one.</p>
-          </div>
-        ) : (
-          <Failure error={check.error} retry={() => check.refetch()} />
-        )}
+        <LinkFailure
+          error={check.error}
+          retry={() => check.refetch()}
+          link="SSH check URL"
+          renew="Connect again for a new one."
+        />
       </section>
     );
   }
