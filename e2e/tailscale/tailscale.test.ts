@@ -481,6 +481,32 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     assert.match(sent.stderr, /owned by a different user/);
   });
 
+  it('a grant’s app capability reaches the destination: tailscale whois shows it for the source', async () => {
+    const [alpha, , gamma] = clients;
+    const [gammaIp] = (await gamma.status()).Self.TailscaleIPs;
+    const capMap = async () => {
+      const whois = await alpha.cli(['whois', '--json', gammaIp]);
+      assert.equal(whois.code, 0, whois.stderr);
+      return (JSON.parse(whois.stdout).CapMap ?? {}) as Record<string, unknown>;
+    };
+    assert.deepEqual(await capMap(), {});
+    await putPolicy(`{
+  "tagOwners": { "tag:web": ["autogroup:admin"] },
+  "acls": [{ "action": "accept", "src": ["*"], "dst": ["*:${ALLOWED}"] }],
+  "grants": [{ "src": ["sam@example.com"], "dst": ["*"], "app": { "example.com/cap/e2e": [{ "level": "owner" }] } }],
+}`);
+    // Gamma (Sam's) is the grant's source: on alpha, its whois carries the capability as written.
+    const caps = await until('alpha’s whois of gamma shows the capability', 10_000, async () => {
+      const map = await capMap();
+      return 'example.com/cap/e2e' in map ? map : undefined;
+    });
+    assert.deepEqual(caps, { 'example.com/cap/e2e': [{ level: 'owner' }] });
+    await putPolicy(policyOpening(ALLOWED));
+    await until('the capability is gone with the grant', 10_000, async () =>
+      Object.keys(await capMap()).length === 0 ? true : undefined,
+    );
+  });
+
   it('a suspended user’s device loses its peers', async () => {
     const [alpha, , gamma] = clients;
     assert.ok(sam, 'gamma joined as Sam’s in the Taildrop check');
