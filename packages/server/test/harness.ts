@@ -243,11 +243,15 @@ export interface SecondInstance {
 /**
  * Another instance over `server`'s database, as a second `warren serve` would be: what one
  * writes reaches the other only through the database, so whatever it keeps must follow.
+ * `settings` are its own (instances behind one balancer share the public URL).
  */
-export async function secondInstance(server: TestServer): Promise<SecondInstance> {
+export async function secondInstance(
+  server: TestServer,
+  settings: AppOptions['settings'] = {},
+): Promise<SecondInstance> {
   const { url, schema } = server.database;
   const storage = await openStorage(url, schema ? { schema, poolSize: 5 } : {});
-  const app = await buildApp({ storage, clock: server.clock, settings: { apiRateLimit: 100_000 } });
+  const app = await buildApp({ storage, clock: server.clock, settings: { apiRateLimit: 100_000, ...settings } });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -7,12 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { numericId } from '../../../src/control/tailscale/tailcfg.js';
-import { SESSION_COOKIE } from '../../../src/http/session-cookie.js';
-import { createLoginLink } from '../../../src/modules/sessions/login-links.js';
 import { auditEntries } from '../../devices/helpers.js';
 import { json } from '../../harness.js';
-import { Browser } from '../../people/browser.js';
 import { protocolFixture } from './fixture.js';
+import { sshCheckSession } from './ssh-check-session.js';
 import { type ControlClient, decodeMessages, mapRequest } from './ts-client.js';
 
 const CAP_SSH = 'https://tailscale.com/cap/ssh';
@@ -113,25 +111,7 @@ describe('Tailscale SSH: what the map carries', () => {
   });
 });
 
-/** A person signed in through a one-time link, calling the console's SSH check endpoints. */
-async function signIn(userId: string) {
-  const link = await createLoginLink(t.server.database.storage.db, t.server.networkId, userId, t.server.clock.now());
-  const browser = new Browser();
-  const res = await browser.get(`${t.server.url}/auth/link?token=${link}`);
-  expect(res.status).toBe(303);
-  const csrf = res.headers.get('x-csrf-token')!;
-  const cookie = `${SESSION_COOKIE}=${browser.cookie(t.server.url, SESSION_COOKIE)}`;
-  const api = (url: string) => `${t.server.url}/auth${new URL(url).pathname}`;
-  return {
-    view: async (url: string) => json(await fetch(api(url), { headers: { cookie } })),
-    approve: (url: string) =>
-      fetch(`${api(url)}/approve`, {
-        method: 'POST',
-        headers: { cookie, 'content-type': 'application/json', 'x-csrf-token': csrf },
-        body: '{}',
-      }),
-  };
-}
+const signIn = (userId: string) => sshCheckSession(t.server, userId);
 
 /** What the client sends over its Noise channel for a URL: its path and query. */
 const pathOf = (url: string) => {
