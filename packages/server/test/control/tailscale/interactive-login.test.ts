@@ -5,15 +5,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
-import { SESSION_COOKIE } from '../../../src/http/session-cookie.js';
 import { hashSecret } from '../../../src/lib/secrets.js';
-import { createLoginLink } from '../../../src/modules/sessions/login-links.js';
 import { applyPolicy } from '../../acl/helpers.js';
 import { auditEntries, expectProblem, listDevices } from '../../devices/helpers.js';
 import { eventPage } from '../../events/helpers.js';
 import { backend, json, startServer, type TestServer } from '../../harness.js';
 import { instanceProcess } from '../../instance-process.js';
-import { Browser } from '../../people/browser.js';
+import { consoleSession } from './console-session.js';
 import { type ControlClient, controlClient, nodeKey } from './ts-client.js';
 
 let server: TestServer;
@@ -38,30 +36,8 @@ async function ownerId(): Promise<string> {
   return users.users[0].id;
 }
 
-interface Person {
-  view(url: string): Promise<Response>;
-  approve(url: string, body?: Record<string, unknown>, csrf?: string | null): Promise<Response>;
-}
-
 /** A person signed in through a one-time link, calling the console's login endpoints. */
-async function signIn(userId: string): Promise<Person> {
-  const link = await createLoginLink(server.database.storage.db, server.networkId, userId, server.clock.now());
-  const browser = new Browser();
-  const res = await browser.get(`${server.url}/auth/link?token=${link}`);
-  expect(res.status).toBe(303);
-  const csrf = res.headers.get('x-csrf-token')!;
-  const cookie = `${SESSION_COOKIE}=${browser.cookie(server.url, SESSION_COOKIE)}`;
-  const api = (url: string) => `${server.url}/auth${new URL(url).pathname}`;
-  return {
-    view: (url) => fetch(api(url), { headers: { cookie } }),
-    approve: (url, body = {}, token = csrf) =>
-      fetch(`${api(url)}/approve`, {
-        method: 'POST',
-        headers: { cookie, 'content-type': 'application/json', ...(token !== null && { 'x-csrf-token': token }) },
-        body: JSON.stringify(body),
-      }),
-  };
-}
+const signIn = (userId: string) => consoleSession(server, userId);
 
 /** A machine running `tailscale up` without a key: its first register answer and its keys. */
 async function machine(hostinfo: Record<string, unknown> = {}) {

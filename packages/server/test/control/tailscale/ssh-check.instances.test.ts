@@ -10,7 +10,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { x25519Generate } from '../../../src/control/tailscale/noise-crypto.js';
 import { numericId } from '../../../src/control/tailscale/tailcfg.js';
 import { json, type SecondInstance, secondInstance, startServer, type TestServer } from '../../harness.js';
-import { sshCheckSession } from './ssh-check-session.js';
+import { sshCheckSession } from './console-session.js';
 import { type ControlClient, controlClient, registerWithKey } from './ts-client.js';
 
 let server: TestServer;

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { numericId } from '../../../src/control/tailscale/tailcfg.js';
 import { auditEntries } from '../../devices/helpers.js';
 import { json } from '../../harness.js';
+import { sshCheckSession } from './console-session.js';
 import { protocolFixture } from './fixture.js';
-import { sshCheckSession } from './ssh-check-session.js';
 import { type ControlClient, decodeMessages, mapRequest } from './ts-client.js';
 
 const CAP_SSH = 'https://tailscale.com/cap/ssh';
