@@ -15,7 +15,7 @@
 
 import { innerMap } from '../lib/nested-maps.js';
 import { unionOfRules } from './compile.js';
-import { deviceSubject, matchesSelector, roleMap, type Subject } from './subjects.js';
+import { candidateRules, deviceSubject, matchesSelector, roleMap, type Subject } from './subjects.js';
 import type {
   AppCapabilities,
   CompiledDst,
@@ -34,7 +34,8 @@ export interface FilterPortRange {
 /** tailcfg.CapGrant: capabilities the rule's sources have on these destinations (prefixes). */
 export interface FilterCapGrant {
   Dsts: string[];
-  CapMap: AppCapabilities;
+  /** null: a capability without values (the companions the server adds). */
+  CapMap: Readonly<Record<string, readonly unknown[] | null>>;
 }
 
 export interface PortsRule {
@@ -123,6 +124,69 @@ function capGrantRules(
 }
 
 /**
+ * Capabilities whose grant Tailscale's control server answers with a companion the other way:
+ * the sources learn that the destinations share drives (Taildrive) or serve as relays, from a
+ * rule with the destinations' addresses and a CapGrant naming the source (as Headscale does).
+ */
+const COMPANIONS: ReadonlyArray<readonly [string, string]> = [
+  ['tailscale.com/cap/drive', 'tailscale.com/cap/drive-sharer'],
+  ['tailscale.com/cap/relay', 'tailscale.com/cap/relay-target'],
+];
+
+/** Per policy, whether a grant has a capability with a companion: most have none, and pay nothing. */
+const hasCompanions = new WeakMap<CompiledPolicy, boolean>();
+
+function companionsIn(policy: CompiledPolicy): boolean {
+  let has = hasCompanions.get(policy);
+  if (has === undefined) {
+    has = policy.rules.some((r) => r.app && COMPANIONS.some(([cap]) => cap in (r.app as AppCapabilities)));
+    hasCompanions.set(policy, has);
+  }
+  return has;
+}
+
+/** The addresses (as SrcIPs) of what one dst entry names, seen from the viewer's map. */
+function namedBy(
+  d: CompiledDst,
+  viewerSubject: Subject,
+  inMap: ReadonlyArray<{ device: PolicyDevice; subject: Subject }>,
+): string[] {
+  if (d.sel.kind === 'all') return ['*'];
+  if (d.sel.kind === 'internet') return [];
+  if (d.sel.kind === 'prefix') return [d.sel.prefix.text];
+  const out: string[] = [];
+  for (const { device, subject } of inMap) {
+    const named =
+      d.sel.kind === 'self'
+        ? viewerSubject.owner !== null && subject.owner === viewerSubject.owner
+        : matchesSelector(d.sel, subject, 'overlap');
+    if (named) for (const a of device.addresses) out.push(bare(a));
+  }
+  return out;
+}
+
+/** The companion rules of the viewer as a source of grants with drive or relay capabilities. */
+function companionRules(
+  policy: CompiledPolicy,
+  viewerSubject: Subject,
+  ownPrefixes: readonly string[],
+  inMap: ReadonlyArray<{ device: PolicyDevice; subject: Subject }>,
+): FilterRule[] {
+  const out: FilterRule[] = [];
+  for (const at of candidateRules(policy, viewerSubject)) {
+    const rule = policy.rules[at];
+    if (!rule.app || !rule.src.some((sel) => matchesSelector(sel, viewerSubject, 'overlap'))) continue;
+    for (const [cap, companion] of COMPANIONS) {
+      if (!(cap in rule.app)) continue;
+      const srcIPs = [...new Set(rule.dst.flatMap((d) => namedBy(d, viewerSubject, inMap)))].sort();
+      if (srcIPs.length === 0) continue;
+      out.push({ SrcIPs: srcIPs, CapGrant: [{ Dsts: [...ownPrefixes], CapMap: { [companion]: null } }] });
+    }
+  }
+  return out;
+}
+
+/**
  * The rules whose dst could hold the viewer, in policy order: those with `*`, with one of its
  * principal keys, with autogroup:self when it is a user's device, or with a prefix overlapping
  * one of its addresses or routes. A superset: destinationsOf decides on each entry.
@@ -193,7 +257,8 @@ function filterRules(
   devices: readonly PolicyDevice[],
 ): FilterRule[] {
   const candidates = rulesNaming(policy, viewerSubject);
-  if (candidates.length === 0) return [];
+  const companions = companionsIn(policy);
+  if (candidates.length === 0 && !companions) return [];
   const inMap = devices.map((device) => ({ device, subject: subjectOf(policy, roles, device) }));
   const rules: FilterRule[] = [];
   for (const at of candidates) {
@@ -221,6 +286,7 @@ function filterRules(
     }
     if (rule.app) rules.push(...capGrantRules(rule, rule.app, ownPrefixes, viewerSubject, inMap));
   }
+  if (companions) rules.push(...companionRules(policy, viewerSubject, ownPrefixes, inMap));
   return rules;
 }
 

@@ -106,6 +106,50 @@ describe('app grants in the packet filter', () => {
   });
 });
 
+describe('companions of drive and relay grants', () => {
+  const compiled = compiledPolicy(
+    policy({
+      tagOwners: '{ "tag:web": [], "tag:router": [] }',
+      grants: `[
+    { "src": ["ana@example.com"], "dst": ["tag:web"], "app": { "tailscale.com/cap/drive": [{ "shares": ["*"], "access": "rw" }] } },
+    { "src": ["tag:web"], "dst": ["tag:router"], "app": { "tailscale.com/cap/relay": [{}] } },
+  ]`,
+    }),
+  );
+  const filter = (viewer: PolicyDevice) => packetFilter(compiled, viewer, devices, users);
+
+  it('tell each source, for the destinations’ addresses, that they share drives or relay', () => {
+    const sharer = {
+      SrcIPs: ['100.64.0.4', 'fd7a:115c:a1e0::4'],
+      CapGrant: [
+        { Dsts: ['100.64.0.1/32', 'fd7a:115c:a1e0::1/128'], CapMap: { 'tailscale.com/cap/drive-sharer': null } },
+      ],
+    };
+    expect(filter(ana1)).toEqual([sharer]);
+    expect(filter(web)).toEqual([
+      {
+        SrcIPs: ['100.64.0.1', '100.64.0.2', 'fd7a:115c:a1e0::1', 'fd7a:115c:a1e0::2'],
+        CapGrant: [
+          {
+            Dsts: ['100.64.0.4/32', 'fd7a:115c:a1e0::4/128'],
+            CapMap: { 'tailscale.com/cap/drive': [{ shares: ['*'], access: 'rw' }] },
+          },
+        ],
+      },
+      {
+        SrcIPs: ['100.64.0.5', 'fd7a:115c:a1e0::5'],
+        CapGrant: [
+          { Dsts: ['100.64.0.4/32', 'fd7a:115c:a1e0::4/128'], CapMap: { 'tailscale.com/cap/relay-target': null } },
+        ],
+      },
+    ]);
+    expect(filter(bo1)).toEqual([]);
+    for (const viewer of devices) {
+      expect(JSON.parse(packetFilterJson(compiled, viewer, devices, users)), viewer.id).toEqual(filter(viewer));
+    }
+  });
+});
+
 describe('app grant validation', () => {
   it('takes capabilities of any domain and the tailscale.com ones a policy may grant', () => {
     const ok = policy({
