@@ -14,6 +14,7 @@
 // rather than O(devices × rules).
 
 import { innerMap } from '../lib/nested-maps.js';
+import { containsPrefix, isLoneV6, overlaps, parsePrefix } from './cidr.js';
 import { unionOfRules } from './compile.js';
 import { candidateRules, deviceSubject, matchesSelector, roleMap, type Subject } from './subjects.js';
 import type {
@@ -84,9 +85,25 @@ function destinationsOf(d: CompiledDst, own: readonly string[], subject: Subject
 const withLength = (sel: Selector & { kind: 'prefix' }): string =>
   sel.prefix.text.includes('/') ? sel.prefix.text : `${sel.prefix.text}/${sel.prefix.family === 4 ? 32 : 128}`;
 
-/** The CapGrant destinations on the viewer (its prefixes `own`) that one dst entry names. */
+/**
+ * The CapGrant destinations on the viewer (its prefixes `own`) that one dst entry names. A prefix
+ * is narrowed to the viewer's addresses inside it, and kept whole where it meets a route the
+ * viewer serves, as Headscale reduces a CapGrant per node.
+ */
 function capDestinationsOf(d: CompiledDst, own: readonly string[], subject: Subject): readonly string[] {
-  if (d.sel.kind === 'prefix') return matchesSelector(d.sel, subject, 'overlap') ? [withLength(d.sel)] : [];
+  if (d.sel.kind === 'prefix') {
+    if (!matchesSelector(d.sel, subject, 'overlap')) return [];
+    const sel = d.sel;
+    // A single IPv6 address names no device by its own address (subjects.ts): routes only.
+    const lone = isLoneV6(sel.prefix);
+    const out = own.filter((p) => {
+      const r = parsePrefix(p);
+      return r.ok && !(lone && r.prefix.family === 6) && containsPrefix(sel.prefix, r.prefix);
+    });
+    // A subject's routes are its prefixes (with their text); its addresses are bare ranges.
+    if (subject.ranges.some((r) => 'text' in r && overlaps(sel.prefix, r))) out.push(withLength(sel));
+    return out;
+  }
   // `*` names the device itself here: a CapGrant's destinations are prefixes, never `*`.
   if (d.sel.kind === 'all') return own;
   return destinationsOf(d, own, subject);

@@ -83,6 +83,20 @@ describe('app grants in the packet filter', () => {
     ]);
   });
 
+  it('narrow a prefix to the device’s addresses inside it, and keep it whole for a route it serves', () => {
+    const wide = compiledPolicy(
+      policy({
+        grants: `[
+    { "src": ["bo@example.com"], "dst": ["100.64.0.0/10", "10.0.0.0/8"], "app": { "example.com/cap/wide": [{}] } },
+  ]`,
+      }),
+    );
+    const caps = (viewer: PolicyDevice) =>
+      packetFilter(wide, viewer, devices, users).flatMap((r) => ('CapGrant' in r ? r.CapGrant[0].Dsts : []));
+    expect(caps(web)).toEqual(['100.64.0.4/32']);
+    expect(caps(router)).toEqual(['100.64.0.5/32', '10.0.0.0/8']);
+  });
+
   it('give nothing to a device no grant names', () => {
     // bo1 is a user's device: autogroup:self names it, but no source of the grant is bo's.
     expect(filter(bo1)).toEqual([]);
