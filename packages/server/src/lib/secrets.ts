@@ -65,12 +65,23 @@ export function isWellFormedSecret(kind: SecretKind, secret: string): boolean {
 const ANY_SECRET = new RegExp(`(${Object.values(SECRET_PREFIX).join('|')})[0-9A-Za-z]+`, 'g');
 
 /**
+ * A one-time link's token in a request path: a machine login's (`/register/{token}`, the
+ * console's `/auth/register/{token}[/approve]`) or a Tailscale SSH check's (`/ssh-check/{token}`,
+ * `/auth/ssh-check/{token}[/approve]`, the destination's `/machine/ssh/check/{network}/{token}`).
+ * Whoever holds a pending login's token can approve a stranger's machine into their own account,
+ * so it is as much a secret as a key. Anchored: only these routes carry one.
+ */
+const LINK_TOKEN = /^(\/(?:auth\/)?(?:register|ssh-check)\/|\/machine\/ssh\/check\/[^/]*\/)[^/]+/;
+
+/**
  * `text` with every secret-looking token cut to its prefix (`wrn_api_…`), checksum or not (a
- * mistyped secret is still almost the secret). For what is kept of a request, such as the path
- * the audit log records: a client that puts a key where an id belongs must not leave it there.
+ * mistyped secret is still almost the secret), and a one-time link's token cut to its route
+ * (`/register/…`). For what is kept of a request, such as the path the audit log records: a
+ * client that puts a key where an id belongs must not leave it there, nor a link its token.
  */
 export function redactSecrets(text: string): string {
-  return text.includes('wrn_') ? text.replace(ANY_SECRET, '$1…') : text;
+  const path = text.replace(LINK_TOKEN, '$1…');
+  return path.includes('wrn_') ? path.replace(ANY_SECRET, '$1…') : path;
 }
 
 /** SHA-256 in hex; `hash` is the one-shot form, a third of createHash's cost on a short input. */

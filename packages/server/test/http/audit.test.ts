@@ -1,4 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../../src/lib/secrets.js';
+import { insertMachineLogin } from '../../src/modules/devices/login/machine-logins.repository.js';
+import { insertSshCheck } from '../../src/modules/devices/login/ssh-checks.repository.js';
+import { consoleSession } from '../control/tailscale/console-session.js';
 import { json, startServer, type TestServer } from '../harness.js';
 
 describe('audit log', () => {
@@ -84,6 +89,55 @@ describe('audit log', () => {
     const rows = JSON.stringify(await server.database.storage.db.selectFrom('audit_log').selectAll().execute());
     expect(rows).not.toContain(created.key);
     expect(rows).not.toContain(server.apiKey);
+  });
+
+  it("holds no one-time link's token: a pending login's or SSH check's, viewed or approved", async () => {
+    const { db } = server.database.storage;
+    const now = server.clock.now();
+    const loginToken = randomBytes(32).toString('base64url');
+    await insertMachineLogin(db, {
+      token_hash: hashSecret(loginToken),
+      machine_key: 'mkey:pending',
+      node_key: 'nodekey:pending',
+      hostname: 'stranger',
+      os: 'linux',
+      client_version: null,
+      request_tags: '[]',
+      ephemeral: 0,
+      old_node_key: null,
+      created_at: now,
+      expires_at: now + 15 * 60_000,
+    });
+    const checkToken = randomBytes(32).toString('base64url');
+    await insertSshCheck(db, {
+      token_hash: hashSecret(checkToken),
+      network_id: server.networkId,
+      src_device_id: 'dev_src',
+      dst_device_id: 'dev_dst',
+      local_user: 'root',
+      period_ms: 60 * 60_000,
+      created_at: now,
+      expires_at: now + 10 * 60_000,
+    });
+    const owner = (await json(await server.call('GET', '/v1/users?role=owner'))).users[0].id;
+    const person = await consoleSession(server, owner);
+    for (const url of [`${server.url}/register/${loginToken}`, `${server.url}/ssh-check/${checkToken}`]) {
+      await person.view(url);
+      await person.approve(url);
+    }
+
+    const paths = (await audit('?limit=1000')).entries.map((e: { path: string }) => e.path);
+    for (const path of [
+      '/auth/register/…',
+      '/auth/register/…/approve',
+      '/auth/ssh-check/…',
+      '/auth/ssh-check/…/approve',
+    ]) {
+      expect(paths).toContain(path);
+    }
+    const rows = JSON.stringify(await db.selectFrom('audit_log').selectAll().execute());
+    expect(rows).not.toContain(loginToken);
+    expect(rows).not.toContain(checkToken);
   });
 
   it('writes nothing for a change that failed, and the failure itself as a plain entry', async () => {

@@ -2,6 +2,7 @@
  * The request log: exactly one line per request, written when it is answered, with method,
  * path, status, time and request id, and never a credential or a query string.
  */
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -68,5 +69,27 @@ describe('request log', () => {
     expect(pasted.statusCode).toBe(404);
     expect(lines.find((line) => line.msg === 'request')).toMatchObject({ path: '/v1/keys/wrn_api_…', status: 404 });
     expect(JSON.stringify(lines)).not.toContain(apiKey);
+  });
+
+  it("writes no one-time link's token, over HTTP, on every route that carries one", async () => {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const token = randomBytes(32).toString('base64url');
+    const calls: [string, string, string][] = [
+      ['GET', `/register/${token}`, '/register/…'],
+      ['GET', `/auth/register/${token}`, '/auth/register/…'],
+      ['POST', `/auth/register/${token}/approve`, '/auth/register/…/approve'],
+      ['GET', `/ssh-check/${token}`, '/ssh-check/…'],
+      ['GET', `/auth/ssh-check/${token}`, '/auth/ssh-check/…'],
+      ['POST', `/auth/ssh-check/${token}/approve`, '/auth/ssh-check/…/approve'],
+      ['GET', `/machine/ssh/check/net_1/${token}`, '/machine/ssh/check/net_1/…'],
+    ];
+    lines.length = 0;
+    for (const [method, path] of calls) await fetch(`${base}${path}`, { method });
+
+    const logged = lines.filter((line) => line.msg === 'request').map((line) => [line.method, line.path]);
+    expect(logged).toEqual(calls.map(([method, , path]) => [method, path]));
+    expect(JSON.stringify(lines)).not.toContain(token);
   });
 });
