@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/lib/secrets.js';
-import { insertMachineLogin } from '../../src/modules/devices/login/machine-logins.repository.js';
 import { insertSshCheck } from '../../src/modules/devices/login/ssh-checks.repository.js';
-import { consoleSession } from '../control/tailscale/console-session.js';
+import { consoleSession, pendingMachineLogin } from '../control/tailscale/console-session.js';
 import { json, startServer, type TestServer } from '../harness.js';
 
 describe('audit log', () => {
@@ -95,19 +94,7 @@ describe('audit log', () => {
     const { db } = server.database.storage;
     const now = server.clock.now();
     const loginToken = randomBytes(32).toString('base64url');
-    await insertMachineLogin(db, {
-      token_hash: hashSecret(loginToken),
-      machine_key: 'mkey:pending',
-      node_key: 'nodekey:pending',
-      hostname: 'stranger',
-      os: 'linux',
-      client_version: null,
-      request_tags: '[]',
-      ephemeral: 0,
-      old_node_key: null,
-      created_at: now,
-      expires_at: now + 15 * 60_000,
-    });
+    await pendingMachineLogin(server, hashSecret(loginToken));
     const checkToken = randomBytes(32).toString('base64url');
     await insertSshCheck(db, {
       token_hash: hashSecret(checkToken),

@@ -1,13 +1,14 @@
 /**
  * The background work of events: the detector pass (presence, key expiry, device logins
  * expiring) every few seconds and the retention sweep, which keeps events as long as the plan
- * keeps its logs (and sweeps expired SSH checks).
+ * keeps its logs (and sweeps expired machine logins and SSH checks).
  */
 import type { AppContext } from '../../core/context.js';
 import { deleteEventsBefore } from '../../core/events.js';
 import type { Worker, WorkerLog } from '../../core/worker.js';
 import type { Db } from '../../storage/database.js';
 import { expireDueLogins } from '../devices/key-expiry.js';
+import { pruneMachineLogins } from '../devices/login/machine-logins.repository.js';
 import { pruneSshChecks } from '../devices/login/ssh-checks.repository.js';
 import { logRetentionDays } from '../network/plans.js';
 import { deleteDeliveriesBefore } from '../webhooks/webhooks.repository.js';
@@ -24,7 +25,8 @@ export async function detectTransitions(ctx: Pick<AppContext, 'db' | 'clock'>): 
 
 /**
  * Deletes each network's events (and their deliveries) older than its log retention, and the
- * SSH checks no connection or visit can use any more (their table has no other sweep).
+ * machine logins and SSH checks no connection or visit can use any more (their tables have no
+ * other sweep).
  */
 export async function sweepEvents(ctx: Pick<AppContext, 'db' | 'clock' | 'settings'>): Promise<void> {
   const db: Db = ctx.db;
@@ -36,6 +38,7 @@ export async function sweepEvents(ctx: Pick<AppContext, 'db' | 'clock' | 'settin
     await deleteEventsBefore(db, network.id, cutoff);
   }
   await forgetGone(db);
+  await pruneMachineLogins(db, now);
   await pruneSshChecks(db, now);
 }
 

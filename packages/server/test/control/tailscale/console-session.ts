@@ -5,6 +5,7 @@
  */
 import { expect } from 'vitest';
 import { SESSION_COOKIE } from '../../../src/http/session-cookie.js';
+import { insertMachineLogin } from '../../../src/modules/devices/login/machine-logins.repository.js';
 import { createLoginLink } from '../../../src/modules/sessions/login-links.js';
 import { json, type TestServer } from '../../harness.js';
 import { Browser } from '../../people/browser.js';
@@ -41,4 +42,22 @@ export async function sshCheckSession(server: TestServer, userId: string) {
     view: async (url: string) => json(await person.view(url)),
     approve: (url: string) => person.approve(url),
   };
+}
+
+/** A machine login left pending for 15 minutes from now, as a client without a key starts one. */
+export async function pendingMachineLogin(server: TestServer, tokenHash: string): Promise<void> {
+  const now = server.clock.now();
+  await insertMachineLogin(server.database.storage.db, {
+    token_hash: tokenHash,
+    machine_key: `mkey:${tokenHash}`,
+    node_key: `nodekey:${tokenHash}`,
+    hostname: 'stranger',
+    os: 'linux',
+    client_version: null,
+    request_tags: '[]',
+    ephemeral: 0,
+    old_node_key: null,
+    created_at: now,
+    expires_at: now + 15 * 60_000,
+  });
 }

@@ -18,15 +18,23 @@ export type NewMachineLogin = Omit<
 >;
 
 export async function insertMachineLogin(db: Db, row: NewMachineLogin): Promise<void> {
-  // Starting a login is the moment to drop the ones nobody can use any more (indexed by expiry).
-  await db
-    .deleteFrom('machine_logins')
-    .where('expires_at', '<=', row.created_at - KEPT_MS)
-    .execute();
   await db
     .insertInto('machine_logins')
     .values({ ...row, approved_at: null, approved_by: null, network_id: null, device_id: null, refusal: null })
     .execute();
+}
+
+/**
+ * Drops the logins nobody can use any more: their URL expired a day ago (KEPT_MS), ended or not.
+ * Run by the events worker's retention sweep on every instance (events.worker.ts), so the table
+ * stays bounded by the logins of the last day however seldom logins start. Indexed by expiry.
+ */
+export async function pruneMachineLogins(db: Db, now: number): Promise<number> {
+  const result = await db
+    .deleteFrom('machine_logins')
+    .where('expires_at', '<=', now - KEPT_MS)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 export async function machineLoginByHash(db: Db, tokenHash: string): Promise<MachineLoginRow | undefined> {
