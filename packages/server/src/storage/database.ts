@@ -49,6 +49,7 @@ import * as deviceKeysInRecords from './migrations/039_device_keys_in_records.js
 import * as devicesMachineKey from './migrations/040_devices_machine_key.js';
 import * as devicesSshEnabled from './migrations/041_devices_ssh_enabled.js';
 import * as sshChecks from './migrations/042_ssh_checks.js';
+import * as devicesMachineKeyCreated from './migrations/043_devices_machine_key_created.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -103,6 +104,7 @@ const MIGRATIONS = {
   '040_devices_machine_key': devicesMachineKey,
   '041_devices_ssh_enabled': devicesSshEnabled,
   '042_ssh_checks': sshChecks,
+  '043_devices_machine_key_created': devicesMachineKeyCreated,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

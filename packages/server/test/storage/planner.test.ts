@@ -2,6 +2,7 @@ import { type Compilable, CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceAtQuery, devicesOfMachineQuery } from '../../src/control/tailscale/ssh-devices.repository.js';
 import { deviceRoutesQuery } from '../../src/modules/devices/devices.repository.js';
+import { deviceOfMachineQuery } from '../../src/modules/devices/enrollment.service.js';
 import { listUsersQuery } from '../../src/modules/users/users.repository.js';
 import type { Db } from '../../src/storage/database.js';
 import { notForIndex } from '../../src/storage/planner.js';
@@ -41,7 +42,7 @@ describe.skipIf(backend !== 'sqlite')('notForIndex', () => {
       .select('id')
       .where('devices.network_id', '=', 'net_a')
       .where('id', 'in', ids);
-    expect(await plan(db, plain)).toMatch(/USING INDEX devices_\w+ \(network_id=\?\)/);
+    expect(await plan(db, plain)).toMatch(/USING (COVERING )?INDEX devices_\w+ \(network_id=\?\)/);
   });
 });
 
@@ -85,10 +86,26 @@ describe.skipIf(backend !== 'sqlite')('the devices of a Tailscale SSH check', ()
   it('finds the destination by (network_id, machine_key) and the source by (network_id, addr_index)', async () => {
     const { db } = database.storage;
     expect(await plan(db, devicesOfMachineQuery(db, 'net_a', 'mkey:a'))).toMatch(
-      /^SEARCH devices USING INDEX devices_machine_key \(network_id=\? AND machine_key=\?\)$/,
+      /^SEARCH devices USING (COVERING )?INDEX devices_machine_key_created \(network_id=\? AND machine_key=\?\)$/,
     );
     expect(await plan(db, deviceAtQuery(db, 'net_a', 7))).toMatch(
       /^SEARCH devices USING (COVERING )?INDEX \w+ \(network_id=\? AND addr_index=\?\)$/,
+    );
+  });
+});
+
+describe.skipIf(backend !== 'sqlite')('the device a Tailscale machine enrolled last', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await freshDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it("is one probe of (network_id, machine_key), its order read from the index, not a walk of the network's devices", async () => {
+    const { db } = database.storage;
+    const text = await plan(db, deviceOfMachineQuery(db, 'net_a', 'mkey:a'));
+    expect(text).toMatch(
+      /^SEARCH devices USING (COVERING )?INDEX devices_machine_key_created \(network_id=\? AND machine_key=\?\)$/,
     );
   });
 });

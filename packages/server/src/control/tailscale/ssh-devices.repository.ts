@@ -1,7 +1,7 @@
 /**
  * The two devices of a Tailscale SSH check (ssh-action.ts), each found by one probe of an index
  * whatever the network's size: the destination by its machine key (`devices (network_id,
- * machine_key)`, migration 040), the source by its address (`devices (network_id, addr_index)`).
+ * machine_key, …)`, migration 043), the source by its address (`devices (network_id, addr_index)`).
  * The client names both by numeric id, a hash of the device's id that no index holds: the caller
  * checks it against the rows these find.
  */

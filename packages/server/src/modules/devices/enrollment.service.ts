@@ -79,7 +79,7 @@ const deviceByNodeKey = (trx: Db, networkId: string, nodeKey: string) =>
  * The device this Tailscale machine (its machine key) enrolled last in the network, if any;
  * a native enrollment (no machine key) asks for '' and finds none.
  */
-const deviceOfMachine = (trx: Db, networkId: string, machineKey: string) =>
+export const deviceOfMachineQuery = (trx: Db, networkId: string, machineKey: string) =>
   trx
     .selectFrom('devices')
     .select(['id', 'user_id', 'tags'])
@@ -110,7 +110,7 @@ async function enrollmentReads(
     .selectFrom(sql`(select 1)`.as('one'))
     .leftJoin(deviceOwner(trx, networkId, userId).as('owner'), (join) => join.onTrue())
     .leftJoin(deviceByNodeKey(trx, networkId, nodeKey).as('known'), (join) => join.onTrue())
-    .leftJoin(deviceOfMachine(trx, networkId, machineKey ?? '').as('machine'), (join) => join.onTrue())
+    .leftJoin(deviceOfMachineQuery(trx, networkId, machineKey ?? '').as('machine'), (join) => join.onTrue())
     .leftJoin(deviceNamed(trx, networkId, base).as('named'), (join) => join.onTrue())
     .select([
       'owner.id as owner_id',
