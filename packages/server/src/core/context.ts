@@ -41,6 +41,7 @@ export interface Settings {
    * The address browsers reach the server at (`https://warren.example.com`), for the single
    * sign-on redirect URI and sign-in links; default: the scheme and host of each request.
    */
+  /** WARREN_PUBLIC_URL, without a trailing slash (config.ts). */
   publicUrl?: string;
   /** Accept `http://` OpenID issuers (development and tests only; never in production). */
   ssoAllowHttp?: boolean;

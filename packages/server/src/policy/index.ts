@@ -84,6 +84,7 @@ export { computePeerMaps, PeerMap, type PeerMapDerivation } from './peers.js';
 export {
   checkActionUrl,
   NO_SSH_RULES,
+  SSH_ACCEPT,
   sshPolicy,
   sshPolicyJson,
   type TailcfgSshAction,
@@ -102,4 +103,5 @@ export type {
   Protocol,
 } from './types.js';
 export { compilePolicy, type ValidateResult, validatePolicy } from './validate.js';
+export { MAX_CHECK_PERIOD_MS } from './validate-ssh.js';
 export { withTests } from './with-tests.js';

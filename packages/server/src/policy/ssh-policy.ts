@@ -37,8 +37,11 @@ export interface TailcfgSshPolicy {
   rules: TailcfgSshRule[];
 }
 
-/** What an accepting rule allows besides the session, as Tailscale's own control plane sends. */
-const ACCEPT: TailcfgSshAction = {
+/**
+ * What an accepting rule allows besides the session, as Tailscale's own control plane sends; also
+ * the answer to a check once confirmed (control/tailscale/ssh-action.ts).
+ */
+export const SSH_ACCEPT: TailcfgSshAction = {
   accept: true,
   allowAgentForwarding: true,
   allowLocalPortForwarding: true,
@@ -118,7 +121,7 @@ export function sshPolicy(
     if (principals.length === 0) continue;
     const env = rule.acceptEnv.length > 0 ? { acceptEnv: [...rule.acceptEnv] } : {};
     const action =
-      rule.action === 'check' ? { holdAndDelegate: checkActionUrl(checkBase, rule.checkPeriodMs) } : ACCEPT;
+      rule.action === 'check' ? { holdAndDelegate: checkActionUrl(checkBase, rule.checkPeriodMs) } : SSH_ACCEPT;
     const out = rule.action === 'check' ? asking : accepting;
     out.push({ principals, sshUsers: sshUsersOf(rule), action, ...env });
     for (const [local, ips] of byLocalpart) {

@@ -13,7 +13,7 @@ const SSH_FIELDS = ['action', 'src', 'dst', 'users', 'checkPeriod', 'acceptEnv']
 
 /** Tailscale's default check period, and the longest it accepts. */
 export const DEFAULT_CHECK_PERIOD_MS = 12 * 3_600_000;
-const MAX_CHECK_PERIOD_MS = 168 * 3_600_000;
+export const MAX_CHECK_PERIOD_MS = 168 * 3_600_000;
 const MIN_CHECK_PERIOD_MS = 60_000;
 
 const SOURCE_KINDS = new Set<Selector['kind']>(['user', 'group', 'tag', 'member', 'tagged', 'admin']);

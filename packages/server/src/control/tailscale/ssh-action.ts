@@ -15,18 +15,10 @@
 import type { AppContext } from '../../core/context.js';
 import { addrIndexOf } from '../../modules/devices/addresses.js';
 import { awaitSshCheck, sshCheckFor } from '../../modules/devices/login/ssh-check.service.js';
-import type { TailcfgSshAction } from '../../policy/index.js';
+import { MAX_CHECK_PERIOD_MS, SSH_ACCEPT, type TailcfgSshAction } from '../../policy/index.js';
 import { deviceAtQuery, devicesOfMachineQuery } from './ssh-devices.repository.js';
 import { numericId } from './tailcfg.js';
 
-/** What an accepted session may do, as an accept rule's action says (policy/ssh-policy.ts). */
-const ACCEPT: TailcfgSshAction = {
-  accept: true,
-  allowAgentForwarding: true,
-  allowLocalPortForwarding: true,
-  allowRemotePortForwarding: true,
-};
-const MAX_PERIOD_S = 168 * 3600;
 export const SSH_CHECK_PATH = '/ssh-check/';
 
 const reject = (message: string): TailcfgSshAction => ({ reject: true, message: `${message}\n` });
@@ -45,7 +37,7 @@ export const noiseBase = (base: string): string => base.replace(/^http:/, 'https
  * key within it, one index probe, rather than among every network's devices.
  */
 export const checkActionBase = (ctx: AppContext, networkId: string): string =>
-  `${noiseBase(ctx.settings.publicUrl?.replace(/\/+$/, '') ?? '')}/machine/ssh/action/${networkId}`;
+  `${noiseBase(ctx.settings.publicUrl ?? '')}/machine/ssh/action/${networkId}`;
 
 /** Whether Warren serves this Noise path here. */
 export const isSshActionPath = (route: string) =>
@@ -77,7 +69,7 @@ export async function sshAction(
   closed: Promise<void>,
 ): Promise<{ status: number; action?: TailcfgSshAction; text?: string }> {
   const url = new URL(path, 'http://control');
-  const base = ctx.settings.publicUrl?.replace(/\/+$/, '');
+  const base = ctx.settings.publicUrl;
   const action = ACTION_PATH.exec(url.pathname);
   if (action) {
     const [, networkId, srcId, dstId] = action;
@@ -88,15 +80,16 @@ export async function sshAction(
     const localUser = url.searchParams.get('local_user') ?? '';
     if (!src || !localUser)
       return { status: 200, action: reject('Warren does not know the source of this connection') };
-    const period = Math.min(MAX_PERIOD_S, Math.max(0, Number(url.searchParams.get('period')) || 0));
+    // The period is the rule's (written by Warren into the URL), bounded as the policy bounds it.
+    const periodS = Math.max(0, Number(url.searchParams.get('period')) || 0);
     const outcome = await sshCheckFor(ctx, {
       networkId,
       srcDeviceId: src.id,
       dstDeviceId: dst.id,
       localUser: localUser.slice(0, 256),
-      periodMs: period * 1000,
+      periodMs: Math.min(MAX_CHECK_PERIOD_MS, periodS * 1000),
     });
-    if ('confirmed' in outcome) return { status: 200, action: ACCEPT };
+    if ('confirmed' in outcome) return { status: 200, action: SSH_ACCEPT };
     return {
       status: 200,
       action: {
@@ -109,7 +102,7 @@ export async function sshAction(
   const dst = check && (await deviceOfMachine(ctx, check[1], machine, Number(url.searchParams.get('dst'))));
   if (!check || !dst) return { status: 404, text: `${url.pathname} is not served by Warren` };
   const state = await awaitSshCheck(ctx, check[2], dst.id, closed);
-  if (state === 'approved') return { status: 200, action: ACCEPT };
+  if (state === 'approved') return { status: 200, action: SSH_ACCEPT };
   if (state === 'expired') return { status: 200, action: reject('the SSH session was not confirmed in time') };
   if (state === 'unknown') return { status: 200, action: reject('this SSH check is unknown; connect again') };
   return { status: 499 };

@@ -59,7 +59,7 @@ export async function startLogin(
   oldNodeKey: string | null,
   call: LoginCall,
 ): Promise<LoginOutcome> {
-  const base = ctx.settings.publicUrl?.replace(/\/+$/, '');
+  const base = ctx.settings.publicUrl;
   if (!base) {
     return {
       kind: 'refused',
