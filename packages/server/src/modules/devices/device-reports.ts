@@ -65,12 +65,14 @@ export async function storeReport(db: Db, device: ReportedState, reported: Repor
   const recordChanged =
     record.hostname !== device.hostname || record.os !== device.os || record.client_version !== device.client_version;
   const hostinfoChanged = reported.hostinfo !== null && reported.hostinfo !== device.hostinfo;
+  // Parsed once, and only when the Hostinfo changed: an unchanged one keeps its keys and flag.
+  const reportedSshKeys = hostinfoChanged ? sshHostKeys(reported.hostinfo) : undefined;
   const peersSee =
     device.disco_key !== reported.discoKey ||
     device.endpoints !== reported.endpoints ||
     device.home_derp !== reported.homeDerp ||
     recordChanged ||
-    (hostinfoChanged && sshHostKeys(reported.hostinfo) !== sshHostKeys(device.hostinfo));
+    (reportedSshKeys !== undefined && reportedSshKeys !== sshHostKeys(device.hostinfo));
   if (!peersSee && !hostinfoChanged) return false;
   await withChanges(db, device.network_id, async (trx, changes) => {
     if (peersSee) await changes.touch(netmapEpoch, [device.id]);
@@ -81,9 +83,9 @@ export async function storeReport(db: Db, device: ReportedState, reported: Repor
         endpoints: reported.endpoints,
         home_derp: reported.homeDerp,
         ...record,
-        ...(reported.hostinfo !== null && {
+        ...(reportedSshKeys !== undefined && {
           hostinfo: reported.hostinfo,
-          ssh_enabled: sshHostKeys(reported.hostinfo) === '' ? 0 : 1,
+          ssh_enabled: reportedSshKeys === '' ? 0 : 1,
         }),
       })
       .where('id', '=', device.id)

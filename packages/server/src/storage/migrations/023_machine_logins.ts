@@ -31,6 +31,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('device_id', 'text')
     .addColumn('refusal', 'text')
     .execute();
-  // Old rows are swept by expiry as new logins start.
+  // Rows a day past their expiry are pruned by expiry (the events worker's retention sweep).
   await db.schema.createIndex('machine_logins_expires').on('machine_logins').column('expires_at').execute();
 }
