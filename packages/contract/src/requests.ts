@@ -93,6 +93,9 @@ export const PatchDeviceBody = Type.Object({ keyExpiryDisabled: Type.Optional(Ty
 export type PatchDeviceRequest = Static<typeof PatchDeviceBody>;
 
 const DnsName = Type.String({ maxLength: 253, pattern: DNS_NAME_PATTERN });
+/** Every device's map carries them all: bounded so a map stays small. */
+const SPLIT_DNS_DOMAINS_MAX = 64;
+const EXTRA_DNS_RECORDS_MAX = 256;
 
 /** PATCH /v1/network: the network's settings; a field left out keeps its value (in `dns` and `derp` too). */
 export const PatchNetworkBody = Type.Object(
@@ -115,6 +118,26 @@ export const PatchNetworkBody = Type.Object(
           magicDns: Type.Optional(Type.Boolean()),
           nameservers: Type.Optional(Type.Array(Type.String({ maxLength: 45 }), { maxItems: 16 })),
           searchDomains: Type.Optional(Type.Array(DnsName, { maxItems: 16 })),
+          splitDns: Type.Optional(
+            Type.Record(Type.String({ maxLength: 253 }), Type.Array(Type.String({ maxLength: 45 }), { maxItems: 16 }), {
+              maxProperties: SPLIT_DNS_DOMAINS_MAX,
+              description:
+                'DNS domain → nameserver IPs for names under it (split DNS); an empty list: the client answers those names itself (extra records) and forwards none',
+            }),
+          ),
+          extraRecords: Type.Optional(
+            Type.Array(
+              Type.Object(
+                {
+                  name: DnsName,
+                  type: Type.Union([Type.Literal('A'), Type.Literal('AAAA')]),
+                  value: Type.String({ maxLength: 45, description: 'an IPv4 address for A, an IPv6 address for AAAA' }),
+                },
+                closed,
+              ),
+              { maxItems: EXTRA_DNS_RECORDS_MAX },
+            ),
+          ),
         },
         closed,
       ),

@@ -121,6 +121,14 @@ export const Network = Type.Object(
         magicDns: Type.Boolean({ description: 'Tailscale clients answer the names of their peers themselves' }),
         nameservers: Type.Array(Type.String(), { description: 'resolvers Tailscale clients use for other names' }),
         searchDomains: Type.Array(Type.String()),
+        splitDns: Type.Record(Type.String(), Type.Array(Type.String()), {
+          description:
+            'split DNS: names under each domain go to its nameservers; an empty list: the client answers them itself (extra records) and forwards none',
+        }),
+        extraRecords: Type.Array(
+          Type.Object({ name: Type.String(), type: literals(['A', 'AAAA'] as const), value: Type.String() }),
+          { description: 'records Tailscale clients answer themselves (A: an IPv4 address, AAAA: an IPv6 one)' },
+        ),
       },
       { description: 'what Tailscale clients are told about DNS' },
     ),
@@ -340,6 +348,12 @@ export interface DeviceBody {
   protocol?: 'native' | 'tailscale';
   dnsName?: string;
 }
+/** An extra DNS record Tailscale clients answer themselves (the network's `dns.extraRecords`). */
+export interface DnsRecordBody {
+  name: string;
+  type: 'A' | 'AAAA';
+  value: string;
+}
 export interface NetworkBody {
   id: string;
   name: string;
@@ -349,7 +363,14 @@ export interface NetworkBody {
   deviceApproval: boolean;
   nodeKeyExpiry: string;
   flowLogs: boolean;
-  dns: { domain: string; magicDns: boolean; nameservers: string[]; searchDomains: string[] };
+  dns: {
+    domain: string;
+    magicDns: boolean;
+    nameservers: string[];
+    searchDomains: string[];
+    splitDns: Record<string, string[]>;
+    extraRecords: DnsRecordBody[];
+  };
   derp: { embedded: boolean; regions: DerpRegionBody[] };
   sso: { configured: boolean; enforce: boolean; redirectUri: string | null };
 }

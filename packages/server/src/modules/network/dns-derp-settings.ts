@@ -1,22 +1,27 @@
 /**
  * A network's DNS and relay settings (PATCH /v1/network `dns` and `derp`), as stored in
  * `networks.dns_domain`, `networks.dns` and `networks.derp` (migration 025) and as the API
- * shows them. Defaults, as Tailscale's: MagicDNS on, no nameservers or search domains; the
- * embedded relay in the DERP map when the server runs one, no other regions.
+ * shows them. Defaults, as Tailscale's: MagicDNS on, no nameservers, search domains, split DNS
+ * or extra records; the embedded relay in the DERP map when the server runs one, no other
+ * regions. `networks.dns` is JSON, so a field added later (split DNS, extra records) needs no
+ * migration: a row written before it reads as the field's default.
  *
  * A PATCH merges: a field left out keeps its value, `domain: null` goes back to the default.
  */
 import { isIP } from 'node:net';
-import { type DerpRegionBody, EMBEDDED_DERP_REGION_ID, type PatchNetworkRequest } from '@warren/contract';
+import {
+  type DerpRegionBody,
+  DNS_NAME_PATTERN,
+  type DnsRecordBody,
+  EMBEDDED_DERP_REGION_ID,
+  type NetworkBody,
+  type PatchNetworkRequest,
+} from '@warren/contract';
 import { invalidRequest } from '../../core/errors.js';
 import { dnsDomain } from './dns-domain.js';
 
-export interface DnsSettings {
-  domain: string;
-  magicDns: boolean;
-  nameservers: string[];
-  searchDomains: string[];
-}
+/** As GET /v1/network shows them (`splitDns` is tailcfg.DNSConfig.Routes, by domain). */
+export type DnsSettings = NetworkBody['dns'];
 
 export interface DerpSettings {
   embedded: boolean;
@@ -33,11 +38,12 @@ export interface DnsDerpColumns {
 
 type StoredDns = Omit<DnsSettings, 'domain'>;
 
-const DEFAULT_DNS: StoredDns = { magicDns: true, nameservers: [], searchDomains: [] };
+const DEFAULT_DNS: StoredDns = { magicDns: true, nameservers: [], searchDomains: [], splitDns: {}, extraRecords: [] };
+const DNS_NAME = new RegExp(DNS_NAME_PATTERN);
 const DEFAULT_DERP: DerpSettings = { embedded: true, regions: [] };
 
 export function dnsSettingsOf(network: DnsDerpColumns): DnsSettings {
-  const stored: StoredDns = network.dns ? JSON.parse(network.dns) : DEFAULT_DNS;
+  const stored: StoredDns = network.dns ? { ...DEFAULT_DNS, ...JSON.parse(network.dns) } : DEFAULT_DNS;
   return { domain: network.dns_domain ?? dnsDomain(network.name), ...stored };
 }
 
@@ -47,8 +53,9 @@ export function derpSettingsOf(network: Pick<DnsDerpColumns, 'derp'>): DerpSetti
 
 /**
  * The columns a PATCH writes, after the checks the body's schema cannot make (an address is an
- * IP address; region ids are unique, each node's region is its own, the embedded relay's id is
- * not taken). Throws `invalid_request` naming the offending value; nothing is written then.
+ * IP address, of the family its record's type names; a split DNS domain is a DNS name; region
+ * ids are unique, each node's region is its own, the embedded relay's id is not taken). Throws
+ * `invalid_request` naming the offending value; nothing is written then.
  */
 export function dnsDerpUpdate(
   network: DnsDerpColumns,
@@ -57,9 +64,9 @@ export function dnsDerpUpdate(
   const update: Partial<Pick<DnsDerpColumns, 'dns_domain' | 'dns' | 'derp'>> = {};
   if (body.dns) {
     const { domain, ...rest } = body.dns;
-    for (const address of rest.nameservers ?? []) {
-      if (!isIP(address)) throw invalidRequest(`dns.nameservers: "${address}" is not an IP address`);
-    }
+    checkAddresses('dns.nameservers', rest.nameservers ?? []);
+    checkSplitDns(rest.splitDns ?? {});
+    checkExtraRecords(rest.extraRecords ?? []);
     if (domain !== undefined) update.dns_domain = domain;
     const { domain: _current, ...current } = dnsSettingsOf(network);
     update.dns = JSON.stringify({ ...current, ...rest });
@@ -70,6 +77,35 @@ export function dnsDerpUpdate(
     update.derp = JSON.stringify(merged);
   }
   return update;
+}
+
+function checkAddresses(field: string, addresses: readonly string[]): void {
+  for (const address of addresses) {
+    if (!isIP(address)) throw invalidRequest(`${field}: "${address}" is not an IP address`);
+  }
+}
+
+/** Keys are checked here rather than by the schema, so the answer names the domain at fault. */
+function checkSplitDns(splitDns: Record<string, string[]>): void {
+  for (const [domain, nameservers] of Object.entries(splitDns)) {
+    if (!DNS_NAME.test(domain)) {
+      throw invalidRequest(`dns.splitDns: "${domain}" is not a DNS name (lower case, no trailing dot)`);
+    }
+    checkAddresses(`dns.splitDns.${domain}`, nameservers);
+  }
+}
+
+function checkExtraRecords(records: readonly DnsRecordBody[]): void {
+  const seen = new Set<string>();
+  records.forEach(({ name, type, value }, index) => {
+    const family = type === 'A' ? 4 : 6;
+    if (isIP(value) !== family) {
+      throw invalidRequest(`dns.extraRecords.${index}.value: "${value}" is not an IPv${family} address`);
+    }
+    const key = `${name} ${type} ${value}`;
+    if (seen.has(key)) throw invalidRequest(`dns.extraRecords.${index}: ${type} ${name} → ${value} appears twice`);
+    seen.add(key);
+  });
 }
 
 function checkRegions({ embedded, regions }: DerpSettings): void {

@@ -28,7 +28,14 @@ const region = (id: number, host = `derp${id}.example.com`) => ({
 describe('network DNS and relay settings', () => {
   it('start at the defaults: MagicDNS on under the network name, the embedded relay, nothing else', async () => {
     const network = await json(await t.server.call('GET', '/v1/network'));
-    expect(network.dns).toEqual({ domain: 'test.warren.internal', magicDns: true, nameservers: [], searchDomains: [] });
+    expect(network.dns).toEqual({
+      domain: 'test.warren.internal',
+      magicDns: true,
+      nameservers: [],
+      searchDomains: [],
+      splitDns: {},
+      extraRecords: [],
+    });
     expect(network.derp).toEqual({ embedded: true, regions: [] });
   });
 
@@ -41,6 +48,8 @@ describe('network DNS and relay settings', () => {
       magicDns: true,
       nameservers: ['1.1.1.1', '2606:4700:4700::1111'],
       searchDomains: ['example.com'],
+      splitDns: {},
+      extraRecords: [],
     });
     res = await patch({ derp: { regions: [region(1)] } });
     expect((await json(res)).derp).toEqual({ embedded: true, regions: [region(1)] });
@@ -48,6 +57,40 @@ describe('network DNS and relay settings', () => {
     expect((await json(res)).derp).toEqual({ embedded: false, regions: [region(1)] });
     res = await patch({ dns: { domain: null } });
     expect((await json(res)).dns.domain).toBe('test.warren.internal');
+  });
+
+  it('keep split DNS and extra records, each replaced whole when given, and read rows stored before them as empty', async () => {
+    const splitDns = { 'corp.example': ['10.0.0.53', 'fd00::53'], 'lab.corp.example': [] };
+    const extraRecords = [
+      { name: 'grafana.corp.example', type: 'A', value: '100.64.0.10' },
+      { name: 'grafana.corp.example', type: 'AAAA', value: 'fd7a:115c:a1e0::a' },
+    ];
+    let res = await patch({ dns: { splitDns, extraRecords } });
+    expect(res.status).toBe(200);
+    expect((await json(res)).dns).toMatchObject({ splitDns, extraRecords, nameservers: [] });
+    expect((await json(await t.server.call('GET', '/v1/network'))).dns).toMatchObject({ splitDns, extraRecords });
+
+    res = await patch({ dns: { nameservers: ['9.9.9.9'] } });
+    expect((await json(res)).dns).toMatchObject({ splitDns, extraRecords, nameservers: ['9.9.9.9'] });
+    res = await patch({ dns: { splitDns: { 'other.example': ['10.1.0.53'] }, extraRecords: [] } });
+    expect((await json(res)).dns).toMatchObject({ splitDns: { 'other.example': ['10.1.0.53'] }, extraRecords: [] });
+
+    // A row written before split DNS and extra records existed has neither field in its JSON.
+    await t.server.database.storage.db
+      .updateTable('networks')
+      .set({ dns: JSON.stringify({ magicDns: true, nameservers: ['1.1.1.1'], searchDomains: ['example.com'] }) })
+      .where('id', '=', t.server.networkId)
+      .execute();
+    // A change that leaves `dns` alone, so the next read is of the row as it was stored.
+    expect((await patch({ deviceApproval: true })).status).toBe(200);
+    expect((await json(await t.server.call('GET', '/v1/network'))).dns).toEqual({
+      domain: 'test.warren.internal',
+      magicDns: true,
+      nameservers: ['1.1.1.1'],
+      searchDomains: ['example.com'],
+      splitDns: {},
+      extraRecords: [],
+    });
   });
 
   it("names every device under the network's domain, in lists and detail records alike", async () => {
@@ -87,12 +130,92 @@ describe('network DNS and relay settings', () => {
     expect(after.DNSConfig).toEqual({ Resolvers: [{ Addr: '9.9.9.9' }], Domains: ['example.com'], Proxied: false });
   });
 
+  it('reach a connected Tailscale client as Routes and ExtraRecords, and leave them out once emptied', async () => {
+    const a = await join('alpha');
+    const stream = a.client.stream(mapRequest(a.nodeKey, true));
+    await stream.next(1);
+    expect((stream.messages[0] as any).DNSConfig).not.toHaveProperty('Routes');
+
+    const dns = {
+      splitDns: { 'corp.example': ['10.0.0.53', 'fd00::53'], 'lab.corp.example': [] },
+      extraRecords: [
+        { name: 'grafana.corp.example', type: 'A', value: '100.64.0.10' },
+        { name: 'grafana.corp.example', type: 'AAAA', value: 'fd7a:115c:a1e0::a' },
+      ],
+    };
+    expect((await patch({ dns })).status).toBe(200);
+    await stream.next(2);
+    // An empty route stays an empty list: the client answers names under it itself.
+    expect((stream.messages[1] as any).DNSConfig).toEqual({
+      Resolvers: [],
+      Domains: ['test.warren.internal'],
+      Proxied: true,
+      Routes: { 'corp.example': [{ Addr: '10.0.0.53' }, { Addr: 'fd00::53' }], 'lab.corp.example': [] },
+      ExtraRecords: [
+        { Name: 'grafana.corp.example', Type: 'A', Value: '100.64.0.10' },
+        { Name: 'grafana.corp.example', Type: 'AAAA', Value: 'fd7a:115c:a1e0::a' },
+      ],
+    });
+
+    expect((await patch({ dns: { splitDns: {}, extraRecords: [] } })).status).toBe(200);
+    await stream.next(3);
+    stream.close();
+    expect((stream.messages[2] as any).DNSConfig).toEqual({
+      Resolvers: [],
+      Domains: ['test.warren.internal'],
+      Proxied: true,
+    });
+  });
+
   it('refuse what a client could not use, with a problem, and change nothing', async () => {
     const refusals: [unknown, string][] = [
       [{ dns: { nameservers: ['dns.example.com'] } }, 'invalid_request'],
       [{ dns: { domain: 'Not A Domain' } }, 'invalid_request'],
       [{ dns: { searchDomains: ['-bad-.example'] } }, 'invalid_request'],
       [{ dns: { resolvers: [] } }, 'unknown_field'],
+      [{ dns: { splitDns: { 'Corp.Example': ['10.0.0.53'] } } }, 'invalid_request'],
+      [{ dns: { splitDns: { 'corp.example.': ['10.0.0.53'] } } }, 'invalid_request'],
+      [{ dns: { splitDns: { 'corp.example': ['dns.corp.example'] } } }, 'invalid_request'],
+      [{ dns: { splitDns: { 'corp.example': '10.0.0.53' } } }, 'invalid_request'],
+      [
+        { dns: { splitDns: { 'corp.example': Array.from({ length: 17 }, (_, i) => `10.0.0.${i}`) } } },
+        'invalid_request',
+      ],
+      [
+        { dns: { splitDns: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`d${i}.example`, []])) } },
+        'invalid_request',
+      ],
+      [{ dns: { splitDns: ['corp.example'] } }, 'invalid_request'],
+      [{ dns: { extraRecords: [{ name: 'a.example', type: 'A', value: 'fd00::1' }] } }, 'invalid_request'],
+      [{ dns: { extraRecords: [{ name: 'a.example', type: 'AAAA', value: '10.0.0.1' }] } }, 'invalid_request'],
+      [{ dns: { extraRecords: [{ name: 'a.example', type: 'A', value: 'b.example' }] } }, 'invalid_request'],
+      [{ dns: { extraRecords: [{ name: 'a.example', type: 'CNAME', value: 'b.example' }] } }, 'invalid_request'],
+      [{ dns: { extraRecords: [{ name: 'A Example', type: 'A', value: '10.0.0.1' }] } }, 'invalid_request'],
+      [{ dns: { extraRecords: [{ name: 'a.example', type: 'A' }] } }, 'invalid_request'],
+      [{ dns: { extraRecords: [{ name: 'a.example', type: 'A', value: '10.0.0.1', ttl: 60 }] } }, 'unknown_field'],
+      [
+        {
+          dns: {
+            extraRecords: [
+              { name: 'a.example', type: 'A', value: '10.0.0.1' },
+              { name: 'a.example', type: 'A', value: '10.0.0.1' },
+            ],
+          },
+        },
+        'invalid_request',
+      ],
+      [
+        {
+          dns: {
+            extraRecords: Array.from({ length: 257 }, (_, i) => ({
+              name: `h${i}.example`,
+              type: 'A',
+              value: '10.0.0.1',
+            })),
+          },
+        },
+        'invalid_request',
+      ],
       [{ derp: { regions: [region(1), region(1)] } }, 'invalid_request'],
       [{ derp: { regions: [{ ...region(2), Nodes: [{ ...region(3).Nodes[0] }] }] } }, 'invalid_request'],
       [{ derp: { regions: [region(900)] } }, 'invalid_request'],
