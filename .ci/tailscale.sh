@@ -4,7 +4,8 @@
 # reused afterwards; the suite runs in a network namespace of its own, so no traffic leaves it.
 # Interactive login adds Chromium (e2e/tailscale/interactive-login.test.ts); the flow-log check
 # adds openssl, which issues the test's own certificate for log.tailscale.com (log-front.ts);
-# Tailscale SSH adds OpenSSH's client, which `tailscale ssh` runs.
+# Tailscale SSH adds OpenSSH's client, which `tailscale ssh` runs. Files named as arguments run
+# alone (`.ci/tailscale.sh e2e/tailscale/dns.test.ts`); without any, the whole suite runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,4 +40,4 @@ bash .ci/postgres.sh >/dev/null
 WARREN_E2E_PG_BIN=/usr/lib/postgresql/$(ls /etc/postgresql | sort -V | tail -n 1)/bin
 export WARREN_E2E_PG_BIN
 "$TAILSCALE_BIN/tailscaled" --version | head -1
-exec unshare --net -- bash e2e/tailscale/netns.sh
+exec unshare --net -- bash e2e/tailscale/netns.sh "$@"

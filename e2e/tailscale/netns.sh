@@ -21,5 +21,10 @@ if [ -n "${WARREN_E2E_PG_BIN:-}" ]; then
     -o "-h 127.0.0.1 -p 5432 -k $pg" start >/dev/null)
   export WARREN_E2E_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres
 fi
-node --import tsx --test --test-concurrency=1 --test-timeout=600000 e2e/tailscale/tailscale.test.ts \
-  e2e/tailscale/interactive-login.test.ts e2e/tailscale/instances.test.ts
+# The files named on the command line (.ci/tailscale.sh e2e/tailscale/dns.test.ts), or all of them.
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then
+  files=(e2e/tailscale/tailscale.test.ts e2e/tailscale/dns.test.ts e2e/tailscale/interactive-login.test.ts
+    e2e/tailscale/instances.test.ts)
+fi
+node --import tsx --test --test-concurrency=1 --test-timeout=600000 "${files[@]}"
