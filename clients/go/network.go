@@ -33,6 +33,18 @@ type NetworkDNS struct {
 	MagicDNS      bool     `json:"magicDns"`
 	Nameservers   []string `json:"nameservers"`
 	SearchDomains []string `json:"searchDomains"`
+	// SplitDNS maps a DNS domain to the nameservers for names under it; an empty list makes
+	// the clients answer those names themselves (extra records) and forward none.
+	SplitDNS map[string][]string `json:"splitDns"`
+	// ExtraRecords are records Tailscale clients answer themselves.
+	ExtraRecords []DNSRecord `json:"extraRecords"`
+}
+
+// DNSRecord is an extra DNS record: Type is A (Value an IPv4 address) or AAAA (an IPv6 one).
+type DNSRecord struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Value string `json:"value"`
 }
 
 // NetworkDERP is the network's relay settings.
@@ -53,13 +65,16 @@ type NetworkUpdate struct {
 }
 
 // NetworkDNSUpdate changes DNS settings field by field; a nil field is left as it is. The
-// domain goes back to its default (<network name>.warren.internal) with ResetDomain.
+// domain goes back to its default (<network name>.warren.internal) with ResetDomain. SplitDNS
+// and ExtraRecords replace the whole map or list (a pointer to an empty one clears it).
 type NetworkDNSUpdate struct {
-	Domain        *string   `json:"-"`
-	ResetDomain   bool      `json:"-"`
-	MagicDNS      *bool     `json:"magicDns,omitempty"`
-	Nameservers   *[]string `json:"nameservers,omitempty"`
-	SearchDomains *[]string `json:"searchDomains,omitempty"`
+	Domain        *string              `json:"-"`
+	ResetDomain   bool                 `json:"-"`
+	MagicDNS      *bool                `json:"magicDns,omitempty"`
+	Nameservers   *[]string            `json:"nameservers,omitempty"`
+	SearchDomains *[]string            `json:"searchDomains,omitempty"`
+	SplitDNS      *map[string][]string `json:"splitDns,omitempty"`
+	ExtraRecords  *[]DNSRecord         `json:"extraRecords,omitempty"`
 }
 
 // MarshalJSON writes domain as given, as null for ResetDomain, or not at all.

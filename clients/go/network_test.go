@@ -2,6 +2,7 @@ package warren_test
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -93,8 +94,11 @@ func TestNetworkDNSAndDERPSettings(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		none, noRegions := []string{}, []map[string]any{}
+		noSplit, noRecords := map[string][]string{}, []warren.DNSRecord{}
 		if _, err := c.Network.Update(testContext(t), warren.NetworkUpdate{
-			DNS:  &warren.NetworkDNSUpdate{ResetDomain: true, Nameservers: &none},
+			DNS: &warren.NetworkDNSUpdate{
+				ResetDomain: true, Nameservers: &none, SplitDNS: &noSplit, ExtraRecords: &noRecords,
+			},
 			DERP: &warren.NetworkDERPUpdate{Regions: &noRegions},
 		}); err != nil {
 			t.Error(err)
@@ -112,5 +116,23 @@ func TestNetworkDNSAndDERPSettings(t *testing.T) {
 	}
 	bad := []string{"not-an-address"}
 	_, err = c.Network.Update(ctx, warren.NetworkUpdate{DNS: &warren.NetworkDNSUpdate{Nameservers: &bad}})
+	wantError(t, err, 400, warren.CodeInvalidRequest)
+
+	split := map[string][]string{"lab.example": {"10.0.0.53"}, "local.example": {}}
+	records := []warren.DNSRecord{{Name: "grafana.corp.example", Type: "A", Value: "100.64.0.10"}}
+	n, err = c.Network.Update(ctx, warren.NetworkUpdate{
+		DNS: &warren.NetworkDNSUpdate{SplitDNS: &split, ExtraRecords: &records},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(n.DNS.SplitDNS, split) || !reflect.DeepEqual(n.DNS.ExtraRecords, records) {
+		t.Errorf("split DNS %v, records %v", n.DNS.SplitDNS, n.DNS.ExtraRecords)
+	}
+	if len(n.DNS.Nameservers) != 1 {
+		t.Errorf("nameservers %v: split DNS replaced them", n.DNS.Nameservers)
+	}
+	wrongFamily := []warren.DNSRecord{{Name: "grafana.corp.example", Type: "AAAA", Value: "100.64.0.10"}}
+	_, err = c.Network.Update(ctx, warren.NetworkUpdate{DNS: &warren.NetworkDNSUpdate{ExtraRecords: &wrongFamily}})
 	wantError(t, err, 400, warren.CodeInvalidRequest)
 }

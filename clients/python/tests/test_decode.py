@@ -44,6 +44,16 @@ def test_a_value_of_the_wrong_type_is_an_invalid_response() -> None:
         decode(warren.Device, {**DEVICE, "created": "yesterday"})
 
 
+def test_a_map_of_typed_values_is_converted_value_by_value() -> None:
+    dns = decode(warren.NetworkDNS, {"domain": "corp.example", "splitDns": {"lab.example": ["10.0.0.53"], "local.example": []}})
+    assert dns.split_dns == {"lab.example": ("10.0.0.53",), "local.example": ()}
+    assert decode(warren.NetworkDNS, {"domain": "corp.example"}).split_dns == {}  # an older server
+    with pytest.raises(warren.WarrenError, match="NetworkDNS.splitDns.lab.example"):
+        decode(warren.NetworkDNS, {"domain": "corp.example", "splitDns": {"lab.example": "10.0.0.53"}})
+    with pytest.raises(warren.WarrenError, match="NetworkDNS.splitDns: expected an object"):
+        decode(warren.NetworkDNS, {"domain": "corp.example", "splitDns": ["lab.example"]})
+
+
 def test_records_are_frozen() -> None:
     device = decode(warren.Device, DEVICE)
     with pytest.raises(AttributeError):

@@ -95,6 +95,15 @@ def test_dns_and_relay_settings_merge_and_name_devices(client: warren.Client, en
     try:
         updated = client.network.update(dns={"domain": "corp.example", "nameservers": ["9.9.9.9"]}, derp={"regions": [region]})
         assert updated.dns == warren.NetworkDNS(domain="corp.example", magic_dns=True, nameservers=("9.9.9.9",))
+        record = {"name": "grafana.corp.example", "type": "A", "value": "100.64.0.10"}
+        split = client.network.update(dns={"splitDns": {"lab.example": ["10.0.0.53"], "local.example": []}, "extraRecords": [record]})
+        assert split.dns is not None
+        assert split.dns.split_dns == {"lab.example": ("10.0.0.53",), "local.example": ()}
+        assert split.dns.extra_records == (warren.DNSRecord(name="grafana.corp.example", type="A", value="100.64.0.10"),)
+        assert split.dns.nameservers == ("9.9.9.9",)
+        with pytest.raises(warren.WarrenError) as wrong_family:
+            client.network.update(dns={"extraRecords": [{**record, "type": "AAAA"}]})
+        assert wrong_family.value.code == "invalid_request"
         assert updated.derp == warren.NetworkDERP(embedded=True, regions=(region,))
         hostname = unique("dns")
         _, registration = enroll(hostname)
@@ -103,5 +112,5 @@ def test_dns_and_relay_settings_merge_and_name_devices(client: warren.Client, en
             client.network.update(dns={"nameservers": ["not-an-address"]})
         assert refused.value.code == "invalid_request"
     finally:
-        client.network.update(dns={"domain": None, "nameservers": []}, derp={"regions": []})
+        client.network.update(dns={"domain": None, "nameservers": [], "splitDns": {}, "extraRecords": []}, derp={"regions": []})
     assert client.network.get().dns == network.dns

@@ -3,6 +3,7 @@ export type {
   AuditEntryBody,
   ConnectionEntryBody,
   DeviceBody,
+  DnsRecordBody,
   EventBody,
   KeyBody,
   KeyState,

@@ -1,6 +1,6 @@
 import { defineTags, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Warren } from '../src/index.js';
+import { type DnsRecordBody, Warren } from '../src/index.js';
 import { startWithClient } from './fixture.js';
 
 describe('Warren client: typed calls against a real server', () => {
@@ -17,6 +17,19 @@ describe('Warren client: typed calls against a real server', () => {
     const network = await warren.network.get();
     expect(network).toMatchObject({ id: server.networkId, plan: 'premium', usage: { users: 1 } });
     expect(network.limits.users).toBeNull();
+  });
+
+  it('sets split DNS and extra records, typed as the API takes and shows them', async () => {
+    const extraRecords: DnsRecordBody[] = [{ name: 'grafana.corp.example', type: 'A', value: '100.64.0.10' }];
+    const splitDns = { 'lab.example': ['10.0.0.53'], 'local.example': [] };
+    const updated = await warren.network.update({ dns: { splitDns, extraRecords } });
+    expect(updated.dns).toMatchObject({ splitDns, extraRecords });
+    expect((await warren.network.get()).dns.splitDns['lab.example']).toEqual(['10.0.0.53']);
+    const refused = await warren.network
+      .update({ dns: { extraRecords: [{ ...extraRecords[0]!, type: 'AAAA' }] } })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 400, code: 'invalid_request' });
+    await warren.network.update({ dns: { splitDns: {}, extraRecords: [] } });
   });
 
   it('creates, lists, updates and deletes users', async () => {

@@ -98,7 +98,16 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, list):
             raise invalid_response(f"{where}: expected a list")
         return tuple(_convert(get_args(hint)[0], item, where) for item in value)
-    if origin in (dict, Mapping) or hint is Any:
+    if origin in (dict, Mapping):
+        # A map of typed values (split DNS: domain -> nameservers) is converted value by value;
+        # a free-form one (Dict[str, Any]) is passed as it is.
+        value_hint = get_args(hint)[1] if len(get_args(hint)) == 2 else Any
+        if value_hint is Any:
+            return value
+        if not isinstance(value, dict):
+            raise invalid_response(f"{where}: expected an object")
+        return {key: _convert(value_hint, item, f"{where}.{key}") for key, item in value.items()}
+    if hint is Any:
         return value
     if origin is Literal:
         # An enumeration: its type is checked, not its value, so a state a newer server adds

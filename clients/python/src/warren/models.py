@@ -107,6 +107,19 @@ class NetworkUsage:
     devices: int
 
 
+DNSRecordType = Literal["A", "AAAA"]
+
+
+@dataclass(frozen=True)
+class DNSRecord:
+    """An extra DNS record Tailscale clients answer themselves."""
+
+    name: str
+    type: DNSRecordType
+    value: str
+    """An IPv4 address for ``A``, an IPv6 one for ``AAAA``."""
+
+
 @dataclass(frozen=True)
 class NetworkDNS:
     """What Tailscale clients are told about DNS."""
@@ -116,6 +129,10 @@ class NetworkDNS:
     magic_dns: bool = True
     nameservers: Tuple[str, ...] = ()
     search_domains: Tuple[str, ...] = ()
+    split_dns: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    """Split DNS: a domain to the nameservers for names under it; an empty tuple makes the
+    clients answer those names themselves (extra records) and forward none."""
+    extra_records: Tuple[DNSRecord, ...] = ()
 
 
 @dataclass(frozen=True)

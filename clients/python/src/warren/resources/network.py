@@ -29,7 +29,9 @@ class NetworkInfo:
         """``PATCH /v1/network`` (scope ``all``): the network's settings; what is left out keeps its value.
 
         ``dns`` and ``derp`` take the API's field names and merge too, e.g.
-        ``dns={"nameservers": ["9.9.9.9"]}`` or ``derp={"embedded": False, "regions": [...]}``.
+        ``dns={"nameservers": ["9.9.9.9"]}``,
+        ``dns={"splitDns": {"corp.example": ["10.0.0.53"]}, "extraRecords": [{"name": "grafana.corp.example",
+        "type": "A", "value": "100.64.0.10"}]}`` or ``derp={"embedded": False, "regions": [...]}``.
         """
         body = compact(
             {
