@@ -20,6 +20,18 @@ var durationKind = &stringKind{
 	invalid: "Invalid duration",
 }
 
+// keyExpiryKind is the network's nodeKeyExpiry: an API duration, or "0" for logins that never
+// expire. "180d" and "4320h" are the same lifetime, as are "0" and "0d".
+var keyExpiryKind = &stringKind{
+	name:       "key expiry",
+	equivalent: sameKeyExpiry,
+	check: func(s string) error {
+		_, err := parseKeyExpiry(s)
+		return err
+	},
+	invalid: "Invalid key expiry",
+}
+
 var durationPattern = regexp.MustCompile(`^([0-9]+)([smhd])$`)
 
 var durationUnits = []struct {
@@ -60,5 +72,24 @@ func formatDuration(d time.Duration) string {
 func sameDuration(a, b string) bool {
 	da, errA := parseDuration(a)
 	db, errB := parseDuration(b)
+	return errA == nil && errB == nil && da == db
+}
+
+// parseKeyExpiry reads a key expiry: "0" (never, a zero length) or an API duration.
+func parseKeyExpiry(s string) (time.Duration, error) {
+	if s == "0" {
+		return 0, nil
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a key expiry: use 0 for never, or an integer and one unit of s, m, h, d (e.g. 180d)", s)
+	}
+	return d, nil
+}
+
+// sameKeyExpiry reports whether two key expiries are the same lifetime.
+func sameKeyExpiry(a, b string) bool {
+	da, errA := parseKeyExpiry(a)
+	db, errB := parseKeyExpiry(b)
 	return errA == nil && errB == nil && da == db
 }

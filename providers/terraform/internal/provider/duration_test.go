@@ -26,3 +26,21 @@ func TestDurations(t *testing.T) {
 		t.Error("sameDuration compares lengths")
 	}
 }
+
+func TestKeyExpiries(t *testing.T) {
+	for _, same := range [][2]string{{"180d", "4320h"}, {"0", "0"}, {"0", "0d"}, {"1d", "86400s"}} {
+		if !sameKeyExpiry(same[0], same[1]) {
+			t.Errorf("sameKeyExpiry(%q, %q) = false", same[0], same[1])
+		}
+	}
+	for _, differ := range [][2]string{{"180d", "181d"}, {"0", "1s"}, {"0", "never"}, {"x", "x"}} {
+		if sameKeyExpiry(differ[0], differ[1]) {
+			t.Errorf("sameKeyExpiry(%q, %q) = true", differ[0], differ[1])
+		}
+	}
+	for _, bad := range []string{"", "never", "00", "1w", "-1d"} {
+		if err := keyExpiryKind.check(bad); err == nil {
+			t.Errorf("key expiry %q accepted", bad)
+		}
+	}
+}

@@ -21,6 +21,9 @@ type networkModel struct {
 	// DeviceApproval and NodeKeyExpiry are the network's device settings.
 	DeviceApproval types.Bool   `tfsdk:"device_approval"`
 	NodeKeyExpiry  types.String `tfsdk:"node_key_expiry"`
+	FlowLogs       types.Bool   `tfsdk:"flow_logs"`
+	DERPEmbedded   types.Bool   `tfsdk:"derp_embedded"`
+	DNS            types.Object `tfsdk:"dns"`
 }
 
 type networkLimits struct {
@@ -46,7 +49,7 @@ func (d *networkDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 		return schema.Int64Attribute{MarkdownDescription: desc, Computed: true}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "The network of the provider's API key: its plan, the plan's limits and what is used of them.",
+		MarkdownDescription: "The network of the provider's API key: its plan, the plan's limits and what is used of them, and its settings.",
 		Attributes: map[string]schema.Attribute{
 			"id":   schema.StringAttribute{MarkdownDescription: "The network's id (`net_…`).", Computed: true},
 			"name": schema.StringAttribute{MarkdownDescription: "The network's name.", Computed: true},
@@ -58,6 +61,34 @@ func (d *networkDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 			"node_key_expiry": schema.StringAttribute{
 				MarkdownDescription: "How long a device's login lasts (`180d`), or `0` for never.",
 				Computed:            true,
+			},
+			"flow_logs": schema.BoolAttribute{
+				MarkdownDescription: "Tailscale clients log their network flows into the connection log.",
+				Computed:            true,
+			},
+			"derp_embedded": schema.BoolAttribute{
+				MarkdownDescription: "The server's embedded relay is in the DERP map when it runs one.",
+				Computed:            true,
+			},
+			"dns": schema.SingleNestedAttribute{
+				MarkdownDescription: "What Tailscale clients are told about DNS (set it with `warren_network_settings`).",
+				Computed:            true,
+				Attributes: map[string]schema.Attribute{
+					"domain":         schema.StringAttribute{MarkdownDescription: dnsDescriptions["domain"], Computed: true},
+					"magic_dns":      schema.BoolAttribute{MarkdownDescription: dnsDescriptions["magic_dns"], Computed: true},
+					"nameservers":    schema.ListAttribute{MarkdownDescription: dnsDescriptions["nameservers"], ElementType: types.StringType, Computed: true},
+					"search_domains": schema.ListAttribute{MarkdownDescription: dnsDescriptions["search_domains"], ElementType: types.StringType, Computed: true},
+					"split_dns":      schema.MapAttribute{MarkdownDescription: dnsDescriptions["split_dns"], ElementType: stringListType, Computed: true},
+					"extra_records": schema.ListNestedAttribute{
+						MarkdownDescription: dnsDescriptions["extra_records"],
+						Computed:            true,
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"name":  schema.StringAttribute{Computed: true},
+							"type":  schema.StringAttribute{Computed: true},
+							"value": schema.StringAttribute{Computed: true},
+						}},
+					},
+				},
 			},
 			"limits": schema.SingleNestedAttribute{
 				MarkdownDescription: "The plan's limits; `null` is unlimited.",
@@ -93,6 +124,9 @@ func (d *networkDataSource) Read(ctx context.Context, _ datasource.ReadRequest, 
 
 		DeviceApproval: types.BoolValue(n.DeviceApproval),
 		NodeKeyExpiry:  types.StringValue(n.NodeKeyExpiry),
+		FlowLogs:       types.BoolValue(n.FlowLogs),
+		DERPEmbedded:   types.BoolValue(n.DERP.Embedded),
+		DNS:            dnsObject(ctx, n.DNS, &resp.Diagnostics),
 		Limits: networkLimits{
 			Users:            int64Pointer(n.Limits.Users),
 			Devices:          int64Pointer(n.Limits.Devices),

@@ -38,14 +38,14 @@ func (p *warrenProvider) Metadata(_ context.Context, _ provider.MetadataRequest,
 
 func (p *warrenProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Manages a Warren network through its management API: the policy, auth and API keys, users, device tags, subnet routes and webhooks.",
+		MarkdownDescription: "Manages a Warren network through its management API: the policy, auth and API keys, users, device tags, subnet routes, webhooks and the network's settings.",
 		Attributes: map[string]schema.Attribute{
 			"url": schema.StringAttribute{
 				MarkdownDescription: "Base URL of the Warren server, without `/v1` (e.g. `http://127.0.0.1:8080`). Defaults to `WARREN_URL`.",
 				Optional:            true,
 			},
 			"api_key": schema.StringAttribute{
-				MarkdownDescription: "API key (`wrn_api_…`). Defaults to `WARREN_API_KEY`. The scopes it needs depend on the resources used: `acls` for the policy, `keys` for keys, `users` for users, `devices` for tags and routes, `webhooks` for webhooks; `read` for data sources, or `all`.",
+				MarkdownDescription: "API key (`wrn_api_…`). Defaults to `WARREN_API_KEY`. The scopes it needs depend on the resources used: `acls` for the policy, `keys` for keys, `users` for users, `devices` for tags and routes, `webhooks` for webhooks, `all` for the network's settings; `read` for data sources, or `all`.",
 				Optional:            true,
 				Sensitive:           true,
 			},
@@ -110,6 +110,7 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewDeviceRoutesResource,
 		NewDeviceApprovalResource,
 		NewWebhookResource,
+		NewNetworkSettingsResource,
 	}
 }
 
