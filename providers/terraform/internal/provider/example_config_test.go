@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,6 +37,29 @@ func TestExampleShipsItsVariablesFile(t *testing.T) {
 	}
 	if !slices.Contains(strings.Split(read(".gitignore"), "\n"), "terraform.tfvars") {
 		t.Error("terraform.tfvars, which holds the reader's values, is not in the example's .gitignore")
+	}
+}
+
+// The example's policy passes the server's checks, which grow stricter over time (a policy
+// test's accept once named a subnet; it must name one host): a reader's first apply must not
+// fail on the file the example ships.
+func TestAccExamplePolicyIsValid(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1")
+	}
+	text, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "examples", "terraform", "policy.hujson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := apiClient(t).Policy.Validate(context.Background(), string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range result.Errors {
+		t.Errorf("policy.hujson:%d:%d: %s", p.Line, p.Column, p.Msg)
+	}
+	if !result.Valid && len(result.Errors) == 0 {
+		t.Error("the server finds policy.hujson invalid without saying why")
 	}
 }
 
