@@ -1,6 +1,6 @@
 # A Warren network managed with Terraform or OpenTofu: the policy, a reusable auth key for CI
 # runners, an API key for a deployment pipeline, a user, the approved routes of a subnet
-# router, and a webhook. See README.md to run it against a local `warren serve`.
+# router, a webhook, and the network's settings. See README.md to run it against a local `warren serve`.
 
 terraform {
   required_providers {
@@ -69,6 +69,19 @@ resource "warren_webhook" "ops" {
   url         = var.webhook_url
   events      = ["device.*", "policy.updated"]
   description = "Ops alerts"
+}
+
+# The network's settings: a login lasts 90 days, and devices resolve the office's names through
+# its resolver. Settings left out (device approval, MagicDNS, the nameservers, …) keep the
+# values they have; destroying this leaves the settings as they are.
+resource "warren_network_settings" "this" {
+  node_key_expiry = "90d"
+  dns = {
+    search_domains = ["office.example"]
+    split_dns = {
+      "office.example" = ["10.20.0.53"]
+    }
+  }
 }
 
 resource "warren_device_routes" "gateway" {
