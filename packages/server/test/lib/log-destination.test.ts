@@ -1,8 +1,11 @@
 /**
  * The log destination writes every line, byte for byte, in order, whatever the line's
  * characters: lines written while a write is in flight wait for it, and `flushSync` leaves
- * nothing pending.
+ * nothing pending. Lines are handed over at the end of their turn of the event loop: a lone
+ * line is written without waiting for more, and a process that exits in the turn it logged
+ * leaves its last lines written.
  */
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,5 +38,31 @@ describe('log destination', () => {
     destination.flushSync();
     closeSync(fd);
     expect(readFileSync(path, 'utf8')).toBe(lines.join(''));
+  });
+
+  it('writes a lone line without more traffic and without flushSync', async () => {
+    const { path, fd } = file();
+    const destination = logDestination(fd);
+    destination.write('{"msg":"alone"}\n');
+    for (let i = 0; i < 100 && readFileSync(path, 'utf8') === ''; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(readFileSync(path, 'utf8')).toBe('{"msg":"alone"}\n');
+    closeSync(fd);
+  });
+
+  it('leaves the lines of the turn in which the process exits written', () => {
+    const { path, fd } = file();
+    closeSync(fd);
+    const script = [
+      "import { openSync } from 'node:fs';",
+      `import { logDestination } from ${JSON.stringify(new URL('../../src/lib/log-destination.ts', import.meta.url).pathname)};`,
+      `const destination = logDestination(openSync(${JSON.stringify(path)}, 'a'));`,
+      'destination.write(\'{"msg":"first"}\\n\');',
+      'destination.write(\'{"msg":"last"}\\n\');',
+      'process.exit(3);',
+    ].join('\n');
+    expect(() => execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script])).toThrow();
+    expect(readFileSync(path, 'utf8')).toBe('{"msg":"first"}\n{"msg":"last"}\n');
   });
 });
