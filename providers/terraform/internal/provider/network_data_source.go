@@ -23,6 +23,7 @@ type networkModel struct {
 	NodeKeyExpiry  types.String `tfsdk:"node_key_expiry"`
 	FlowLogs       types.Bool   `tfsdk:"flow_logs"`
 	DERPEmbedded   types.Bool   `tfsdk:"derp_embedded"`
+	DERPRegions    types.String `tfsdk:"derp_regions"`
 	DNS            types.Object `tfsdk:"dns"`
 }
 
@@ -68,6 +69,10 @@ func (d *networkDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 			},
 			"derp_embedded": schema.BoolAttribute{
 				MarkdownDescription: "The server's embedded relay is in the DERP map when it runs one.",
+				Computed:            true,
+			},
+			"derp_regions": schema.StringAttribute{
+				MarkdownDescription: "The other relay regions of the DERP map: a JSON array of Tailscale DERP map regions (`jsondecode` it).",
 				Computed:            true,
 			},
 			"dns": schema.SingleNestedAttribute{
@@ -117,6 +122,11 @@ func (d *networkDataSource) Read(ctx context.Context, _ datasource.ReadRequest, 
 		addAPIError(&resp.Diagnostics, "read the network", err)
 		return
 	}
+	regions, err := derpRegionsText(n.DERP.Regions)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the network's DERP regions", err.Error())
+		return
+	}
 	m := networkModel{
 		ID:   types.StringValue(n.ID),
 		Name: types.StringValue(n.Name),
@@ -126,6 +136,7 @@ func (d *networkDataSource) Read(ctx context.Context, _ datasource.ReadRequest, 
 		NodeKeyExpiry:  types.StringValue(n.NodeKeyExpiry),
 		FlowLogs:       types.BoolValue(n.FlowLogs),
 		DERPEmbedded:   types.BoolValue(n.DERP.Embedded),
+		DERPRegions:    types.StringValue(regions),
 		DNS:            dnsObject(ctx, n.DNS, &resp.Diagnostics),
 		Limits: networkLimits{
 			Users:            int64Pointer(n.Limits.Users),

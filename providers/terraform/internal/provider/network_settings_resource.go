@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
@@ -34,6 +35,7 @@ type networkSettingsModel struct {
 	NodeKeyExpiry  semanticString `tfsdk:"node_key_expiry"`
 	FlowLogs       types.Bool     `tfsdk:"flow_logs"`
 	DERPEmbedded   types.Bool     `tfsdk:"derp_embedded"`
+	DERPRegions    semanticString `tfsdk:"derp_regions"`
 	DNS            types.Object   `tfsdk:"dns"`
 }
 
@@ -79,6 +81,14 @@ func (r *networkSettingsResource) Schema(_ context.Context, _ resource.SchemaReq
 			},
 			"flow_logs":     flag("Tailscale clients log their network flows into the connection log. Server default `false`."),
 			"derp_embedded": flag("The server's embedded relay is in the DERP map when it runs one (`warren serve --derp`). Server default `true`."),
+			"derp_regions": schema.StringAttribute{
+				MarkdownDescription: "Relay regions of the DERP map besides the embedded relay: a JSON array of Tailscale DERP map regions " +
+					"(`tailcfg.DERPRegion`: `RegionID`, `RegionCode`, `Nodes` of `{ Name, RegionID, HostName, … }`, other fields passed as given), " +
+					"written with `jsonencode`; `[]` for none. The same value in another layout is no change. Server default `[]`.",
+				Optional: true, Computed: true,
+				CustomType:    semanticStringType{kind: derpRegionsKind},
+				PlanModifiers: []planmodifier.String{keepEquivalentOf(derpRegionsKind), stringplanmodifier.UseStateForUnknown()},
+			},
 			"dns": schema.SingleNestedAttribute{
 				MarkdownDescription: "What Tailscale clients are told about DNS. Each attribute left out keeps the server's value.",
 				Optional:            true, Computed: true,
@@ -201,15 +211,26 @@ func (m *networkSettingsModel) update(ctx context.Context, prior networkSettings
 	if differs(m.FlowLogs, prior.FlowLogs) {
 		u.FlowLogs = m.FlowLogs.ValueBoolPointer()
 	}
+	var derp warren.NetworkDERPUpdate
 	if differs(m.DERPEmbedded, prior.DERPEmbedded) {
-		u.DERP = &warren.NetworkDERPUpdate{Embedded: m.DERPEmbedded.ValueBoolPointer()}
+		derp.Embedded = m.DERPEmbedded.ValueBoolPointer()
+	}
+	if differs(m.DERPRegions, prior.DERPRegions) && !derpRegionsKind.equivalent(m.DERPRegions.ValueString(), prior.DERPRegions.ValueString()) {
+		regions, err := parseDERPRegions(m.DERPRegions.ValueString())
+		if err != nil {
+			diags.AddAttributeError(path.Root("derp_regions"), derpRegionsKind.invalid, err.Error())
+		}
+		derp.Regions = &regions
+	}
+	if derp != (warren.NetworkDERPUpdate{}) {
+		u.DERP = &derp
 	}
 	u.DNS = dnsUpdate(ctx, dnsFields(ctx, m.DNS, diags), dnsFields(ctx, prior.DNS, diags), diags)
 	return u
 }
 
-// apply copies the server's settings. node_key_expiry keeps the configuration's spelling when
-// it is the same length.
+// apply copies the server's settings. node_key_expiry and derp_regions keep the configuration's
+// spelling when it holds the same value.
 func (m *networkSettingsModel) apply(ctx context.Context, n *warren.Network, diags *diag.Diagnostics) {
 	m.ID = types.StringValue(n.ID)
 	m.DeviceApproval = types.BoolValue(n.DeviceApproval)
@@ -218,5 +239,12 @@ func (m *networkSettingsModel) apply(ctx context.Context, n *warren.Network, dia
 	}
 	m.FlowLogs = types.BoolValue(n.FlowLogs)
 	m.DERPEmbedded = types.BoolValue(n.DERP.Embedded)
+	if m.DERPRegions.IsNull() || m.DERPRegions.IsUnknown() || !sameDERPRegions(m.DERPRegions.ValueString(), n.DERP.Regions) {
+		text, err := derpRegionsText(n.DERP.Regions)
+		if err != nil {
+			diags.AddError("Cannot read the network's DERP regions", err.Error())
+		}
+		m.DERPRegions = derpRegionsKind.value(text)
+	}
 	m.DNS = dnsObject(ctx, n.DNS, diags)
 }

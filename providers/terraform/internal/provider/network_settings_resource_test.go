@@ -61,7 +61,7 @@ func restoreNetworkSettings(t *testing.T) {
 				ResetDomain: true, MagicDNS: &n.DNS.MagicDNS, Nameservers: &n.DNS.Nameservers,
 				SearchDomains: &n.DNS.SearchDomains, SplitDNS: &n.DNS.SplitDNS, ExtraRecords: &n.DNS.ExtraRecords,
 			},
-			DERP: &warren.NetworkDERPUpdate{Embedded: &n.DERP.Embedded},
+			DERP: &warren.NetworkDERPUpdate{Embedded: &n.DERP.Embedded, Regions: &n.DERP.Regions},
 		})
 		if err != nil {
 			t.Error(err)
@@ -230,6 +230,92 @@ func TestAccNetworkSettings_unsetKeepsTheServers(t *testing.T) {
 						return nil
 					}),
 				),
+			},
+		},
+	})
+}
+
+// derpRegionsConfig sets one region with the embedded relay on or off, its JSON written by
+// jsonencode or, with heredoc, by hand in another key order and layout.
+func derpRegionsConfig(embedded, heredoc bool) string {
+	regions := `jsonencode([{
+    RegionID   = 900
+    RegionCode = "own"
+    Nodes      = [{ Name = "900a", RegionID = 900, HostName = "derp.example.com", DERPPort = 8443 }]
+  }])`
+	if heredoc {
+		regions = "<<-EOT\n    [ { \"Nodes\": [ { \"DERPPort\": 8443, \"HostName\": \"derp.example.com\", \"RegionID\": 900, \"Name\": \"900a\" } ],\n        \"RegionCode\": \"own\", \"RegionID\": 900 } ]\n  EOT"
+	}
+	return config(`
+resource "warren_network_settings" "this" {
+  derp_embedded = %t
+  derp_regions  = %s
+}
+
+data "warren_network" "this" {
+  depends_on = [warren_network_settings.this]
+}
+`, embedded, regions)
+}
+
+// storedRegion checks that the server holds the one region of derpRegionsConfig, port and all.
+func storedRegion(t *testing.T) resource.TestCheckFunc {
+	return storedNetwork(t, func(n *warren.Network) error {
+		if len(n.DERP.Regions) != 1 || n.DERP.Regions[0]["RegionCode"] != "own" {
+			return fmt.Errorf("server has regions %v", n.DERP.Regions)
+		}
+		if nodes, _ := n.DERP.Regions[0]["Nodes"].([]any); len(nodes) != 1 || nodes[0].(map[string]any)["DERPPort"] != float64(8443) {
+			return fmt.Errorf("server has nodes %v", n.DERP.Regions[0]["Nodes"])
+		}
+		return nil
+	})
+}
+
+func TestAccNetworkSettings_derpRegions(t *testing.T) {
+	const address = "warren_network_settings.this"
+	restoreNetworkSettings(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{
+			{
+				Config:      config(`resource "warren_network_settings" "this" { derp_regions = "{}" }`),
+				ExpectError: errorMatching(`not a JSON array of DERP map regions`),
+			},
+			{
+				Config: derpRegionsConfig(false, false),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					storedRegion(t),
+					resource.TestCheckResourceAttr(address, "derp_embedded", "false"),
+					resource.TestMatchResourceAttr("data.warren_network.this", "derp_regions", regexp.MustCompile(`"DERPPort":8443`)),
+				),
+			},
+			{
+				// The same regions in another key order and layout plan nothing.
+				Config:   derpRegionsConfig(false, true),
+				PlanOnly: true,
+			},
+			{
+				ResourceName:      address,
+				ImportState:       true,
+				ImportStateId:     "settings",
+				ImportStateVerify: true,
+			},
+			{
+				// Region 900 is the embedded relay's: the server refuses it while that is on.
+				Config:      derpRegionsConfig(true, false),
+				ExpectError: errorMatching(`RegionID 900 is the embedded relay's`),
+			},
+			{
+				Config: config(`resource "warren_network_settings" "this" {
+  derp_embedded = false
+  derp_regions  = "[]"
+}`),
+				Check: storedNetwork(t, func(n *warren.Network) error {
+					if len(n.DERP.Regions) != 0 {
+						return fmt.Errorf("server still has regions %v", n.DERP.Regions)
+					}
+					return nil
+				}),
 			},
 		},
 	})
