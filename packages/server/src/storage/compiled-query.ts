@@ -39,6 +39,12 @@
  * which its index reads once per commit): its answers are then kept per that stamp instead of
  * until the next commit, which every audit batch and heartbeat batch moves.
  *
+ * On PostgreSQL a select that is not answered from what was kept shares its statement with
+ * the identical calls that asked while the previous one was in flight (shared-reads.ts): one
+ * round trip per group of calls in flight instead of one per call, never one sent before a call
+ * asked. A parameter bound to the clock (the window's, or `clock`) is left out of what makes two
+ * calls identical; the statement runs with the latest value.
+ *
  * Each statement a select sends is published on `warren:compiled-query:read` as `{ query }`
  * (its `name`) when something subscribes: how tests see that an answer was kept.
  */
@@ -46,6 +52,7 @@ import { channel } from 'node:diagnostics_channel';
 import { type Compilable, CompiledQuery, SelectQueryNode } from 'kysely';
 import type { Db } from './database.js';
 import { runPrepared } from './pg-statements.js';
+import { sharedRead } from './shared-reads.js';
 import { committedVersion, runCommitted } from './sqlite-statements.js';
 
 type Params = Record<string, string | number | null>;
@@ -72,6 +79,8 @@ interface Template {
   reads: boolean;
   /** What its reads are published as: the query's `name`, or the statement's. */
   label: string;
+  /** The positions of the parameters bound to the clock (the window's and `clock`). */
+  clockSlots: number[];
 }
 
 /** Answers of one compiled select kept on one database, all read at one commit counter value. */
@@ -108,6 +117,14 @@ interface Options<P, R> {
   readsDevices?: boolean;
   /** What the statements of a select are published as (`warren:compiled-query:read`). */
   name?: string;
+  /**
+   * A parameter that grows with the clock (a time bound taken from the call's time) but has no
+   * window: PostgreSQL calls that differ only in it share a statement (shared-reads.ts). The
+   * window's parameter is taken as one too.
+   */
+  clock?: keyof P & string;
+  /** A select written as raw SQL, which Kysely's tree does not show to be one. */
+  select?: boolean;
 }
 
 /** Distinct values kept per query and database; past it the query's answers start over. */
@@ -140,7 +157,7 @@ export function compiledQuery<P extends Params, R>(
   build: (db: Db, params: P) => Compilable<R>,
   options: Options<P, R> = {},
 ): (db: Db, params: P, stamp?: ReadStamp) => Promise<R[]> {
-  const { window, stampedBy, readsDevices, name } = options;
+  const { window, stampedBy, readsDevices, name, clock } = options;
   // One template per dialect (and so per database handle's adapter), made on first use.
   const templates = new WeakMap<object, Template>();
   const keptOn = new WeakMap<Db, KeptAnswers>();
@@ -150,7 +167,7 @@ export function compiledQuery<P extends Params, R>(
     const adapter = db.getExecutor().adapter;
     let template = templates.get(adapter);
     if (!template) {
-      template = compileTemplate(db, build, Object.keys(params), name);
+      template = compileTemplate(db, build, Object.keys(params), name, [window?.param, clock], options.select);
       templates.set(adapter, template);
     }
     const values = template.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
@@ -169,6 +186,8 @@ export function compiledQuery<P extends Params, R>(
       }
     }
     if (!kept) {
+      const shared = template.reads ? shareRead<R>(db, template, values) : undefined;
+      if (shared) return (await shared) as R[];
       if (template.reads) published(template);
       return run(db, template, values);
     }
@@ -216,6 +235,17 @@ function stampedAnswers(
     networks.set(networkId, kept);
   }
   return kept;
+}
+
+/**
+ * PostgreSQL: the call's read in the next statement sent for the same values (shared-reads.ts),
+ * those bound to the clock aside; undefined where the call must run it alone.
+ */
+function shareRead<R>(db: Db, template: Template, values: unknown[]): Promise<readonly R[]> | undefined {
+  const { clockSlots } = template;
+  const key =
+    template.name + keyOf(clockSlots.length ? values.map((v, i) => (clockSlots.includes(i) ? null : v)) : values);
+  return sharedRead<R>(db, template, key, values, clockSlots, () => published(template));
 }
 
 function published(template: Template): void {
@@ -268,7 +298,9 @@ function compileTemplate<P extends Params, R>(
   db: Db,
   build: (db: Db, params: P) => Compilable<R>,
   names: string[],
-  label?: string,
+  label: string | undefined,
+  clockParams: (string | undefined)[],
+  select = false,
 ): Template {
   const placeholders = Object.fromEntries(names.map((name) => [name, `${PLACEHOLDER}${name}`])) as P;
   const compiled = build(db, placeholders).compile();
@@ -285,5 +317,10 @@ function compileTemplate<P extends Params, R>(
     if (uses === 0) throw new Error(`compiled query: parameter "${name}" is not used as a value`);
   }
   const name = `warren_${++templatesMade}`;
-  return { name, sql: compiled.sql, slots, reads: SelectQueryNode.is(compiled.query), label: label ?? name };
+  const clockSlots: number[] = [];
+  slots.forEach((slot, i) => {
+    if ('name' in slot && clockParams.includes(slot.name)) clockSlots.push(i);
+  });
+  const reads = select || SelectQueryNode.is(compiled.query);
+  return { name, sql: compiled.sql, slots, reads, label: label ?? name, clockSlots };
 }

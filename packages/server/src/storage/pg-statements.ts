@@ -28,3 +28,8 @@ export function runPrepared(
   if (!pool) return undefined;
   return pool.query({ name, text, values: values as unknown[] }).then((result) => result.rows);
 }
+
+/** Whether `db` is a handle with a pool of its own (not a transaction's). */
+export function hasPool(db: object): boolean {
+  return pools.has(db);
+}

@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compiledQuery, compiledShapes } from '../../src/storage/compiled-query.js';
@@ -267,6 +268,80 @@ describe('compiledQuery', () => {
       // Nor does a write of another network move this one's stamp.
       await db.updateTable('networks').set({ flow_logs: 1 }).where('id', '=', 'net_a').execute();
       expect((await stampOf('net_b')).seq).toBe(start + 3);
+    });
+  });
+
+  describe.runIf(backend === 'postgres')('identical reads in flight share the next statement (PostgreSQL)', () => {
+    /** The network's plan, read slowly: a statement stays in flight long enough for calls to pile up. */
+    const slowPlan = compiledQuery(
+      (db, p: { id: string; at: number }) =>
+        db
+          .selectFrom('networks')
+          .select(['plan', sql<string>`${p.at}::bigint::text`.as('at')])
+          .where('id', '=', p.id)
+          .where(sql<boolean>`(select true from pg_sleep(0.15))`),
+      { name: 'slow plan', clock: 'at' },
+    );
+    const statements = () => {
+      const sent: string[] = [];
+      const listener = (message: unknown) => {
+        if ((message as { query: string }).query === 'slow plan') sent.push('slow plan');
+      };
+      subscribe('warren:compiled-query:read', listener);
+      return { sent, stop: () => unsubscribe('warren:compiled-query:read', listener) };
+    };
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('answers the calls that asked while a statement was in flight with one more, at the latest clock value', async () => {
+      const { db } = database.storage;
+      const counted = statements();
+      try {
+        const first = slowPlan(db, { id: 'net_a', at: 100 });
+        await sleep(30);
+        const later = [1, 2, 3, 4, 5].map((i) => slowPlan(db, { id: 'net_a', at: 100 + i }));
+        const other = slowPlan(db, { id: 'net_b', at: 100 });
+        const answers = await Promise.all([first, ...later, other]);
+        // The first, one for the five that waited for it, and the other network's.
+        expect(counted.sent).toHaveLength(3);
+        expect(answers[0]).toEqual([{ plan: 'free', at: '100' }]);
+        for (const answer of answers.slice(1, 6)) {
+          expect(answer).toBe(answers[1]);
+          expect(answer).toEqual([{ plan: 'free', at: '105' }]);
+        }
+        expect(answers[6]).toEqual([{ plan: 'premium', at: '100' }]);
+        // Shared, so frozen, as kept answers are.
+        expect(Object.isFrozen(answers[1]) && Object.isFrozen(answers[1]![0])).toBe(true);
+      } finally {
+        counted.stop();
+      }
+    });
+
+    it('never answers a call with a statement sent before it asked', async () => {
+      const { db } = database.storage;
+      // Sent, and its snapshot taken, before the change below commits.
+      const before = slowPlan(db, { id: 'net_a', at: 1 });
+      await sleep(50);
+      await db.updateTable('networks').set({ plan: 'premium' }).where('id', '=', 'net_a').execute();
+      try {
+        // Asked after the commit, while the first statement is still in flight: it must see it.
+        const after = slowPlan(db, { id: 'net_a', at: 1 });
+        expect((await before)[0]!.plan).toBe('free');
+        expect((await after)[0]!.plan).toBe('premium');
+      } finally {
+        await db.updateTable('networks').set({ plan: 'free' }).where('id', '=', 'net_a').execute();
+      }
+    });
+
+    it('runs each call alone inside a transaction', async () => {
+      await database.storage.db.transaction().execute(async (trx) => {
+        await trx.updateTable('networks').set({ plan: 'premium' }).where('id', '=', 'net_a').execute();
+        const [own] = await Promise.all([
+          slowPlan(trx, { id: 'net_a', at: 1 }),
+          slowPlan(database.storage.db, { id: 'net_a', at: 1 }),
+        ]);
+        expect(own).toEqual([{ plan: 'premium', at: '1' }]);
+        await trx.updateTable('networks').set({ plan: 'free' }).where('id', '=', 'net_a').execute();
+      });
     });
   });
 });

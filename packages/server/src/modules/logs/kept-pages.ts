@@ -298,6 +298,8 @@ export function logQueries<S, TB extends 'audit_log' | 'events'>(
     ({ shape, since }) =>
       (db: Db, p: LogQueryParams) =>
         inOne(db, table, since, p, filtered(db, shape, p), filtered(db, shape, p)),
+    // Calls asking for the same page while its statement is in flight share the next one.
+    { select: true, clock: 'sinceMs' },
   );
   return <T>(
     db: Db,
