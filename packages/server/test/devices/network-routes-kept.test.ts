@@ -8,7 +8,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { onlineUntil } from '../../src/modules/network/online.js';
-import { json, type SecondInstance, secondInstance, type TestServer } from '../harness.js';
+import { backend, json, type SecondInstance, secondInstance, type TestServer } from '../harness.js';
 import { enroll, heartbeat, startWithAuthKey } from './helpers.js';
 
 const PREFIX = '10.77.0.0/24';
@@ -19,8 +19,10 @@ describe('the network routes a detail list keeps', () => {
   let authKey: string;
   const routers: { id: string; token: string; seen: number }[] = [];
   let routeReads = 0;
+  let stampReads = 0;
   const count = (message: unknown) => {
     if ((message as { query: string }).query === 'network-routes') routeReads++;
+    if ((message as { query: string }).query === 'device-list-stamps') stampReads++;
   };
 
   beforeAll(async () => {
@@ -105,6 +107,16 @@ describe('the network routes a detail list keeps', () => {
     expect(await routesById()).toEqual(before);
     expect(routeReads).toBe(0);
     expect(await primaries()).toEqual([routers[0]!.id]);
+  });
+
+  it.runIf(backend === 'postgres')('takes the list stamps from the API key statement on PostgreSQL', async () => {
+    await settledLists();
+    stampReads = 0;
+    routeReads = 0;
+    await routesById();
+    await tailscaleById();
+    expect(stampReads).toBe(0);
+    expect(routeReads).toBe(0);
   });
 
   it('hands the primary over when its router times out, with nothing written', async () => {

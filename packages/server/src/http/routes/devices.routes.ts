@@ -68,7 +68,7 @@ export async function devicesRoutes(app: FastifyInstance): Promise<void> {
         };
       }
       const shape = request.query.fields === 'all' ? shapes.details : shapes.list;
-      const body = await listDevicesBody(ctx, networkId, request.query, shape);
+      const body = await listDevicesBody(ctx, networkId, request.query, shape, request.principal!.readStamp);
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );

@@ -98,6 +98,7 @@ export async function tailscaleDeviceRoutes(app: FastifyInstance): Promise<void>
           ...(filters.shows ? { shows: filters.shows } : {}),
           serialize: all ? tailscaleJson.all : tailscaleJson.default,
         },
+        request.principal!.readStamp,
       );
       return reply.type('application/json; charset=utf-8').send(body);
     },

@@ -94,11 +94,14 @@ export async function listDevicesBody(
   networkId: string,
   input: DeviceListInput,
   shape: ListShape,
+  stamp?: ReadStamp,
 ): Promise<Buffer> {
   const kept = keptLists(ctx);
   const now = ctx.clock.now();
   const filter = indexFilter(input);
-  const read = await (kept.index ? fromIndex(ctx.db, kept.index, networkId) : fromStamp(ctx.db, networkId, input));
+  const read = await (kept.index
+    ? fromIndex(ctx.db, kept.index, networkId)
+    : fromStamp(ctx.db, networkId, input, stamp));
   // Only the index knows a network is gone; its list is empty.
   if (!read) return NO_DEVICES;
   const routes = shape.details ? await networkRoutes(ctx.db, networkId, now, read.routesStamp) : undefined;
@@ -156,9 +159,16 @@ async function fromIndex(db: Db, index: DeviceIndex, networkId: string): Promise
  * PostgreSQL: the network's list stamp; a selection is a query. A body holds until the first
  * device it looks at times out: one it shows (selectByPresence), or for an `online=false` list
  * the first online device it would gain, found by an aggregate rather than by reading them all.
+ *
+ * A call made with an API key brings both stamps, read by its key's statement after it arrived
+ * (http/authenticate.ts): the list then takes them from there instead of reading them again, so
+ * an unchanged list costs no statement of its own. Other callers read them here.
  */
-async function fromStamp(db: Db, networkId: string, input: DeviceListInput): Promise<ListRead> {
-  const { list: version, routes: routesStamp } = await deviceListStamps(db, networkId);
+async function fromStamp(db: Db, networkId: string, input: DeviceListInput, stamp?: ReadStamp): Promise<ListRead> {
+  const { list: version, routes: routesStamp } =
+    stamp?.networkId === networkId && stamp.devices !== undefined
+      ? { list: String(stamp.devices), routes: stamp }
+      : await deviceListStamps(db, networkId);
   return {
     source: undefined,
     version,

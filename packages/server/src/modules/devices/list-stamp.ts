@@ -16,19 +16,21 @@ import { sql } from 'kysely';
 import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 
-const stampOf = compiledQuery((db, p: { networkId: string }) =>
-  db
-    .selectFrom('device_list_stamps')
-    .select([
-      sql<string>`coalesce(sum(seq), 0)::text`.as('stamp'),
-      (eb) =>
-        eb
-          .selectFrom('read_stamps')
-          .select('read_stamps.seq')
-          .where('read_stamps.network_id', '=', p.networkId)
-          .as('read_seq'),
-    ])
-    .where('network_id', '=', p.networkId),
+const stampOf = compiledQuery(
+  (db, p: { networkId: string }) =>
+    db
+      .selectFrom('device_list_stamps')
+      .select([
+        sql<string>`coalesce(sum(seq), 0)::text`.as('stamp'),
+        (eb) =>
+          eb
+            .selectFrom('read_stamps')
+            .select('read_stamps.seq')
+            .where('read_stamps.network_id', '=', p.networkId)
+            .as('read_seq'),
+      ])
+      .where('network_id', '=', p.networkId),
+  { name: 'device-list-stamps' },
 );
 
 export interface ListStamps {
