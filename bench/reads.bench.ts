@@ -22,7 +22,10 @@
 // ratio is Warren's throughput over that baseline's. Beside it, each server's CPU time per request
 // over its window (every thread, from /proc), all of it and its user part: on a shared machine
 // throughput depends on the share of the cores a run gets, CPU time per request much less, and
-// user time least (the kernel's loopback work lands on whichever process runs).
+// user time least (the kernel's loopback work lands on whichever process runs). The `fleet` column
+// is the part of Warren's figure the fleet's heartbeats take (Warren's CPU time per second while
+// the raw server is loaded, over the same window): at 10,000 devices a slow row's CPU per request
+// is mostly that, divided among fewer requests.
 //
 // Targets per call: ratio ≥ 0.25, p99 ≤ 25 ms, and no stalls (p99 ≤ 3 × p50). The run exits 1
 // when a call falls short of one, or answers anything but 200 under load. The raw server's own
@@ -318,8 +321,13 @@ function concreteCalls(reads: { path: string; params: string[] }[], ids: Record<
   return calls.filter((call) => texts.some((text) => call.includes(text)));
 }
 
-/** The server's CPU time per request over its window, µs (not measured in a smoke run). */
-type Measured = Load & { cpuUs?: number; userUs?: number };
+/**
+ * The server's CPU time per request over its window, µs (not measured in a smoke run); for
+ * Warren, `fleetUs` is the part of it the fleet's heartbeats would have taken anyway: Warren's
+ * CPU time per second while the raw server is loaded right after (no call reaches Warren then,
+ * the fleet's heartbeats do), times the window, per request of the window.
+ */
+type Measured = Load & { cpuUs?: number; userUs?: number; fleetUs?: number };
 
 interface Row {
   call: string;
@@ -375,6 +383,8 @@ function misses({ warren, baseline }: Row): string[] {
 /** CPU time per request, all and user: `61/44 µs`. */
 const cpu = (load: Measured | undefined) =>
   (load?.cpuUs === undefined ? '—' : `${fmt(load.cpuUs)}/${fmt(load.userUs ?? 0)} µs`).padStart(10);
+/** The fleet's share of Warren's CPU time per request. */
+const fleetCpu = (load: Measured) => (load.fleetUs === undefined ? '—' : `${fmt(load.fleetUs)} µs`).padStart(8);
 
 /**
  * Loads `url` with wrk and reads the CPU time the server at `pid` (and its descendants) used
@@ -399,7 +409,7 @@ function printRow(row: Row, bytes: number): void {
     `${call.padEnd(44)} ${fmt(warren.rps).padStart(8)} ${fmt(warren.p50, 2).padStart(7)} ${fmt(warren.p99, 2).padStart(7)} ` +
       `${(baseline ? fmt(baseline.rps) : '—').padStart(10)} ${(baseline ? fmt(baseline.p50, 2) : '—').padStart(7)} ` +
       `${(baseline ? fmt(baseline.p99, 2) : '—').padStart(7)} ${(baseline ? fmt(warren.rps / baseline.rps, 2) : '—').padStart(6)} ` +
-      `${fmt(bytes).padStart(9)}  ${cpu(warren)} ${cpu(baseline)}  ` +
+      `${fmt(bytes).padStart(9)}  ${cpu(warren)} ${fleetCpu(warren)} ${cpu(baseline)}  ` +
       `${missed.length ? `short: ${missed.join(', ')}` : 'ok'}`,
   );
 }
@@ -451,7 +461,7 @@ async function main(): Promise<number> {
     console.log(
       `${'call'.padEnd(44)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
         `${'raw req/s'.padStart(10)} ${'raw p50'.padStart(7)} ${'raw p99'.padStart(7)} ${'ratio'.padStart(6)} ${'bytes'.padStart(9)}  ` +
-        `${'CPU/user'.padStart(10)} ${'raw CPU'.padStart(10)}  verdict`,
+        `${'CPU/user'.padStart(10)} ${'fleet'.padStart(8)} ${'raw CPU'.padStart(10)}  verdict`,
     );
     /** Each server is loaded with the call briefly before it is measured (see WARMUP_S). */
     const warmUp = async (base: string, call: string) => {
@@ -465,8 +475,17 @@ async function main(): Promise<number> {
       // The smoke loads several calls at once: no one call's CPU time.
       const warren = await loadServer(`${url}${call}`, apiKey, flags.smoke ? undefined : child!.pid);
       if (profiled) await profiled(call, warren.requests);
+      // Warren serves only the fleet while raw is loaded: its CPU time then is the fleet's rate.
+      const idleFrom = raw ? { cpu: treeCpuUs(child!.pid!), at: performance.now() } : undefined;
       if (raw) await warmUp(raw.url, call);
       const baseline = raw ? await loadServer(`${raw.url}${call}`, apiKey, raw.child.pid) : undefined;
+      if (idleFrom && warren.cpuUs !== undefined) {
+        const idle = treeCpuUs(child!.pid!);
+        const perSecond =
+          (idle.userUs + idle.systemUs - idleFrom.cpu.userUs - idleFrom.cpu.systemUs) /
+          ((performance.now() - idleFrom.at) / 1000);
+        warren.fleetUs = (perSecond * DURATION) / Math.max(1, warren.requests);
+      }
       return { call, warren, ...(baseline ? { baseline } : {}) };
     };
     const rows: Row[] = [];
