@@ -23,6 +23,13 @@ try {
   await enroll(warren, ['router-1'], { advertiseRoutes: ['10.20.0.0/16'] });
   for (const device of web) await warren.call('POST', '/v1/node/heartbeat', {}, device.nodeToken);
   await warren.call('POST', '/v1/users', { loginName: 'audra@example.com', role: 'auditor' });
+  await warren.call('PATCH', '/v1/network', {
+    dns: {
+      nameservers: ['1.1.1.1'],
+      splitDns: { 'corp.example': ['10.0.0.53'] },
+      extraRecords: [{ name: 'db.corp.example', type: 'A', value: '10.0.0.7' }],
+    },
+  });
   const devices = await warren.call('GET', '/v1/devices');
   mkdirSync(SHOTS, { recursive: true });
   for (const [width, viewport] of Object.entries(WIDTHS)) {
@@ -42,7 +49,8 @@ try {
       await page.goto(path);
       await page.locator('main h1').waitFor();
       await page.waitForLoadState('networkidle');
-      await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`) });
+      // The network page's settings run below the fold: shown whole.
+      await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: name === 'network' });
     }
     await context.close();
   }

@@ -1,9 +1,13 @@
-/** Network: plan, limits and usage, and single sign-on settings. */
+/** Network: plan, limits and usage; device, DNS and relay settings; single sign-on. */
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { FormEvent } from 'react';
 import { api, type Can } from '../api.ts';
 import { CopyButton, Failure, Loading, PageHeader, Time } from '../ui.tsx';
+import { DeviceSettings } from './NetworkDevices.tsx';
+import { DnsSettings } from './NetworkDns.tsx';
+import { RelaySettings } from './NetworkRelays.tsx';
+import { words } from './settings-form.tsx';
 
 export function Network({ can }: { can: Can }) {
   const network = useQuery({ queryKey: ['network'], queryFn: () => api.network.get() });
@@ -26,6 +30,9 @@ export function Network({ can }: { can: Can }) {
       <h2>Usage</h2>
       <Usage label="Users" used={n.usage.users} limit={n.limits.users} />
       <Usage label="Devices" used={n.usage.devices} limit={n.limits.devices} />
+      <DeviceSettings network={n} editable={can.all} />
+      <DnsSettings network={n} editable={can.all} />
+      <RelaySettings network={n} editable={can.all} />
       <Sso editable={can.all} configured={n.sso.configured} redirectUri={n.sso.redirectUri} />
     </section>
   );
@@ -70,9 +77,7 @@ function Sso({
       issuer: String(form.get('issuer')).trim(),
       clientId: String(form.get('clientId')).trim(),
       clientSecret: String(form.get('clientSecret')),
-      allowedDomains: String(form.get('allowedDomains') ?? '')
-        .split(/[\s,]+/)
-        .filter(Boolean),
+      allowedDomains: words(form.get('allowedDomains')),
       enforce: form.get('enforce') === 'on',
     });
   };
