@@ -7,6 +7,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axe, buildConsole, launch, signedIn, startWarren, type Warren, WIDTHS } from './harness.ts';
+import { expectEveryControlReachable, tabTo } from './keyboard.ts';
 
 const OWNER = 'admin@example.com';
 
@@ -94,6 +95,26 @@ describe('the network settings in the console', () => {
     expect(await page.getByLabel('Domain of split DNS route 2').count()).toBe(0);
     expect(await page.getByLabel('Type of record 2').inputValue()).toBe('AAAA');
     expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('adds and removes a record with the keyboard alone, the focus following the rows', async () => {
+    const { context, page } = await signedIn(browser, warren, OWNER);
+    await page.goto('/network');
+    await page.getByLabel('Domain of split DNS route 1').waitFor();
+    await expectEveryControlReachable(page);
+    await tabTo(page, 'Add a record');
+    await page.keyboard.press('Enter');
+    // The new row's first control has the focus.
+    await page.keyboard.type('web.corp.example');
+    expect(await page.getByLabel('Name of record 3').inputValue()).toBe('web.corp.example');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('10.0.0.8');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter'); // Remove record 3
+    expect(await page.getByLabel('Name of record 3').count()).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Add a record');
     await context.close();
   });
 

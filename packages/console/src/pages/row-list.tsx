@@ -3,7 +3,7 @@
  * Every control of a row is named with the row's place ("Domain of split DNS route 2"), so a
  * screen reader, and a test, tells the rows apart while each shows only "Domain".
  */
-import { type ReactNode, useRef, useState } from 'react';
+import { type ReactNode, useEffect, useRef, useState } from 'react';
 
 type Keyed<T> = T & { key: number };
 
@@ -34,12 +34,22 @@ export function RowList<T extends object>(props: {
   intro?: ReactNode;
 }) {
   const { list } = props;
+  // The keyboard's focus follows the change: into a row just added, or, the row and its Remove
+  // button gone, onto the Add button rather than lost to the page.
+  const lastRow = useRef<HTMLDivElement>(null);
+  const addButton = useRef<HTMLButtonElement>(null);
+  const moveFocus = useRef<'added' | 'removed' | null>(null);
+  useEffect(() => {
+    if (moveFocus.current === 'added') lastRow.current?.querySelector<HTMLElement>('input, select')?.focus();
+    if (moveFocus.current === 'removed') addButton.current?.focus();
+    moveFocus.current = null;
+  });
   return (
     <fieldset>
       <legend>{props.legend}</legend>
       {props.intro}
       {list.rows.map((row, i) => (
-        <div className="inline wide" key={row.key}>
+        <div className="inline wide" key={row.key} ref={i === list.rows.length - 1 ? lastRow : undefined}>
           {props.children(row, (field) => (
             <span>
               {field}
@@ -53,6 +63,7 @@ export function RowList<T extends object>(props: {
             type="button"
             onClick={() => {
               props.edited();
+              moveFocus.current = 'removed';
               list.remove(row.key);
             }}
           >
@@ -66,8 +77,10 @@ export function RowList<T extends object>(props: {
       ))}
       <button
         type="button"
+        ref={addButton}
         onClick={() => {
           props.edited();
+          moveFocus.current = 'added';
           list.add(props.blank);
         }}
       >
