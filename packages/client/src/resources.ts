@@ -176,7 +176,10 @@ export class NetworkInfo {
     return this.http.json('GET', '/v1/network', options);
   }
 
-  /** `PATCH /v1/network`: device settings (`deviceApproval`, `nodeKeyExpiry`); needs scope `all`. */
+  /**
+   * `PATCH /v1/network`: the network's settings (`deviceApproval`, `nodeKeyExpiry`, `flowLogs`, `dns`,
+   * `derp`); a field left out keeps its value, in `dns` and `derp` too. Needs scope `all`.
+   */
   update(input: PatchNetworkRequest, options: CallOptions = {}): Promise<NetworkBody> {
     return this.http.json('PATCH', '/v1/network', { ...options, body: input });
   }
