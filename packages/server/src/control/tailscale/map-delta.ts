@@ -62,7 +62,7 @@ function texts(of: Iterable<SentText>): string {
  */
 export function filterDelta(
   before: SentMap,
-  after: SentMap,
+  after: Pick<SentMap, 'packetFilter' | 'sshPolicy'>,
   update: { packetFilter: string; sshPolicy: string },
   seq: number,
 ): string | undefined {

@@ -232,13 +232,13 @@ class OpenMapStream {
       if ('filterOnly' in next) {
         // The same peers, seen the same way: only the filter can have changed.
         if (builds.hasSubscribers) builds.publish({ filterOnly: true, asked: true });
-        const nextSent = {
-          ...this.sent,
-          packetFilter: digestOf(next.packetFilter),
-          sshPolicy: digestOf(next.sshPolicy),
-        };
-        delta = filterDelta(this.sent, nextSent, next, this.seq + 1);
-        this.sent = nextSent;
+        const filters = { packetFilter: digestOf(next.packetFilter), sshPolicy: digestOf(next.sshPolicy) };
+        delta = filterDelta(this.sent, filters, next, this.seq + 1);
+        // Changed in place rather than copied: every stream's record then keeps the one shape
+        // sentMap gives it, and the code that reads it, optimised for that shape, is not thrown
+        // away at the next policy change for meeting another.
+        this.sent.packetFilter = filters.packetFilter;
+        this.sent.sshPolicy = filters.sshPolicy;
       } else {
         if (builds.hasSubscribers) builds.publish({ filterOnly: false, asked: policyOnly });
         const nextSent = sentMap(next);
