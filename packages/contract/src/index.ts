@@ -1,4 +1,5 @@
 export * from './derp-region.js';
+export * from './dns-domain.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './formats.js';

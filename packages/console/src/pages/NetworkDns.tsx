@@ -2,26 +2,15 @@
  * The network's DNS settings as Tailscale clients get them: the MagicDNS domain, nameservers,
  * search domains, split DNS (a domain → its resolvers) and extra records the clients answer.
  */
-import type { DnsRecordBody, NetworkBody, PatchNetworkRequest } from '@warren/contract';
+import { type DnsRecordBody, dnsDomain, type NetworkBody, type PatchNetworkRequest } from '@warren/contract';
 import { RowList, useRows } from './row-list.tsx';
 import { Field, onOff, SettingsForm, words } from './settings-form.tsx';
 
 type Dns = NonNullable<PatchNetworkRequest['dns']>;
 
-/** The domain a network has unless set: as the server derives it (network/dns-domain.ts). */
-export function defaultDnsDomain(networkName: string): string {
-  const label =
-    networkName
-      .toLowerCase()
-      .replace(/[^a-z0-9-]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 63) || 'network';
-  return `${label}.warren.internal`;
-}
-
 export function DnsSettings({ network, editable }: { network: NetworkBody; editable: boolean }) {
   const { dns } = network;
-  const fallback = defaultDnsDomain(network.name);
+  const fallback = dnsDomain(network.name);
   return (
     <>
       <h2 id="dns-settings">DNS</h2>

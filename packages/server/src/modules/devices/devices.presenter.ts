@@ -4,10 +4,9 @@
  * in /v1's shapes; a detail record carries them under a symbol, which no JSON of it shows, for
  * `/api/v2`'s device (Tailscale's `nodeKey` and `machineKey`).
  */
-import type { DeviceBody } from '@warren/contract';
+import { type DeviceBody, dnsDomain } from '@warren/contract';
 import { parseList } from '../../lib/json.js';
 import { iso, isoOrNull } from '../../lib/time.js';
-import { dnsDomain } from '../network/dns-domain.js';
 import { isOnline } from '../network/online.js';
 import { presentDeviceRoute, servesAsExitNode } from '../routes/routes.presenter.js';
 import type { RouteRow } from '../routes/routes.repository.js';

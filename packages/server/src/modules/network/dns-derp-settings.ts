@@ -13,12 +13,12 @@ import {
   type DerpRegionBody,
   DNS_NAME_PATTERN,
   type DnsRecordBody,
+  dnsDomain,
   EMBEDDED_DERP_REGION_ID,
   type NetworkBody,
   type PatchNetworkRequest,
 } from '@warren/contract';
 import { invalidRequest } from '../../core/errors.js';
-import { dnsDomain } from './dns-domain.js';
 
 /** As GET /v1/network shows them (`splitDns` is tailcfg.DNSConfig.Routes, by domain). */
 export type DnsSettings = NetworkBody['dns'];
