@@ -52,7 +52,7 @@ import { channel } from 'node:diagnostics_channel';
 import { type Compilable, CompiledQuery, SelectQueryNode } from 'kysely';
 import type { Db } from './database.js';
 import { runPrepared } from './pg-statements.js';
-import { sharedRead } from './shared-reads.js';
+import { type SharedAnswer, sharedRead } from './shared-reads.js';
 import { committedVersion, runCommitted } from './sqlite-statements.js';
 
 type Params = Record<string, string | number | null>;
@@ -187,7 +187,7 @@ export function compiledQuery<P extends Params, R>(
     }
     if (!kept) {
       const shared = template.reads ? shareRead<R>(db, template, values) : undefined;
-      if (shared) return (await shared) as R[];
+      if (shared) return (await shared).rows as R[];
       if (template.reads) published(template);
       return run(db, template, values);
     }
@@ -202,11 +202,22 @@ export function compiledQuery<P extends Params, R>(
     // (it only grows). An answer read at once (SQLite) is kept before this call yields: callers
     // resumed together (a batch of heartbeats answered by one commit, requests parsed in one
     // turn) would otherwise each miss and read it again while the first awaited its own rows.
-    published(template);
+    // On PostgreSQL the calls that miss together (after a stamp moved) share one statement; one
+    // run with a later clock value than this call's is kept from that value.
+    let from = at;
+    let rows: readonly R[];
     const now = runCommitted(db, template.sql, values) as R[] | undefined;
-    const rows = freeze(now ?? (await run<R>(db, template, values)));
+    const shared = now ? undefined : shareRead<R>(db, template, values);
+    if (shared) {
+      const read = await shared;
+      rows = read.rows;
+      if (window) from = read.values[template.slots.findIndex((slot) => isSlotOf(slot, window.param))] as number;
+    } else {
+      published(template);
+      rows = freeze(now ?? (await run<R>(db, template, values)));
+    }
     if (kept.answers.size >= KEPT_PER_QUERY) kept.answers.clear();
-    kept.answers.set(key, { rows, from: at, until: window ? window.until(rows) : Number.POSITIVE_INFINITY });
+    kept.answers.set(key, { rows, from, until: window ? window.until(rows) : Number.POSITIVE_INFINITY });
     return rows as R[];
   };
 }
@@ -241,7 +252,7 @@ function stampedAnswers(
  * PostgreSQL: the call's read in the next statement sent for the same values (shared-reads.ts),
  * those bound to the clock aside; undefined where the call must run it alone.
  */
-function shareRead<R>(db: Db, template: Template, values: unknown[]): Promise<readonly R[]> | undefined {
+function shareRead<R>(db: Db, template: Template, values: unknown[]): Promise<SharedAnswer<R>> | undefined {
   const { clockSlots } = template;
   const key =
     template.name + keyOf(clockSlots.length ? values.map((v, i) => (clockSlots.includes(i) ? null : v)) : values);

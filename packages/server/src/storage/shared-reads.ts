@@ -39,7 +39,13 @@ interface Call {
 /** More calls than this in one statement wait for the next; a statement's rows serve them all. */
 const MAX_CALLS = 1024;
 
-const statements = batchedWrites(async (db: Db, _key: string, calls: readonly Call[]): Promise<unknown[][]> => {
+/** A shared statement's rows, and the values it ran with (the latest of the clock-bound ones). */
+export interface SharedAnswer<R> {
+  rows: readonly R[];
+  values: readonly unknown[];
+}
+
+const statements = batchedWrites(async (db: Db, _key: string, calls: readonly Call[]) => {
   const [first] = calls;
   const { statement, clockSlots, onSend } = first!;
   const values = first!.values.slice();
@@ -51,7 +57,8 @@ const statements = batchedWrites(async (db: Db, _key: string, calls: readonly Ca
   const rows = (await runPrepared(db, statement.name, statement.sql, values)) ?? [];
   for (const row of rows) Object.freeze(row);
   Object.freeze(rows);
-  return calls.map(() => rows);
+  const answer: SharedAnswer<unknown> = { rows, values };
+  return calls.map(() => answer);
 }, MAX_CALLS);
 
 /**
@@ -66,7 +73,7 @@ export function sharedRead<R>(
   values: unknown[],
   clockSlots: readonly number[],
   onSend: () => void,
-): Promise<readonly R[]> | undefined {
+): Promise<SharedAnswer<R>> | undefined {
   if (!hasPool(db)) return undefined;
-  return statements(db, key, { statement, values, clockSlots, onSend }) as Promise<readonly R[]>;
+  return statements(db, key, { statement, values, clockSlots, onSend }) as Promise<SharedAnswer<R>>;
 }

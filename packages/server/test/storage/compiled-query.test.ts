@@ -200,7 +200,7 @@ describe('compiledQuery', () => {
   describe.runIf(backend === 'postgres')('answers kept per read stamp (PostgreSQL)', () => {
     const nameOf = compiledQuery(
       (db, p: { id: string }) => db.selectFrom('networks').select(['id', 'name']).where('id', '=', p.id),
-      { stampedBy: 'id' },
+      { stampedBy: 'id', name: 'network name' },
     );
     const stampOf = async (networkId: string) => {
       const row = await database.storage.db
@@ -231,6 +231,27 @@ describe('compiledQuery', () => {
       expect(await nameOf(db, { id: 'net_a' }, stamp)).not.toBe(renamed);
       expect(await nameOf(db, { id: 'net_a' }, moved)).toBe(renamed);
       await db.updateTable('networks').set({ name: 'a' }).where('id', '=', 'net_a').execute();
+    });
+
+    it('reads a moved stamp once for the calls that bring it together', async () => {
+      const { db } = database.storage;
+      let sent = 0;
+      const listener = (message: unknown) => {
+        if ((message as { query: string }).query === 'network name') sent++;
+      };
+      subscribe('warren:compiled-query:read', listener);
+      try {
+        await db.updateTable('networks').set({ name: 'a3' }).where('id', '=', 'net_a').execute();
+        const moved = await stampOf('net_a');
+        const answers = await Promise.all([1, 2, 3, 4, 5].map(() => nameOf(db, { id: 'net_a' }, moved)));
+        // The first call's statement, then one for the four that missed while it was in flight.
+        expect(sent).toBeLessThanOrEqual(2);
+        for (const answer of answers) expect(answer).toEqual([{ id: 'net_a', name: 'a3' }]);
+        expect(await nameOf(db, { id: 'net_a' }, moved)).toBe(answers[4]);
+      } finally {
+        unsubscribe('warren:compiled-query:read', listener);
+        await db.updateTable('networks').set({ name: 'a' }).where('id', '=', 'net_a').execute();
+      }
     });
 
     it('moves the stamp with what the stamped reads show, not with the fleet', async () => {
