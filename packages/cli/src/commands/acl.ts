@@ -1,17 +1,7 @@
 /** `warren acl get|validate|apply`: the policy as a file you edit, check and apply. */
-import { readFile } from 'node:fs/promises';
 import { type PolicyProblem, WarrenError } from '@warren/client';
 import type { Command } from 'commander';
-import { connect, Exit, examples, type Io, printJson, UsageError, visible } from './output.js';
-
-async function readPolicy(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read ${file}${code === 'ENOENT' ? ': no such file' : code ? ` (${code})` : ''}`);
-  }
-}
+import { connect, Exit, examples, type Io, printJson, readText, visible } from './output.js';
 
 /** One problem per line, as compilers print them: `FILE:12:5: message`. */
 function formatProblems(file: string, problems: readonly PolicyProblem[]): string {
@@ -57,7 +47,7 @@ export function registerAclCommands(program: Command, io: Io): void {
     .description('check a policy file without applying it: one FILE:LINE:COLUMN: problem per line, exit 1 if invalid')
     .addHelpText('after', examples(['warren acl validate policy.hujson']))
     .action(async (file: string) => {
-      const text = await readPolicy(file);
+      const text = await readText(file);
       const result = await connect(io).acl.validate(text);
       if (result.valid) {
         io.out(`${file}: valid\n`);
@@ -78,7 +68,7 @@ export function registerAclCommands(program: Command, io: Io): void {
       examples(['warren acl apply policy.hujson', 'warren acl apply policy.hujson --if-match \'"3f2a…"\'']),
     )
     .action(async (file: string, flags: { ifMatch?: string }) => {
-      const text = await readPolicy(file);
+      const text = await readText(file);
       const warren = connect(io);
       const ifMatch = flags.ifMatch ?? (await warren.acl.getText()).etag;
       try {

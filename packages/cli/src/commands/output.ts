@@ -3,6 +3,7 @@
  * the client built from WARREN_URL and WARREN_API_KEY, aligned tables and key/value blocks
  * for people, JSON for scripts, and the two ways a command ends early (usage error, exit code).
  */
+import { readFile } from 'node:fs/promises';
 import { Warren } from '@warren/client';
 import { DURATION_RE } from '@warren/contract';
 import { httpRequest } from './http-request.js';
@@ -36,6 +37,16 @@ export function oneOf<T extends string>(what: string, value: string, allowed: re
 export function checkDuration(flag: string, value: string | undefined): void {
   if (value !== undefined && !DURATION_RE.test(value)) {
     throw new UsageError(`${flag} must be a duration such as 90s, 15m, 24h or 7d (got "${value}")`);
+  }
+}
+
+/** A file a command was given, or a usage error that says why it cannot be read. */
+export async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`cannot read ${file}${code === 'ENOENT' ? ': no such file' : code ? ` (${code})` : ''}`);
   }
 }
 
