@@ -26,9 +26,6 @@ function buildProgram(io: Io, onUsage: (text: string) => void): Command {
   const program = new Command('warren')
     .description('Warren: control plane and management API for private mesh networks')
     .version(VERSION)
-    // Options belong to the command they follow, so that `network --json` and
-    // `network set --json` are each their own command's flag.
-    .enablePositionalOptions()
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.out(text),

@@ -49,8 +49,6 @@ export function registerNetworkCommands(program: Command, io: Io): void {
     .command('network')
     .description("show the API key's network: plan, limits, usage and settings; change the settings with set")
     .option('--json', 'print the API response as JSON')
-    // `network set --json` is set's own flag, not this one's (the program's options are positional too).
-    .enablePositionalOptions()
     .addHelpText(
       'after',
       examples([
@@ -110,7 +108,9 @@ export function registerNetworkCommands(program: Command, io: Io): void {
         'warren network set --no-derp-embedded --derp-regions regions.json',
       ]),
     )
-    .action(async (flags: NetworkSetFlags) => {
+    // `network set --json` is parsed as the `network --json` of the parent: read both.
+    .action(async (_flags: NetworkSetFlags, command: Command) => {
+      const flags: NetworkSetFlags = command.optsWithGlobals();
       refuseOpposites(given);
       const patch = await networkPatch(flags);
       const updated = await connect(io).network.update(patch);
