@@ -2,11 +2,13 @@
  * `warren network` and `warren network set`: the settings of PATCH /v1/network from the command
  * line, read back through the API of a real server.
  */
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { json, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WARREN_FROM_SOURCES } from './bin.js';
 import { envOf, warren } from './run.js';
 
 /** Nothing listens here: a command that reached for a server would exit 1, not 2. */
@@ -170,6 +172,19 @@ describe('warren network set', () => {
     await writeFile(file, '[]');
     expect((await set('--derp-regions', file)).code).toBe(0);
     expect((await settings()).derp.regions).toEqual([]);
+
+    // `-` reads the array from stdin, as a pipe from another program gives it.
+    const piped = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        [...WARREN_FROM_SOURCES, 'network', 'set', '--derp-regions', '-'],
+        { env: { ...process.env, ...env } },
+        (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
+      );
+      child.stdin?.end(JSON.stringify([region(7)]));
+    });
+    expect(piped, piped.stderr).toEqual({ code: 0, stderr: '' });
+    expect((await settings()).derp.regions).toEqual([region(7)]);
   });
 
   it('a value the server refuses changes nothing and exits 1 with its problem', async () => {
