@@ -11,7 +11,7 @@ import type { AppContext, RateLimitDecision } from '../core/context.js';
 import { decisionsOfGroup, type HitManyRow, WINDOW_MS } from '../edge/rate-limiter.js';
 import type { ApiPrincipal } from '../edge/request-principals.js';
 import { parseList } from '../lib/json.js';
-import { hashSecret, isWellFormedSecret, sameHash } from '../lib/secrets.js';
+import { hashSecret, hasSecretLength, isWellFormedSecret, sameHash } from '../lib/secrets.js';
 import type { Clock } from '../lib/time.js';
 import { batchedWrites } from '../lib/write-batches.js';
 import { accessTokenByHash } from '../modules/oauth/access-tokens.js';
@@ -218,7 +218,10 @@ function principalOfKey(key: KeyRow): KeyPrincipal {
  * that would be refused), which `authenticateApiKey` then decides and words.
  */
 export function keptApiKey(db: Db, token: string | undefined, now: number): KeyPrincipal | undefined {
-  if (!token || !isWellFormedSecret('api', token)) return undefined;
+  // Prefix and length only: a token whose digest is a kept key's is that key, checksum and all.
+  // The alphabet and checksum (0.6 µs a call) are checked where a token not kept goes next,
+  // authenticateApiKey, before it is hashed there and refused.
+  if (!token || !hasSecretLength('api', token)) return undefined;
   const hash = hashSecret(token);
   // Kept under its own digest (read by `secret_hash = ?`), so the lookup has compared the digests
   // already: decoding both from hex for a constant-time compare cost 0.5 µs a call and changed nothing.

@@ -53,10 +53,16 @@ export function generateSecret(kind: SecretKind): string {
   return `${SECRET_PREFIX[kind]}${body}${smallToBase62(crc32(body), CHECKSUM_LENGTH)}`;
 }
 
+/** True when `secret` has the prefix and length of a `kind` secret: the cheap part of isWellFormedSecret. */
+export function hasSecretLength(kind: SecretKind, secret: string): boolean {
+  const prefix = SECRET_PREFIX[kind];
+  return secret.startsWith(prefix) && secret.length === prefix.length + BODY_LENGTH + CHECKSUM_LENGTH;
+}
+
 /** True when `secret` has the shape and checksum of a `kind` secret. */
 export function isWellFormedSecret(kind: SecretKind, secret: string): boolean {
+  if (!hasSecretLength(kind, secret)) return false;
   const prefix = SECRET_PREFIX[kind];
-  if (!secret.startsWith(prefix) || secret.length !== prefix.length + BODY_LENGTH + CHECKSUM_LENGTH) return false;
   if (!BASE62_ONLY.test(secret.slice(prefix.length))) return false;
   const bodyEnd = prefix.length + BODY_LENGTH;
   return secret.slice(bodyEnd) === smallToBase62(crc32(secret, prefix.length, bodyEnd), CHECKSUM_LENGTH);
