@@ -51,7 +51,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { type Compilable, CompiledQuery, SelectQueryNode } from 'kysely';
 import type { Db } from './database.js';
-import { runPrepared } from './pg-statements.js';
+import { hasPool, runPrepared } from './pg-statements.js';
 import { type SharedAnswer, sharedRead } from './shared-reads.js';
 import { committedVersion, runCommitted } from './sqlite-statements.js';
 
@@ -253,6 +253,8 @@ function stampedAnswers(
  * those bound to the clock aside; undefined where the call must run it alone.
  */
 function shareRead<R>(db: Db, template: Template, values: unknown[]): Promise<SharedAnswer<R>> | undefined {
+  // Asked first, so that SQLite's reads and a transaction's, which never share, build no key.
+  if (!hasPool(db)) return undefined;
   const { clockSlots } = template;
   const key =
     template.name + keyOf(clockSlots.length ? values.map((v, i) => (clockSlots.includes(i) ? null : v)) : values);
