@@ -13,6 +13,7 @@
  * a turn under load answers tens of requests. A line waits for the end of its turn, never for
  * more traffic.
  */
+import { writeSync } from 'node:fs';
 import pino from 'pino';
 
 export interface LogDestination extends pino.DestinationStream {
@@ -23,16 +24,21 @@ export interface LogDestination extends pino.DestinationStream {
 export function logDestination(fd: number): LogDestination {
   const stream = pino.destination({ fd, sync: false, contentMode: 'buffer' });
   let pending: string[] = [];
-  const handOver = (): void => {
-    if (pending.length === 0) return;
+  const take = (): Buffer => {
     const lines = pending;
     pending = [];
+    return Buffer.from(lines.length === 1 ? lines[0]! : lines.join(''));
+  };
+  const handOver = (): void => {
     // The buffer mode takes Buffers, whatever SonicBoom's types say of write().
-    stream.write(Buffer.from(lines.length === 1 ? lines[0]! : lines.join('')) as unknown as string);
+    if (pending.length > 0) stream.write(take() as unknown as string);
   };
   const flushSync = (): void => {
-    handOver();
+    // What SonicBoom holds first, then this turn's lines, written here: handed to SonicBoom they
+    // would start an asynchronous write that its flushSync does not wait for, and a process
+    // that exits or closes the descriptor right after would lose them.
     stream.flushSync();
+    if (pending.length > 0) writeSync(fd, take());
   };
   // pino flushes its destination when the process exits; the lines of the last turn are here.
   process.once('exit', () => {

@@ -6,6 +6,7 @@
  * leaves its last lines written.
  */
 import { execFileSync } from 'node:child_process';
+import { pbkdf2 } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,12 +33,33 @@ describe('log destination', () => {
       { length: 2_000 },
       (_, i) => `${JSON.stringify({ i, path: `/v1/us\u00e9rs/${'\u{1F600}'.repeat(i % 7)}`, msg: 'request' })}\n`,
     );
+    const first = lines.slice(0, 1_000).join('');
     for (const line of lines.slice(0, 1_000)) destination.write(line);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Written asynchronously, without flushSync: waited for, so that no write is in flight when
+    // flushSync runs (SonicBoom's flushSync does not wait for one).
+    for (let i = 0; i < 200 && readFileSync(path, 'utf8') !== first; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(readFileSync(path, 'utf8')).toBe(first);
     for (const line of lines.slice(1_000)) destination.write(line);
     destination.flushSync();
     closeSync(fd);
     expect(readFileSync(path, 'utf8')).toBe(lines.join(''));
+  });
+
+  it('writes the lines of the turn on flushSync itself, while the thread pool is busy', async () => {
+    const { path, fd } = file();
+    const destination = logDestination(fd);
+    // libuv's pool, where an asynchronous write would wait, is kept busy until after the check.
+    const busy = Array.from(
+      { length: 16 },
+      () => new Promise((resolve) => pbkdf2('x', 'y', 200_000, 32, 'sha256', resolve)),
+    );
+    destination.write('{"msg":"last"}\n');
+    destination.flushSync();
+    expect(readFileSync(path, 'utf8')).toBe('{"msg":"last"}\n');
+    closeSync(fd);
+    await Promise.all(busy);
   });
 
   it('writes a lone line without more traffic and without flushSync', async () => {
