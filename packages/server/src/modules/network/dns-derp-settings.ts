@@ -54,7 +54,8 @@ export function derpSettingsOf(network: Pick<DnsDerpColumns, 'derp'>): DerpSetti
 /**
  * The columns a PATCH writes, after the checks the body's schema cannot make (an address is an
  * IP address, of the family its record's type names; a split DNS domain is a DNS name; region
- * ids are unique, each node's region is its own, the embedded relay's id is not taken). Throws
+ * ids are unique, each node's region is its own, the embedded relay's id is not taken; no split
+ * DNS domain is the MagicDNS domain or under it, on the merged result). Throws
  * `invalid_request` naming the offending value; nothing is written then.
  */
 export function dnsDerpUpdate(
@@ -67,9 +68,13 @@ export function dnsDerpUpdate(
     checkAddresses('dns.nameservers', rest.nameservers ?? []);
     checkSplitDns(rest.splitDns ?? {});
     checkExtraRecords(rest.extraRecords ?? []);
+    const { domain: currentDomain, ...current } = dnsSettingsOf(network);
+    const merged = { ...current, ...rest };
+    // Checked on the merged result: a new domain can meet a route already stored, and the reverse.
+    const mergedDomain = domain === undefined ? currentDomain : (domain ?? dnsDomain(network.name));
+    checkSplitDnsOutsideMagicDns(merged.splitDns, mergedDomain, domain !== undefined && rest.splitDns === undefined);
     if (domain !== undefined) update.dns_domain = domain;
-    const { domain: _current, ...current } = dnsSettingsOf(network);
-    update.dns = JSON.stringify({ ...current, ...rest });
+    update.dns = JSON.stringify(merged);
   }
   if (body.derp) {
     const merged = { ...derpSettingsOf(network), ...body.derp };
@@ -92,6 +97,33 @@ function checkSplitDns(splitDns: Record<string, string[]>): void {
       throw invalidRequest(`dns.splitDns: "${domain}" is not a DNS name (lower case, no trailing dot)`);
     }
     checkAddresses(`dns.splitDns.${domain}`, nameservers);
+  }
+}
+
+/**
+ * A split DNS domain may be neither the MagicDNS domain nor under it. The Tailscale client routes
+ * the MagicDNS domain to its own resolver (an empty route: answered from the netmap, NXDOMAIN for
+ * any other name) and then lays the split routes over its routes, so such a route either replaces
+ * that local-only route or carves part of the domain out of it: names under the MagicDNS domain
+ * that are no peer's would go to the route's resolvers, or a route with no resolvers would be a
+ * no-op. Either way the setting does not say what the clients do, so it is refused. Checked
+ * whether MagicDNS is on or not: devices are named under the domain either way, and turning
+ * MagicDNS on must not bring a conflict back. Extra records under the MagicDNS domain stay
+ * allowed: answering extra names there is what they are for (as Headscale's `extra_records`).
+ * `domainChanged`: the refusal comes from `dns.domain`, so the answer names that field first.
+ */
+function checkSplitDnsOutsideMagicDns(
+  splitDns: Record<string, string[]>,
+  magicDnsDomain: string,
+  domainChanged: boolean,
+): void {
+  for (const domain of Object.keys(splitDns)) {
+    const relation = domain === magicDnsDomain ? 'is' : domain.endsWith(`.${magicDnsDomain}`) ? 'is under' : undefined;
+    if (!relation) continue;
+    const field = domainChanged ? `dns.domain: the split DNS route dns.splitDns.${domain}` : `dns.splitDns.${domain}`;
+    throw invalidRequest(
+      `${field} ${relation} the MagicDNS domain "${magicDnsDomain}", whose names Tailscale clients answer themselves; route another domain, or answer names under it with dns.extraRecords`,
+    );
   }
 }
 

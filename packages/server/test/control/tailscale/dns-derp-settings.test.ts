@@ -167,6 +167,44 @@ describe('network DNS and relay settings', () => {
     });
   });
 
+  it('refuse a split DNS domain that is the MagicDNS domain or under it, on the merged settings, and change nothing', async () => {
+    const refused = async (body: unknown, field: string) => {
+      const before = await json(await t.server.call('GET', '/v1/network'));
+      const res = await patch(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      const problem = await json(res);
+      expect(problem.code).toBe('invalid_request');
+      expect(problem.detail.startsWith(`${field}`), problem.detail).toBe(true);
+      expect(await json(await t.server.call('GET', '/v1/network'))).toEqual(before);
+    };
+    // The default domain, test.warren.internal, and names under it.
+    await refused(
+      { dns: { splitDns: { 'test.warren.internal': ['10.0.0.53'] } } },
+      'dns.splitDns.test.warren.internal',
+    );
+    await refused({ dns: { splitDns: { 'lab.test.warren.internal': [] } } }, 'dns.splitDns.lab.test.warren.internal');
+    await refused(
+      { dns: { domain: 'corp.example', splitDns: { 'a.corp.example': ['10.0.0.53'] } } },
+      'dns.splitDns.a.corp.example',
+    );
+    // A parent of the MagicDNS domain or a mere look-alike is no conflict: the longest domain wins.
+    const allowed = { 'warren.internal': ['10.0.0.53'], 'xtest.warren.internal': ['10.0.0.54'], 'corp.example': [] };
+    expect((await patch({ dns: { splitDns: allowed } })).status).toBe(200);
+    // Moving the MagicDNS domain onto a stored route is refused too, naming dns.domain.
+    await refused({ dns: { domain: 'corp.example' } }, 'dns.domain');
+    await refused({ dns: { domain: 'xtest.warren.internal' } }, 'dns.domain');
+    expect((await patch({ dns: { domain: 'lab.corp.example' } })).status).toBe(200);
+    expect((await patch({ dns: { splitDns: { 'test.warren.internal': ['10.0.0.53'] } } })).status).toBe(200);
+    // null goes back to the default, test.warren.internal, which the stored route now equals.
+    await refused({ dns: { domain: null } }, 'dns.domain');
+    expect((await patch({ dns: { domain: null, splitDns: {} } })).status).toBe(200);
+    // Records under the MagicDNS domain are what extra records are for.
+    const extraRecords = [{ name: 'grafana.test.warren.internal', type: 'A', value: '100.64.0.10' }];
+    const res = await patch({ dns: { extraRecords } });
+    expect(res.status).toBe(200);
+    expect((await json(res)).dns).toMatchObject({ domain: 'test.warren.internal', splitDns: {}, extraRecords });
+  });
+
   it('refuse what a client could not use, with a problem, and change nothing', async () => {
     const refusals: [unknown, string][] = [
       [{ dns: { nameservers: ['dns.example.com'] } }, 'invalid_request'],
