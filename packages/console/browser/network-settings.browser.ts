@@ -1,7 +1,7 @@
 /**
  * The network's device, DNS and relay settings on the Network page, in Chromium against a real
- * server: an owner changes them (each section one PATCH with its own fields only) and the API
- * shows the change; a refused value shows the server's problem and changes nothing; a read-only
+ * server: an owner changes them (each section one PATCH with the fields changed in it only, so
+ * a change someone else made meanwhile to another field survives) and the API shows the change; a refused value shows the server's problem and changes nothing; a read-only
  * role reads the same values with no control to change them.
  */
 import type { Browser, Page } from 'playwright-core';
@@ -79,9 +79,12 @@ describe('the network settings in the console', () => {
         { name: 'db.corp.example', type: 'AAAA', value: 'fd00::7' },
       ],
     });
-    // Each section sent its own fields only; the unchanged default domain was not written out.
-    const { domain: _unchanged, ...dnsSent } = network.dns;
-    expect(sent).toEqual([{ deviceApproval: true, nodeKeyExpiry: '90d', flowLogs: false }, { dns: dnsSent }]);
+    // Each section sent the fields changed in it only; the unchanged default domain was not written out.
+    const { nameservers, splitDns, extraRecords } = network.dns;
+    expect(sent).toEqual([
+      { deviceApproval: true, nodeKeyExpiry: '90d' },
+      { dns: { nameservers, splitDns, extraRecords } },
+    ]);
 
     // A row removed is gone from the next save; a reload shows what is stored.
     await dns.getByRole('button', { name: 'Remove split DNS route 2' }).click();
@@ -218,4 +221,53 @@ describe('the network settings in the console', () => {
       await context.close();
     });
   }
+  // Last, as it changes values the read-only views above check.
+  it("sends only the fields changed, so someone else's change to the same section survives, and shows the server's answer", async () => {
+    const { context, page, problems } = await signedIn(browser, warren, OWNER);
+    const sent = patches(page);
+    await page.goto('/network');
+    const dns = page.getByRole('form', { name: 'DNS' });
+    const devices = page.getByRole('form', { name: 'Devices' });
+    await dns.getByLabel('Search domains').waitFor();
+    const loaded = await warren.call('GET', '/v1/network');
+
+    // Someone else changes other fields of both sections while the page is open.
+    await warren.call('PATCH', '/v1/network', {
+      flowLogs: true,
+      dns: { searchDomains: ['corp.example'], splitDns: { ...loaded.dns.splitDns, 'lab.example': ['10.0.1.53'] } },
+    });
+    await dns.getByLabel('Nameservers', { exact: true }).fill('8.8.8.8');
+    await dns.getByRole('button', { name: 'Save DNS settings' }).click();
+    await dns.getByRole('status').getByText('Saved').waitFor();
+    await devices.getByLabel('Node key expiry').fill('30d');
+    await devices.getByRole('button', { name: 'Save device settings' }).click();
+    await devices.getByRole('status').getByText('Saved').waitFor();
+
+    const stored = await warren.call('GET', '/v1/network');
+    expect(stored).toMatchObject({ flowLogs: true, nodeKeyExpiry: '30d', deviceApproval: loaded.deviceApproval });
+    expect(stored.dns).toMatchObject({
+      nameservers: ['8.8.8.8'],
+      searchDomains: ['corp.example'],
+      splitDns: { ...loaded.dns.splitDns, 'lab.example': ['10.0.1.53'] },
+    });
+
+    // The page sent only what was changed in it.
+    expect(sent).toEqual([{ dns: { nameservers: ['8.8.8.8'] } }, { nodeKeyExpiry: '30d' }]);
+
+    // Each form now shows what the server answered, the other change included, with no reload,
+    // and the focus is still on the button that saved.
+    expect(await dns.getByLabel('Search domains').inputValue()).toBe('corp.example');
+    const routes = Object.keys(stored.dns.splitDns).length;
+    expect(await dns.getByLabel(`Domain of split DNS route ${routes}`).inputValue()).toBe('lab.example');
+    expect(await devices.getByLabel('Log network flows').isChecked()).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Save device settings');
+
+    // A save with nothing changed writes nothing.
+    const relays = page.getByRole('form', { name: 'Relays' });
+    await relays.getByRole('button', { name: 'Save relay settings' }).click();
+    await relays.getByRole('status').getByText('Nothing changed').waitFor();
+    expect(sent).toHaveLength(2);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
 });

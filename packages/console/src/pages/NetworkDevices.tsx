@@ -1,15 +1,24 @@
 /** The network's device settings: approval of new devices, how long a login lasts, flow logs. */
 import type { NetworkBody } from '@warren/contract';
-import { Field, onOff, SettingsForm } from './settings-form.tsx';
+import { Field, onOff, SettingsForm, useSectionSave } from './settings-form.tsx';
 
 export function DeviceSettings({ network, editable }: { network: NetworkBody; editable: boolean }) {
+  const save = useSectionSave(network);
+  const filled = save.network;
   return (
     <>
       <h2 id="device-settings">Devices</h2>
       {editable ? (
         <SettingsForm
+          key={save.key}
           labelledBy="device-settings"
           saveLabel="Save device settings"
+          save={save}
+          loaded={{
+            deviceApproval: filled.deviceApproval,
+            nodeKeyExpiry: filled.nodeKeyExpiry,
+            flowLogs: filled.flowLogs,
+          }}
           request={(form) => ({
             deviceApproval: form.get('deviceApproval') === 'on',
             nodeKeyExpiry: String(form.get('nodeKeyExpiry')).trim(),
@@ -22,7 +31,7 @@ export function DeviceSettings({ network, editable }: { network: NetworkBody; ed
                 <input
                   name="deviceApproval"
                   type="checkbox"
-                  defaultChecked={network.deviceApproval}
+                  defaultChecked={filled.deviceApproval}
                   aria-describedby={hint}
                 />{' '}
                 Approve new devices before they join
@@ -33,14 +42,14 @@ export function DeviceSettings({ network, editable }: { network: NetworkBody; ed
             {(hint) => (
               <label>
                 Node key expiry
-                <input name="nodeKeyExpiry" required defaultValue={network.nodeKeyExpiry} aria-describedby={hint} />
+                <input name="nodeKeyExpiry" required defaultValue={filled.nodeKeyExpiry} aria-describedby={hint} />
               </label>
             )}
           </Field>
           <Field hint="Tailscale clients report their connections to the connection log.">
             {(hint) => (
               <label>
-                <input name="flowLogs" type="checkbox" defaultChecked={network.flowLogs} aria-describedby={hint} /> Log
+                <input name="flowLogs" type="checkbox" defaultChecked={filled.flowLogs} aria-describedby={hint} /> Log
                 network flows
               </label>
             )}

@@ -4,18 +4,20 @@
  */
 import { type DnsRecordBody, dnsDomain, type NetworkBody, type PatchNetworkRequest } from '@warren/contract';
 import { RowList, useRows } from './row-list.tsx';
-import { Field, onOff, SettingsForm, words } from './settings-form.tsx';
+import { Field, onOff, type SectionSave, SettingsForm, useSectionSave, words } from './settings-form.tsx';
 
 type Dns = NonNullable<PatchNetworkRequest['dns']>;
 
 export function DnsSettings({ network, editable }: { network: NetworkBody; editable: boolean }) {
   const { dns } = network;
   const fallback = dnsDomain(network.name);
+  const save = useSectionSave(network);
   return (
     <>
       <h2 id="dns-settings">DNS</h2>
       {editable ? (
-        <DnsForm network={network} fallback={fallback} />
+        // Keyed by the save, so its rows are filled afresh from the server's answer.
+        <DnsForm key={save.key} save={save} fallback={fallback} />
       ) : (
         <dl className="facts">
           <dt>DNS domain</dt>
@@ -68,8 +70,8 @@ interface Route {
   nameservers: string;
 }
 
-function DnsForm({ network, fallback }: { network: NetworkBody; fallback: string }) {
-  const { dns } = network;
+function DnsForm({ save, fallback }: { save: SectionSave; fallback: string }) {
+  const { dns } = save.network;
   const routes = useRows<Route>(() =>
     Object.entries(dns.splitDns).map(([domain, nameservers]) => ({ domain, nameservers: nameservers.join(' ') })),
   );
@@ -83,23 +85,30 @@ function DnsForm({ network, fallback }: { network: NetworkBody; fallback: string
       if (domain in splitDns) throw new Error(`Split DNS: ${domain} is given twice`);
       splitDns[domain] = words(r.nameservers);
     }
-    const out: Dns = {
-      magicDns: form.get('magicDns') === 'on',
-      nameservers: words(form.get('nameservers')),
-      searchDomains: words(form.get('searchDomains')),
-      splitDns,
-      extraRecords: records.rows
-        .filter((r) => r.name.trim() || r.value.trim())
-        .map((r) => ({ name: r.name.trim(), type: r.type, value: r.value.trim() })),
+    return {
+      dns: {
+        // Empty: back to the default. Sent only when changed (as every field is), so a network
+        // left on its default keeps following its name.
+        domain: String(form.get('domain')).trim() || null,
+        magicDns: form.get('magicDns') === 'on',
+        nameservers: words(form.get('nameservers')),
+        searchDomains: words(form.get('searchDomains')),
+        splitDns,
+        extraRecords: records.rows
+          .filter((r) => r.name.trim() || r.value.trim())
+          .map((r) => ({ name: r.name.trim(), type: r.type, value: r.value.trim() })),
+      },
     };
-    // Sent only when changed: the default written out would stay when the network is renamed.
-    const domain = String(form.get('domain')).trim();
-    if (domain !== dns.domain) out.domain = domain || null;
-    return { dns: out };
   };
 
   return (
-    <SettingsForm labelledBy="dns-settings" saveLabel="Save DNS settings" request={request}>
+    <SettingsForm
+      labelledBy="dns-settings"
+      saveLabel="Save DNS settings"
+      save={save}
+      loaded={{ dns }}
+      request={request}
+    >
       {(edited) => (
         <>
           <Field hint={`Devices are <name>.<domain>. Empty: the default, ${fallback}.`}>

@@ -4,17 +4,22 @@
  * than a form would sensibly hold; the server checks them and names what is wrong).
  */
 import type { NetworkBody } from '@warren/contract';
-import { Field, SettingsForm } from './settings-form.tsx';
+import { Field, SettingsForm, useSectionSave } from './settings-form.tsx';
 
 export function RelaySettings({ network, editable }: { network: NetworkBody; editable: boolean }) {
   const { derp } = network;
+  const save = useSectionSave(network);
+  const filled = save.network.derp;
   return (
     <>
       <h2 id="relay-settings">Relays</h2>
       {editable ? (
         <SettingsForm
+          key={save.key}
           labelledBy="relay-settings"
           saveLabel="Save relay settings"
+          save={save}
+          loaded={{ derp: filled }}
           request={(form) => ({
             derp: { embedded: form.get('embedded') === 'on', regions: regionsOf(String(form.get('regions'))) },
           })}
@@ -22,7 +27,7 @@ export function RelaySettings({ network, editable }: { network: NetworkBody; edi
           <Field hint="When the server runs one (warren serve --derp), as region 900.">
             {(hint) => (
               <label>
-                <input name="embedded" type="checkbox" defaultChecked={derp.embedded} aria-describedby={hint} />{' '}
+                <input name="embedded" type="checkbox" defaultChecked={filled.embedded} aria-describedby={hint} />{' '}
                 Embedded relay in the DERP map
               </label>
             )}
@@ -33,9 +38,9 @@ export function RelaySettings({ network, editable }: { network: NetworkBody; edi
                 Custom regions (JSON)
                 <textarea
                   name="regions"
-                  rows={Math.min(20, Math.max(4, JSON.stringify(derp.regions, null, 2).split('\n').length))}
+                  rows={Math.min(20, Math.max(4, JSON.stringify(filled.regions, null, 2).split('\n').length))}
                   spellCheck={false}
-                  defaultValue={derp.regions.length ? JSON.stringify(derp.regions, null, 2) : ''}
+                  defaultValue={filled.regions.length ? JSON.stringify(filled.regions, null, 2) : ''}
                   aria-describedby={hint}
                 />
               </label>
