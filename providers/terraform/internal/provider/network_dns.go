@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"regexp"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -98,7 +100,12 @@ func dnsUpdate(ctx context.Context, want, have dnsModel, diags *diag.Diagnostics
 	u := warren.NetworkDNSUpdate{}
 	changed := false
 	if differs(want.Domain, have.Domain) {
-		u.Domain, changed = want.Domain.ValueStringPointer(), true
+		// "" is the server's default: sent as domain null (the CLI's --dns-domain-default).
+		if want.Domain.ValueString() == "" {
+			u.ResetDomain, changed = true, true
+		} else {
+			u.Domain, changed = want.Domain.ValueStringPointer(), true
+		}
 	}
 	if differs(want.MagicDNS, have.MagicDNS) {
 		u.MagicDNS, changed = want.MagicDNS.ValueBoolPointer(), true
@@ -144,4 +151,22 @@ func stringList(ctx context.Context, list types.List, diags *diag.Diagnostics) [
 	}
 	diags.Append(list.ElementsAs(ctx, &out, false)...)
 	return out
+}
+
+var notInDNSLabel = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// defaultDNSDomain is the DNS domain the server gives a network that has none set:
+// `<network name>.warren.internal`, the name lower case with every run of other characters a
+// hyphen, trimmed of hyphens, cut to 63 characters, or "network" when nothing is left. It
+// mirrors dnsDomain in packages/contract/src/dns-domain.ts; the acceptance test that resets
+// the domain fails on an apply whose answer this does not match.
+func defaultDNSDomain(networkName string) string {
+	label := strings.Trim(notInDNSLabel.ReplaceAllString(strings.ToLower(networkName), "-"), "-")
+	if len(label) > 63 {
+		label = label[:63]
+	}
+	if label == "" {
+		label = "network"
+	}
+	return label + ".warren.internal"
 }

@@ -95,8 +95,10 @@ func (r *networkSettingsResource) Schema(_ context.Context, _ resource.SchemaReq
 				PlanModifiers: []planmodifier.Object{objectplanmodifier.UseStateForUnknown()},
 				Attributes: map[string]schema.Attribute{
 					"domain": schema.StringAttribute{
-						MarkdownDescription: dnsDescriptions["domain"],
-						Optional:            true, Computed: true, PlanModifiers: keepString,
+						MarkdownDescription: dnsDescriptions["domain"] + " `\"\"` goes back to that default (left out, the domain keeps " +
+							"the server's value, as every argument does); the state then holds `\"\"` for as long as the server's " +
+							"domain is the default.",
+						Optional: true, Computed: true, PlanModifiers: keepString,
 					},
 					"magic_dns":      flag(dnsDescriptions["magic_dns"] + " Server default `true`."),
 					"nameservers":    dnsList("nameservers"),
@@ -246,5 +248,12 @@ func (m *networkSettingsModel) apply(ctx context.Context, n *warren.Network, dia
 		}
 		m.DERPRegions = derpRegionsKind.value(text)
 	}
-	m.DNS = dnsObject(ctx, n.DNS, diags)
+	// The domain set to "" (the server's default) stays "" while the server's is the default,
+	// so the plan and state agree with the configuration; any other domain is drift from it.
+	dns := n.DNS
+	if domain := dnsFields(ctx, m.DNS, diags).Domain; !domain.IsNull() && !domain.IsUnknown() && domain.ValueString() == "" &&
+		dns.Domain == defaultDNSDomain(n.Name) {
+		dns.Domain = ""
+	}
+	m.DNS = dnsObject(ctx, dns, diags)
 }

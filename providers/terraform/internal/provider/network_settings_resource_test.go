@@ -103,18 +103,24 @@ func configuredSettings(t *testing.T, keyExpiry, nameserver string, magicDNS boo
 	})
 }
 
-func setMagicDNS(on bool) func(context.Context, *warren.Client) error {
+// setDNS is an out-of-band change of the network's DNS settings.
+func setDNS(dns warren.NetworkDNSUpdate) func(context.Context, *warren.Client) error {
 	return func(ctx context.Context, c *warren.Client) error {
-		_, err := c.Network.Update(ctx, warren.NetworkUpdate{DNS: &warren.NetworkDNSUpdate{MagicDNS: &on}})
+		_, err := c.Network.Update(ctx, warren.NetworkUpdate{DNS: &dns})
 		return err
 	}
 }
 
+func setMagicDNS(on bool) func(context.Context, *warren.Client) error {
+	return setDNS(warren.NetworkDNSUpdate{MagicDNS: &on})
+}
+
 func setNameservers(servers ...string) func(context.Context, *warren.Client) error {
-	return func(ctx context.Context, c *warren.Client) error {
-		_, err := c.Network.Update(ctx, warren.NetworkUpdate{DNS: &warren.NetworkDNSUpdate{Nameservers: &servers}})
-		return err
-	}
+	return setDNS(warren.NetworkDNSUpdate{Nameservers: &servers})
+}
+
+func setDomain(domain string) func(context.Context, *warren.Client) error {
+	return setDNS(warren.NetworkDNSUpdate{Domain: &domain})
 }
 
 func TestAccNetworkSettings(t *testing.T) {
@@ -316,6 +322,89 @@ func TestAccNetworkSettings_derpRegions(t *testing.T) {
 					}
 					return nil
 				}),
+			},
+		},
+	})
+}
+
+// domainConfig sets the DNS domain alone ("" is the server's default).
+func domainConfig(domain string) string {
+	return config(`
+resource "warren_network_settings" "this" {
+  dns = { domain = %q }
+}
+
+data "warren_network" "this" {
+  depends_on = [warren_network_settings.this]
+}
+`, domain)
+}
+
+// storedDomain checks the server's DNS domain: want, or with want "" the network's default.
+func storedDomain(t *testing.T, want string) resource.TestCheckFunc {
+	return storedNetwork(t, func(n *warren.Network) error {
+		if want == "" {
+			want = defaultDNSDomain(n.Name)
+		}
+		if n.DNS.Domain != want {
+			return fmt.Errorf("server has dns.domain %q, want %q", n.DNS.Domain, want)
+		}
+		return nil
+	})
+}
+
+// domain = "" puts the server's default back (the API's domain null), plans nothing while the
+// server keeps it, and plans the reset again when the domain is changed elsewhere.
+func TestAccNetworkSettings_domainBackToDefault(t *testing.T) {
+	const address = "warren_network_settings.this"
+	restoreNetworkSettings(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{
+			{
+				Config: domainConfig("corp.example"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					storedDomain(t, "corp.example"),
+					resource.TestCheckResourceAttr(address, "dns.domain", "corp.example"),
+				),
+			},
+			{
+				Config: domainConfig(""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					storedDomain(t, ""),
+					resource.TestCheckResourceAttr(address, "dns.domain", ""),
+					// The data source shows the domain itself.
+					resource.TestMatchResourceAttr("data.warren_network.this", "dns.domain", regexp.MustCompile(`\.warren\.internal$`)),
+				),
+			},
+			{
+				Config:   domainConfig(""),
+				PlanOnly: true,
+			},
+			{
+				// A domain set elsewhere is drift from the default, which the apply puts back.
+				PreConfig:          outOfBand(t, setDomain("other.example")),
+				Config:             domainConfig(""),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: domainConfig(""),
+				Check:  resource.ComposeAggregateTestCheckFunc(storedDomain(t, ""), resource.TestCheckResourceAttr(address, "dns.domain", "")),
+			},
+			{
+				// Left out, the domain keeps the server's value, as every argument does.
+				Config: config(`
+resource "warren_network_settings" "this" {}
+
+data "warren_network" "this" {
+  depends_on = [warren_network_settings.this]
+}
+`),
+				PlanOnly: true,
 			},
 		},
 	})
