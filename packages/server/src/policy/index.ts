@@ -23,6 +23,8 @@
 //   parsePrefix(text)           an IPv4/IPv6 CIDR in canonical text, or why it is not one (the
 //                               same reading the policy gives its prefixes; routes use it too).
 //   policyEtag(text)            the quoted ETag of a stored policy text (a digest of it).
+//   peerReachKey(policy)        a digest of what of the policy decides peer maps: equal keys,
+//                               equal peer maps for the same devices and users.
 //   computePeerMaps(policy, devices, users) → (deviceId) => PeerView[]
 //   new PeerMap(policy, devices, users).peers(deviceId)   the same, as a class. Building is O(n)
 //                               (about 5 ms at 10,000 devices); each peers() call then costs about
@@ -80,6 +82,7 @@ export { autoApproves, canReach } from './evaluate.js';
 export { hujsonValue } from './hujson.js';
 export { type FilterRule, packetFilter, packetFilterJson } from './packet-filter.js';
 export { type ParsedPiece, ParsedPolicyBuilder, parsedPieces } from './parsed-pieces.js';
+export { peerReachKey } from './peer-reach.js';
 export { computePeerMaps, PeerMap, type PeerMapDerivation } from './peers.js';
 export {
   checkActionUrl,
