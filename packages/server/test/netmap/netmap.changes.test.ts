@@ -1,15 +1,17 @@
 /**
  * The netmap change log, with two instances on one database (run with
  * WARREN_TEST_BACKEND=postgres for the case that matters): a device change made through one
- * instance reaches the other's netmaps by patching its view, not rebuilding it; what the log
- * does not cover (a policy or role change, an epoch moved without a row, a pruned log) is
- * rebuilt; and a row is written exactly when the change commits.
+ * instance reaches the other's netmaps by patching its view, not rebuilding it; a policy
+ * change carries the view to the new policy; what the log does not cover (a role change, an
+ * epoch moved without a row, a pruned log) is rebuilt; and a row is written exactly when the
+ * change commits.
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { forgetViews, networkView, viewStats } from '../../src/modules/netmap/netmap.cache.js';
-import { netmapHead } from '../../src/modules/netmap/netmap.repository.js';
+import { netmapHead, servedRoutes } from '../../src/modules/netmap/netmap.repository.js';
+import { primariesOf } from '../../src/modules/netmap/netmap-primaries.js';
 import { KEPT_EPOCHS } from '../../src/modules/network/epoch-log.js';
 import { bumpNetmapEpoch } from '../../src/modules/network/epochs.js';
 import { netmapChanges } from '../../src/modules/network/netmap-changes.js';
@@ -45,7 +47,17 @@ describe('netmap change log with two instances', () => {
   const viewWork = async (run: () => Promise<unknown>) => {
     const before = { ...viewStats };
     await run();
-    return { loads: viewStats.loads - before.loads, patches: viewStats.patches - before.patches };
+    return {
+      loads: viewStats.loads - before.loads,
+      patches: viewStats.patches - before.patches,
+      policies: viewStats.policies - before.policies,
+    };
+  };
+  /** Every device's netmap on B as it is, then from a view B loads from scratch. */
+  const keptAndRebuilt = async () => {
+    const kept = await Promise.all(Object.keys(d).map(netmapOnB));
+    forgetViews(bStorage.db);
+    return { kept, rebuilt: await Promise.all(Object.keys(d).map(netmapOnB)) };
   };
   const retag = async (name: string, tags: string[]) => {
     const res = await a.call('POST', `/v1/devices/${d[name].device.id}/tags`, { body: { tags } });
@@ -83,15 +95,13 @@ describe('netmap change log with two instances', () => {
     const work = await viewWork(async () => {
       expect(await peersOnB('ana')).toEqual(['spare', 'web']);
     });
-    expect(work).toEqual({ loads: 0, patches: 1 });
+    expect(work).toEqual({ loads: 0, patches: 1, policies: 0 });
     expect(await peersOnB('web')).toEqual(['ana', 'db']);
     expect(await peersOnB('spare')).toEqual(['ana', 'db']);
 
     // The same maps, at the same versions, from a view B loads from scratch.
-    const patched = await Promise.all(Object.keys(d).map(netmapOnB));
-    forgetViews(bStorage.db);
-    const rebuilt = await Promise.all(Object.keys(d).map(netmapOnB));
-    expect(rebuilt).toEqual(patched);
+    const { kept, rebuilt } = await keptAndRebuilt();
+    expect(rebuilt).toEqual(kept);
   });
 
   it('serves a call whose head predates the held view from that view, loading nothing', async () => {
@@ -108,7 +118,7 @@ describe('netmap change log with two instances', () => {
       expect(await networkView(db, a.networkId, stale)).toBe(held);
       expect(await networkView(db, a.networkId, current)).toBe(held);
     });
-    expect(work).toEqual({ loads: 0, patches: 0 });
+    expect(work).toEqual({ loads: 0, patches: 0, policies: 0 });
   });
 
   it('patches enrollment and deletion made through A', async () => {
@@ -117,44 +127,88 @@ describe('netmap change log with two instances', () => {
     expect(await viewWork(async () => expect(await peersOnB('ana')).toEqual(['spare', 'web', 'web2']))).toEqual({
       loads: 0,
       patches: 1,
+      policies: 0,
     });
     expect((await a.call('DELETE', `/v1/devices/${d.web2.device.id}`)).status).toBe(204);
     delete d.web2;
     expect(await viewWork(async () => expect(await peersOnB('ana')).toEqual(['spare', 'web']))).toEqual({
       loads: 0,
       patches: 1,
+      policies: 0,
     });
   });
 
-  it('rebuilds after a policy change, a role change, or an epoch the log does not name', async () => {
+  it('carries the view to a policy of another meaning, serving what a rebuild serves', async () => {
+    await peersOnB('ana');
     await applyPolicy(a, policyDefining(['tag:web', 'tag:db']));
-    expect((await viewWork(() => peersOnB('ana'))).loads).toBe(1);
+    const work = await viewWork(() => peersOnB('ana'));
+    expect(work).toEqual({ loads: 0, patches: 1, policies: 1 });
+    const { kept, rebuilt } = await keptAndRebuilt();
+    expect(kept).toEqual(rebuilt);
     await applyPolicy(a, POLICY);
+    expect(await viewWork(() => peersOnB('ana'))).toEqual({ loads: 0, patches: 1, policies: 1 });
+  });
+
+  it('keeps the peer map for a policy that changes only ports, with the new policy for filters', async () => {
+    const db = bStorage.db;
+    const viewAt = async () => networkView(db, a.networkId, (await netmapHead(db, a.networkId))!);
+    const primaries = primariesOf(await servedRoutes(db, a.networkId, a.clock.now()));
+    await peersOnB('web');
+    const before = await viewAt();
+    await applyPolicy(a, POLICY.replace('tag:db:5432', 'tag:db:5433'));
+    const work = await viewWork(() => peersOnB('web'));
+    expect(work).toEqual({ loads: 0, patches: 1, policies: 1 });
+    const after = await viewAt();
+    expect(after).not.toBe(before);
+    // Who sees whom is the same: the peer map made under the old policy answers for the new.
+    expect(after.peersFor(primaries)).toBe(before.peersFor(primaries));
+    expect(JSON.stringify(after.compiledPolicy.rules.map((r) => r.dst))).toContain('5433');
+    expect(JSON.stringify(before.compiledPolicy.rules.map((r) => r.dst))).not.toContain('5433');
+    const { kept, rebuilt } = await keptAndRebuilt();
+    expect(kept).toEqual(rebuilt);
+
+    // Back to 5432, and the tag:db rule gone: who sees whom moved, so the map is made anew.
+    await applyPolicy(a, POLICY);
+    await peersOnB('web');
+    const held = await viewAt();
+    await applyPolicy(a, POLICY.replace(/\{ "action": "accept", "src": \["tag:web"\][^}]*\},/, ''));
+    expect(await viewWork(async () => expect(await peersOnB('web')).toEqual(['ana']))).toEqual({
+      loads: 0,
+      patches: 1,
+      policies: 1,
+    });
+    expect((await viewAt()).peersFor(primaries)).not.toBe(held.peersFor(primaries));
+    const again = await keptAndRebuilt();
+    expect(again.kept).toEqual(again.rebuilt);
+    await applyPolicy(a, POLICY);
+  });
+
+  it('rebuilds after a role change, or an epoch the log does not name', async () => {
     await peersOnB('ana');
 
     const { users } = await json(await a.call('GET', '/v1/users'));
     const ana = users.find((u: { loginName: string }) => u.loginName === 'ana@example.com');
     expect((await a.call('PATCH', `/v1/users/${ana.id}`, { body: { role: 'admin' } })).status).toBe(200);
     const work = await viewWork(async () => expect(await peersOnB('web')).toEqual(['ana', 'db']));
-    expect(work).toEqual({ loads: 1, patches: 0 });
+    expect(work).toEqual({ loads: 1, patches: 0, policies: 0 });
 
     await bumpNetmapEpoch(a.database.storage.db, a.networkId);
-    expect(await viewWork(() => peersOnB('ana'))).toEqual({ loads: 1, patches: 0 });
+    expect(await viewWork(() => peersOnB('ana'))).toEqual({ loads: 1, patches: 0, policies: 0 });
   });
 
-  it("carries B's view over a policy of the same meaning, and rebuilds for one that changes it", async () => {
+  it("carries B's view over a policy of the same meaning, and to one that changes it", async () => {
     const peersBefore = await peersOnB('web');
     expect(peersBefore).toContain('db');
     const versionBefore = (await netmapOnB('web')).version;
     // Comments and layout only: no netmap changes, so B keeps its view and each device's version.
     await applyPolicy(a, `// reviewed\n${POLICY.replaceAll('  ', '    ')}`);
     const kept = await viewWork(async () => expect(await peersOnB('web')).toEqual(peersBefore));
-    expect(kept).toEqual({ loads: 0, patches: 1 });
+    expect(kept).toEqual({ loads: 0, patches: 1, policies: 0 });
     expect((await netmapOnB('web')).version).toBe(versionBefore);
-    // The rule from tag:web to tag:db removed: rebuilt, and the netmap shows it.
+    // The rule from tag:web to tag:db removed: the view takes the new policy, and the netmap shows it.
     await applyPolicy(a, POLICY.replace(/\{ "action": "accept", "src": \["tag:web"\][^}]*\},/, ''));
-    const rebuilt = await viewWork(async () => expect(await peersOnB('web')).not.toContain('db'));
-    expect(rebuilt).toEqual({ loads: 1, patches: 0 });
+    const carried = await viewWork(async () => expect(await peersOnB('web')).not.toContain('db'));
+    expect(carried).toEqual({ loads: 0, patches: 1, policies: 1 });
     expect((await netmapOnB('web')).version).toBeGreaterThan(versionBefore);
     await applyPolicy(a, POLICY);
     expect(await peersOnB('web')).toEqual(peersBefore);
@@ -184,7 +238,7 @@ describe('netmap change log with two instances', () => {
     await retag('spare', ['tag:web']);
     expect(await netmapChanges(db, a.networkId)).toEqual([{ epoch: next, deviceId: d.spare.device.id }]);
     const work = await viewWork(async () => expect(await peersOnB('ana')).toEqual(['spare', 'web']));
-    expect(work).toEqual({ loads: 1, patches: 0 });
+    expect(work).toEqual({ loads: 1, patches: 0, policies: 0 });
   });
 
   it('refuses a bad tag change without logging it', async () => {
@@ -215,6 +269,6 @@ describe('netmap change log with two instances', () => {
     Object.assign(d, await enrollAll(a, { 'cy-2': { user: 'cy@example.com' } }));
     // A member: only ana, an admin since the role change above, reaches it.
     const work = await viewWork(async () => expect(await peersOnB('cy-2')).toEqual(['ana']));
-    expect(work).toEqual({ loads: 1, patches: 0 });
+    expect(work).toEqual({ loads: 1, patches: 0, policies: 0 });
   });
 });

@@ -23,14 +23,7 @@ import { NO_DEVICE_CHANGED } from '../network/netmap-changes.js';
 import { autoApprovePending } from '../routes/auto-approve.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { insertPolicyVersion, policyHead, policyVersion, policyVersions } from './acl.repository.js';
-import {
-  type CurrentPolicy,
-  currentPolicy,
-  policyInTransaction,
-  preparePolicy,
-  rememberPolicy,
-  sameDocument,
-} from './policy-cache.js';
+import { type CurrentPolicy, currentPolicy, preparePolicy, rememberPolicy } from './policy-cache.js';
 import { compileTransferred, type PreparedPolicy } from './policy-transfer.js';
 
 export interface PolicyVersionBody {
@@ -94,16 +87,14 @@ export async function replacePolicy(
         `the policy changed since ETag ${ifMatch} was read (it is now ${head?.etag ?? 'absent'}); read it again and reapply your edit`,
       );
     }
-    const before = head ? await policyInTransaction(trx, networkId) : undefined;
     const version = (head?.version ?? 0) + 1;
     await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: actor.name ?? '' });
     const approved = (await autoApprovePending(trx, networkId, compiled, now)).map((a) => a.routeId);
     const value = preparePolicy({ version, etag }, text, { compiled, meaning });
-    // A new text of the same meaning (comments, layout) changes no netmap: every instance then
-    // carries its view over instead of rebuilding it (netmap.cache.ts).
-    if (before && approved.length === 0 && sameDocument(before, value)) {
-      await changes.touch(netmapEpoch, NO_DEVICE_CHANGED);
-    }
+    // A policy that approved no route changed no device's row: every instance then carries its
+    // view over instead of reading every device again (netmap.cache.ts), keeping it whole for a
+    // new text of the same meaning (comments, layout) and its devices for any other.
+    if (approved.length === 0) await changes.touch(netmapEpoch, NO_DEVICE_CHANGED);
     const events: EventDraft[] = [
       { type: 'policy.updated', data: { etag, version } },
       ...(await routeEvents(trx, networkId, now, { approved })),

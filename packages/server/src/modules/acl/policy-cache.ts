@@ -100,8 +100,6 @@ export function preparePolicy(
  */
 export const meaningKey = (policy: CurrentPolicy): string => policy.meaning;
 
-export const sameDocument = (a: CurrentPolicy, b: CurrentPolicy): boolean => meaningKey(a) === meaningKey(b);
-
 /** Records a policy compiled elsewhere (a successful PUT) so the next reader need not compile it. */
 export function rememberPolicy(networkId: string, policy: CurrentPolicy): void {
   store(networkId, { head: { version: policy.version, etag: policy.etag }, value: policy });

@@ -28,6 +28,7 @@ import {
   type PeerView,
   type PolicyDevice,
   type PolicyUser,
+  peerReachKey,
 } from '../../policy/index.js';
 import { type ClassList, joinedWithout, makeClassList, patchClassList } from './netmap-class-list.js';
 import type { ServedPeers } from './netmap-delta.js';
@@ -45,6 +46,16 @@ import { SlotIndex } from './slot-index.js';
  */
 interface Derivation extends Omit<MergedRows, 'rows'> {
   view: NetworkView;
+}
+
+/**
+ * How a view comes from an earlier one of the same devices under another policy (withPolicy):
+ * `sameReach` when the two policies have one reach key (policy/peer-reach.ts), so who sees whom
+ * and every allowedIPs are as they were.
+ */
+interface Repolicy {
+  view: NetworkView;
+  sameReach: boolean;
 }
 
 /** The peer map of one primary assignment, and what is summed up per class from it. */
@@ -107,9 +118,31 @@ export class NetworkView {
     private readonly rows: DeviceIdentityRow[],
     /** The network's users as the policy sees them (login and role). */
     readonly users: PolicyUser[],
-    derived?: Derivation,
+    derived?: Derivation | Repolicy,
   ) {
     const n = rows.length;
+    if (derived && 'sameReach' in derived) {
+      // The same devices: everything kept per device is made of their rows alone (texts,
+      // hashes, the index), so it is shared rather than copied, and a policy change leaves
+      // old space none of it to collect. What the two views fill in later (a text or hash
+      // made on first use) is the same whichever fills it.
+      const prev = derived.view;
+      this.devices = prev.devices;
+      this.peerFields = prev.peerFields;
+      this.plainPeers = prev.plainPeers;
+      this.plainHashes = prev.plainHashes;
+      this.plainHashed = prev.plainHashed;
+      this.idHashes = prev.idHashes;
+      this.idHashed = prev.idHashed;
+      this.ids = prev.ids;
+      this.index = prev.index;
+      this.online = prev.online;
+      // The peer map and what is summed up from it depend on the policy only through its
+      // reach: with the same reach, the one held answers for this policy too (its class lists
+      // and digests included); else it is made on first use under this policy.
+      this.peerMap = derived.sameReach ? prev.peerMap : undefined;
+      return;
+    }
     if (derived?.sameSlots) {
       // Every device kept its slot: copy what the earlier view holds wholesale, then redo the
       // changed and appended slots. This is what makes a re-tag cheap at 10,000 devices.
@@ -237,6 +270,16 @@ export class NetworkView {
   ): NetworkView {
     const merged = mergeRows(this.rows, this.index, rows, changedIds);
     return new NetworkView(key, this.policy, merged.rows, users, { view: this, ...merged });
+  }
+
+  /**
+   * This view under another policy: the same devices, rows and users (no row is read again),
+   * with the peer map kept when who sees whom is the same under both (peerReachKey) and made
+   * anew under `policy` otherwise. This view is left as it is for those that hold it.
+   */
+  withPolicy(key: string, policy: CompiledPolicy): NetworkView {
+    const sameReach = peerReachKey(policy) === peerReachKey(this.policy);
+    return new NetworkView(key, policy, this.rows, this.users, { view: this, sameReach });
   }
 
   /** The view's devices with the routes they serve under `primaries` (what the peer map reads). */

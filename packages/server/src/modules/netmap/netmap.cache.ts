@@ -5,10 +5,13 @@
  * epoch in its own transaction, so an instance never serves a view older than the database,
  * whichever instance made the change.
  *
- * A view is patched rather than rebuilt when the policy is the same and the netmap change log
- * (netmap-changes.ts) covers every epoch since the view's: only the devices it names are read
- * again, and everything else the view worked out carries over (NetworkView.patched). Anything
- * else — a policy or role change, a log pruned past the view — loads the view anew.
+ * A view is patched rather than rebuilt when the netmap change log (netmap-changes.ts) covers
+ * every epoch since the view's: only the devices it names are read again, and everything else
+ * the view worked out carries over (NetworkView.patched). A policy of another meaning that
+ * changed no device (the PUT logs its epoch so) is one such epoch: the view is carried to it
+ * with every device's row and text kept, and its peer map too when the new policy's reach is
+ * the old one's (NetworkView.withPolicy). Anything else — a role change, a policy that approved
+ * routes, a log pruned past the view — loads the view anew.
  */
 import { innerMap } from '../../lib/nested-maps.js';
 import { type PolicyUser, roleMap } from '../../policy/index.js';
@@ -22,8 +25,11 @@ import { deviceIdentities, policyUsers } from './policy-inputs.repository.js';
 /** Views hold only the devices that take part in netmaps (devices/standing.ts). */
 const IN_NETMAPS = { inNetmaps: true } as const;
 
-/** How views were made in this process: counted so tests can tell a patch from a rebuild. */
-export const viewStats = { loads: 0, patches: 0 };
+/**
+ * How views were made in this process: counted so tests can tell a patch from a rebuild.
+ * `policies`: patches that carried a view to a policy of another meaning.
+ */
+export const viewStats = { loads: 0, patches: 0, policies: 0 };
 
 interface Entry {
   key: string;
@@ -62,8 +68,8 @@ export function networkView(db: Db, networkId: string, head: NetmapHead, reload 
     views.set(networkId, hit);
     return hit.view;
   }
-  // A held view is patched to a later epoch by the change log; one of another policy only when
-  // the log says the new policy changed no netmap, and its meaning is the view's (patchView).
+  // A held view is patched to a later epoch by the change log, to another policy too when the
+  // log covers the policy's epoch (patchView).
   const patchable = hit && !reload && hit.head.epoch < head.epoch;
   const samePolicy = hit?.head.policyVersion === head.policyVersion && hit?.head.policyEtag === head.policyEtag;
   const view = patchable ? patchView(db, networkId, hit, head, key, samePolicy) : loadView(db, networkId, key);
@@ -96,9 +102,10 @@ async function loadView(db: Db, networkId: string, key: string): Promise<Network
 /**
  * The held view brought to `head` by the change log: the devices changed since its epoch are
  * read again (as of now, which may be newer than `head`, as with loadView) and patched in. A
- * new policy is carried over only when the log covers its epoch (the policy PUT logs one that
- * changed no netmap) and it means what the view's does; a view nothing changed for is kept as
- * it is, with the versions it remembers.
+ * new policy is reached only when the log covers its epoch (the policy PUT logs one that
+ * changed no device): one that means what the view's does is carried over as it is, one of
+ * another meaning replaces the view's policy and what depends on it (withPolicy). A view
+ * nothing changed for is kept as it is, with the versions it remembers.
  */
 async function patchView(
   db: Db,
@@ -114,18 +121,26 @@ async function patchView(
     samePolicy ? undefined : currentPolicy(db, networkId),
   ]);
   if (!prev || !changed) return loadView(db, networkId, key);
-  const meaning = meanings.get(prev);
-  if (policy && (meaning === undefined || meaningKey(policy) !== meaning)) return loadView(db, networkId, key);
+  let base = prev;
+  let meaning = meanings.get(prev);
+  if (policy && meaningKey(policy) !== meaning) {
+    if (meaning === undefined) return loadView(db, networkId, key);
+    // Read after the head, as loadView reads it: the policy may be newer than `head`, never older.
+    meaning = meaningKey(policy);
+    base = prev.withPolicy(key, policy.compiled);
+    meanings.set(base, meaning);
+    viewStats.policies++;
+  }
   if (changed.length === 0) {
     viewStats.patches++;
-    return prev;
+    return base;
   }
   // A device that left netmaps (waiting for approval, expired) reads as removed.
   const rows = await deviceIdentities(db, networkId, changed, IN_NETMAPS);
-  const users = await withOwners(db, networkId, prev.users, rows);
+  const users = await withOwners(db, networkId, base.users, rows);
   if (!users) return loadView(db, networkId, key);
   viewStats.patches++;
-  const view = prev.patched(key, rows, changed, users);
+  const view = base.patched(key, rows, changed, users);
   if (meaning !== undefined) meanings.set(view, meaning);
   return view;
 }

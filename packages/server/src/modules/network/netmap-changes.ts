@@ -6,10 +6,11 @@
  *
  * Written for the changes that name the devices they touch (enrollment, deletion, tags, routes)
  * when they are done, in their transaction (core/changes.ts), so a head that shows the new epoch
- * comes with its rows. An epoch with no row at all — a policy that changed meaning, a user's
- * role, any change that names no device — is not covered, and an instance whose view is older
- * than it rebuilds the view: forgetting to name devices is slower, never wrong. A policy
- * replaced by a text of the same meaning logs its epoch as about no device.
+ * comes with its rows. An epoch with no row at all — a user's role, a policy that approved
+ * routes, any change that names no device — is not covered, and an instance whose view is older
+ * than it rebuilds the view: forgetting to name devices is slower, never wrong. A policy that
+ * approved no route logs its epoch as about no device: the view is carried to it (its devices'
+ * rows are as they were; what the policy changes is the view's to work out).
  */
 import type { Db } from '../../storage/database.js';
 import { epochLog } from './epoch-log.js';
@@ -21,8 +22,8 @@ export const netmapLog = epochLog('netmap_changes');
 const NO_DEVICE = '';
 
 /**
- * The devices to name for a netmap move that changed no device's netmap (a policy replaced by a
- * text of the same meaning), so views are carried to it instead of rebuilt.
+ * The devices to name for a netmap move that changed no device's row (a policy that approved no
+ * route), so views are carried to it instead of rebuilt.
  */
 export const NO_DEVICE_CHANGED: readonly string[] = [NO_DEVICE];
 
