@@ -58,11 +58,15 @@ export async function unitOfWork<T>(
 ): Promise<T> {
   const now = ctx.clock.now();
   let wroteEvents = false;
+  // A call whose work changed nothing (deleting a revoked key again) writes no change entry:
+  // the request's own entry (http/audit.ts) must record it then, so it is not marked audited.
+  let wroteEntries = false;
   const value = await ctx.db.transaction().execute(async (trx) => {
     if (isPostgres(trx)) {
       const { value: work, logs } = await loggingLater(trx, actor.networkId, (_, changes) => fn(trx, now, changes));
       const records = work.unchanged ? { entries: [], events: [] } : recordsOf(actor, action, now, work);
       wroteEvents = records.events.length > 0;
+      wroteEntries = records.entries.length > 0;
       // One round trip for the logs, the lock, the entries and the events (change-records.ts).
       await writeChangeRecords(
         trx,
@@ -81,11 +85,12 @@ export async function unitOfWork<T>(
     // on the same lock for their order. (SQLite has one writer: no lock, no round trip to save.)
     const { entries, events } = recordsOf(actor, action, now, work);
     wroteEvents = events.length > 0;
+    wroteEntries = entries.length > 0;
     if (entries.length > 0) await insertAuditEntries(trx, entries);
     await appendEvents(trx, actor, now, events);
     return work.value;
   });
-  actor.request?.onAudited?.();
+  if (wroteEntries) actor.request?.onAudited?.();
   if (wroteEvents) for (const listener of listeners) listener();
   return value;
 }

@@ -182,4 +182,19 @@ describe('keys', () => {
     expect((await server.call('GET', '/v1/network', { key: old.key })).status).toBe(401);
     expect((await server.call('GET', '/v1/network', { key: fresh.key })).status).toBe(200);
   });
+
+  it('deletes a revoked key again with 204, one key.deleted event, and both calls audited', async () => {
+    const key = await json(await server.call('POST', '/v1/keys', { body: { description: 'twice' } }));
+    for (let i = 0; i < 2; i++) expect((await server.call('DELETE', `/v1/keys/${key.id}`)).status).toBe(204);
+    const events = await json(await server.call('GET', '/v1/events?type=key.deleted&since=1h&limit=1000'));
+    const deleted = events.entries.filter((event: { data: { key: { id: string } } }) => event.data.key.id === key.id);
+    expect(deleted).toHaveLength(1);
+    const audit = await json(await server.call('GET', '/v1/logs/audit?since=1h&limit=1000'));
+    const calls = audit.entries.filter((entry: { path: string }) => entry.path === `/v1/keys/${key.id}`);
+    // The second call changed nothing: it is recorded, but names no action.
+    expect(calls.map((entry: { status: number; action: string | null }) => [entry.status, entry.action])).toEqual([
+      [204, 'key.delete'],
+      [204, null],
+    ]);
+  });
 });

@@ -98,14 +98,16 @@ export async function listKeys(
   return asOf[state]([await keysOf(filter)(db, params, stamp)], now);
 }
 
-export async function revokeKey(db: Db, networkId: string, id: string, now: number): Promise<void> {
-  await db
+/** Returns false when the key was already revoked: nothing changed, so nothing is to be recorded. */
+export async function revokeKey(db: Db, networkId: string, id: string, now: number): Promise<boolean> {
+  const result = await db
     .updateTable('keys')
     .set({ revoked_at: now })
     .where('network_id', '=', networkId)
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /**

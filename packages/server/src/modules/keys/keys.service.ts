@@ -232,7 +232,8 @@ export async function deleteKey(ctx: AppContext, actor: Actor, id: string): Prom
         { scope: beyond[0] },
       );
     }
-    await revokeKey(trx, networkId, id, now);
+    // Deleting a revoked key again is a 204 but no transition: no second `key.deleted` event.
+    if (!(await revokeKey(trx, networkId, id, now))) return { value: undefined, target: id, unchanged: true };
     const key = presentKey({ ...row, revoked_at: now }, now);
     return { value: undefined, target: id, events: [{ type: 'key.deleted', data: { key } }] };
   });
