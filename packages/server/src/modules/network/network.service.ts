@@ -5,6 +5,8 @@
 
 import { PLANS, type Plan } from '@warren/contract';
 import type { Settings } from '../../core/context.js';
+import { keptDerivation } from '../../lib/kept.js';
+import { innerMap } from '../../lib/nested-maps.js';
 import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
 import type { Db } from '../../storage/database.js';
 import { derpSettingsOf, dnsSettingsOf } from './dns-derp-settings.js';
@@ -70,6 +72,46 @@ export const deviceSettingsOf = (
   flowLogs: network.flow_logs !== 0,
 });
 
+/** What GET /v1/network shows beside the row: the server's, the same for every call. */
+interface Shown {
+  redirectUri: string | null;
+  settings: Partial<Settings>;
+}
+
+/** One frozen Shown per settings object and redirect URI, so a kept body can be keyed by it. */
+const shownBySettings = new WeakMap<Partial<Settings>, Map<string | null, Shown>>();
+
+function shownOf(redirectUri: string | null, settings: Partial<Settings>): Shown {
+  const bySettings = innerMap(shownBySettings, settings, Map);
+  let shown = bySettings.get(redirectUri);
+  if (!shown) {
+    shown = Object.freeze({ redirectUri, settings });
+    bySettings.set(redirectUri, shown);
+  }
+  return shown;
+}
+
+/**
+ * The body, made once per kept network row (lib/kept.ts), so its text is written once too
+ * (http/serializers.ts): presenting and serialising it on every call cost about as much as the
+ * rest of the call's own work. Nothing in it follows the clock; a change is a new row.
+ */
+const keptBody = keptDerivation(([network, { redirectUri, settings }]: readonly [NetworkRecord, Shown]) => ({
+  value: {
+    id: network.id,
+    name: network.name,
+    plan: network.plan as Plan,
+    limits: { ...limitsOf(network.plan), logRetentionDays: logRetentionDays(network.plan, settings) },
+    // Kept by triggers in the same transaction as every insert and delete (migration 009).
+    usage: { users: Number(network.user_count), devices: Number(network.device_count) },
+    ...deviceSettingsOf(network),
+    dns: dnsSettingsOf(network),
+    derp: derpSettingsOf(network),
+    sso: { configured: network.sso_network !== null, enforce: network.sso_enforce === 1, redirectUri },
+  },
+  until: Number.POSITIVE_INFINITY,
+}));
+
 /**
  * The network as GET /v1/network shows it. `redirectUri` is where the identity provider sends
  * people back: an administrator registers it with the provider before setting single sign-on
@@ -83,16 +125,5 @@ export async function describeNetwork(
   stamp?: ReadStamp,
 ) {
   const network = await networkRecord(db, networkId, stamp);
-  return {
-    id: network.id,
-    name: network.name,
-    plan: network.plan as Plan,
-    limits: { ...limitsOf(network.plan), logRetentionDays: logRetentionDays(network.plan, settings) },
-    // Kept by triggers in the same transaction as every insert and delete (migration 009).
-    usage: { users: Number(network.user_count), devices: Number(network.device_count) },
-    ...deviceSettingsOf(network),
-    dns: dnsSettingsOf(network),
-    derp: derpSettingsOf(network),
-    sso: { configured: network.sso_network !== null, enforce: network.sso_enforce === 1, redirectUri },
-  };
+  return keptBody([network, shownOf(redirectUri, settings)], 0);
 }
