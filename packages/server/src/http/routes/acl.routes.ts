@@ -162,9 +162,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: Type.Object({ versions: Type.Array(VersionRecord) }) },
       }),
     },
-    async (request) => ({
-      versions: await policyHistory(ctx, request.principal!.networkId, request.principal!.readStamp),
-    }),
+    async (request) => policyHistory(ctx, request.principal!.networkId, request.principal!.readStamp),
   );
 
   app.get<{ Params: { version: number } }>(

@@ -68,10 +68,18 @@ export async function policyVersion(
   return row && { ...row, version: Number(row.version) };
 }
 
-/** Every version, newest first, without texts. */
-export async function policyVersions(db: Db, networkId: string, stamp?: ReadStamp): Promise<PolicyVersionRow[]> {
-  const rows = await versionsOf(db, { networkId }, stamp);
-  return rows.map((row) => ({ ...row, version: Number(row.version) }));
+export type StoredVersionRow = Awaited<ReturnType<typeof versionsOf>>[number];
+
+/**
+ * Every version, newest first, without texts: the rows as the compiled query keeps them (frozen
+ * and shared until they change), so what is presented from them can be kept with them.
+ */
+export async function policyVersions(
+  db: Db,
+  networkId: string,
+  stamp?: ReadStamp,
+): Promise<readonly StoredVersionRow[]> {
+  return versionsOf(db, { networkId }, stamp);
 }
 
 export async function insertPolicyVersion(

@@ -15,6 +15,7 @@ import { ApiError, notFound } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { entityTagsMatch } from '../../lib/entity-tags.js';
+import { keptDerivation } from '../../lib/kept.js';
 import { iso } from '../../lib/time.js';
 import { policyEtag, withTests } from '../../policy/index.js';
 import type { ReadStamp } from '../../storage/compiled-query.js';
@@ -22,7 +23,13 @@ import { netmapEpoch } from '../network/epochs.js';
 import { NO_DEVICE_CHANGED } from '../network/netmap-changes.js';
 import { autoApprovePending } from '../routes/auto-approve.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
-import { insertPolicyVersion, policyHead, policyVersion, policyVersions } from './acl.repository.js';
+import {
+  insertPolicyVersion,
+  policyHead,
+  policyVersion,
+  policyVersions,
+  type StoredVersionRow,
+} from './acl.repository.js';
 import { type CurrentPolicy, currentPolicy, preparePolicy, rememberPolicy } from './policy-cache.js';
 import { compileTransferred, type PreparedPolicy } from './policy-transfer.js';
 
@@ -105,18 +112,31 @@ export async function replacePolicy(
   return stored;
 }
 
+/**
+ * GET /v1/acl/history's body, made once per kept answer (lib/kept.ts), so its text is written
+ * once too: the dates of every version formatted and the list serialised on each call cost
+ * more than the rest of the call's own work. A new version is a new answer.
+ */
+const presentHistory = keptDerivation(([rows]: readonly [readonly StoredVersionRow[]]) => ({
+  value: {
+    versions: rows.map(
+      (row): PolicyVersionBody => ({
+        version: Number(row.version),
+        etag: row.etag,
+        created: iso(Number(row.created_at)),
+        createdBy: row.created_by,
+      }),
+    ),
+  },
+  until: Number.POSITIVE_INFINITY,
+}));
+
 export async function policyHistory(
   ctx: AppContext,
   networkId: string,
   stamp?: ReadStamp,
-): Promise<PolicyVersionBody[]> {
-  const rows = await policyVersions(ctx.db, networkId, stamp);
-  return rows.map((row) => ({
-    version: row.version,
-    etag: row.etag,
-    created: iso(Number(row.created_at)),
-    createdBy: row.created_by,
-  }));
+): Promise<{ versions: PolicyVersionBody[] }> {
+  return presentHistory([await policyVersions(ctx.db, networkId, stamp)], 0);
 }
 
 export async function policyAtVersion(ctx: AppContext, networkId: string, version: number, stamp?: ReadStamp) {
