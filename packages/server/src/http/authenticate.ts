@@ -227,8 +227,20 @@ export function keptApiKey(db: Db, token: string | undefined, now: number): KeyP
   // already: decoding both from hex for a constant-time compare cost 0.5 µs a call and changed nothing.
   const key = keysByHash.peek(db, hash);
   if (!key || key.revoked_at != null || key.expires_at <= now) return undefined;
-  return principalOfKey(key);
+  let principal = keptPrincipals.get(key);
+  if (!principal) {
+    principal = Object.freeze(principalOfKey(key));
+    keptPrincipals.set(key, principal);
+  }
+  return principal;
 }
+
+/**
+ * The caller of a kept key row, made once per row and frozen: the same object for every call
+ * until the row changes, so what a call presents of its caller (`GET /v1/me`) can be kept
+ * with it (lib/kept.ts). It goes when the row does.
+ */
+const keptPrincipals = new WeakMap<KeyRow, KeyPrincipal>();
 
 /** `all` grants everything; a GET is also granted by `read`; otherwise the route's own scope. */
 export function hasScope(scopes: readonly Scope[], method: string, needed: Scope | 'any' | undefined): boolean {

@@ -80,6 +80,21 @@ describe('answers kept until the next commit', () => {
       (me) => expect(me.network.name).not.toBe('renamed'),
       (me) => expect(me.network.name).toBe('renamed'),
     );
+    // The calling key itself, renamed outside the API: /v1/me answers for a kept key's caller.
+    const [me] = await read('/v1/me');
+    await around(
+      '/v1/me',
+      () =>
+        server.database.storage.db
+          .updateTable('keys')
+          .set({ name: 'renamed key' })
+          .where('id', '=', me.key.id)
+          .execute(),
+      (answer) => expect(answer.key).toEqual({ id: me.key.id, name: me.key.name }),
+      (answer) => expect(answer.key).toEqual({ id: me.key.id, name: 'renamed key' }),
+    );
+    // Read again: the first call after a commit reads the key's row, the next one finds it kept.
+    for (const answer of await read('/v1/me')) expect(answer.key.name).toBe('renamed key');
     await around(
       '/api/v2/tailnet/-/settings',
       () => call('PATCH', '/v1/network', { deviceApproval: true }),
