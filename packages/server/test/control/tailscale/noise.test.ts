@@ -9,9 +9,10 @@ import { PassThrough } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { type Carrier, MAX_PLAINTEXT, NoiseConn } from '../../../src/control/tailscale/noise-conn.js';
+import { MAX_PLAINTEXT, NoiseConn } from '../../../src/control/tailscale/noise-conn.js';
 import { x25519Generate, x25519Private } from '../../../src/control/tailscale/noise-crypto.js';
 import { errorFrame, HandshakeError, initiate, respond } from '../../../src/control/tailscale/noise-handshake.js';
+import { carrier, connectedPair, readN } from './noise-pair.js';
 
 const recorded = JSON.parse(readFileSync(new URL('./fixtures/initiation-v1.102.5.json', import.meta.url), 'utf8')) as {
   serverPrivate: string;
@@ -73,39 +74,6 @@ describe('Noise IK handshake', () => {
     expect([...frame]).toEqual([3, 0, 2, 0x6e, 0x6f]);
   });
 });
-
-/** A carrier that writes to `out` and reads what arrives on `from`. */
-const carrier = (out: PassThrough, from: PassThrough): Carrier => ({
-  write: (c, cb) => out.write(c, cb),
-  end: () => out.end(),
-  destroy: () => out.destroy(),
-  on: from.on.bind(from) as never,
-});
-
-function connectedPair() {
-  const server = x25519Generate();
-  const client = initiate(x25519Generate(), server.publicKey, 142);
-  const answer = respond(server, client.initiation);
-  const toServer = new PassThrough();
-  const toClient = new PassThrough();
-  const wire: Buffer[] = [];
-  toServer.on('data', (c: Buffer) => wire.push(c));
-  const serverConn = new NoiseConn(carrier(toClient, toServer), answer.session);
-  const clientConn = new NoiseConn(carrier(toServer, toClient), client.finish(answer.response));
-  return { serverConn, clientConn, wire, toServer, session: answer.session };
-}
-
-const readN = (conn: NoiseConn, n: number) =>
-  new Promise<Buffer>((resolve, reject) => {
-    const got: Buffer[] = [];
-    let size = 0;
-    conn.on('data', (c: Buffer) => {
-      got.push(c);
-      size += c.length;
-      if (size >= n) resolve(Buffer.concat(got));
-    });
-    conn.on('error', reject);
-  });
 
 /** V8's full collection, without starting the test process with --expose-gc. */
 function collector(): () => void {
