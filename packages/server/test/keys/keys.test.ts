@@ -76,7 +76,11 @@ describe('keys', () => {
     [{ tags: 'tag:a' }, 'invalid_request'],
     [{ user: 'nobody@example.com' }, 'invalid_request'],
     [{ nope: 1 }, 'unknown_field'],
-    [{ type: 'api', name: 'x', scopes: ['read'], reusable: true }, 'invalid_request'],
+    // Each type of key has its own body: a field of the other type is unknown to it.
+    [{ type: 'api', name: 'x', scopes: ['read'], reusable: true }, 'unknown_field'],
+    [{ type: 'api', name: 'x', scopes: ['read'], tags: ['tag:ci'] }, 'unknown_field'],
+    [{ name: 'x' }, 'unknown_field'],
+    [{ type: 'auth', scopes: ['read'] }, 'unknown_field'],
     [{ type: 'api', scopes: ['read'] }, 'invalid_request'],
     [{ type: 'api', name: 'x', scopes: [] }, 'invalid_request'],
     [{ type: 'api', name: 'x', scopes: ['root'] }, 'invalid_request'],

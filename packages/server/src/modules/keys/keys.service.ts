@@ -103,8 +103,10 @@ export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRe
   const principal = callerOf(actor);
   const type = body.type ?? 'auth';
   const misplaced = (type === 'api' ? AUTH_ONLY : API_ONLY).filter((field) => body[field] !== undefined);
+  // The body of each type is its own shape: a field of the other one is unknown to it.
   if (misplaced.length > 0) {
-    throw invalidRequest(
+    throw new ApiError(
+      'unknown_field',
       `${misplaced.map((f) => `"${f}"`).join(', ')} ${misplaced.length > 1 ? 'are' : 'is'} not a field of ${type} keys`,
     );
   }
