@@ -91,7 +91,10 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
       line: r.line,
       src: r.src,
       dst: r.dst,
-      ...(r.app && { app: r.app }),
+      // On every rule (undefined without one): spread in only for grants with `app`, those
+      // rules had a hidden class of their own, and a policy with one such grant made every
+      // place that reads rules meet two.
+      app: r.app,
       srcAll: src.all,
       srcKeys: src.keys,
       srcPrefixes: src.prefixes,

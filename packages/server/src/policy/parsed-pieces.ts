@@ -93,7 +93,8 @@ export class ParsedPolicyBuilder {
           for (const [name, prefix] of step[1]) hosts.set(name, prefix);
           break;
         case 'rule':
-          rules.push({ line: step[1], src: [], dst: [], ...(step[2] && { app: step[2] }) });
+          // `app` on every rule (undefined without one), so that all rules share one hidden class.
+          rules.push({ line: step[1], src: [], dst: [], app: step[2] });
           break;
         case 'src':
           appendAll(last(rules).src, step[1]);
