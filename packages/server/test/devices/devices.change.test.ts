@@ -138,6 +138,21 @@ describe('device detail, delete and tags', () => {
     expect(entries).toHaveLength(2);
   });
 
+  it('emits device.updated only when the set of tags changes', async () => {
+    const { device } = await enroll(server, authKey, { hostname: 'retagged' });
+    const set = (tags: string[]) => server.call('POST', `/v1/devices/${device.id}/tags`, { body: { tags } });
+    expect((await set(['tag:db', 'tag:ok'])).status).toBe(200);
+    const epoch = await netmapEpoch(server);
+    // The same set, in another order and with a repeat: a 200 that is no transition.
+    const again = await set(['tag:ok', 'tag:db', 'tag:ok']);
+    expect(again.status).toBe(200);
+    expect((await json(again)).tags).toEqual(['tag:db', 'tag:ok']);
+    expect(await netmapEpoch(server)).toBe(epoch);
+    const events = await json(await server.call('GET', '/v1/events?type=device.updated&since=1h&limit=1000'));
+    const updates = events.entries.filter((e: { data: { device: { id: string } } }) => e.data.device.id === device.id);
+    expect(updates).toHaveLength(1);
+  });
+
   it('requires the devices scope for changes; read may list', async () => {
     const { device } = await enroll(server, authKey, { hostname: 'scoped' });
     const create = await server.call('POST', '/v1/keys', { body: { type: 'api', name: 'reader', scopes: ['read'] } });

@@ -271,10 +271,19 @@ export async function setDeviceTags(
   // Every tag must be defined in the policy's tagOwners (an API key may apply any defined tag).
   await requireOwnedTags(ctx.db, networkId, wanted);
   return unitOfWork(ctx, actor, 'device.tags', async (trx, now, changes) => {
+    const before = await deviceDetail(trx, networkId, id, now);
+    // The set the device has already is no transition: no netmap moves, no device.updated.
+    if (sameSet(before.tags, wanted)) return { value: before, target: id };
     // Tags are identity in the policy, so every netmap may change.
     await changes.touch(netmapEpoch, [id]);
     if (!(await replaceTags(trx, networkId, id, wanted))) throw notFound(`device ${id} does not exist`);
     const device = await deviceDetail(trx, networkId, id, now);
     return { value: device, target: id, events: [{ type: 'device.updated', data: { device } }] };
   });
+}
+
+/** `wanted` is sorted and without duplicates (checkTags). */
+function sameSet(had: readonly string[], wanted: readonly string[]): boolean {
+  const set = new Set(had);
+  return set.size === wanted.length && wanted.every((tag) => set.has(tag));
 }
