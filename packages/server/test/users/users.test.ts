@@ -44,6 +44,29 @@ describe('users', () => {
     expect((await json(res)).code).toBe(code);
   });
 
+  it('emits user.updated once per change: a PATCH setting what the user has emits none', async () => {
+    const bo = await json(
+      await server.call('POST', '/v1/users', {
+        body: { loginName: 'bo@example.com', displayName: 'Bo', role: 'member' },
+      }),
+    );
+    const patch = async (body: object) => {
+      const res = await server.call('PATCH', `/v1/users/${bo.id}`, { body });
+      expect(res.status).toBe(200);
+    };
+    await patch({ role: 'auditor' });
+    await patch({ role: 'auditor' });
+    await patch({});
+    await patch({ displayName: 'Bo' });
+    await patch({ displayName: 'Bo B.' });
+    const events = await json(await server.call('GET', '/v1/events?type=user.updated&since=1h&limit=1000'));
+    const ofBo = events.entries.filter((e: { data: { user: { id: string } } }) => e.data.user.id === bo.id);
+    expect(ofBo.map((e: { data: { user: { role: string; displayName: string } } }) => e.data.user)).toMatchObject([
+      { role: 'auditor', displayName: 'Bo' },
+      { role: 'auditor', displayName: 'Bo B.' },
+    ]);
+  });
+
   it('refuses a duplicate login name with 409', async () => {
     await server.call('POST', '/v1/users', { body: { loginName: 'dup@example.com' } });
     const res = await server.call('POST', '/v1/users', { body: { loginName: 'dup@example.com' } });

@@ -102,7 +102,13 @@ export async function updateUser(ctx: AppContext, actor: Actor, id: string, inpu
     if ((role && role !== user.role) || (status && status !== user.status)) await endUserSessions(trx, id);
     if (status === 'suspended' && user.status !== 'suspended') await disconnectDevicesOf(trx, changes, networkId, id);
     const after = await presentById(trx, networkId, id);
-    return { value: after, target: id, events: [{ type: 'user.updated', data: { user: after } }] };
+    // One event per transition: a PATCH that sets what the user already has emits none.
+    const changed =
+      (role !== undefined && role !== user.role) ||
+      (status !== undefined && status !== user.status) ||
+      (input.displayName !== undefined && input.displayName !== user.display_name);
+    const events = changed ? [{ type: 'user.updated' as const, data: { user: after } }] : [];
+    return { value: after, target: id, events };
   });
 }
 
