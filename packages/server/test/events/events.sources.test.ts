@@ -49,6 +49,23 @@ describe('events of keys, routes, the policy and enrollment', () => {
     expect(deleted.data.key).toMatchObject({ id: authKey.id, state: 'revoked' });
   });
 
+  it('announces a route disabled and approved again, and nothing for a refused transition', async () => {
+    const authKey = await createAuthKey(server, { reusable: true });
+    const device = await enroll(server, authKey.key, { hostname: 'gw-2', advertiseRoutes: ['10.8.0.0/24'] });
+    const routeId = device.device.routes[0].id;
+    const start = (await eventPage(server)).nextCursor;
+    const act = async (action: string) => (await server.call('POST', `/v1/routes/${routeId}/${action}`)).status;
+    expect([await act('approve'), await act('disable'), await act('disable'), await act('approve')]).toEqual([
+      200, 200, 409, 200,
+    ]);
+    const { entries } = await eventPage(server, `?cursor=${start}&type=route.*`);
+    expect(entries.map((e) => [e.type, e.data.route.state])).toEqual([
+      ['route.approved', 'approved'],
+      ['route.disabled', 'disabled'],
+      ['route.approved', 'approved'],
+    ]);
+  });
+
   it('announces nothing for a policy refused as invalid', async () => {
     const before = (await eventPage(server, '?since=1d')).entries.length;
     const refused = await server.call('PUT', '/v1/acl', {
