@@ -21,6 +21,7 @@ describe('rate limits', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit-limit')).toBe('100');
       expect(res.headers.get('ratelimit-remaining')).toBe(String(100 - i));
+      expect(res.headers.get('ratelimit-reset')).toMatch(/^[1-9][0-9]*$/);
     }
     const refused = await server.call('GET', '/v1/network', { key: key.key });
     expect(refused.status).toBe(429);
@@ -29,6 +30,9 @@ describe('rate limits', () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect(await json(refused)).toMatchObject({ status: 429, code: 'rate_limited' });
+    // The refusal carries the RateLimit headers too, the reset no later than Retry-After says.
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    expect(Number(refused.headers.get('ratelimit-reset'))).toBeLessThanOrEqual(retryAfter);
     // Another key is not affected.
     expect((await server.call('GET', '/v1/network')).status).toBe(200);
     // The window slides: a minute later the key works again.
