@@ -36,6 +36,7 @@ type KeyRow = Awaited<ReturnType<typeof apiKeyByHash>>[number] & {
   scopeList: Scope[];
   read_seq?: string | number | null;
   list_seq?: string | number | null;
+  record_seq?: string | number | null;
 };
 
 /** Rows by secret hash, kept until the next commit (storage/committed-cache.ts). */
@@ -56,13 +57,15 @@ async function loadKey(db: Db, hash: string): Promise<KeyRow | undefined> {
  * join, where its condition would filter the function's row after the call instead of deciding
  * whether to call it. The limit is the key's own, read in the same statement, so a new limit
  * applies to the very next call. The network's read stamp (migration 032) and device list stamp
- * (migration 029: an index range of a few counters) come with the key: a read it serves may answer
+ * (migration 029: an index range of a few counters) and device record stamp (migration 044, the
+ * same for what routes show of devices) come with the key: a read it serves may answer
  * from what was kept at those stamps (storage/compiled-query.ts).
  */
 const KEY_AND_HITS = `
   select k.id, k.network_id, k.name, k.scopes, k.expires_at, k.revoked_at, k.rate_limit, k.secret_hash,
          h.out_live, h.out_oldest, h.out_allowed, s.seq as read_seq,
-         (select coalesce(sum(d.seq), 0)::bigint from device_list_stamps d where d.network_id = k.network_id) as list_seq
+         (select coalesce(sum(d.seq), 0)::bigint from device_list_stamps d where d.network_id = k.network_id) as list_seq,
+         (select coalesce(sum(r.seq), 0)::bigint from device_record_stamps r where r.network_id = k.network_id) as record_seq
   from keys k
   left join read_stamps s on s.network_id = k.network_id
   left join lateral (
@@ -208,6 +211,7 @@ function principalOfKey(key: KeyRow): KeyPrincipal {
   if (key.read_seq != null) {
     principal.readStamp = { networkId: key.network_id, seq: Number(key.read_seq) };
     if (key.list_seq != null) principal.readStamp.devices = Number(key.list_seq);
+    if (key.record_seq != null) principal.readStamp.records = Number(key.record_seq);
   }
   return principal;
 }

@@ -67,6 +67,11 @@ export interface ReadStamp {
   seq: number;
   /** The network's device list stamp (migration 029), read in the same statement. */
   devices?: number;
+  /**
+   * The network's device record stamp (migration 044), read in the same statement: it moves
+   * with what routes show of devices, not with an ordinary heartbeat.
+   */
+  records?: number;
 }
 
 interface Template {
@@ -115,6 +120,13 @@ interface Options<P, R> {
    * are kept per read stamp and device list stamp together.
    */
   readsDevices?: boolean;
+  /**
+   * With `readsDevices`: what the select shows of devices moves the device record stamp
+   * (migration 044: records, presence crossings, devices added or removed), not every
+   * heartbeat. Its answers are kept per read stamp and record stamp where the call brings the
+   * latter, else per device list stamp, which moves with all of that and more.
+   */
+  readsRecords?: boolean;
   /** What the statements of a select are published as (`warren:compiled-query:read`). */
   name?: string;
   /**
@@ -157,12 +169,14 @@ export function compiledQuery<P extends Params, R>(
   build: (db: Db, params: P) => Compilable<R>,
   options: Options<P, R> = {},
 ): (db: Db, params: P, stamp?: ReadStamp) => Promise<R[]> {
-  const { window, stampedBy, readsDevices, name, clock } = options;
+  const { window, stampedBy, readsDevices, readsRecords, name, clock } = options;
   // One template per dialect (and so per database handle's adapter), made on first use.
   const templates = new WeakMap<object, Template>();
   const keptOn = new WeakMap<Db, KeptAnswers>();
   /** PostgreSQL: per database, per network, the answers read at one stamp of it. */
   const stampedOn = new WeakMap<Db, Map<string, KeptAnswers>>();
+  /** The same, for the answers kept per record stamp (readsRecords). */
+  const recordStampedOn = new WeakMap<Db, Map<string, KeptAnswers>>();
   return async (db, params, stamp) => {
     const adapter = db.getExecutor().adapter;
     let template = templates.get(adapter);
@@ -174,8 +188,8 @@ export function compiledQuery<P extends Params, R>(
     let kept: KeptAnswers | undefined;
     if (template.reads && stamp && stampedBy && params[stampedBy] === stamp.networkId) {
       // Both stamps only grow, so their sum moves with either and orders calls as each does.
-      const at = readsDevices ? (stamp.devices === undefined ? undefined : stamp.seq + stamp.devices) : stamp.seq;
-      if (at !== undefined) kept = stampedAnswers(stampedOn, db, stamp.networkId, at);
+      const at = readsDevices ? devicesStamp(stamp, readsRecords) : { at: stamp.seq, records: false };
+      if (at) kept = stampedAnswers(at.records ? recordStampedOn : stampedOn, db, stamp.networkId, at.at);
     }
     const version = !kept && template.reads ? committedVersion(db) : undefined;
     if (version !== undefined) {
@@ -220,6 +234,20 @@ export function compiledQuery<P extends Params, R>(
     kept.answers.set(key, { rows, from, until: window ? window.until(rows) : Number.POSITIVE_INFINITY });
     return rows as R[];
   };
+}
+
+/**
+ * A select that reads devices: its version at the call's stamps, and whether it is a record
+ * stamp's; undefined where the call did not bring what it is kept by. The record stamp moves
+ * with a subset of what moves the list stamp, so a select that shows only records may be kept
+ * by either, but never by the two in one place: their sums are not comparable.
+ */
+function devicesStamp(
+  stamp: ReadStamp,
+  readsRecords: boolean | undefined,
+): { at: number; records: boolean } | undefined {
+  if (readsRecords && stamp.records !== undefined) return { at: stamp.seq + stamp.records, records: true };
+  return stamp.devices === undefined ? undefined : { at: stamp.seq + stamp.devices, records: false };
 }
 
 /**

@@ -50,6 +50,7 @@ import * as devicesMachineKey from './migrations/040_devices_machine_key.js';
 import * as devicesSshEnabled from './migrations/041_devices_ssh_enabled.js';
 import * as sshChecks from './migrations/042_ssh_checks.js';
 import * as devicesMachineKeyCreated from './migrations/043_devices_machine_key_created.js';
+import * as deviceRecordStamps from './migrations/044_device_record_stamps.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -105,6 +106,7 @@ const MIGRATIONS = {
   '041_devices_ssh_enabled': devicesSshEnabled,
   '042_ssh_checks': sshChecks,
   '043_devices_machine_key_created': devicesMachineKeyCreated,
+  '044_device_record_stamps': deviceRecordStamps,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

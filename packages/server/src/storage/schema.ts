@@ -345,6 +345,8 @@ export interface Database {
   connections: ConnectionsTable;
   audit_log: AuditLogTable;
   device_list_stamps: DeviceListStampsTable;
+  /** Counters of the same shape that move with what routes show of devices (migration 044). */
+  device_record_stamps: DeviceListStampsTable;
   read_stamps: ReadStampsTable;
   rate_limit_buckets: RateLimitBucketsTable;
   rate_limit_slots: RateLimitSlotsTable;

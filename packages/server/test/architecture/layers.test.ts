@@ -100,6 +100,7 @@ const OWNERS: Record<string, string> = {
   devices: 'modules/devices',
   device_tags: 'modules/devices',
   device_list_stamps: 'modules/devices',
+  device_record_stamps: 'modules/devices',
   machine_logins: 'modules/devices',
   ssh_checks: 'modules/devices',
   routes: 'modules/routes',

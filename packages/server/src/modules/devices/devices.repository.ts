@@ -353,6 +353,7 @@ const networkRoutesOf = compiledQuery(
     // Routes and the devices whose state decides the primaries, as routesOf below.
     stampedBy: 'networkId',
     readsDevices: true,
+    readsRecords: true,
     name: 'network-routes',
   },
 );
@@ -398,10 +399,13 @@ const routesOf = compiledQuery(
       param: 'cutoff',
       until: firstPrimaryChange,
     },
-    // Routes move the read stamp (migration 034), the devices whose presence decides the
-    // primaries the device list stamp.
+    // Routes move the read stamp (migration 034); the devices' names, and the presence
+    // crossings, approval and expiry that decide the primaries, the device record stamp
+    // (migration 044). A router's heartbeat that keeps it online changes nothing shown.
     stampedBy: 'networkId',
     readsDevices: true,
+    readsRecords: true,
+    name: 'device-routes',
   },
 );
 

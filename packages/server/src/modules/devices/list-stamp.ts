@@ -9,8 +9,9 @@
  * A body is kept only then (list-bodies.ts), and served while a fresh read gives the same stamp.
  *
  * The same statement reads the network's read stamp (migration 032), which routes move
- * (migration 034): with the device list stamp it is what the network's routes are kept by
- * (network-routes.ts), so a detail list knows whether they moved without reading them.
+ * (migration 034), and its device record stamp (migration 044): together what the network's
+ * routes are kept by (network-routes.ts), so a detail list knows whether they moved without
+ * reading them, and ordinary heartbeats do not move them.
  */
 import { sql } from 'kysely';
 import { compiledQuery, type ReadStamp } from '../../storage/compiled-query.js';
@@ -28,6 +29,12 @@ const stampOf = compiledQuery(
             .select('read_stamps.seq')
             .where('read_stamps.network_id', '=', p.networkId)
             .as('read_seq'),
+        (eb) =>
+          eb
+            .selectFrom('device_record_stamps')
+            .select(sql<string>`coalesce(sum(device_record_stamps.seq), 0)::text`.as('records'))
+            .where('device_record_stamps.network_id', '=', p.networkId)
+            .as('record_seq'),
       ])
       .where('network_id', '=', p.networkId),
   { name: 'device-list-stamps' },
@@ -43,7 +50,10 @@ export interface ListStamps {
 export async function deviceListStamps(db: Db, networkId: string): Promise<ListStamps> {
   const [row] = await stampOf(db, { networkId });
   const list = row?.stamp ?? '0';
-  const routes = row?.read_seq == null ? undefined : { networkId, seq: Number(row.read_seq), devices: Number(list) };
+  const routes =
+    row?.read_seq == null
+      ? undefined
+      : { networkId, seq: Number(row.read_seq), devices: Number(list), records: Number(row.record_seq) };
   return { list, routes };
 }
 

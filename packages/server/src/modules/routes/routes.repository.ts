@@ -104,8 +104,15 @@ const routesOf = compiledShapes(
       .orderBy('routes.created_at')
       .orderBy('routes.id');
   },
-  // Routes move the read stamp (migration 034); device names and presence the device list stamp.
-  { window: { param: 'cutoff', until: firstPrimaryChange }, stampedBy: 'networkId', readsDevices: true },
+  // Routes move the read stamp (migration 034); device names and the presence crossings,
+  // approval and expiry that decide primaries the device record stamp (migration 044).
+  {
+    window: { param: 'cutoff', until: firstPrimaryChange },
+    stampedBy: 'networkId',
+    readsDevices: true,
+    readsRecords: true,
+    name: 'routes-list',
+  },
 );
 
 /** The first cutoff at which a primary flag of `rows` (read with primaryChangesAt) can change. */
