@@ -6,7 +6,7 @@
 // (the directory the benchmark ran in, holding `code-<pid>-<isolate>.asm`: one server a pid).
 // A change's window runs from its PUT /v1/acl (one after the fleet's first map builds: the PUT
 // that sets the policy before the fleet enrolls is not a change) to the probe's mark that the
-// streams have built nothing for 500 ms, and holds what V8's main thread traced in it, and what
+// streams have built nothing for 500 ms or the next request, whichever comes first, and holds what V8's main thread traced in it, and what
 // the worker threads traced from the first message they received after that PUT (the policy
 // worker validating the change's document) to their next. For each window: the optimisations
 // completed (OSR apart) with the compile time V8 reports for each (preparing on the main
@@ -161,7 +161,9 @@ for (const pid of pids) {
         puts.push(Number(mark[3]));
         return puts.length - 1;
       }
-      return null;
+      // Any other request (the benchmark's next call) closes a window too: a stream or two
+      // building now and then (presence) can hold the idle mark off past it.
+      return mark[0] === 'request' ? undefined : null;
     },
     false,
   );
@@ -198,7 +200,9 @@ function report(pid: string, w: Window, change: number) {
   const osr = w.compiles.filter((c) => c.osr);
   const total = (cs: Compile[]) => cs.reduce((sum, c) => sum + c.ms, 0);
   const out = (text: string) => process.stdout.write(`${text}\n`);
-  out(`\n== server ${pid}, policy change ${change + 1} (${w.builds} builds)`);
+  out(
+    `\n== server ${pid}, policy change ${change + 1} (${w.builds > 0 ? `${w.builds} builds` : `closed by a request`})`,
+  );
   out(
     `optimisations ${regular.length} (${ms(total(regular)).trim()} ms), OSR ${osr.length} (${ms(total(osr)).trim()} ms), deoptimisations ${w.deopts.length}, code invalidated ${[...w.invalidations.values()].reduce((a, b) => a + b, 0)}`,
   );
