@@ -107,7 +107,7 @@ describe('warren network set', () => {
       '--search-domain',
       'lab.example',
       '--split-dns',
-      'corp.example=10.0.0.53,10.0.0.54',
+      'ad.example=10.0.0.53,10.0.0.54',
       '--split-dns',
       'lab.example=',
       '--extra-record',
@@ -124,7 +124,7 @@ describe('warren network set', () => {
       magicDns: true,
       nameservers: ['1.1.1.1', '2606:4700:4700::1111'],
       searchDomains: ['lab.example'],
-      splitDns: { 'corp.example': ['10.0.0.53', '10.0.0.54'], 'lab.example': [] },
+      splitDns: { 'ad.example': ['10.0.0.53', '10.0.0.54'], 'lab.example': [] },
       extraRecords: [
         { name: 'db.lab.example', type: 'A', value: '10.0.0.5' },
         { name: 'db.lab.example', type: 'AAAA', value: 'fd00::5' },
@@ -136,7 +136,7 @@ describe('warren network set', () => {
     expect(shown).toMatch(/^nameservers +1\.1\.1\.1 2606:4700:4700::1111$/m);
     expect(shown).toMatch(/^search domains +lab\.example$/m);
     expect(shown).toMatch(
-      /^split DNS +corp\.example → 10\.0\.0\.53 10\.0\.0\.54\n +lab\.example → \(answered by the clients, none forwarded\)$/m,
+      /^split DNS +ad\.example → 10\.0\.0\.53 10\.0\.0\.54\n +lab\.example → \(answered by the clients, none forwarded\)$/m,
     );
     expect(shown).toMatch(/^extra records +db\.lab\.example A 10\.0\.0\.5\n +db\.lab\.example AAAA fd00::5$/m);
 

@@ -123,7 +123,7 @@ describe('device approval', () => {
     await expectProblem(
       await server.call('POST', '/v1/keys', { body: { type: 'api', name: 'x', scopes: ['read'], preApproved: true } }),
       400,
-      'invalid_request',
+      'unknown_field',
     );
   });
 
