@@ -4,6 +4,7 @@
 // receives them a few milliseconds at a time, between other requests.
 
 import type { Prefix } from './cidr.js';
+import { destination, parsedRule } from './rule-objects.js';
 import type { AppCapabilities, CompiledDst, ParsedPolicy, Selector, SshRule } from './types.js';
 
 /**
@@ -93,15 +94,18 @@ export class ParsedPolicyBuilder {
           for (const [name, prefix] of step[1]) hosts.set(name, prefix);
           break;
         case 'rule':
-          // `app` on every rule (undefined without one), so that all rules share one hidden class.
-          rules.push({ line: step[1], src: [], dst: [], app: step[2] });
+          // Built as the parser builds them (rule-objects.ts), so that both share hidden classes.
+          rules.push(parsedRule(step[1], [], [], step[2]));
           break;
         case 'src':
           appendAll(last(rules).src, step[1]);
           break;
-        case 'dst':
-          appendAll(last(rules).dst, step[1]);
+        case 'dst': {
+          // Deserialised objects take other classes than literals: each entry is made anew.
+          const dst = last(rules).dst;
+          for (const d of step[1]) dst.push(destination(d.sel, d.ports, d.protos));
           break;
+        }
         case 'route':
           autoApprovers.routes.push({ prefix: step[1], approvers: [] });
           break;

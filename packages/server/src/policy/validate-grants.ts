@@ -12,6 +12,7 @@ import type { Checker, StringItem } from './checker.js';
 import { overPermissiveRule } from './over-permissive.js';
 import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './ports.js';
 import { onlyPortless, type ProtoSet, parseProto } from './protocols.js';
+import { destination, parsedRule } from './rule-objects.js';
 import { type Definitions, parseSelector } from './selectors.js';
 import type { AppCapabilities, CompiledDst, ParsedPolicy, Selector } from './types.js';
 import { checkSelfSources, checkSources, OVER_PERMISSIVE_RULE } from './validate-rules.js';
@@ -55,7 +56,7 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
     // never copies of the ports or of the texts they were read from.
     const dst: CompiledDst[] = [];
     for (const ip of ips) {
-      for (const d of sels) dst.push({ sel: d.sel, ports: ip.ports, protos: ip.protos });
+      for (const d of sels) dst.push(destination(d.sel, ip.ports, ip.protos));
     }
     if (ips.length > 0) {
       const broad = overPermissiveRule(src, dst);
@@ -64,9 +65,9 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
     } else {
       // `app` alone: entries for no protocol, so that the grant names its devices (for peers
       // and the packet filter's index) without opening any traffic.
-      for (const d of sels) dst.push({ sel: d.sel, ports: ALL_PORTS, protos: NO_PROTOCOL });
+      for (const d of sels) dst.push(destination(d.sel, ALL_PORTS, NO_PROTOCOL));
     }
-    out.push({ line: c.line(grantNode), src, dst, ...(app && { app }) });
+    out.push(parsedRule(c.line(grantNode), src, dst, app || undefined));
   }
 }
 

@@ -7,6 +7,7 @@ import { type Prefix, parsePrefix } from './cidr.js';
 import { ALL_V4, ALL_V6, approvesEveryUser, overPermissiveRule, unionCovers } from './over-permissive.js';
 import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './ports.js';
 import { onlyPortless, PROTO_NUMBERS, type ProtoSet, parseProto } from './protocols.js';
+import { destination, parsedRule } from './rule-objects.js';
 import { type Definitions, parseSelector } from './selectors.js';
 import type { CompiledDst, ParsedPolicy, Selector } from './types.js';
 
@@ -127,14 +128,14 @@ export function checkAcls(node: Node, c: Checker, defs: Definitions, out: Parsed
         continue;
       }
       if (!checkRuleDestination(item, r.ports, protos, c)) continue;
-      dst.push({ sel: r.sel, ports: r.ports, protos });
+      dst.push(destination(r.sel, r.ports, protos));
       dstNodes.push(item.node);
     }
     if (dst.some((d) => d.sel.kind === 'self')) checkSelfSources(srcItems, defs, c);
     const broad = overPermissiveRule(src, dst);
     if (broad >= 0) c.error(dstNodes[broad], OVER_PERMISSIVE_RULE);
     // A rule with another action must not count as accepting anything when tests run.
-    if (action === 'accept') out.push({ line: c.line(ruleNode), src, dst });
+    if (action === 'accept') out.push(parsedRule(c.line(ruleNode), src, dst, undefined));
   }
 }
 
