@@ -40,6 +40,30 @@ export interface CompileOptions {
 }
 
 /**
+ * Which identities and prefixes `sels` names. At module level, not inside compileSteps: a
+ * generator function made anew at each compile gives its generator objects a hidden class of
+ * their own, and the optimised compileSteps was deoptimised at each policy change meeting it.
+ */
+function* summarize(sels: readonly Selector[], prefixId: (p: Prefix) => number): Generator<void, SideSummary> {
+  const side: SideSummary = { all: false, keys: [], prefixes: [] };
+  const keys = new Set<string>();
+  const ids = new Set<number>();
+  for (let i = 0; i < sels.length; i++) {
+    if (i % STEP === STEP - 1) yield;
+    const sel = sels[i];
+    if (sel.kind === 'all') side.all = true;
+    else if (sel.kind === 'prefix') ids.add(prefixId(sel.prefix));
+    else {
+      const key = selectorKey(sel);
+      if (key !== null) keys.add(key);
+    }
+  }
+  side.keys = [...keys];
+  side.prefixes = [...ids];
+  return side;
+}
+
+/**
  * compile() as a generator that pauses (yields) every few hundred selectors, so that a caller
  * on the request thread can spread a large policy over several turns of the event loop
  * (lib/slices.ts); the result is the same whoever drives it.
@@ -63,30 +87,15 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
     }
     return id;
   };
-  function* summarize(sels: readonly Selector[]): Generator<void, SideSummary> {
-    const side: SideSummary = { all: false, keys: [], prefixes: [] };
-    const keys = new Set<string>();
-    const ids = new Set<number>();
-    for (let i = 0; i < sels.length; i++) {
-      if (i % STEP === STEP - 1) yield;
-      const sel = sels[i];
-      if (sel.kind === 'all') side.all = true;
-      else if (sel.kind === 'prefix') ids.add(prefixId(sel.prefix));
-      else {
-        const key = selectorKey(sel);
-        if (key !== null) keys.add(key);
-      }
-    }
-    side.keys = [...keys];
-    side.prefixes = [...ids];
-    return side;
-  }
 
   const rules: CompiledRule[] = [];
   for (const r of parsed.rules) {
     yield;
-    const src = yield* summarize(r.src);
-    const dst = yield* summarize(r.dst.map((d) => d.sel));
+    const src = yield* summarize(r.src, prefixId);
+    const dst = yield* summarize(
+      r.dst.map((d) => d.sel),
+      prefixId,
+    );
     rules.push({
       line: r.line,
       src: r.src,
