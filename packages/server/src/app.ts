@@ -45,6 +45,7 @@ import { ssoLoginRoutes } from './http/routes/sso-login.routes.js';
 import { usersRoutes } from './http/routes/users.routes.js';
 import { webhooksRoutes } from './http/routes/webhooks.routes.js';
 import { lazySerializers } from './http/serializers.js';
+import { TAILSCALE_API_PREFIX } from './http/tailscale-api/errors.js';
 import { tailscaleApi } from './http/tailscale-api/index.js';
 import { type HttpTimeouts, timeoutOptions } from './http/timeouts.js';
 import { registerValidation } from './http/validation.js';
@@ -171,7 +172,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('embeddedRelay', relay);
   upgrades.set('/ts2021', ts2021Upgrade(app));
   routeUpgrades(app.server, upgrades, (request, response) => app.routing(request, response));
-  await app.register(tailscaleApi, { prefix: '/api/v2' });
+  await app.register(tailscaleApi, { prefix: TAILSCALE_API_PREFIX });
   if (options.console !== false) registerConsole(app, options.console);
   // Background work of this process, stopped (in this order) when the app closes.
   const workers: Worker[] = [

@@ -19,6 +19,7 @@ import { noRouteError, problemBody } from './error-handler.js';
 import { ApiError } from './problem.js';
 import { newRequestId } from './request-id.js';
 import { MAX_TARGET_LENGTH, targetTooLong, versionNotSupported } from './request-line.js';
+import { isTailscaleApiTarget, tailscaleErrorBody } from './tailscale-api/errors.js';
 
 type ClientError = Error & { code?: string; rawPacket?: unknown };
 
@@ -70,10 +71,13 @@ function clientProblem(app: FastifyInstance, error: ClientError, method: string,
   return new ApiError('invalid_request', `the request is not valid HTTP/1.1: ${error.message}`);
 }
 
-function rawResponse(error: ApiError, requestId: string): string {
-  const body = JSON.stringify(problemBody({ id: requestId }, error));
+/** The refusal as the API the target names answers one: Tailscale's error body under /api/v2. */
+function rawResponse(error: ApiError, requestId: string, target: string): string {
+  const tailscale = isTailscaleApiTarget(target);
+  const request = { id: requestId };
+  const body = JSON.stringify(tailscale ? tailscaleErrorBody(request, error) : problemBody(request, error));
   const headers = {
-    'Content-Type': 'application/problem+json; charset=utf-8',
+    'Content-Type': tailscale ? 'application/json; charset=utf-8' : 'application/problem+json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(body)),
     'X-Request-Id': requestId,
     Connection: 'close',
@@ -106,7 +110,7 @@ export function clientErrorHandler(ctx: AppContext, app: () => FastifyInstance) 
     const problem = clientProblem(app(), error, method, target);
     const requestId = newRequestId();
     app().log.debug({ err: error, requestId }, 'refused a request the HTTP parser could not read');
-    socket.end(rawResponse(problem, requestId));
+    socket.end(rawResponse(problem, requestId, target));
     ctx.audit.enqueue(
       anonymousRow({
         method,

@@ -3,7 +3,7 @@
  * percent-encoding (400) and a path parameter over MAX_PARAM_LENGTH (414). No hook runs for
  * them, so this handler does the pipeline's work itself: the request id, the caller's key
  * when it has a valid one (so the entry lands in its network's audit log and counts against
- * its rate limit), the problem response and the audit entry.
+ * its rate limit), the problem response (Tailscale's error body under /api/v2) and the audit entry.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { auditRow } from './audit.js';
@@ -11,6 +11,7 @@ import { sendProblem } from './error-handler.js';
 import { authenticateCall } from './pipeline.js';
 import { ApiError } from './problem.js';
 import { checkRequestLine } from './request-line.js';
+import { isTailscaleApiTarget, sendTailscaleError } from './tailscale-api/errors.js';
 
 /** Longest path parameter (an id, a version) the router accepts; longer is 414. */
 export const MAX_PARAM_LENGTH = 200;
@@ -50,7 +51,8 @@ async function answer(error: FastifyError, request: FastifyRequest, reply: Fasti
     // answer; an exhausted rate limit does, as for every call.
     if (refusal instanceof ApiError && refusal.code === 'rate_limited') problem = refusal;
   }
-  await sendProblem(request, reply, problem);
+  // Under /api/v2, in Tailscale's error body, as every other refusal there.
+  await (isTailscaleApiTarget(request.url) ? sendTailscaleError : sendProblem)(request, reply, problem);
   ctx.audit.enqueue(auditRow(request, problem.status, ctx.clock.now()));
 }
 

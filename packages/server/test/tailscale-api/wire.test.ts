@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, createAuthKey, enroll } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
+import { rawRequest, rawSocket } from '../http/raw-http.js';
 
 const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
 
@@ -100,6 +101,37 @@ describe('/api/v2 on the wire', () => {
       412,
       'precondition_failed',
     );
+  });
+
+  it("answers the router's and the HTTP parser's refusals under /api/v2 in Tailscale's error body", async () => {
+    // Refused before any route is matched: a path parameter over the router's limit, a path
+    // that is not valid percent-encoding, a method Node's parser does not know.
+    const tooLong = await tailscaleError(await v2('GET', `/device/${'x'.repeat(300)}`), 414, 'uri_too_long');
+    expect(tooLong.message).toMatch(/longer than/);
+    const auth = { authorization: basic(server.apiKey) };
+    const badEncoding = await rawRequest(server.url, 'GET', '/api/v2/device/%zz', auth);
+    expect(badEncoding.status).toBe(400);
+    expect(badEncoding.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(badEncoding.body)).toMatchObject({
+      status: 400,
+      code: 'invalid_request',
+      message: expect.any(String),
+    });
+    const unknownMethod = await rawSocket(
+      server.url,
+      'FOO /api/v2/tailnet/-/devices HTTP/1.1\r\nHost: warren.test\r\nConnection: close\r\n\r\n',
+    );
+    expect(unknownMethod.status).toBe(405);
+    expect(unknownMethod.headers['content-type']).toMatch(/^application\/json/);
+    expect(unknownMethod.headers.allow).toBe('GET, HEAD');
+    expect(JSON.parse(unknownMethod.body)).toMatchObject({
+      status: 405,
+      code: 'method_not_allowed',
+      message: expect.any(String),
+    });
+    // /v1 keeps its problem details.
+    const v1 = await rawRequest(server.url, 'GET', '/v1/devices/%zz', auth);
+    expect(v1.headers['content-type']).toMatch(/^application\/problem\+json/);
   });
 
   it('answers 429 in its own shape once a key is past its limit', async () => {

@@ -57,7 +57,22 @@ export function tailscaleErrorBody(request: Pick<FastifyRequest, 'id'>, error: A
   };
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
+/** Where Tailscale's API is served (app.ts). */
+export const TAILSCALE_API_PREFIX = '/api/v2';
+
+/**
+ * Whether a request target (origin- or absolute-form) is under /api/v2. Refusals made before a
+ * route is matched (the router's, Node's parser's) read it to answer in Tailscale's error body
+ * there too: Tailscale's clients read `message` and nothing of /v1's problem details.
+ */
+export function isTailscaleApiTarget(target: string): boolean {
+  const path = target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i, '');
+  if (!path.startsWith(TAILSCALE_API_PREFIX)) return false;
+  const next = path.charAt(TAILSCALE_API_PREFIX.length);
+  return next === '' || next === '/' || next === '?';
+}
+
+export function sendTailscaleError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply
     .code(error.status)
@@ -70,7 +85,9 @@ export function registerTailscaleErrors(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.code === 'internal') request.log.error({ err: error }, 'unhandled error');
-    return send(request, reply, apiError);
+    return sendTailscaleError(request, reply, apiError);
   });
-  app.setNotFoundHandler((request, reply) => send(request, reply, noRouteError(app, request.method, request.url)));
+  app.setNotFoundHandler((request, reply) =>
+    sendTailscaleError(request, reply, noRouteError(app, request.method, request.url)),
+  );
 }
