@@ -1,11 +1,13 @@
 /**
  * Two validators: request bodies are validated strictly (a string is never coerced into a
  * boolean, unknown fields are errors, nothing is silently removed), while query strings and
- * path parameters — which are always text — are coerced to the declared types.
+ * path parameters — which are always text — are coerced to the declared types. An integer
+ * among them must be written as a plain decimal integer first: Ajv's coercion reads `0x10`,
+ * `1e2`, ` 5` and `+5` as numbers, which a script that made a mistake should hear about.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 import { unexpectedBody } from './bodies.js';
 
 function makeAjv(coerce: boolean) {
@@ -27,7 +29,9 @@ export function registerValidation(app: FastifyInstance): void {
   const strict = makeAjv(false);
   const coercing = makeAjv(true);
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    onFirstUse(() => (httpPart === 'body' ? strict : coercing).compile(schema)),
+    onFirstUse(() =>
+      httpPart === 'body' ? strict.compile(schema) : decimalIntegersFirst(schema, coercing.compile(schema)),
+    ),
   );
   // A POST without any body (curl -X POST) is an empty object, so optional-only bodies work
   // and a missing required field is reported by name; a body sent where none is taken is
@@ -64,4 +68,48 @@ function onFirstUse(compile: () => ValidateFunction): ValidateFunction {
     },
   });
   return validator;
+}
+
+/** What a decimal integer looks like in a query string or a path: digits, perhaps after a minus. */
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+/** The properties of a query string or path schema that hold integers (alone or repeated). */
+function integerFields(schema: FastifySchema): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown; items?: { type?: unknown } }> })
+    .properties;
+  if (!properties) return [];
+  return Object.entries(properties)
+    .filter(([, field]) => field.type === 'integer' || (field.type === 'array' && field.items?.type === 'integer'))
+    .map(([name]) => name);
+}
+
+/**
+ * Refuses an integer field written in any form but plain decimal before Ajv coerces it, with
+ * the error Ajv gives a value that is no number at all (`limit=abc`), so both get one answer.
+ */
+function decimalIntegersFirst(schema: FastifySchema, validate: ValidateFunction): ValidateFunction {
+  const fields = integerFields(schema);
+  if (fields.length === 0) return validate;
+  const checked = ((data: Record<string, unknown> | undefined, ...rest: unknown[]) => {
+    for (const field of fields) {
+      const value = data?.[field];
+      const values = Array.isArray(value) ? value : [value];
+      if (values.some((v) => typeof v === 'string' && !DECIMAL_INTEGER.test(v))) {
+        checked.errors = [
+          {
+            keyword: 'type',
+            instancePath: `/${field}`,
+            schemaPath: `#/properties/${field}/type`,
+            params: { type: 'integer' },
+            message: 'must be integer',
+          },
+        ];
+        return false;
+      }
+    }
+    const valid = (validate as (...args: unknown[]) => boolean)(data, ...rest);
+    checked.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return Object.defineProperty(checked, 'schemaEnv', { get: () => validate.schemaEnv });
 }

@@ -100,6 +100,24 @@ describe('problem responses', () => {
     expect(body.detail).toBe('querystring field "type" must be one of "auth", "api"');
   });
 
+  it('refuses an integer in a query string or path unless it is plain decimal, as it refuses a word', async () => {
+    const paths = ['/v1/logs/connections?limit=', '/v1/logs/audit?limit=', '/v1/events?limit=', '/v1/devices?limit='];
+    for (const path of paths) {
+      const word = await expectProblem(await server.call('GET', `${path}abc`), 400, 'invalid_request');
+      for (const written of ['0x10', '1e2', '%205', '5%20', '+5', '%2B5', '5.0', '0b1', '1_0', '']) {
+        const body = await expectProblem(await server.call('GET', `${path}${written}`), 400, 'invalid_request');
+        expect(body.detail, `${path}${written}`).toBe(word.detail);
+      }
+      // Plain decimal still works, leading zeros and all.
+      expect((await server.call('GET', `${path}5`)).status, path).toBe(200);
+      expect((await server.call('GET', `${path}005`)).status, path).toBe(200);
+    }
+    for (const version of ['0x1', '1e0', '+1', '%201']) {
+      await expectProblem(await server.call('GET', `/v1/acl/history/${version}`), 400, 'invalid_request');
+    }
+    expect((await server.call('GET', '/v1/acl/history/1')).status).toBe(200);
+  });
+
   it('treats a POST without a body as an empty object', async () => {
     const res = await server.call('POST', '/v1/keys');
     expect(res.status).toBe(201);
