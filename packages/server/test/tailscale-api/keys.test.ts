@@ -48,4 +48,41 @@ describe('/api/v2 keys', () => {
       capabilities: { devices: { create: { reusable: false, ephemeral: false, preauthorized: false, tags: [] } } },
     });
   });
+
+  it('reads all as true or false, and refuses any other value rather than listing less', async () => {
+    const spent = await json(await keys('POST', '', { capabilities: { devices: {} } }));
+    expect((await keys('DELETE', `/${spent.id}`)).status).toBe(200);
+    const ids = async (query: string) => {
+      const res = await keys('GET', query);
+      expect(res.status, query).toBe(200);
+      return (await json(res)).keys.map((k: any) => k.id);
+    };
+    expect(await ids('?all=true')).toContain(spent.id);
+    expect(await ids('?all=1')).toContain(spent.id);
+    for (const query of ['', '?all=false', '?all=0', '?all=']) expect(await ids(query)).not.toContain(spent.id);
+    for (const query of ['?all=yes', '?all=TRUE', '?all=true&all=true']) {
+      const res = await keys('GET', query);
+      expect(res.status, query).toBe(400);
+      expect(await json(res)).toMatchObject({
+        status: 400,
+        code: 'invalid_request',
+        message: expect.stringMatching(/^all /),
+      });
+    }
+  });
+
+  it("refuses an expirySeconds past Warren's longest key lifetime in this API's terms, creating nothing", async () => {
+    const before = (await json(await keys('GET', '?all=true'))).keys.length;
+    for (const expirySeconds of [365 * 86_400 + 1, 99_999_999_999]) {
+      const res = await keys('POST', '', { capabilities: { devices: {} }, expirySeconds });
+      expect(res.status, String(expirySeconds)).toBe(400);
+      const body = await json(res);
+      expect(body).toMatchObject({ status: 400, code: 'invalid_duration' });
+      expect(body.message).toMatch(/^expirySeconds may not exceed 31536000/);
+    }
+    expect((await json(await keys('GET', '?all=true'))).keys.length).toBe(before);
+    // Within the limit, and within the lifetime of the key that creates it (90 days here).
+    const fits = await keys('POST', '', { capabilities: { devices: {} }, expirySeconds: 80 * 86_400 });
+    expect(await json(fits)).toMatchObject({ expirySeconds: 80 * 86_400 });
+  });
 });

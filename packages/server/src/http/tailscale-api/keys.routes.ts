@@ -5,9 +5,10 @@
  * wholesale with PUT. A secret appears only in the answer that creates it. Scopes as on /v1
  * (`keys`); an OAuth token needs `auth_keys` for keys and `oauth_keys` for clients.
  */
-import type { KeyBody, TailscaleResource } from '@warren/contract';
+import { type KeyBody, MAX_KEY_LIFETIME_MS, type TailscaleResource } from '@warren/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { ApiError } from '../../core/errors.js';
 import { actorOf } from '../../edge/actor.js';
 import { keptDerivation } from '../../lib/kept.js';
 import { iso, isoOrNull } from '../../lib/time.js';
@@ -176,6 +177,19 @@ const clientRequest = (body: ClientRequest) => ({
   description: body.description ?? '',
 });
 
+/**
+ * `all`: `true` (as Tailscale's client sends it) or `1`; absent, empty, `false` or `0` lists the
+ * keys that work. Anything else is refused: read as false, it would hide the keys asked for.
+ */
+function wantsAll(all: string | string[] | undefined): boolean {
+  if (all === undefined || all === '' || all === 'false' || all === '0') return false;
+  if (all === 'true' || all === '1') return true;
+  throw invalidRequest(`all must be true or false (got ${JSON.stringify(all)})`);
+}
+
+/** The longest `expirySeconds`: Warren's longest key lifetime (365 days; Tailscale's is 90). */
+const MAX_EXPIRY_SECONDS = MAX_KEY_LIFETIME_MS / 1000;
+
 /** What a caller may not read: frozen, so the list below is still kept for it. */
 const NONE = Object.freeze([]) as readonly never[];
 
@@ -205,14 +219,14 @@ const presentKeptTailscaleKey = keptDerivation(([row]: readonly [KeyRow], now: n
 export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
-  app.get<{ Params: { tailnet: string }; Querystring: { all?: string } }>(
+  app.get<{ Params: { tailnet: string }; Querystring: { all?: string | string[] } }>(
     '/tailnet/:tailnet/keys',
     { config, schema: hide },
     async (request) => {
       const networkId = tailnetOf(request);
       const now = ctx.clock.now();
       // As Tailscale: the keys that work; `all=true` adds the expired, revoked and spent ones.
-      const all = request.query.all === 'true';
+      const all = wantsAll(request.query.all);
       const { readStamp } = request.principal!;
       const [rows, clients] = await Promise.all([
         mayRead(request, 'auth_keys')
@@ -258,6 +272,13 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
         );
       }
       requireKind(request, 'auth_keys');
+      // Said in this API's terms: the service would name /v1's `expiresIn`.
+      if (body.expirySeconds != null && body.expirySeconds > MAX_EXPIRY_SECONDS) {
+        throw new ApiError(
+          'invalid_duration',
+          `expirySeconds may not exceed ${MAX_EXPIRY_SECONDS} (365 days; got ${body.expirySeconds})`,
+        );
+      }
       const create = body.capabilities.devices.create ?? {};
       const key = await createKey(ctx, actorOf(request), {
         type: 'auth',

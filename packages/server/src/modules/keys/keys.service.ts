@@ -174,7 +174,7 @@ export async function createKey(ctx: AppContext, actor: Actor, body: CreateKeyRe
   if (expiresAt > principal.expiresAt) {
     throw new ApiError(
       'insufficient_scope',
-      `a key cannot create a key that outlives it (this one expires ${new Date(principal.expiresAt).toISOString()}); choose a shorter expiresIn`,
+      `a key cannot create a key that outlives it (this one expires ${new Date(principal.expiresAt).toISOString()}); choose a shorter lifetime`,
       { scope: 'keys' },
     );
   }
