@@ -59,6 +59,28 @@ describe('/api/v2 policy file', () => {
     expect(Array.isArray((await json(asJson)).acls)).toBe(true);
   });
 
+  it('reads If-Match as /v1 does beside ts-default: *, bare or listed ETags, weak ones never matching', async () => {
+    const etag = async () => (await acl('GET', {})).headers.get('etag') ?? '';
+    let n = 0;
+    const post = async (ifMatch: string) => {
+      n += 1;
+      const text = POLICY.replace('Written by hand.', `If-Match ${n}.`);
+      return acl('POST', { 'content-type': 'application/hujson', 'if-match': ifMatch }, text);
+    };
+    for (const ifMatch of ['*', async () => (await etag()).slice(1, -1), async () => `"stale", ${await etag()}`]) {
+      const header = typeof ifMatch === 'string' ? ifMatch : await ifMatch();
+      const res = await post(header);
+      expect(res.status, `If-Match: ${header}: ${await res.clone().text()}`).toBe(200);
+    }
+    const stored = await etag();
+    for (const header of [`W/${stored}`, '"stale"', 'W/"ts-default"']) {
+      const res = await post(header);
+      expect(res.status, `If-Match: ${header}`).toBe(412);
+      expect(await json(res)).toMatchObject({ status: 412, code: 'precondition_failed' });
+    }
+    expect(await etag()).toBe(stored);
+  });
+
   it("words a refusal's message as line, column and problem, the rest in data", async () => {
     // gitops-pusher's reading of Tailscale's message (cmd/gitops-pusher, lineColMessageSplit).
     const GITOPS = /^line ([0-9]+), column ([0-9]+): (.*)$/;

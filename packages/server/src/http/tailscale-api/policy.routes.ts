@@ -52,11 +52,7 @@ function testsAlone(text: string): unknown[] | undefined {
 const wantsDetails = (details: string | undefined) => details !== undefined && !['', '0', 'false'].includes(details);
 
 const bodyText = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
-const unquote = (tag: string) =>
-  tag
-    .trim()
-    .replace(/^W\//, '')
-    .replace(/^"(.*)"$/, '$1');
+const unquote = (tag: string) => tag.trim().replace(/^"(.*)"$/, '$1');
 
 export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
@@ -95,14 +91,14 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
       const networkId = tailnetOf(request);
       const text = bodyText(request).trim() === '' ? DEFAULT_POLICY : bodyText(request);
       const header = request.headers['if-match'];
-      let ifMatch: string | undefined;
-      if (header !== undefined) {
-        const current = await getPolicy(ctx, networkId);
-        const wanted = unquote(header);
+      // Any other If-Match is /v1's: `*`, one or more ETags quoted or bare, weak ones never
+      // matching (Tailscale's client quotes the ETag it read).
+      let ifMatch = header;
+      if (header !== undefined && unquote(header) === TS_DEFAULT) {
         // "ts-default": only while the policy is the default one; then it is conditional on that
         // version, so a change made meanwhile still wins the race (412).
-        ifMatch =
-          wanted === TS_DEFAULT ? (current.text === DEFAULT_POLICY ? current.etag : `"${TS_DEFAULT}"`) : `"${wanted}"`;
+        const current = await getPolicy(ctx, networkId);
+        ifMatch = current.text === DEFAULT_POLICY ? current.etag : `"${TS_DEFAULT}"`;
       }
       let stored: Awaited<ReturnType<typeof replacePolicy>>;
       try {
