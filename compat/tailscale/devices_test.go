@@ -81,6 +81,11 @@ func TestDevicesListAndGet(t *testing.T) {
 		if !tailscale.IsNotFound(err) || !errors.As(err, &apiErr) || apiErr.Message == "" {
 			t.Fatalf("Get of an unknown device: %v", err)
 		}
+		// An id over the router's limit is refused before any route, in the same error body.
+		_, err = c.Devices().Get(ctx, strings.Repeat("x", 300))
+		if !errors.As(err, &apiErr) || apiErr.Status != 414 || apiErr.Message == "" {
+			t.Fatalf("Get with an id over the limit: %v", err)
+		}
 	})
 }
 
