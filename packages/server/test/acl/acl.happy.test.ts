@@ -136,6 +136,30 @@ describe('GET and PUT /v1/acl', () => {
     expect((await server.call('GET', '/v1/acl/history/zero')).status).toBe(400);
   });
 
+  it('stores no version and announces nothing for the text stored already, and audits the call', async () => {
+    const etag = await applyPolicy(server, `${COMMENTED}// once\n`);
+    const versions = async () => (await json(await server.call('GET', '/v1/acl/history'))).versions;
+    const before = await versions();
+    const events = await json(await server.call('GET', '/v1/events?since=1h&type=policy.updated&limit=1000'));
+    const again = await putPolicy(server, `${COMMENTED}// once\n`, { 'if-match': etag });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(await versions()).toEqual(before);
+    const after = await json(await server.call('GET', `/v1/events?cursor=${events.nextCursor}&type=policy.updated`));
+    expect(after.entries).toEqual([]);
+    // The If-Match rule holds for it too.
+    expect((await putPolicy(server, `${COMMENTED}// once\n`, { 'if-match': '"stale"' })).status).toBe(412);
+    await server.app.ctx.audit.flush();
+    const entry = (await auditEntries(server)).find((e) => e.requestId === again.headers.get('x-request-id'));
+    expect(entry).toMatchObject({
+      method: 'PUT',
+      path: '/v1/acl',
+      status: 200,
+      action: 'policy.update',
+      target: 'acl',
+    });
+  });
+
   it('audits each change as policy.update on target acl, by the key that made it', async () => {
     const etag = await applyPolicy(server, `${COMMENTED}// audited\n`);
     await server.app.ctx.audit.flush();

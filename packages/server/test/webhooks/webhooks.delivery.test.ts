@@ -46,7 +46,8 @@ describe('webhook delivery', () => {
     await server.call('POST', `/v1/routes/${device.device.routes[0].id}/approve`);
     const policy = await server.call('GET', '/v1/acl', { headers: { accept: 'application/hujson' } });
     await server.call('PUT', '/v1/acl', {
-      raw: await policy.text(),
+      // A new text: the one stored already would be no change, and no event.
+      raw: `${await policy.text()}// reviewed\n`,
       headers: { 'content-type': 'application/hujson' },
     });
     const refused = await server.call('PUT', '/v1/acl', {

@@ -94,8 +94,13 @@ export async function replacePolicy(
         `the policy changed since ETag ${ifMatch} was read (it is now ${head?.etag ?? 'absent'}); read it again and reapply your edit`,
       );
     }
-    const version = (head?.version ?? 0) + 1;
-    await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: actor.name ?? '' });
+    // The text stored already (the ETag is its digest) is no transition: no new version, no
+    // policy.updated. Its autoApprovers still run, as a PUT has always applied them to routes
+    // that became approvable since (a tag or a role given later).
+    const unchanged = head?.etag === etag;
+    const version = unchanged ? head.version : (head?.version ?? 0) + 1;
+    if (!unchanged)
+      await insertPolicyVersion(trx, { networkId, version, text, etag, now, createdBy: actor.name ?? '' });
     const approved = (await autoApprovePending(trx, networkId, compiled, now)).map((a) => a.routeId);
     const value = preparePolicy({ version, etag }, text, { compiled, meaning });
     // A policy that approved no route changed no device's row: every instance then carries its
@@ -103,7 +108,7 @@ export async function replacePolicy(
     // new text of the same meaning (comments, layout) and its devices for any other.
     if (approved.length === 0) await changes.touch(netmapEpoch, NO_DEVICE_CHANGED);
     const events: EventDraft[] = [
-      { type: 'policy.updated', data: { etag, version } },
+      ...(unchanged ? [] : [{ type: 'policy.updated' as const, data: { etag, version } }]),
       ...(await routeEvents(trx, networkId, now, { approved })),
     ];
     return { value, target: 'acl', events, also: approvalEntries(approved) };
