@@ -136,6 +136,22 @@ describe('SCIM', () => {
     const page = await json(await scim('GET', '/Users?startIndex=2&count=1'));
     expect(page).toMatchObject({ startIndex: 2, itemsPerPage: 1 });
     expect(page.totalResults).toBeGreaterThanOrEqual(2);
+    // RFC 7644 §3.4.2.4: a startIndex below 1 is read as 1, a negative count as 0.
+    const first = await json(await scim('GET', '/Users?startIndex=1&count=1'));
+    for (const startIndex of ['0', '-1', '-5']) {
+      const res = await scim('GET', `/Users?startIndex=${startIndex}&count=1`);
+      expect(res.status, startIndex).toBe(200);
+      expect(await json(res)).toMatchObject({ startIndex: 1, Resources: first.Resources });
+    }
+    for (const count of ['0', '-1']) {
+      const res = await scim('GET', `/Users?count=${count}`);
+      expect(res.status, count).toBe(200);
+      expect(await json(res)).toMatchObject({ totalResults: page.totalResults, itemsPerPage: 0, Resources: [] });
+    }
+    for (const bad of ['x', '1.5', '0x1', '+1', '']) {
+      await expectScimError(await scim('GET', `/Users?startIndex=${bad}`), 400, 'invalidValue');
+      await expectScimError(await scim('GET', `/Users?count=${bad}`), 400, 'invalidValue');
+    }
     // free plan: 3 seats (owner, bo, and one more)
     expect((await scim('POST', '/Users', { userName: 'cy@example.com' })).status).toBe(201);
     await expectScimError(await scim('POST', '/Users', { userName: 'dee@example.com' }), 403);

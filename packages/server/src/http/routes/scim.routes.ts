@@ -23,10 +23,14 @@ const schema = { hide: true };
 
 type IdRequest = { Params: { id: string } };
 
-function positive(value: string | undefined, fallback: number, field: string): number {
+/**
+ * A paging integer, at least `least`: RFC 7644 §3.4.2.4 reads a startIndex below 1 as 1 and a
+ * negative count as 0, so those are clamped, not refused; what is no integer at all is.
+ */
+function pagingInteger(value: string | undefined, fallback: number, least: number, field: string): number {
   if (value === undefined) return fallback;
-  if (!/^[0-9]{1,9}$/.test(value)) throw new ScimError(400, 'invalidValue', `${field} must be a whole number`);
-  return Number(value);
+  if (!/^-?[0-9]{1,9}$/.test(value)) throw new ScimError(400, 'invalidValue', `${field} must be a whole number`);
+  return Math.max(least, Number(value));
 }
 
 export async function scimRoutes(app: FastifyInstance): Promise<void> {
@@ -77,8 +81,8 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
     { config, schema },
     async (request) => {
       const userName = readUserNameFilter(request.query.filter);
-      const startIndex = Math.max(1, positive(request.query.startIndex, 1, 'startIndex'));
-      const count = Math.min(MAX_COUNT, positive(request.query.count, 100, 'count'));
+      const startIndex = pagingInteger(request.query.startIndex, 1, 1, 'startIndex');
+      const count = Math.min(MAX_COUNT, pagingInteger(request.query.count, 100, 0, 'count'));
       const rows = (await listUsers(ctx.db, request.principal!.networkId)).filter(
         (row) => userName === undefined || row.login_name === userName,
       );
