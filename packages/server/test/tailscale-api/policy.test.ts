@@ -141,6 +141,13 @@ describe('/api/v2 policy file', () => {
     expect(Buffer.from(body.acl, 'base64').toString()).toBe(text);
     const plain = await server.call('GET', '/api/v2/tailnet/-/acl?details=0');
     expect(await plain.text()).toBe(text);
+    expect(await json(await server.call('GET', '/api/v2/tailnet/-/acl?details=true'))).toEqual(body);
+    // A value that is neither yes nor no is refused, as keys' `all` is.
+    for (const details of ['yes', '2', 'TRUE']) {
+      const refused = await server.call('GET', `/api/v2/tailnet/-/acl?details=${details}`);
+      expect(refused.status, details).toBe(400);
+      expect(await json(refused)).toMatchObject({ status: 400, code: 'invalid_request' });
+    }
   });
 
   it("reports failing tests under their src, as Tailscale's test(s) failed", async () => {

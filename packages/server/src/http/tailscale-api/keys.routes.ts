@@ -27,7 +27,7 @@ import {
 import { allowsCall } from '../../modules/oauth/scopes.js';
 import { requireScope } from '../authenticate.js';
 import { invalidRequest, notFound } from '../problem.js';
-import { listOrEmpty, tailnetOf } from './tailnet.js';
+import { listOrEmpty, queryFlag, tailnetOf } from './tailnet.js';
 import { tailscaleTime, tailscaleTimeOrNull } from './times.js';
 
 const config = { scope: 'keys' as const, tailscaleScope: ['auth_keys', 'oauth_keys'] as TailscaleResource[] };
@@ -177,16 +177,6 @@ const clientRequest = (body: ClientRequest) => ({
   description: body.description ?? '',
 });
 
-/**
- * `all`: `true` (as Tailscale's client sends it) or `1`; absent, empty, `false` or `0` lists the
- * keys that work. Anything else is refused: read as false, it would hide the keys asked for.
- */
-function wantsAll(all: string | string[] | undefined): boolean {
-  if (all === undefined || all === '' || all === 'false' || all === '0') return false;
-  if (all === 'true' || all === '1') return true;
-  throw invalidRequest(`all must be true or false (got ${JSON.stringify(all)})`);
-}
-
 /** The longest `expirySeconds`: Warren's longest key lifetime (365 days; Tailscale's is 90). */
 const MAX_EXPIRY_SECONDS = MAX_KEY_LIFETIME_MS / 1000;
 
@@ -226,7 +216,7 @@ export async function tailscaleKeyRoutes(app: FastifyInstance): Promise<void> {
       const networkId = tailnetOf(request);
       const now = ctx.clock.now();
       // As Tailscale: the keys that work; `all=true` adds the expired, revoked and spent ones.
-      const all = wantsAll(request.query.all);
+      const all = queryFlag('all', request.query.all);
       const { readStamp } = request.principal!;
       const [rows, clients] = await Promise.all([
         mayRead(request, 'auth_keys')

@@ -22,7 +22,7 @@ import { actorOf } from '../../edge/actor.js';
 import { getPolicy, replacePolicy, runPolicyTests, validatePolicyText } from '../../modules/acl/acl.service.js';
 import { DEFAULT_POLICY } from '../../policy/index.js';
 import { policyProblems } from './errors.js';
-import { tailnetOf } from './tailnet.js';
+import { queryFlag, tailnetOf } from './tailnet.js';
 
 const HUJSON = 'application/hujson';
 const JSON_TYPE = 'application/json';
@@ -48,9 +48,6 @@ function testsAlone(text: string): unknown[] | undefined {
   }
 }
 
-/** `details=1` (or `true`), as Tailscale's API takes it; absent, empty, `0` or `false` is the file itself. */
-const wantsDetails = (details: string | undefined) => details !== undefined && !['', '0', 'false'].includes(details);
-
 const bodyText = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
 const unquote = (tag: string) => tag.trim().replace(/^"(.*)"$/, '$1');
 
@@ -69,12 +66,12 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
     return reply.type(`${HUJSON}; charset=utf-8`).send(policy.text);
   };
 
-  app.get<{ Params: { tailnet: string }; Querystring: { details?: string } }>(
+  app.get<{ Params: { tailnet: string }; Querystring: { details?: string | string[] } }>(
     '/tailnet/:tailnet/acl',
     { config, schema: hide },
     async (request, reply) => {
       const policy = await getPolicy(ctx, tailnetOf(request), request.principal!.readStamp);
-      if (!wantsDetails(request.query.details)) return send(request, reply, policy);
+      if (!queryFlag('details', request.query.details)) return send(request, reply, policy);
       // Tailscale's details=1: the file in base64, with its warnings and errors. A stored
       // policy passed validation, which Warren does not soften into warnings: none of either.
       reply.header('etag', policy.etag);
