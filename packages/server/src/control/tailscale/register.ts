@@ -5,7 +5,8 @@
  *    (`--advertise-tags`) must be owned in tagOwners by the key's user, unless the key carries
  *    tags of its own, which win as in Tailscale;
  *  - a known node key of this machine logs in again without a key; with `OldNodeKey`, the
- *    device's node key is rotated to the new one;
+ *    device's node key is rotated to the new one; with an auth key (`tailscale up --auth-key`
+ *    run again) see loginAgain;
  *  - `Expiry` in the past is a logout: the device's login ends (as at key expiry) and it goes
  *    offline; an ephemeral one is deleted;
  *  - without an auth key, a machine that is not known is given a login URL, and its follow-up
@@ -24,7 +25,8 @@ import { NODE_KEY_PATTERN } from '@warren/contract';
 import { type Actor, systemActor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError } from '../../core/errors.js';
-import { listText } from '../../lib/json.js';
+import { listText, parseList } from '../../lib/json.js';
+import { hashSecret, isWellFormedSecret } from '../../lib/secrets.js';
 import { expireDevice } from '../../modules/devices/approval.service.js';
 import { rotateNodeKey } from '../../modules/devices/device-reports.js';
 import { deleteDevice } from '../../modules/devices/devices.service.js';
@@ -32,7 +34,7 @@ import { enroll } from '../../modules/devices/enrollment.service.js';
 import { tagRefusal } from '../../modules/devices/login/tag-owners.js';
 import { disconnect } from '../../modules/devices/presence.service.js';
 import { loginExpired } from '../../modules/devices/standing.js';
-import { usableAuthKey } from '../../modules/keys/auth-keys.js';
+import { authKeyByHash, keyRefusal, usableAuthKey } from '../../modules/keys/auth-keys.js';
 import { awaitLogin, clipped, type LoginCall, type LoginRequest, startLogin } from './login/interactive-login.js';
 import { userProfile } from './tailcfg.js';
 import { type NodeRow, nodeByKey } from './tailscale.repository.js';
@@ -61,6 +63,37 @@ function registered(
 }
 
 const isZeroKey = (key: string | undefined) => !key || /^nodekey:0{64}$/.test(key);
+
+const sameTags = (a: readonly string[], b: readonly string[]) =>
+  [...new Set(a)].sort().join(',') === [...new Set(b)].sort().join(',');
+
+/**
+ * `tailscale up --auth-key …` on a machine that is logged in: its live node key is known and
+ * the Noise session proved its machine key, so the key is not what lets it in (without one it
+ * would be let in all the same). A key of the identity the device has (its user, and its tags:
+ * the key's, else the ones asked for) changes nothing: the login goes on, and the key is neither
+ * checked nor used, as Headscale has it, since a container's entry point runs that command at
+ * every start, typically with a single-use key spent at the first one or a key that has expired
+ * since. A usable key of another identity is a new login: the answer `NodeKeyExpired` makes the
+ * client make a new node key and register it with the key and this one as `OldNodeKey`, which is
+ * what `--force-reauth` sends, so the same user's key retags the device in place and another
+ * user's makes the machine a new device (enrollment.service.ts). Undefined: no decision here.
+ */
+async function loginAgain(
+  ctx: AppContext,
+  known: NodeRow,
+  secret: string,
+  requestedTags: readonly string[],
+  now: number,
+): Promise<RegisterOutcome | undefined> {
+  const key = isWellFormedSecret('auth', secret) ? await authKeyByHash(ctx.db, hashSecret(secret)) : undefined;
+  if (!key || key.network_id !== known.network_id) return undefined;
+  const keyTags = parseList(key.tags);
+  const tags = keyTags.length > 0 ? keyTags : requestedTags;
+  if (key.user_id === known.user_id && sameTags(tags, parseList(known.tags))) return registered(known);
+  if (keyRefusal(key, now)) return undefined;
+  return { status: 200, body: { NodeKeyExpired: true, MachineAuthorized: false } };
+}
 
 export async function register(
   ctx: AppContext,
@@ -115,6 +148,10 @@ export async function register(
     return row ? registered(row) : refused('the login ended before the device was registered; run tailscale up again');
   }
 
+  if (known && known.user_status !== 'suspended' && !loginExpired(known, now)) {
+    const again = await loginAgain(ctx, known, authKey, request.Hostinfo?.RequestTags ?? [], now);
+    if (again) return again;
+  }
   const key = await usableAuthKey(ctx.db, authKey, now);
   if (key instanceof ApiError) return refused(key.detail);
   const decision = await ctx.limiter.hit(`enroll:${key.id}`, ctx.settings.enrollRateLimit);

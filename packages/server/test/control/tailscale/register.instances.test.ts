@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { json, type SecondInstance, secondInstance, startServer, type TestServer } from '../../harness.js';
-import { type ControlClient, controlClient, registerWithKey } from './ts-client.js';
+import { type ControlClient, controlClient, nodeKey, registerWithKey } from './ts-client.js';
 
 let server: TestServer;
 let other: SecondInstance;
@@ -42,14 +42,17 @@ it('gives devices registering at once on two instances unique addresses and name
   const single = await authKey({});
   const urls = [server.url, other.url];
 
-  // A device enrolled before the burst re-enrolls during it with its node key: it keeps its
-  // address, and the index the enrollment took on the way is given back.
+  // A device enrolled before the burst logs in again during it (tailscale up --force-reauth
+  // --auth-key: a new node key, the old one as OldNodeKey): it keeps its address, and the index
+  // the enrollment took on the way is given back.
   const returning = await client(other.url);
   const first = await registerWithKey(returning, reusable.key, 'node');
   expect(first.answer).toMatchObject({ MachineAuthorized: true });
-  const again = (nk: string) =>
+  const renewed = nodeKey();
+  const again = (old: string) =>
     returning.post('/machine/register', {
-      NodeKey: nk,
+      NodeKey: renewed,
+      OldNodeKey: old,
       Auth: { AuthKey: reusable.key },
       Hostinfo: { Hostname: 'node', OS: 'linux' },
     });
@@ -78,7 +81,7 @@ it('gives devices registering at once on two instances unique addresses and name
   expect(devices.map((d) => Number(d.addr_index)).sort((a, b) => a - b)).toEqual(
     Array.from({ length: total }, (_, i) => i + 1),
   );
-  expect(Number(devices.find((d) => d.node_key === first.nodeKey)?.addr_index)).toBe(1);
+  expect(Number(devices.find((d) => d.node_key === renewed)?.addr_index)).toBe(1);
   const names = devices.map((d) => d.name);
   expect(new Set(names).size).toBe(total);
   expect(names.filter((n) => n.startsWith('node')).sort()).toEqual(

@@ -231,6 +231,88 @@ describe('login expiry over the Tailscale protocol', () => {
     expect(await device()).toMatchObject({ tags: [], keyExpiryDisabled: false, keyExpiry: expect.any(String) });
   });
 
+  it('tailscale up --auth-key again on a logged-in machine keeps its login, even with a spent or expired key', async () => {
+    // A container's entry point runs `tailscale up --auth-key …` at every start: the client
+    // registers its live node key with the key again.
+    const single = await authKey({ reusable: false, expiresIn: '1h' });
+    const alpha = await joined(single, 'alpha');
+    const alphaId = await deviceId('alpha');
+    const again = { NodeKey: alpha.nodeKey, Auth: { AuthKey: single }, Hostinfo: { Hostname: 'alpha', OS: 'linux' } };
+    expect(await register(alpha.client, again)).toMatchObject({
+      MachineAuthorized: true,
+      User: { LoginName: 'owner@example.com' },
+    });
+    // Two hours on, the key has expired; the device's login has not.
+    t.server.clock.advance(2 * 3_600_000);
+    expect(await register(alpha.client, again)).toMatchObject({ MachineAuthorized: true });
+    const list = await json(await t.server.call('GET', '/v1/devices'));
+    expect(list.devices.map((d: { id: string }) => d.id)).toEqual([alphaId]);
+    expect((await mapOnce(alpha.client, alpha.nodeKey)).node.MachineAuthorized).toBe(true);
+    // A key the machine has no right to (unknown) is refused as ever, and so is a spent one
+    // on a new node key.
+    expect(await register(alpha.client, { ...again, Auth: { AuthKey: 'wrn_auth_nope' } })).toHaveProperty('Error');
+    expect(await register(alpha.client, { ...again, NodeKey: nodeKey() })).toMatchObject({
+      Error: expect.stringMatching(/single-use|expired/),
+    });
+  });
+
+  it('tailscale up --auth-key of other tags or another user on a logged-in machine is a new login, as --force-reauth', async () => {
+    await t.server.call('PUT', '/v1/acl', {
+      headers: { 'content-type': 'application/hujson' },
+      raw: '{"tagOwners":{"tag:server":["autogroup:admin"]},"acls":[{"action":"accept","src":["*"],"dst":["*:22"]}]}',
+    });
+    const alpha = await joined(await authKey(), 'alpha');
+    const alphaId = await deviceId('alpha');
+    const tagged = await authKey({ tags: ['tag:server'] });
+    // The client keeps its node key: told it expired, it makes a new one and sends it with the
+    // old one, as tailscale up --force-reauth does. The device's login is not ended by that.
+    expect(
+      await register(alpha.client, {
+        NodeKey: alpha.nodeKey,
+        Auth: { AuthKey: tagged },
+        Hostinfo: { Hostname: 'alpha' },
+      }),
+    ).toEqual({ NodeKeyExpired: true, MachineAuthorized: false });
+    expect(await json(await t.server.call('GET', `/v1/devices/${alphaId}`))).toMatchObject({
+      keyExpired: false,
+      tags: [],
+    });
+    const renewed = nodeKey();
+    const again = await register(alpha.client, {
+      NodeKey: renewed,
+      OldNodeKey: alpha.nodeKey,
+      Auth: { AuthKey: tagged },
+      Hostinfo: { Hostname: 'alpha', OS: 'linux' },
+    });
+    expect(again).toMatchObject({ MachineAuthorized: true, User: { LoginName: 'tagged-devices' } });
+    expect(await json(await t.server.call('GET', `/v1/devices/${alphaId}`))).toMatchObject({
+      tags: ['tag:server'],
+      keyExpiryDisabled: true,
+    });
+
+    // Another user's key: the same answer, then the machine is a new device of that user.
+    const user = await json(
+      await t.server.call('POST', '/v1/users', { body: { loginName: 'sam@example.com', role: 'member' } }),
+    );
+    const sams = await authKey({ user: user.id });
+    expect(
+      await register(alpha.client, { NodeKey: renewed, Auth: { AuthKey: sams }, Hostinfo: { Hostname: 'alpha' } }),
+    ).toMatchObject({ NodeKeyExpired: true });
+    await register(alpha.client, {
+      NodeKey: nodeKey(),
+      OldNodeKey: renewed,
+      Auth: { AuthKey: sams },
+      Hostinfo: { Hostname: 'alpha', OS: 'linux' },
+    });
+    const list = await json(await t.server.call('GET', '/v1/devices?fields=all'));
+    expect(
+      list.devices.map((d: { name: string; user?: { loginName: string } }) => [d.name, d.user?.loginName]).sort(),
+    ).toEqual([
+      ['alpha', 'owner@example.com'],
+      ['alpha-1', 'sam@example.com'],
+    ]);
+  });
+
   it('another user’s auth key makes the machine a new device, as in Tailscale', async () => {
     const alpha = await joined(await authKey(), 'alpha');
     const user = await json(
