@@ -141,7 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(sessionRoutes);
   await app.register(machineLoginRoutes);
   await app.register(sshCheckRoutes);
-  await app.register(scimRoutes);
+  await app.register(scimRoutes, { prefix: '/scim/v2' });
   // Tailscale's control protocol (GET /key, POST /ts2021): its clients use Warren as their login server.
   await app.register(tailscaleRoutes);
   // Network flow logs that Tailscale clients upload (POST /c/tailtraffic.log.tailscale.io/{id}).

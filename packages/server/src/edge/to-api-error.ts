@@ -9,7 +9,7 @@ import type { FastifyError } from 'fastify';
 import { ApiError } from '../core/errors.js';
 
 /** Maps a Fastify/Ajv error onto the API's problem codes. */
-export function toApiError(error: FastifyError): ApiError {
+export function toApiError(error: FastifyError | ApiError): ApiError {
   if (error instanceof ApiError) return error;
   if (error.validation) {
     const where = error.validationContext ?? 'request';

@@ -55,6 +55,27 @@ describe('SCIM', () => {
     );
   });
 
+  it('serves the schema and resource type its listings link to (RFC 7644 §4)', async () => {
+    for (const listing of ['/Schemas', '/ResourceTypes']) {
+      const [listed] = (await json(await scim('GET', listing))).Resources;
+      const location = new URL(listed.meta.location);
+      const res = await scim('GET', location.pathname.slice('/scim/v2'.length));
+      expect(res.status, location.pathname).toBe(200);
+      expect(res.headers.get('content-type')).toContain('application/scim+json');
+      expect(await json(res)).toEqual(listed);
+    }
+    await expectScimError(await scim('GET', '/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group'), 404);
+    await expectScimError(await scim('GET', '/ResourceTypes/Group'), 404);
+  });
+
+  it('refuses an unknown path or method in its own error shape', async () => {
+    await expectScimError(await scim('GET', '/Groups'), 404);
+    const patch = await scim('PATCH', '/Users', { Operations: [] });
+    expect(patch.headers.get('allow')).toBe('GET, HEAD, POST');
+    await expectScimError(patch, 405);
+    await expectScimError(await scim('POST', '/Users/usr_x', {}), 405);
+  });
+
   it('needs an API key with scope users', async () => {
     await expectScimError(await scim('GET', '/Users', undefined, readKey), 403);
     await expectScimError(await fetch(`${server.url}/scim/v2/Users`), 401);

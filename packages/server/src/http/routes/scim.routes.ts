@@ -12,8 +12,16 @@ import { presentUser } from '../../modules/users/users.presenter.js';
 import { findUser, listUsers } from '../../modules/users/users.repository.js';
 import { createUser, deleteUser, updateUser } from '../../modules/users/users.service.js';
 import { jsonHoldsNul } from '../bodies.js';
+import { noRouteError } from '../error-handler.js';
 import { publicBase } from '../public-url.js';
-import { LIST_SCHEMA, resourceTypes, schemas, serviceProviderConfig } from '../scim/scim.discovery.js';
+import {
+  LIST_SCHEMA,
+  resourceTypeById,
+  resourceTypes,
+  schemaById,
+  schemas,
+  serviceProviderConfig,
+} from '../scim/scim.discovery.js';
 import { SCIM_TYPE, ScimError, scimErrorHandler } from '../scim/scim.errors.js';
 import { presentScimUser, readScimPatch, readScimUser, readUserNameFilter } from '../scim/scim.users.js';
 
@@ -36,6 +44,11 @@ function pagingInteger(value: string | undefined, fallback: number, least: numbe
 export async function scimRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
   app.setErrorHandler(scimErrorHandler);
+  // An unknown path or method under /scim/v2 is refused in SCIM's error shape too (the
+  // identity provider reads every answer from here as SCIM), with 405's `Allow`.
+  app.setNotFoundHandler((request, reply) =>
+    scimErrorHandler(noRouteError(app, request.method, request.url), request, reply),
+  );
   app.addContentTypeParser('application/scim+json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined);
     const text = String(body);
@@ -70,14 +83,24 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
     return presentUser(row);
   };
 
-  app.get('/scim/v2/ServiceProviderConfig', { config, schema }, async (request) =>
+  app.get('/ServiceProviderConfig', { config, schema }, async (request) =>
     serviceProviderConfig(publicBase(request, 'SCIM')),
   );
-  app.get('/scim/v2/Schemas', { config, schema }, async (request) => schemas(publicBase(request, 'SCIM')));
-  app.get('/scim/v2/ResourceTypes', { config, schema }, async (request) => resourceTypes(publicBase(request, 'SCIM')));
+  app.get('/Schemas', { config, schema }, async (request) => schemas(publicBase(request, 'SCIM')));
+  app.get('/ResourceTypes', { config, schema }, async (request) => resourceTypes(publicBase(request, 'SCIM')));
+  app.get<IdRequest>('/Schemas/:id', { config, schema }, async (request) => {
+    const found = schemaById(publicBase(request, 'SCIM'), request.params.id);
+    if (!found) throw new ScimError(404, undefined, `schema ${request.params.id} does not exist`);
+    return found;
+  });
+  app.get<IdRequest>('/ResourceTypes/:id', { config, schema }, async (request) => {
+    const found = resourceTypeById(publicBase(request, 'SCIM'), request.params.id);
+    if (!found) throw new ScimError(404, undefined, `resource type ${request.params.id} does not exist`);
+    return found;
+  });
 
   app.get<{ Querystring: { filter?: string; startIndex?: string; count?: string } }>(
-    '/scim/v2/Users',
+    '/Users',
     { config, schema },
     async (request) => {
       const userName = readUserNameFilter(request.query.filter);
@@ -98,11 +121,11 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request) =>
+  app.get<IdRequest>('/Users/:id', { config, schema }, async (request) =>
     presentScimUser(await requireUser(request.principal!.networkId, request.params.id), publicBase(request, 'SCIM')),
   );
 
-  app.post('/scim/v2/Users', { config, schema }, async (request, reply) => {
+  app.post('/Users', { config, schema }, async (request, reply) => {
     const input = readScimUser(request.body);
     let user = await createUser(ctx, actorOf(request, 201), {
       loginName: input.userName,
@@ -113,7 +136,7 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
     return reply.code(201).send(presentScimUser(user, publicBase(request, 'SCIM')));
   });
 
-  app.put<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request) => {
+  app.put<IdRequest>('/Users/:id', { config, schema }, async (request) => {
     const input = readScimUser(request.body);
     const current = await requireUser(request.principal!.networkId, request.params.id);
     if (input.userName.toLowerCase() !== current.loginName) {
@@ -126,7 +149,7 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
     return presentScimUser(user, publicBase(request, 'SCIM'));
   });
 
-  app.patch<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request) => {
+  app.patch<IdRequest>('/Users/:id', { config, schema }, async (request) => {
     const change = readScimPatch(request.body);
     const current = await requireUser(request.principal!.networkId, request.params.id);
     const user = await updateUser(ctx, actorOf(request), current.id, {
@@ -136,7 +159,7 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
     return presentScimUser(user, publicBase(request, 'SCIM'));
   });
 
-  app.delete<IdRequest>('/scim/v2/Users/:id', { config, schema }, async (request, reply) => {
+  app.delete<IdRequest>('/Users/:id', { config, schema }, async (request, reply) => {
     await requireUser(request.principal!.networkId, request.params.id);
     await deleteUser(ctx, actorOf(request, 204), request.params.id);
     return reply.code(204).send();

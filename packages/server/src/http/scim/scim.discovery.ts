@@ -62,16 +62,27 @@ export function schemas(base: string) {
   return { schemas: [LIST], totalResults: 1, itemsPerPage: 1, startIndex: 1, Resources: [userSchema(base)] };
 }
 
+/** `GET /Schemas/{id}` (RFC 7644 §4): the schema its listing's `location` names, or none. */
+export function schemaById(base: string, id: string) {
+  return id === USER_SCHEMA ? userSchema(base) : undefined;
+}
+
+const userResourceType = (base: string) => ({
+  schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
+  id: 'User',
+  name: 'User',
+  endpoint: '/Users',
+  schema: USER_SCHEMA,
+  meta: { resourceType: 'ResourceType', location: `${base}/scim/v2/ResourceTypes/User` },
+});
+
 export function resourceTypes(base: string) {
-  const user = {
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
-    id: 'User',
-    name: 'User',
-    endpoint: '/Users',
-    schema: USER_SCHEMA,
-    meta: { resourceType: 'ResourceType', location: `${base}/scim/v2/ResourceTypes/User` },
-  };
-  return { schemas: [LIST], totalResults: 1, itemsPerPage: 1, startIndex: 1, Resources: [user] };
+  return { schemas: [LIST], totalResults: 1, itemsPerPage: 1, startIndex: 1, Resources: [userResourceType(base)] };
+}
+
+/** `GET /ResourceTypes/{id}` (RFC 7644 §4): the resource type its listing's `location` names, or none. */
+export function resourceTypeById(base: string, id: string) {
+  return id === 'User' ? userResourceType(base) : undefined;
 }
 
 export const LIST_SCHEMA = LIST;

@@ -4,6 +4,7 @@
  * and 429 included — is turned into it here.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiError } from '../../core/errors.js';
 import { toApiError } from '../../edge/to-api-error.js';
 
 export const SCIM_TYPE = 'application/scim+json; charset=utf-8';
@@ -26,7 +27,7 @@ const SCIM_TYPES: Partial<Record<string, string>> = {
   unknown_field: 'invalidSyntax',
 };
 
-export function scimErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+export function scimErrorHandler(error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
   let status: number;
   let scimType: string | undefined;
   let detail: string;
