@@ -90,6 +90,13 @@ describe('/api/v2 on the wire', () => {
       400,
       'invalid_request',
     );
+    // A number sent as a string is named as sent, not as the number it looks like.
+    const asString = await tailscaleError(
+      await v2('PATCH', '/tailnet/-/settings', { body: { devicesKeyDurationDays: '30' } }),
+      400,
+      'invalid_request',
+    );
+    expect(asString.message).toContain('(got "30")');
     const invalid = await tailscaleError(
       await v2('POST', '/tailnet/-/acl', { body: '{"acls": [{"action": "accept", "src": ["*"], "dst": ["nope"]}]}' }),
       400,

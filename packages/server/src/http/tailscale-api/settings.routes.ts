@@ -80,7 +80,9 @@ export async function tailscaleSettingsRoutes(app: FastifyInstance): Promise<voi
       }
       const days = body.devicesKeyDurationDays;
       if (days != null && (!Number.isInteger(days) || days < 1 || days > 180)) {
-        throw invalidRequest(`devicesKeyDurationDays must be a whole number of days from 1 to 180 (got ${days})`);
+        throw invalidRequest(
+          `devicesKeyDurationDays must be a whole number of days from 1 to 180 (got ${JSON.stringify(days)})`,
+        );
       }
       for (const field of ['devicesApprovalOn', 'networkFlowLoggingOn'] as const) {
         if (body[field] != null && typeof body[field] !== 'boolean')
