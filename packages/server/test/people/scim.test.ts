@@ -145,6 +145,28 @@ describe('SCIM', () => {
       400,
       'invalidValue',
     );
+    // RFC 7644 §3.5.2.2: remove takes a path; attributes Warren does not keep are removed as no-ops,
+    // and a removed display name gives the default back.
+    const removed = await scim('PATCH', `/Users/${bo.id}`, {
+      Operations: [
+        { op: 'Remove', path: 'name.givenName' },
+        { op: 'remove', path: 'emails[type eq "work"].value' },
+        { op: 'remove', path: 'displayName' },
+      ],
+    });
+    expect(removed.status).toBe(200);
+    expect(await json(removed)).toMatchObject({ active: false, displayName: 'bo' });
+    await expectScimError(await scim('PATCH', `/Users/${bo.id}`, { Operations: [{ op: 'remove' }] }), 400, 'noTarget');
+    await expectScimError(
+      await scim('PATCH', `/Users/${bo.id}`, { Operations: [{ op: 'remove', path: 'userName' }] }),
+      400,
+      'mutability',
+    );
+    await expectScimError(
+      await scim('PATCH', `/Users/${bo.id}`, { Operations: [{ op: 'remove', path: 'title' }] }),
+      400,
+      'invalidPath',
+    );
     await expectScimError(
       await scim('PATCH', `/Users/${bo.id}`, { Operations: [{ op: 'replace', path: 'active', value: 'maybe' }] }),
       400,

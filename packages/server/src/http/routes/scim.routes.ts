@@ -10,7 +10,7 @@ import { insufficientScope } from '../../core/errors.js';
 import { actorOf } from '../../edge/actor.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { findUser, listUsers } from '../../modules/users/users.repository.js';
-import { createUser, deleteUser, updateUser } from '../../modules/users/users.service.js';
+import { createUser, defaultDisplayName, deleteUser, updateUser } from '../../modules/users/users.service.js';
 import { jsonHoldsNul } from '../bodies.js';
 import { noRouteError } from '../error-handler.js';
 import { publicBase } from '../public-url.js';
@@ -152,8 +152,9 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
   app.patch<IdRequest>('/Users/:id', { config, schema }, async (request) => {
     const change = readScimPatch(request.body);
     const current = await requireUser(request.principal!.networkId, request.params.id);
+    const displayName = change.displayName === null ? defaultDisplayName(current.loginName) : change.displayName;
     const user = await updateUser(ctx, actorOf(request), current.id, {
-      ...(change.displayName !== undefined ? { displayName: change.displayName } : {}),
+      ...(displayName !== undefined ? { displayName } : {}),
       ...(change.active !== undefined ? { status: change.active ? 'active' : 'suspended' } : {}),
     });
     return presentScimUser(user, publicBase(request, 'SCIM'));

@@ -71,13 +71,31 @@ export function readScimUser(body: unknown): ScimUserInput {
   };
 }
 
-/** What a PATCH changes, from its Operations (RFC 7644 §3.5.2) as Okta and Entra ID send them. */
-export function readScimPatch(body: unknown): { displayName?: string; active?: boolean } {
+/** Attributes a PATCH may set or remove that Warren does not keep: accepted, nothing changes. */
+const UNKEPT = (key: string) =>
+  key === 'name.givenname' || key === 'name.familyname' || key === 'externalid' || key.startsWith('emails');
+
+/**
+ * What a PATCH changes, from its Operations (RFC 7644 §3.5.2) as Okta and Entra ID send them.
+ * `displayName: null` is a removed display name: the user's default comes back.
+ */
+export function readScimPatch(body: unknown): { displayName?: string | null; active?: boolean } {
   const operations = (body as { Operations?: unknown } | undefined)?.Operations;
   if (!Array.isArray(operations) || operations.length === 0) {
     throw new ScimError(400, 'invalidSyntax', 'a PATCH needs a non-empty Operations array');
   }
-  const out: { displayName?: string; active?: boolean } = {};
+  const out: { displayName?: string | null; active?: boolean } = {};
+  const remove = (path: string) => {
+    const key = path.toLowerCase();
+    if (key === 'displayname' || key === 'name' || key === 'name.formatted') out.displayName = null;
+    else if (key === 'active') {
+      throw new ScimError(400, 'invalidValue', 'active cannot be removed: replace it with false to suspend');
+    } else if (key === 'username') {
+      throw new ScimError(400, 'mutability', 'userName (the login name) cannot be removed');
+    } else if (!UNKEPT(key)) {
+      throw new ScimError(400, 'invalidPath', `"${path}" is not an attribute Warren can change`);
+    }
+  };
   const apply = (path: string, value: unknown) => {
     const key = path.toLowerCase();
     if (key === 'active') out.active = scimBoolean(value, 'active');
@@ -86,12 +104,7 @@ export function readScimPatch(body: unknown): { displayName?: string; active?: b
     else if (key === 'name') {
       const name = displayNameOf({ name: value });
       if (name !== undefined) out.displayName = name;
-    } else if (
-      key === 'name.givenname' ||
-      key === 'name.familyname' ||
-      key === 'externalid' ||
-      key.startsWith('emails')
-    ) {
+    } else if (UNKEPT(key)) {
       // Parts of a name or other attributes Warren does not keep: accepted, nothing to change.
     } else if (key === 'username') {
       throw new ScimError(400, 'mutability', 'userName (the login name) cannot be changed');
@@ -101,8 +114,20 @@ export function readScimPatch(body: unknown): { displayName?: string; active?: b
   };
   for (const operation of operations as { op?: unknown; path?: unknown; value?: unknown }[]) {
     const op = typeof operation?.op === 'string' ? operation.op.toLowerCase() : '';
+    if (op === 'remove') {
+      // RFC 7644 §3.5.2.2: a remove names its target.
+      if (typeof operation.path !== 'string' || operation.path === '') {
+        throw new ScimError(400, 'noTarget', 'a remove operation needs a path');
+      }
+      remove(operation.path);
+      continue;
+    }
     if (op !== 'replace' && op !== 'add') {
-      throw new ScimError(400, 'invalidValue', `op "${String(operation?.op)}" is not supported (use replace or add)`);
+      throw new ScimError(
+        400,
+        'invalidValue',
+        `op "${String(operation?.op)}" is not supported (use add, replace or remove)`,
+      );
     }
     if (typeof operation.path === 'string' && operation.path !== '') {
       apply(operation.path, operation.value);

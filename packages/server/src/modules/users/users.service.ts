@@ -58,7 +58,7 @@ export async function createUser(ctx: AppContext, actor: Actor, input: CreateUse
       id,
       network_id: networkId,
       login_name: loginName,
-      display_name: input.displayName ?? loginName.split('@')[0] ?? loginName,
+      display_name: input.displayName ?? defaultDisplayName(loginName),
       role,
       status: 'active',
       created_at: now,
@@ -150,4 +150,9 @@ async function countActiveOwners(db: Db, networkId: string, exceptId: string): P
     .where('id', '!=', exceptId)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** The display name of a user created without one: the login name's local part. */
+export function defaultDisplayName(loginName: string): string {
+  return loginName.split('@')[0] || loginName;
 }
