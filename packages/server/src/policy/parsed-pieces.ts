@@ -5,6 +5,7 @@
 
 import type { Prefix } from './cidr.js';
 import { destination, parsedRule } from './rule-objects.js';
+import { remadeSelector, selectorKey } from './selectors.js';
 import type { AppCapabilities, CompiledDst, ParsedPolicy, Selector, SshRule } from './types.js';
 
 /**
@@ -80,6 +81,23 @@ export class ParsedPolicyBuilder {
     ssh: [],
   };
 
+  /** Selectors remade so far, by what they name: one object each, as the parser shares them. */
+  private readonly selectors = new Map<string, Selector>();
+
+  /**
+   * `sel` as the parser makes it (selectors.ts): deserialised, it has another hidden class than
+   * the parser's literal of its kind, and code that reads selectors would meet both.
+   */
+  private readonly selector = (sel: Selector): Selector => {
+    const name = sel.kind === 'prefix' ? `p:${sel.prefix.text}` : (selectorKey(sel) ?? sel.kind);
+    let made = this.selectors.get(name);
+    if (!made) {
+      made = remadeSelector(sel);
+      this.selectors.set(name, made);
+    }
+    return made;
+  };
+
   add(piece: ParsedPiece): void {
     const { groups, tagOwners, hosts, rules, autoApprovers } = this.parsed;
     for (const step of piece) {
@@ -88,7 +106,7 @@ export class ParsedPolicyBuilder {
           appendTo(groups, step[1], step[2]);
           break;
         case 'tagOwner':
-          appendTo(tagOwners, step[1], step[2]);
+          appendTo(tagOwners, step[1], step[2].map(this.selector));
           break;
         case 'hosts':
           for (const [name, prefix] of step[1]) hosts.set(name, prefix);
@@ -98,22 +116,22 @@ export class ParsedPolicyBuilder {
           rules.push(parsedRule(step[1], [], [], step[2]));
           break;
         case 'src':
-          appendAll(last(rules).src, step[1]);
+          appendAll(last(rules).src, step[1].map(this.selector));
           break;
         case 'dst': {
           // Deserialised objects take other classes than literals: each entry is made anew.
           const dst = last(rules).dst;
-          for (const d of step[1]) dst.push(destination(d.sel, d.ports, d.protos));
+          for (const d of step[1]) dst.push(destination(this.selector(d.sel), d.ports, d.protos));
           break;
         }
         case 'route':
           autoApprovers.routes.push({ prefix: step[1], approvers: [] });
           break;
         case 'approvers':
-          appendAll(last(autoApprovers.routes).approvers, step[1]);
+          appendAll(last(autoApprovers.routes).approvers, step[1].map(this.selector));
           break;
         case 'exitNode':
-          appendAll(autoApprovers.exitNode, step[1]);
+          appendAll(autoApprovers.exitNode, step[1].map(this.selector));
           break;
         case 'ssh':
           this.parsed.ssh.push(step[1]);
