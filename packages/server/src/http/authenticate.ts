@@ -180,9 +180,18 @@ export async function authenticateApiKey(
   now: number,
 ): Promise<Authenticated> {
   const { db } = ctx;
-  if (!token) throw unauthenticated('send an API key as "Authorization: Bearer wrn_api_…"');
+  if (!token) {
+    throw unauthenticated('send an API key as "Authorization: Bearer wrn_api_…" (or in Basic, as the user name)');
+  }
   if (isWellFormedSecret('oauth', token)) return { principal: await authenticateAccessToken(db, token, now) };
-  if (!isWellFormedSecret('api', token)) throw unauthenticated('the bearer token is not a valid Warren API key');
+  if (!isWellFormedSecret('api', token)) {
+    // A script moved over from Tailscale may still carry its Tailscale key: say so.
+    if (token.startsWith('tskey-')) {
+      throw unauthenticated('this is a Tailscale key; Warren takes its own API keys (wrn_api_…) or OAuth tokens');
+    }
+    // Either spelling, Bearer or Basic, ends here.
+    throw unauthenticated('the credential is not a valid Warren API key');
+  }
   const hash = hashSecret(token);
   let key: KeyRow | undefined;
   let counted: RateLimitDecision | undefined;
