@@ -95,6 +95,8 @@ describe('SCIM', () => {
     });
     const ana = await json(created);
     expect(created.status, JSON.stringify(ana)).toBe(201);
+    expect(created.headers.get('location')).toBe(`${server.url}/scim/v2/Users/${ana.id}`);
+    expect(ana.meta.location).toBe(created.headers.get('location'));
     expect(ana).toMatchObject({ userName: 'ana@example.com', displayName: 'Ana Lima', active: true });
     await expectScimError(await scim('POST', '/Users', { userName: 'ana@example.com' }), 409, 'uniqueness');
 

@@ -133,7 +133,9 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
       role: 'member',
     });
     if (input.active === false) user = await updateUser(ctx, actorOf(request, 201), user.id, { status: 'suspended' });
-    return reply.code(201).send(presentScimUser(user, publicBase(request, 'SCIM')));
+    const created = presentScimUser(user, publicBase(request, 'SCIM'));
+    // RFC 7644 §3.3: the new resource's URI in Location as well as in meta.location.
+    return reply.code(201).header('location', created.meta.location).send(created);
   });
 
   app.put<IdRequest>('/Users/:id', { config, schema }, async (request) => {
