@@ -82,21 +82,29 @@ export class ParsedPolicyBuilder {
   };
 
   /** Selectors remade so far, by what they name: one object each, as the parser shares them. */
-  private readonly selectors = new Map<string, Selector>();
+  private readonly remade = new Map<string, Selector>();
 
   /**
    * `sel` as the parser makes it (selectors.ts): deserialised, it has another hidden class than
-   * the parser's literal of its kind, and code that reads selectors would meet both.
+   * the parser's literal of its kind, and code that reads selectors would meet both. A method,
+   * not a function made per builder: a callback made anew for each policy would be another call
+   * target to the code optimised at the policy before.
    */
-  private readonly selector = (sel: Selector): Selector => {
+  private selector(sel: Selector): Selector {
     const name = sel.kind === 'prefix' ? `p:${sel.prefix.text}` : (selectorKey(sel) ?? sel.kind);
-    let made = this.selectors.get(name);
+    let made = this.remade.get(name);
     if (!made) {
       made = remadeSelector(sel);
-      this.selectors.set(name, made);
+      this.remade.set(name, made);
     }
     return made;
-  };
+  }
+
+  private selectors(sels: readonly Selector[]): Selector[] {
+    const out: Selector[] = [];
+    for (const sel of sels) out.push(this.selector(sel));
+    return out;
+  }
 
   add(piece: ParsedPiece): void {
     const { groups, tagOwners, hosts, rules, autoApprovers } = this.parsed;
@@ -106,7 +114,7 @@ export class ParsedPolicyBuilder {
           appendTo(groups, step[1], step[2]);
           break;
         case 'tagOwner':
-          appendTo(tagOwners, step[1], step[2].map(this.selector));
+          appendTo(tagOwners, step[1], this.selectors(step[2]));
           break;
         case 'hosts':
           for (const [name, prefix] of step[1]) hosts.set(name, prefix);
@@ -116,7 +124,7 @@ export class ParsedPolicyBuilder {
           rules.push(parsedRule(step[1], [], [], step[2]));
           break;
         case 'src':
-          appendAll(last(rules).src, step[1].map(this.selector));
+          appendAll(last(rules).src, this.selectors(step[1]));
           break;
         case 'dst': {
           // Deserialised objects take other classes than literals: each entry is made anew.
@@ -128,10 +136,10 @@ export class ParsedPolicyBuilder {
           autoApprovers.routes.push({ prefix: step[1], approvers: [] });
           break;
         case 'approvers':
-          appendAll(last(autoApprovers.routes).approvers, step[1].map(this.selector));
+          appendAll(last(autoApprovers.routes).approvers, this.selectors(step[1]));
           break;
         case 'exitNode':
-          appendAll(autoApprovers.exitNode, step[1].map(this.selector));
+          appendAll(autoApprovers.exitNode, this.selectors(step[1]));
           break;
         case 'ssh':
           this.parsed.ssh.push(step[1]);
