@@ -131,6 +131,18 @@ describe('SCIM', () => {
     expect((await scim('GET', '/Users')).status).toBe(200);
   });
 
+  it('provisions a person already deactivated as one change: one user.created, suspended', async () => {
+    const start = (await json(await server.call('GET', '/v1/events?since=1d&limit=1000'))).nextCursor;
+    const created = await scim('POST', '/Users', { userName: 'gone@example.com', active: false });
+    const gone = await json(created);
+    expect(created.status, JSON.stringify(gone)).toBe(201);
+    expect(gone.active).toBe(false);
+    const events = (await json(await server.call('GET', `/v1/events?cursor=${start}&type=user.*`))).entries;
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['user.created']);
+    expect(events[0].data.user).toMatchObject({ id: gone.id, status: 'suspended' });
+    expect((await scim('DELETE', `/Users/${gone.id}`)).status).toBe(204);
+  });
+
   it('reads Entra ID: "Replace", string booleans, displayName by path', async () => {
     const bo = await json(await scim('POST', '/Users', { userName: 'bo@example.com', active: true }));
     const res = await scim('PATCH', `/Users/${bo.id}`, {

@@ -127,12 +127,16 @@ export async function scimRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/Users', { config, schema }, async (request, reply) => {
     const input = readScimUser(request.body);
-    let user = await createUser(ctx, actorOf(request, 201), {
-      loginName: input.userName,
-      ...(input.displayName ? { displayName: input.displayName } : {}),
-      role: 'member',
-    });
-    if (input.active === false) user = await updateUser(ctx, actorOf(request, 201), user.id, { status: 'suspended' });
+    const user = await createUser(
+      ctx,
+      actorOf(request, 201),
+      {
+        loginName: input.userName,
+        ...(input.displayName ? { displayName: input.displayName } : {}),
+        role: 'member',
+      },
+      input.active === false ? 'suspended' : 'active',
+    );
     const created = presentScimUser(user, publicBase(request, 'SCIM'));
     // RFC 7644 §3.3: the new resource's URI in Location as well as in meta.location.
     return reply.code(201).header('location', created.meta.location).send(created);

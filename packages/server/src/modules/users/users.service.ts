@@ -33,7 +33,16 @@ async function presentById(db: Db, networkId: string, id: string): Promise<UserB
   return presentUser(await requireUser(db, networkId, id));
 }
 
-export async function createUser(ctx: AppContext, actor: Actor, input: CreateUserRequest): Promise<UserBody> {
+/**
+ * A new user, active unless `status` says otherwise: SCIM may provision a person already
+ * deactivated, which is then one change (one user.created), not a creation and a suspension.
+ */
+export async function createUser(
+  ctx: AppContext,
+  actor: Actor,
+  input: CreateUserRequest,
+  status: 'active' | 'suspended' = 'active',
+): Promise<UserBody> {
   const { networkId } = actor;
   const loginName = input.loginName.trim().toLowerCase();
   if (!LOGIN_NAME.test(loginName))
@@ -60,7 +69,7 @@ export async function createUser(ctx: AppContext, actor: Actor, input: CreateUse
       login_name: loginName,
       display_name: input.displayName ?? defaultDisplayName(loginName),
       role,
-      status: 'active',
+      status,
       created_at: now,
       last_seen_at: null,
     });
