@@ -5,6 +5,7 @@
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
+import { sweepEphemeralDevices } from '../../../src/modules/devices/ephemeral-sweeper.js';
 import { applyPolicy } from '../../acl/helpers.js';
 import { json, startServer, type TestServer } from '../../harness.js';
 import { type ControlClient, controlClient, decodeMessages, mapRequest, nodeKey } from './ts-client.js';
@@ -202,5 +203,30 @@ describe('POST /ts2021', () => {
     expect(JSON.parse(res.body.toString()).NodeKeyExpired).toBe(true);
     const list = await json(await server.call('GET', '/v1/devices'));
     expect(list.devices).toEqual([]);
+  });
+
+  it('an ephemeral device that disconnects is removed ten minutes later, and leaves its peers’ maps', async () => {
+    const peer = await joined(await authKey(), 'peer');
+    const e = await joined(await authKey({ ephemeral: true }), 'temp');
+    const peerMap = peer.client.stream(mapRequest(peer.nodeKey, true));
+    await peerMap.next(1);
+    const tempMap = e.client.stream(mapRequest(e.nodeKey, true));
+    await tempMap.next(1);
+    const tempId = (tempMap.messages[0].Node as { ID: number }).ID;
+    const temp = async () =>
+      (await json(await server.call('GET', '/v1/devices?fields=all'))).devices.find(
+        (d: { name: string }) => d.name === 'temp',
+      );
+    // tailscaled stops (or loses its connection): its map stream ends.
+    tempMap.close();
+    for (let i = 0; (await temp()).online && i < 100; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await temp()).toMatchObject({ online: false, ephemeral: true });
+    server.clock.advance(10 * 60_000 - 1_000);
+    expect(await sweepEphemeralDevices(server.app.ctx)).toBe(0);
+    server.clock.advance(1_000);
+    expect(await sweepEphemeralDevices(server.app.ctx)).toBe(1);
+    expect(await temp()).toBeUndefined();
+    const removed = () => peerMap.messages.some((m) => ((m.PeersRemoved ?? []) as number[]).includes(tempId));
+    while (!removed()) await peerMap.next();
   });
 });
