@@ -144,6 +144,8 @@ export interface Client {
 }
 
 export interface PeerStatus {
+  /** The Warren device id (StableID). */
+  ID: string;
   HostName: string;
   DNSName: string;
   TailscaleIPs: string[];

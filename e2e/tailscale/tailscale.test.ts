@@ -12,9 +12,12 @@ import {
   connects,
   consoleSession,
   joinNetwork,
+  type PeerStatus,
   PUBLIC_URL,
   peers,
   SERVER_URL,
+  type Status,
+  sleep,
   startClient,
   startWarren,
   stopAll,
@@ -25,6 +28,8 @@ import {
 import { LOG_HOST, type LogFront, startLogFront } from './log-front.ts';
 
 const DOMAIN = 'default.warren.internal';
+/** What `tailscale status --json` says of a peer as an exit node. */
+type ExitFlags = { ExitNodeOption?: boolean; ExitNode?: boolean };
 const ALLOWED = 7001;
 const DENIED = 7002;
 const LOG_PROXY_PORT = 3128;
@@ -310,6 +315,49 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     );
   });
 
+  it('tailscale whois and status --json name each peer’s user, tags, presence and key expiry as /v1 does', async () => {
+    const [alpha, beta, gamma] = clients;
+    const b = await deviceNamed('beta');
+    const g = (await deviceNamed('gamma')) as Awaited<ReturnType<typeof deviceNamed>> & {
+      user: { id: string; loginName: string };
+      keyExpiry: string;
+    };
+    const users = (await warren.call('GET', '/v1/users')).body.users as Array<{
+      id: string;
+      loginName: string;
+      displayName: string;
+    }>;
+    const owner = users.find((u) => u.id === g.user.id)!;
+    const whois = async (client: Client) => {
+      const res = await alpha.cli(['whois', '--json', (await client.status()).Self.TailscaleIPs[0]]);
+      assert.equal(res.code, 0, res.stderr);
+      return JSON.parse(res.stdout) as {
+        Node: { StableID: string; Tags?: string[]; Online: boolean };
+        UserProfile: { LoginName: string; DisplayName: string };
+      };
+    };
+    // A tagged device is the tagged-devices user's, as in Tailscale; an untagged one its owner's.
+    const tagged = await whois(beta);
+    assert.deepEqual(
+      [tagged.Node.StableID, tagged.Node.Tags, tagged.Node.Online, tagged.UserProfile.LoginName],
+      [b.id, ['tag:web'], true, 'tagged-devices'],
+    );
+    const owned = await whois(gamma);
+    assert.deepEqual(
+      [owned.Node.StableID, owned.Node.Tags ?? [], owned.UserProfile.LoginName, owned.UserProfile.DisplayName],
+      [g.id, [], owner.loginName, owner.displayName],
+    );
+    const status = (await alpha.status()) as Status & {
+      User: Record<string, { LoginName: string; DisplayName: string }>;
+    };
+    const peer = peers(status).find((p) => p.ID === g.id) as PeerStatus & { UserID: number; KeyExpiry?: string };
+    assert.ok(peer, 'gamma is alpha’s peer');
+    assert.equal(peer.Online, true);
+    assert.equal(status.User[String(peer.UserID)]?.LoginName, owner.loginName);
+    // The client keeps the expiry to the second.
+    assert.equal(Date.parse(peer.KeyExpiry ?? ''), Math.floor(Date.parse(g.keyExpiry) / 1000) * 1000);
+  });
+
   it('Tailscale SSH: an allowed source runs a command as the allowed user; others are refused; a policy change takes it away', async () => {
     const [alpha, beta, gamma] = clients;
     // gamma runs the SSH server. Its owner's other devices may log in to it as root (the rule
@@ -434,10 +482,27 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
       [status.ExitNodeStatus?.ID, status.ExitNodeStatus?.Online],
       [(await deviceNamed('beta')).id, true],
     );
+    const betaPeer = () => peers(status).find((p) => p.HostName === 'beta') as PeerStatus & ExitFlags;
+    assert.deepEqual([betaPeer().ExitNodeOption, betaPeer().ExitNode], [true, true]);
     // An exit node serves no subnet. (A peer listed as one made every client without
     // --accept-routes warn that routes were waiting; the client reads that warning from its
     // last whole netmap, which may still hold a deleted subnet router, so it is not checked here.)
-    assert.deepEqual(peers(status).find((p) => p.HostName === 'beta')?.PrimaryRoutes ?? [], []);
+    assert.deepEqual(betaPeer().PrimaryRoutes ?? [], []);
+
+    // The policy decides who may use it: without a rule to autogroup:internet (or to *), beta
+    // stays alpha's peer but is no exit node for it.
+    await putPolicy(`{
+  "tagOwners": { "tag:web": ["autogroup:admin"] },
+  "acls": [{ "action": "accept", "src": ["*"], "dst": ["autogroup:member:${ALLOWED}", "tag:web:${ALLOWED}"] }],
+}`);
+    const withdrawn = await until('beta is no exit node for alpha', 10_000, async () => {
+      const peer = peers(await alpha.status()).find((p) => p.HostName === 'beta') as
+        | (PeerStatus & ExitFlags)
+        | undefined;
+      return peer && !peer.ExitNodeOption ? peer : undefined;
+    });
+    assert.ok(!withdrawn.AllowedIPs?.includes('0.0.0.0/0'), JSON.stringify(withdrawn.AllowedIPs));
+    assert.match((await alpha.cli(['exit-node', 'list'])).stderr, /no exit nodes found/);
 
     assert.equal((await alpha.cli(['set', '--exit-node='])).code, 0);
     assert.equal((await beta.cli(['set', '--advertise-exit-node=false'])).code, 0);
@@ -598,6 +663,42 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     );
     assert.deepEqual((await delta.status()).Self.TailscaleIPs, before.addresses);
   });
+  it('tailscale up --auth-key again: a tagged key tags the same device; spent, the same key keeps it logged in', async () => {
+    const [alpha] = clients;
+    const delta = clients.find((c) => c.name === 'delta');
+    assert.ok(delta, 'delta joined in the approval test');
+    const before = await deviceNamed('delta');
+    // A new login of another identity (untagged → tag:web), the client's node key kept: the
+    // same device, tagged in place.
+    const once = await authKey({ reusable: false, tags: ['tag:web'] });
+    await joinNetwork(delta, once);
+    const tagged = await until('delta is tagged', 15_000, async () => {
+      const device = (await devices()).find((d) => d.id === before.id);
+      return device?.tags.includes('tag:web') ? device : undefined;
+    });
+    assert.deepEqual(tagged.addresses, before.addresses);
+    assert.deepEqual(
+      (await devices()).filter((d) => d.name.startsWith('delta')).map((d) => d.id),
+      [before.id],
+    );
+    await until('alpha sees delta tagged', 10_000, async () =>
+      peers(await alpha.status())
+        .find((p) => p.HostName === 'delta')
+        ?.Tags?.includes('tag:web')
+        ? true
+        : undefined,
+    );
+    // The same command at the next start of a container, with the key spent: still logged in.
+    await joinNetwork(delta, once);
+    await sleep(1_000);
+    const status = (await delta.status()) as Status & { Health?: string[] };
+    assert.equal(status.BackendState, 'Running');
+    assert.deepEqual(
+      (status.Health ?? []).filter((h) => /log(ged)? ?(in|out)/i.test(h)),
+      [],
+    );
+    assert.equal(((await deviceNamed('delta')) as { keyExpired?: boolean }).keyExpired, false);
+  });
   it('tailscale set --hostname renames a device named after its hostname, in /v1 and in peers’ MagicDNS', async () => {
     const [alpha] = clients;
     const delta = clients.find((c) => c.name === 'delta');
@@ -616,5 +717,19 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     const resolved = await alpha.cli(['dns', 'query', `delta-laptop.${DOMAIN}`]);
     assert.equal(resolved.code, 0, resolved.stderr);
     assert.ok(resolved.stdout.includes(ip), resolved.stdout);
+
+    // A hostname another device is named after: the next free name, as Tailscale appends a
+    // suffix; the other device keeps its name and MagicDNS answer.
+    assert.equal((await delta.cli(['set', '--hostname=alpha'])).code, 0);
+    await until('delta is named alpha-1', 10_000, async () =>
+      (await devices()).find((d) => d.id === id && d.name === 'alpha-1'),
+    );
+    await until('alpha knows it as alpha-1', 10_000, async () =>
+      peers(await alpha.status()).some((p) => p.DNSName === `alpha-1.${DOMAIN}.` && p.HostName === 'alpha')
+        ? true
+        : undefined,
+    );
+    const own = await alpha.cli(['dns', 'query', `alpha.${DOMAIN}`]);
+    assert.ok(own.stdout.includes(await address('alpha')), own.stdout);
   });
 });
