@@ -38,6 +38,25 @@ describe('GET and PUT /v1/acl', () => {
     expect(await text.text()).toBe(DEFAULT_POLICY);
   });
 
+  it('reads Accept as HTTP does: media types without regard to case, q=0 as a refusal, q as a preference', async () => {
+    const served = async (accept: string) =>
+      (await server.call('GET', '/v1/acl', { headers: { accept } })).headers.get('content-type');
+    for (const accept of [
+      'Application/HuJSON',
+      'application/json;q=0.5, application/hujson',
+      'text/plain, application/hujson;q=0.1',
+    ]) {
+      expect(await served(accept), accept).toContain(HUJSON);
+    }
+    for (const accept of [
+      'application/hujson;q=0',
+      'application/hujson;q=0, application/json',
+      'application/hujson;q=0.5, application/json',
+    ]) {
+      expect(await served(accept), accept).toContain('application/json');
+    }
+  });
+
   it('stores HuJSON verbatim: comments survive in the text and are dropped from the JSON', async () => {
     const res = await putPolicy(server, COMMENTED);
     expect(res.status).toBe(200);

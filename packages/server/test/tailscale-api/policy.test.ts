@@ -31,7 +31,7 @@ describe('/api/v2 policy file', () => {
   afterAll(() => server.close());
 
   it('answers HuJSON unless JSON is asked for', async () => {
-    for (const accept of ['*/*', 'application/hujson', 'text/plain, */*;q=0.8']) {
+    for (const accept of ['*/*', 'application/hujson', 'text/plain, */*;q=0.8', 'application/json;q=0, */*']) {
       const res = await acl('GET', { accept });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type'), accept).toMatch(/^application\/hujson/);

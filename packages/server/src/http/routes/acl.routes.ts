@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
 import { apiSchema, ref } from '../../edge/api-schema.js';
+import { acceptWeight } from '../../lib/accept.js';
 import { entityTagsMatch } from '../../lib/entity-tags.js';
 import {
   getPolicy,
@@ -63,7 +64,11 @@ const VersionRecord = Type.Object({
 });
 
 const bodyText = (request: FastifyRequest): string => (typeof request.body === 'string' ? request.body : '');
-const wantsHujson = (request: FastifyRequest): boolean => (request.headers.accept ?? '').includes(HUJSON);
+/** The stored text when `Accept` names HuJSON (and prefers nothing to it but JSON equally). */
+const wantsHujson = (request: FastifyRequest): boolean => {
+  const hujson = acceptWeight(request.headers.accept, HUJSON);
+  return hujson > 0 && hujson >= acceptWeight(request.headers.accept, 'application/json');
+};
 
 export async function aclRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;

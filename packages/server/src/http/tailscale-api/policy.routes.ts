@@ -19,6 +19,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.js';
 import { actorOf } from '../../edge/actor.js';
+import { acceptWeight } from '../../lib/accept.js';
 import { getPolicy, replacePolicy, runPolicyTests, validatePolicyText } from '../../modules/acl/acl.service.js';
 import { DEFAULT_POLICY } from '../../policy/index.js';
 import { policyProblems } from './errors.js';
@@ -33,8 +34,7 @@ const TS_DEFAULT = 'ts-default';
 type TailnetRequest = FastifyRequest<{ Params: { tailnet: string } }>;
 
 /** Whether `Accept` names `application/json` itself (a wildcard does not: Tailscale answers HuJSON). */
-const acceptsJson = (request: FastifyRequest): boolean =>
-  (request.headers.accept ?? '').split(',').some((range) => range.split(';')[0]?.trim().toLowerCase() === JSON_TYPE);
+const acceptsJson = (request: FastifyRequest): boolean => acceptWeight(request.headers.accept, JSON_TYPE) > 0;
 
 /** A validate body that is a JSON array: tests to run against the current policy, not a policy. */
 function testsAlone(text: string): unknown[] | undefined {
