@@ -45,6 +45,19 @@ describe('warren: usage mistakes', () => {
     await mistake(['logs', 'audit', '--interval', '-1'], /--interval .*"-1"/);
     await mistake(['logs', 'connections', '--interval', 'soon'], /--interval .*"soon"/);
     await mistake(['logs', 'connections', '--limit', 'abc'], /--limit .*"abc"/);
+    // Whole numbers are plain decimal: Number() would read these as 16, 100, 5 and 5.
+    for (const written of ['0x10', '1e2', '+5', ' 5']) {
+      await mistake(['logs', 'audit', '--limit', written], /--limit must be a positive integer/);
+      await mistake(['node', 'simulate', '--count', written, '--auth-key', 'wrn_auth_x'], /--count .*positive integer/);
+      await mistake(
+        ['keys', 'create', '--api', '--name', 'x', '--scope', 'read', '--rate-limit', written],
+        /--rate-limit must be a positive integer/,
+      );
+      await mistake(
+        ['keys', 'set-limit', 'key_x', written, '--db', 'sqlite::memory:'],
+        /limit must be a positive integer/,
+      );
+    }
     await mistake(['logs', 'audit', '--since', '1w'], /--since .*"1w"/);
     await mistake(['node', 'simulate', '--count', 'abc', '--auth-key', 'wrn_auth_x'], /--count .*"abc"/);
     await mistake(['node', 'simulate', '--count', '0', '--auth-key', 'wrn_auth_x'], /--count .*"0"/);

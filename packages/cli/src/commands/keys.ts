@@ -11,6 +11,7 @@ import {
   examples,
   type Io,
   oneOf,
+  positiveInteger,
   printFields,
   printJson,
   printTable,
@@ -79,11 +80,7 @@ function createInput(flags: CreateFlags): CreateKeyInput {
     const bad = flags.scope.find((s) => !(SCOPES as readonly string[]).includes(s));
     if (bad) throw new UsageError(`"${bad}" is not a scope: use ${SCOPES.join(', ')}`);
     let rateLimit: number | undefined;
-    if (flags.rateLimit !== undefined) {
-      rateLimit = Number(flags.rateLimit);
-      if (!Number.isInteger(rateLimit) || rateLimit < 1)
-        throw new UsageError('--rate-limit must be a positive integer');
-    }
+    if (flags.rateLimit !== undefined) rateLimit = positiveInteger('--rate-limit', flags.rateLimit);
     return {
       type: 'api',
       name: flags.name,
@@ -218,9 +215,7 @@ export function registerKeyCommands(program: Command, io: Io): void {
     .option('--db <url>', 'database URL (env WARREN_DB)')
     .addHelpText('after', examples(['warren keys set-limit key_4d9q1 1000 --db sqlite:./data/warren.db']))
     .action(async (id: string, perMinute: string, flags: { db?: string }) => {
-      const limit = Number(perMinute);
-      if (!Number.isInteger(limit) || limit < 1)
-        throw new UsageError(`the limit must be a positive whole number (got "${perMinute}")`);
+      const limit = positiveInteger('the limit', perMinute);
       const { databaseUrl, redact, setKeyRateLimit } = await loadServer();
       const found = await withStorage(flags.db, (storage) => setKeyRateLimit(storage.db, id, limit, Date.now()));
       if (!found) throw new Error(`not_found: API key ${id} does not exist in ${redact(databaseUrl(flags.db))}`);

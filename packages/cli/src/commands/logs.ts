@@ -8,7 +8,7 @@
 import type { AuditEntryBody, ConnectionEntryBody, Page, Warren } from '@warren/client';
 import type { Command } from 'commander';
 import { resolveDevice } from './devices.js';
-import { checkDuration, connect, examples, type Io, UsageError, visible } from './output.js';
+import { checkDuration, connect, examples, type Io, positiveInteger, UsageError, visible } from './output.js';
 
 const MAX_PAGE = 1000;
 const FOLLOW_INTERVAL_S = 2;
@@ -85,8 +85,7 @@ export const compactTime = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
 
 function parseLimit(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,8}$/.test(text)) throw new UsageError(`--limit must be a positive integer (got "${text}")`);
-  return Number(text);
+  return positiveInteger('--limit', text);
 }
 
 function parseInterval(text: string | undefined): number {

@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { Agent, isStatus, message, newNodeKey } from '../node/agent.js';
 import { simulate } from '../node/fleet-simulator.js';
 import { simulateTailscale } from '../node/tailscale-simulator.js';
-import { DEFAULT_URL, examples, type Io, UsageError, visible } from './output.js';
+import { DEFAULT_URL, examples, type Io, positiveInteger, UsageError, visible } from './output.js';
 
 export { Agent, type AgentOptions } from '../node/agent.js';
 export { type SimulateOptions, type Simulation, simulate } from '../node/fleet-simulator.js';
@@ -147,12 +147,6 @@ const routesOf = (text: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-function positive(name: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${name} must be a positive integer (got "${text}")`);
-  return value;
-}
-
 /**
  * An AbortSignal that fires on SIGINT or SIGTERM (and after `seconds`, when given): the
  * command then stops its devices and disconnects them. A SIGINT or SIGTERM after that exits at
@@ -260,9 +254,9 @@ export function registerNodeCommands(program: Command, io: Io): void {
       }) => {
         const authKey = flags.authKey ?? io.env.WARREN_AUTH_KEY;
         if (!authKey) throw new UsageError('--auth-key (or WARREN_AUTH_KEY) is required');
-        const count = positive('--count', flags.count);
-        const duration = flags.duration === undefined ? undefined : positive('--duration', flags.duration);
-        const concurrency = positive('--concurrency', flags.concurrency);
+        const count = positiveInteger('--count', flags.count);
+        const duration = flags.duration === undefined ? undefined : positiveInteger('--duration', flags.duration);
+        const concurrency = positiveInteger('--concurrency', flags.concurrency);
         if (flags.protocol !== 'native' && flags.protocol !== 'tailscale')
           throw new UsageError(`--protocol must be native or tailscale, not "${flags.protocol}"`);
         if (flags.protocol === 'tailscale') {
@@ -277,7 +271,7 @@ export function registerNodeCommands(program: Command, io: Io): void {
           });
           return;
         }
-        const netmapConcurrency = positive('--netmap-concurrency', flags.netmapConcurrency);
+        const netmapConcurrency = positiveInteger('--netmap-concurrency', flags.netmapConcurrency);
         const { signal, release } = untilSignal(io, duration);
         try {
           const sim = await simulate({

@@ -33,6 +33,16 @@ export function oneOf<T extends string>(what: string, value: string, allowed: re
   return value as T;
 }
 
+/**
+ * A whole number of at least 1 written as plain decimal digits. `Number()` alone would read
+ * `0x10`, `1e2`, `+5` and ` 5` as numbers; a flag written that way is more likely a mistake.
+ */
+export function positiveInteger(what: string, text: string): number {
+  const value = /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= 1)) throw new UsageError(`${what} must be a positive integer (got "${text}")`);
+  return value;
+}
+
 /** A duration flag (`90s`, `15m`, `24h`, `7d`), checked before any request is made. */
 export function checkDuration(flag: string, value: string | undefined): void {
   if (value !== undefined && !DURATION_RE.test(value)) {
