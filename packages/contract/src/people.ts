@@ -96,7 +96,11 @@ export interface MachineLoginBody {
   ephemeral: boolean;
   created: string;
   expires: string;
-  /** The device whose login this renews (it held the machine's previous node key), in the viewer's network. */
+  /**
+   * The device whose login this renews when approved as its user (it held the machine's previous
+   * node key, or, after `tailscale logout`, it is the one the machine enrolled last), in the
+   * viewer's network.
+   */
   renews: { id: string; name: string } | null;
   /** The device the approval made (in the viewer's network). */
   deviceId: string | null;

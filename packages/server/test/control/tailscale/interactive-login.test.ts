@@ -53,6 +53,16 @@ async function machine(hostinfo: Record<string, unknown> = {}) {
   return { client, nodeKey: nk, answer, authUrl: answer.AuthURL as string, followup };
 }
 
+/** A machine the owner logged in through its URL: the machine, the owner's session, the device. */
+async function ownersMachine() {
+  const m = await machine();
+  const waiting = m.followup();
+  const owner = await signIn(await ownerId());
+  const { deviceId } = await json(await owner.approve(m.authUrl));
+  await waiting;
+  return { m, owner, deviceId: deviceId as string };
+}
+
 const settled = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([promise.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
 
@@ -274,12 +284,28 @@ describe('interactive login', () => {
     expect(await waiting).toMatchObject({ MachineAuthorized: true });
   });
 
+  it('logs the same device in again after tailscale logout, and the page names it', async () => {
+    const { m, owner, deviceId } = await ownersMachine();
+    const [before] = await listDevices(server);
+    // tailscale logout: the login ends, and the client forgets its node key, so the next
+    // tailscale up sends a new one and no old one.
+    await m.client.post('/machine/register', { NodeKey: m.nodeKey, Expiry: '1970-01-01T00:02:03Z' });
+    const again = JSON.parse(
+      (
+        await m.client.post('/machine/register', { NodeKey: nodeKey(), Hostinfo: { Hostname: 'laptop' } })
+      ).body.toString(),
+    );
+    expect(again.AuthURL).toMatch(/\/register\//);
+    expect(await json(await owner.view(again.AuthURL))).toMatchObject({ renews: { id: deviceId, name: 'laptop' } });
+    expect((await owner.approve(again.AuthURL)).status).toBe(201);
+    const devices = await listDevices(server);
+    expect(devices.map((d) => [d.id, d.name, d.addresses, d.keyExpired])).toEqual([
+      [deviceId, 'laptop', before!.addresses, false],
+    ]);
+  });
+
   it('logs the same device in again after its key expired (tailscale up --force-reauth)', async () => {
-    const m = await machine();
-    const waiting = m.followup();
-    const owner = await signIn(await ownerId());
-    const { deviceId } = await json(await owner.approve(m.authUrl));
-    await waiting;
+    const { m, owner, deviceId } = await ownersMachine();
     expect((await server.call('POST', `/v1/devices/${deviceId}/expire`)).status).toBe(200);
     const fresh = nodeKey();
     const again = JSON.parse(

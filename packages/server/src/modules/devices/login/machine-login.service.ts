@@ -17,7 +17,7 @@ import { insufficientScope, invalidState, notFound } from '../../../core/errors.
 import { parseList } from '../../../lib/json.js';
 import { hashSecret } from '../../../lib/secrets.js';
 import type { Db } from '../../../storage/database.js';
-import { enrollForUser } from '../enrollment.service.js';
+import { deviceOfMachineQuery, enrollForUser } from '../enrollment.service.js';
 import { signalLoginEnded } from './login-signals.js';
 import {
   endMachineLogin,
@@ -53,7 +53,13 @@ async function renewedDevice(
   networkId: string,
   row: MachineLoginRow,
 ): Promise<{ id: string; name: string } | null> {
-  if (!row.old_node_key) return null;
+  if (!row.old_node_key) {
+    // After `tailscale logout` the client forgot its node key and names no old one: a login as
+    // its user renews the device this machine enrolled last (enrollment.service.ts), so the
+    // page names that one.
+    const last = await deviceOfMachineQuery(db, networkId, row.machine_key).select('name').executeTakeFirst();
+    return last ? { id: last.id, name: last.name } : null;
+  }
   const device = await db
     .selectFrom('devices')
     .select(['id', 'name'])
