@@ -40,31 +40,11 @@ export interface CompileOptions {
 }
 
 /**
- * The policy's prefixes, numbered in the order rules first name them. A class, not a closure
- * made in each compile: summarize calls `id` for every prefix selector, and a function made anew
- * at each compile was another call target to the code optimised at the compile before.
- */
-class PrefixNumbering {
-  readonly prefixes: Prefix[] = [];
-  private readonly ids = new Map<string, number>();
-
-  id(p: Prefix): number {
-    let id = this.ids.get(p.text);
-    if (id === undefined) {
-      id = this.prefixes.length;
-      this.ids.set(p.text, id);
-      this.prefixes.push(p);
-    }
-    return id;
-  }
-}
-
-/**
  * Which identities and prefixes `sels` names. At module level, not inside compileSteps: a
  * generator function made anew at each compile gives its generator objects a hidden class of
  * their own, and the optimised compileSteps was deoptimised at each policy change meeting it.
  */
-function* summarize(sels: readonly Selector[], numbering: PrefixNumbering): Generator<void, SideSummary> {
+function* summarize(sels: readonly Selector[], prefixId: (p: Prefix) => number): Generator<void, SideSummary> {
   const side: SideSummary = { all: false, keys: [], prefixes: [] };
   const keys = new Set<string>();
   const ids = new Set<number>();
@@ -72,7 +52,7 @@ function* summarize(sels: readonly Selector[], numbering: PrefixNumbering): Gene
     if (i % STEP === STEP - 1) yield;
     const sel = sels[i];
     if (sel.kind === 'all') side.all = true;
-    else if (sel.kind === 'prefix') ids.add(numbering.id(sel.prefix));
+    else if (sel.kind === 'prefix') ids.add(prefixId(sel.prefix));
     else {
       const key = selectorKey(sel);
       if (key !== null) keys.add(key);
@@ -96,15 +76,25 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
     keyMaps ??= identityKeyMaps(parsed);
     return keyMaps;
   };
-  const numbering = new PrefixNumbering();
+  const prefixIds = new Map<string, number>();
+  const prefixes: Prefix[] = [];
+  const prefixId = (p: Prefix): number => {
+    let id = prefixIds.get(p.text);
+    if (id === undefined) {
+      id = prefixes.length;
+      prefixIds.set(p.text, id);
+      prefixes.push(p);
+    }
+    return id;
+  };
 
   const rules: CompiledRule[] = [];
   for (const r of parsed.rules) {
     yield;
-    const src = yield* summarize(r.src, numbering);
+    const src = yield* summarize(r.src, prefixId);
     const dst = yield* summarize(
       r.dst.map((d) => d.sel),
-      numbering,
+      prefixId,
     );
     rules.push({
       line: r.line,
@@ -131,7 +121,6 @@ export function* compileSteps(parsed: ParsedPolicy, options: CompileOptions = {}
   }
   yield;
 
-  const { prefixes } = numbering;
   const index: RuleIndex = {
     prefixes,
     prefixTree: new PrefixTree(prefixes, options.prefixOrder),
