@@ -5,7 +5,6 @@
 
 import type { Prefix } from './cidr.js';
 import { destination, parsedRule } from './rule-objects.js';
-import { remadeSelector, selectorKey } from './selectors.js';
 import type { AppCapabilities, CompiledDst, ParsedPolicy, Selector, SshRule } from './types.js';
 
 /**
@@ -81,31 +80,6 @@ export class ParsedPolicyBuilder {
     ssh: [],
   };
 
-  /** Selectors remade so far, by what they name: one object each, as the parser shares them. */
-  private readonly remade = new Map<string, Selector>();
-
-  /**
-   * `sel` as the parser makes it (selectors.ts): deserialised, it has another hidden class than
-   * the parser's literal of its kind, and code that reads selectors would meet both. A method,
-   * not a function made per builder: a callback made anew for each policy would be another call
-   * target to the code optimised at the policy before.
-   */
-  private selector(sel: Selector): Selector {
-    const name = sel.kind === 'prefix' ? `p:${sel.prefix.text}` : (selectorKey(sel) ?? sel.kind);
-    let made = this.remade.get(name);
-    if (!made) {
-      made = remadeSelector(sel);
-      this.remade.set(name, made);
-    }
-    return made;
-  }
-
-  private selectors(sels: readonly Selector[]): Selector[] {
-    const out: Selector[] = [];
-    for (const sel of sels) out.push(this.selector(sel));
-    return out;
-  }
-
   add(piece: ParsedPiece): void {
     const { groups, tagOwners, hosts, rules, autoApprovers } = this.parsed;
     for (const step of piece) {
@@ -114,7 +88,7 @@ export class ParsedPolicyBuilder {
           appendTo(groups, step[1], step[2]);
           break;
         case 'tagOwner':
-          appendTo(tagOwners, step[1], this.selectors(step[2]));
+          appendTo(tagOwners, step[1], step[2]);
           break;
         case 'hosts':
           for (const [name, prefix] of step[1]) hosts.set(name, prefix);
@@ -124,22 +98,22 @@ export class ParsedPolicyBuilder {
           rules.push(parsedRule(step[1], [], [], step[2]));
           break;
         case 'src':
-          appendAll(last(rules).src, this.selectors(step[1]));
+          appendAll(last(rules).src, step[1]);
           break;
         case 'dst': {
           // Deserialised objects take other classes than literals: each entry is made anew.
           const dst = last(rules).dst;
-          for (const d of step[1]) dst.push(destination(this.selector(d.sel), d.ports, d.protos));
+          for (const d of step[1]) dst.push(destination(d.sel, d.ports, d.protos));
           break;
         }
         case 'route':
           autoApprovers.routes.push({ prefix: step[1], approvers: [] });
           break;
         case 'approvers':
-          appendAll(last(autoApprovers.routes).approvers, this.selectors(step[1]));
+          appendAll(last(autoApprovers.routes).approvers, step[1]);
           break;
         case 'exitNode':
-          appendAll(autoApprovers.exitNode, this.selectors(step[1]));
+          appendAll(autoApprovers.exitNode, step[1]);
           break;
         case 'ssh':
           this.parsed.ssh.push(step[1]);

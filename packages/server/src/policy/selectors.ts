@@ -27,17 +27,6 @@ export interface Definitions {
 /** `msg: null` means "invalid, but already reported elsewhere" (a host alias with a bad value). */
 export type SelectorResult = { ok: true; sel: Selector } | { ok: false; msg: string | null };
 
-// The one construction of each kind of selector, for the parser and for the thread that rebuilds
-// a policy from a worker's pieces (parsed-pieces.ts). Objects read by `v8.deserialize` take other
-// hidden classes than literals, and code compiled for a parsed policy's selectors (compileSteps'
-// summarize, the packet filter's) was deoptimised meeting the rebuilt ones: each kind is made by
-// one literal here, whichever thread made it first.
-const ALL: Selector = { kind: 'all' };
-const groupSelector = (name: string): Selector => ({ kind: 'group', name, key: `g:${name}` });
-const tagSelector = (tag: string): Selector => ({ kind: 'tag', tag, key: `t:${tag}` });
-const userSelector = (login: string): Selector => ({ kind: 'user', login, key: `u:${login}` });
-const prefixSelector = (prefix: Prefix): Selector => ({ kind: 'prefix', prefix });
-
 const AUTOGROUPS: Record<string, Selector> = {
   'autogroup:member': { kind: 'member', key: 'a:member' },
   'autogroup:tagged': { kind: 'tagged', key: 'a:tagged' },
@@ -45,25 +34,6 @@ const AUTOGROUPS: Record<string, Selector> = {
   'autogroup:self': { kind: 'self' },
   'autogroup:internet': { kind: 'internet' },
 };
-const AUTOGROUP_BY_KIND = new Map(Object.values(AUTOGROUPS).map((sel) => [sel.kind, sel]));
-
-/** `sel` as the parser makes it: a selector read by `v8.deserialize`, rebuilt by its kind's literal. */
-export function remadeSelector(sel: Selector): Selector {
-  switch (sel.kind) {
-    case 'all':
-      return ALL;
-    case 'group':
-      return groupSelector(sel.name);
-    case 'tag':
-      return tagSelector(sel.tag);
-    case 'user':
-      return userSelector(sel.login);
-    case 'prefix':
-      return prefixSelector(sel.prefix);
-    default:
-      return AUTOGROUP_BY_KIND.get(sel.kind) ?? sel;
-  }
-}
 
 export function parseSelector(text: string, defs: Definitions): SelectorResult {
   let r = defs.memo?.get(text);
@@ -75,7 +45,7 @@ export function parseSelector(text: string, defs: Definitions): SelectorResult {
 }
 
 function parseUncached(text: string, defs: Definitions): SelectorResult {
-  if (text === '*') return { ok: true, sel: ALL };
+  if (text === '*') return { ok: true, sel: { kind: 'all' } };
   if (text.startsWith('autogroup:')) {
     const sel = AUTOGROUPS[text];
     return sel ? { ok: true, sel } : { ok: false, msg: `unknown autogroup "${text}"` };
@@ -83,23 +53,23 @@ function parseUncached(text: string, defs: Definitions): SelectorResult {
   if (text.startsWith('group:')) {
     if (!GROUP_RE.test(text)) return { ok: false, msg: `invalid group name "${text}"` };
     if (!defs.groups.has(text)) return { ok: false, msg: `group "${text}" is not defined` };
-    return { ok: true, sel: groupSelector(text) };
+    return { ok: true, sel: { kind: 'group', name: text, key: `g:${text}` } };
   }
   if (text.startsWith('tag:')) {
     if (!TAG_RE.test(text)) return { ok: false, msg: `invalid tag "${text}": ${TAG_SYNTAX}` };
     if (!defs.tags.has(text)) return { ok: false, msg: `tag "${text}" is not defined in tagOwners` };
-    return { ok: true, sel: tagSelector(text) };
+    return { ok: true, sel: { kind: 'tag', tag: text, key: `t:${text}` } };
   }
   if (text.includes('@')) {
     if (!LOGIN_RE.test(text)) return { ok: false, msg: `invalid login name "${text}"` };
-    return { ok: true, sel: userSelector(text) };
+    return { ok: true, sel: { kind: 'user', login: text, key: `u:${text}` } };
   }
   if (looksLikeAddress(text)) {
     const r = parsePrefix(text);
-    return r.ok ? { ok: true, sel: prefixSelector(r.prefix) } : { ok: false, msg: r.msg };
+    return r.ok ? { ok: true, sel: { kind: 'prefix', prefix: r.prefix } } : { ok: false, msg: r.msg };
   }
   const host = defs.hosts.get(text);
-  if (host) return { ok: true, sel: prefixSelector(host) };
+  if (host) return { ok: true, sel: { kind: 'prefix', prefix: host } };
   if (host === null) return { ok: false, msg: null };
   if (HOST_RE.test(text)) return { ok: false, msg: `host "${text}" is not defined` };
   return { ok: false, msg: `invalid selector "${text}"` };
