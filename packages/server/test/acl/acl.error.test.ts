@@ -62,6 +62,26 @@ describe('PUT /v1/acl refusals', () => {
     expect(await versions()).toBe(count);
   });
 
+  it('refuses a PUT whose If-None-Match names the current policy, or *, with 412 and changes nothing', async () => {
+    const current = await applyPolicy(server, GOOD(4));
+    const count = await versions();
+    const events = async () =>
+      (await json(await server.call('GET', '/v1/events?since=1d&type=policy.updated&limit=1000'))).entries.length;
+    const announced = await events();
+    for (const ifNoneMatch of ['*', current, current.slice(1, -1), `W/${current}`, `"other", ${current}`]) {
+      await expectProblem(
+        await putPolicy(server, GOOD(5), { 'if-none-match': ifNoneMatch }),
+        412,
+        'precondition_failed',
+      );
+    }
+    expect((await policyText(server)).etag).toBe(current);
+    expect(await versions()).toBe(count);
+    expect(await events()).toBe(announced);
+    // An If-None-Match naming only other versions holds.
+    expect((await putPolicy(server, GOOD(5), { 'if-none-match': '"other"' })).status).toBe(200);
+  });
+
   it('lets exactly one of two concurrent PUTs with the same If-Match win', async () => {
     for (let round = 0; round < 5; round++) {
       const { etag } = await policyText(server);

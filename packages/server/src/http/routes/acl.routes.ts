@@ -110,7 +110,7 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.put<{ Headers: { 'if-match'?: string } }>(
+  app.put<{ Headers: { 'if-match'?: string; 'if-none-match'?: string } }>(
     '/acl',
     {
       config: { scope: 'acls' },
@@ -132,7 +132,8 @@ export async function aclRoutes(app: FastifyInstance): Promise<void> {
       ),
     },
     async (request, reply) => {
-      const stored = await replacePolicy(ctx, actorOf(request), bodyText(request), request.headers['if-match']);
+      const { 'if-match': ifMatch, 'if-none-match': ifNoneMatch } = request.headers;
+      const stored = await replacePolicy(ctx, actorOf(request), bodyText(request), ifMatch, ifNoneMatch);
       reply.header('etag', stored.etag);
       return reply.type(JSON_TYPE).send(stored.meaning);
     },

@@ -67,6 +67,7 @@ export async function replacePolicy(
   actor: Actor,
   text: string,
   ifMatch: string | undefined,
+  ifNoneMatch?: string,
 ): Promise<CurrentPolicy> {
   const { networkId } = actor;
   const result = await ctx.policies.prepare(text);
@@ -93,6 +94,11 @@ export async function replacePolicy(
         'precondition_failed',
         `the policy changed since ETag ${ifMatch} was read (it is now ${head?.etag ?? 'absent'}); read it again and reapply your edit`,
       );
+    }
+    // RFC 9110 §13.1.2: on a PUT, If-None-Match holds only while no listed ETag (or, for `*`,
+    // no policy at all) is current. Every network has a policy, so `*` never holds.
+    if (ifNoneMatch !== undefined && head && entityTagsMatch(ifNoneMatch, head.etag, 'weak')) {
+      throw new ApiError('precondition_failed', `If-None-Match ${ifNoneMatch} names the current policy (${head.etag})`);
     }
     // The text stored already (the ETag is its digest) is no transition: no new version, no
     // policy.updated. Its autoApprovers still run, as a PUT has always applied them to routes
