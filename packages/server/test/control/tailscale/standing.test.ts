@@ -231,6 +231,24 @@ describe('login expiry over the Tailscale protocol', () => {
     expect(await device()).toMatchObject({ tags: [], keyExpiryDisabled: false, keyExpiry: expect.any(String) });
   });
 
+  it('tailscale logout ends the login of a device whose expiry is off (a tagged one) too', async () => {
+    await t.server.call('PUT', '/v1/acl', {
+      headers: { 'content-type': 'application/hujson' },
+      raw: '{"tagOwners":{"tag:server":["autogroup:admin"]},"acls":[{"action":"accept","src":["*"],"dst":["*:22"]}]}',
+    });
+    const srv = await joined(await authKey({ tags: ['tag:server'] }), 'srv');
+    const srvId = await deviceId('srv');
+    expect(await register(srv.client, { NodeKey: srv.nodeKey, Expiry: '1970-01-01T00:02:03Z' })).toMatchObject({
+      NodeKeyExpired: true,
+    });
+    expect(await json(await t.server.call('GET', `/v1/devices/${srvId}`))).toMatchObject({
+      keyExpiryDisabled: true,
+      keyExpired: true,
+      online: false,
+    });
+    expect(await register(srv.client, { NodeKey: srv.nodeKey })).toMatchObject({ NodeKeyExpired: true });
+  });
+
   it('tailscale up --auth-key again on a logged-in machine keeps its login, even with a spent or expired key', async () => {
     // A container's entry point runs `tailscale up --auth-key …` at every start: the client
     // registers its live node key with the key again.
