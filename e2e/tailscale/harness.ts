@@ -169,6 +169,11 @@ export interface ClientOptions {
    * with `flowLogs` needs. Otherwise it runs with `TS_NO_LOGS_NO_SUPPORT` and uploads nothing.
    */
   logs?: LogFront;
+  /**
+   * Runs tailscaled with `--state=mem:`, as Tailscale's container image does without a state
+   * directory: nothing is kept, and the client registers as ephemeral.
+   */
+  memoryState?: boolean;
 }
 
 export async function startClient(name: string, options: ClientOptions = {}): Promise<Client> {
@@ -177,7 +182,13 @@ export async function startClient(name: string, options: ClientOptions = {}): Pr
   const socket = join(dir, 'tailscaled.sock');
   const child = spawn(
     join(BIN, 'tailscaled'),
-    ['--tun=userspace-networking', `--statedir=${dir}`, `--socket=${socket}`, '--port=0'],
+    [
+      '--tun=userspace-networking',
+      `--statedir=${dir}`,
+      ...(options.memoryState ? ['--state=mem:'] : []),
+      `--socket=${socket}`,
+      '--port=0',
+    ],
     {
       // The embedded relay is plain HTTP here; production relays sit behind TLS.
       env: {

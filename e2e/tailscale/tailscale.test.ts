@@ -521,6 +521,17 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     );
   });
 
+  it('a client that keeps no state (tailscaled --state=mem:) is ephemeral with any auth key', async () => {
+    const container = await startClient('container', { logs: logFront, memoryState: true });
+    await joinNetwork(container, reusableKey);
+    const device = (await devices()).find((d) => d.name === 'container') as { ephemeral?: boolean } | undefined;
+    assert.equal(device?.ephemeral, true);
+    assert.equal((await container.cli(['logout'], 15_000)).code, 0);
+    await until('container is no longer listed', 10_000, async () =>
+      (await devices()).some((d) => d.name === 'container') ? undefined : true,
+    );
+  });
+
   it('Taildrop to another user’s device is refused', async () => {
     const [alpha, , gamma] = clients;
     const user = await warren.call('POST', '/v1/users', {

@@ -3,7 +3,8 @@
  *  - with an auth key (`tailscale up --auth-key`): every auth-key rule of a native enrollment
  *    applies (modules/devices/enrollment.service.ts); tags the client asks for
  *    (`--advertise-tags`) must be owned in tagOwners by the key's user, unless the key carries
- *    tags of its own, which win as in Tailscale;
+ *    tags of its own, which win as in Tailscale; a client that asks to be ephemeral
+ *    (`Ephemeral`: `--state=mem:`, tsnet) is, whatever the key, as Tailscale has it;
  *  - a known node key of this machine logs in again without a key; with `OldNodeKey`, the
  *    device's node key is rotated to the new one; with an auth key (`tailscale up --auth-key`
  *    run again) see loginAgain;
@@ -182,6 +183,7 @@ export async function register(
         machineKey,
         ...(tags && { tags }),
         ...(!isZeroKey(request.OldNodeKey) && { previousNodeKey: request.OldNodeKey }),
+        ...(request.Ephemeral === true && { ephemeral: true }),
       },
     );
     // Answered from what the enrollment committed, not read back.

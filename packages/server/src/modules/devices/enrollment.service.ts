@@ -203,6 +203,12 @@ export interface TailscaleEnrollment {
    * under the same rule.
    */
   previousNodeKey?: string;
+  /**
+   * The client asked to be ephemeral (`RegisterRequest.Ephemeral`: tailscaled with
+   * `--state=mem:`, as Tailscale's container image runs it without a state directory, or a tsnet
+   * program with `Ephemeral`): the device is, whatever the key, as Tailscale makes it.
+   */
+  ephemeral?: boolean;
 }
 
 type EnrolledDevice = { id: string; user_id: string | null; tags: string };
@@ -334,7 +340,7 @@ async function enrollDevice(
       tags: listText(tags),
       client_version: body.clientVersion ?? null,
       key_id: key?.id ?? null,
-      ephemeral: key ? key.ephemeral : login!.ephemeral ? 1 : 0,
+      ephemeral: (key ? key.ephemeral !== 0 : login!.ephemeral) || tailscale?.ephemeral ? 1 : 0,
       last_seen_at: now,
       disconnected: 0,
       node_token_hash: nodeTokenHash,

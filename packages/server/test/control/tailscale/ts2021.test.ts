@@ -27,7 +27,12 @@ async function authKey(body: Record<string, unknown> = {}): Promise<string> {
   return (await json(res)).key;
 }
 
-async function joined(key: string, hostname: string, extra: Record<string, unknown> = {}) {
+async function joined(
+  key: string,
+  hostname: string,
+  extra: Record<string, unknown> = {},
+  request: Record<string, unknown> = {},
+) {
   const client = await controlClient(server.url);
   clients.push(client);
   const nk = nodeKey();
@@ -35,6 +40,7 @@ async function joined(key: string, hostname: string, extra: Record<string, unkno
     NodeKey: nk,
     Auth: { AuthKey: key },
     Hostinfo: { Hostname: hostname, OS: 'linux', IPNVersion: '1.102.5', ...extra },
+    ...request,
   });
   expect(res.status).toBe(200);
   return { client, nodeKey: nk, answer: JSON.parse(res.body.toString()) };
@@ -203,6 +209,17 @@ describe('POST /ts2021', () => {
     expect(JSON.parse(res.body.toString()).NodeKeyExpired).toBe(true);
     const list = await json(await server.call('GET', '/v1/devices'));
     expect(list.devices).toEqual([]);
+  });
+
+  it('a client that asks to be ephemeral (tailscaled --state=mem:) is, with any auth key', async () => {
+    const e = await joined(await authKey(), 'container', {}, { Ephemeral: true });
+    const list = await json(await server.call('GET', '/v1/devices?fields=all'));
+    expect(list.devices.map((d: { name: string; ephemeral: boolean }) => [d.name, d.ephemeral])).toEqual([
+      ['container', true],
+    ]);
+    // So its logout deletes it, as an ephemeral key's device.
+    await e.client.post('/machine/register', { NodeKey: e.nodeKey, Expiry: '1970-01-01T00:02:03Z' });
+    expect((await json(await server.call('GET', '/v1/devices'))).devices).toEqual([]);
   });
 
   it('an ephemeral device that disconnects is removed ten minutes later, and leaves its peers’ maps', async () => {
