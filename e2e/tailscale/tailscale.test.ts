@@ -591,9 +591,16 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     await until('gamma has no peers left', 10_000, async () =>
       peers(await gamma.status()).length === 0 ? true : undefined,
     );
-    await until('alpha sees gamma offline', 10_000, async () =>
-      peers(await alpha.status()).find((p) => p.HostName === 'gamma')?.Online === false ? true : undefined,
-    );
+    const offline = await until('alpha sees gamma offline', 10_000, async () => {
+      const peer = peers(await alpha.status()).find((p) => p.HostName === 'gamma') as
+        | (PeerStatus & { LastSeen?: string })
+        | undefined;
+      return peer?.Online === false ? peer : undefined;
+    });
+    // When it was last seen, which `tailscale status` shows beside "offline" (its last presence
+    // refresh: within the 60 s online window before the suspension).
+    const seen = Date.parse(offline.LastSeen ?? '');
+    assert.ok(Date.now() - seen < 120_000 && seen <= Date.now() + 1_000, offline.LastSeen);
   });
 
   it('device approval: a new client has no peers until approved through /v1, then pings its peer', async () => {
