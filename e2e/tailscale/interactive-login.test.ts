@@ -128,4 +128,39 @@ describe('interactive login with the Tailscale client', { concurrency: false }, 
     await page.getByText('this URL cannot be used again').waitFor();
     await context.close();
   });
+
+  it('after tailscale logout, tailscale up logs the same device in again, and the page says which', async () => {
+    const devices = async () =>
+      (await warren.call('GET', '/v1/devices?fields=all')).body.devices as Array<{
+        id: string;
+        name: string;
+        addresses: string[];
+        keyExpired: boolean;
+        user?: { loginName: string };
+      }>;
+    const before = (await devices()).find((d) => d.name === 'laptop');
+    assert.ok(before, 'laptop logged in in the test before');
+    const out = await laptop.cli(['logout'], 15_000);
+    assert.equal(out.code, 0, out.stderr);
+    const up = upWithoutKey(laptop);
+    const url = await until('tailscale up prints a new login URL', 30_000, async () => {
+      return /https?:\/\/\S+\/register\/[A-Za-z0-9_-]+/.exec(up.output())?.[0];
+    });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await signInLink(warren, MEMBER, PUBLIC_URL));
+    await page.goto(url);
+    await page.getByRole('heading', { name: 'Log in a device' }).waitFor();
+    await page.getByText('Logs in again').waitFor();
+    await page.getByRole('link', { name: 'laptop' }).waitFor();
+    await page.getByRole('button', { name: 'Log in laptop' }).click();
+    await page.getByText('laptop is logged in.').waitFor();
+    await context.close();
+    assert.equal(await up.exited, 0, up.output());
+    const after = (await devices()).filter((d) => d.name.startsWith('laptop'));
+    assert.deepEqual(
+      after.map((d) => [d.id, d.name, d.addresses, d.keyExpired, d.user?.loginName]),
+      [[before.id, 'laptop', before.addresses, false, MEMBER]],
+    );
+  });
 });
