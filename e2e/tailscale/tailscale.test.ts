@@ -354,8 +354,8 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     assert.ok(peer, 'gamma is alpha’s peer');
     assert.equal(peer.Online, true);
     assert.equal(status.User[String(peer.UserID)]?.LoginName, owner.loginName);
-    // The client keeps the expiry to the second.
-    assert.equal(Date.parse(peer.KeyExpiry ?? ''), Math.floor(Date.parse(g.keyExpiry) / 1000) * 1000);
+    // The client rounds the expiry to the second (ipnlocal: KeyExpiry().Round(time.Second)).
+    assert.equal(Date.parse(peer.KeyExpiry ?? ''), Math.round(Date.parse(g.keyExpiry) / 1000) * 1000);
   });
 
   it('Tailscale SSH: an allowed source runs a command as the allowed user; others are refused; a policy change takes it away', async () => {
