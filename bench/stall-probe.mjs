@@ -10,6 +10,13 @@
 // timer callback that held the loop over 1 ms (with where it was set). A second with a high
 // delay and nothing of the server's over 1 ms is the machine not running the process.
 // Only the main thread reports (worker threads run preloads too).
+// Each line also counts the HTTP requests that second started (a line of the window a call
+// loads Warren from one the raw server is loaded, by its count), the scavenges by pause
+// (`scavengeMs`: how many took under 0.5, 1, 2, 3, 5, 7 ms and longer; `scavenges`: each
+// one's pause) and every audit batch's
+// hold of the loop, from its `begin` to the end of its `commit` (`auditHolds`: the same buckets,
+// and each hold with its rows, insert and commit times), whatever they took.
+import { subscribe } from 'node:diagnostics_channel';
 import { appendFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -19,6 +26,15 @@ import { isMainThread } from 'node:worker_threads';
 const out = process.env.WARREN_STALL_LOG;
 const SLOW_MS = 1;
 const ms = (ns) => Number((ns / 1e6).toFixed(2));
+/** Upper bounds (ms) of the pause buckets; the last bucket is everything longer. */
+const BUCKETS = [0.5, 1, 2, 3, 5, 7];
+const bucketed = () => new Array(BUCKETS.length + 1).fill(0);
+const bucketOf = (took) => {
+  const index = BUCKETS.findIndex((bound) => took < bound);
+  return index === -1 ? BUCKETS.length : index;
+};
+/** The audit table's insert has 14 values a row (core/audit-entries.ts). */
+const AUDIT_COLUMNS = 14;
 
 if (out && isMainThread) {
   const delay = monitorEventLoopDelay({ resolution: 1 });
@@ -26,6 +42,11 @@ if (out && isMainThread) {
   let gc = {};
   let statements = [];
   let timers = [];
+  let requests = 0;
+  let scavengeMs = bucketed();
+  let scavenges = [];
+  let auditHolds = { buckets: bucketed(), holds: [] };
+  subscribe('http.server.request.start', () => requests++);
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       const key = entry.detail?.kind ?? 0;
@@ -34,6 +55,10 @@ if (out && isMainThread) {
       kind.count++;
       kind.totalMs += entry.duration;
       kind.maxMs = Math.max(kind.maxMs, entry.duration);
+      if (key === 1) {
+        scavengeMs[bucketOf(entry.duration)]++;
+        scavenges.push(+entry.duration.toFixed(2));
+      }
     }
   }).observe({ entryTypes: ['gc'] });
 
@@ -43,6 +68,23 @@ if (out && isMainThread) {
   const scratch = new Database(':memory:');
   const statementPrototype = Object.getPrototypeOf(scratch.prepare('select 1'));
   scratch.close();
+  // The transaction in progress on the connection: when it began, and its audit rows so far.
+  let transaction;
+  const noteTransaction = (source, args, started, took) => {
+    if (source === 'begin') transaction = { began: started, rows: 0, insertMs: 0 };
+    else if (!transaction) return;
+    else if (source.startsWith('insert into audit_log')) {
+      transaction.rows += (Array.isArray(args[0]) ? args[0].length : args.length) / AUDIT_COLUMNS;
+      transaction.insertMs += took;
+    } else if (source === 'commit' || source === 'rollback') {
+      if (transaction.rows > 0) {
+        const held = started + took - transaction.began;
+        auditHolds.buckets[bucketOf(held)]++;
+        auditHolds.holds.push([+held.toFixed(2), transaction.rows, +transaction.insertMs.toFixed(2), +took.toFixed(2)]);
+      }
+      transaction = undefined;
+    }
+  };
   for (const method of ['run', 'all', 'get']) {
     const original = statementPrototype[method];
     statementPrototype[method] = function (...args) {
@@ -51,6 +93,7 @@ if (out && isMainThread) {
         return original.apply(this, args);
       } finally {
         const took = performance.now() - started;
+        noteTransaction(this.source, args, started, took);
         if (took > SLOW_MS) statements.push(`${took.toFixed(1)} ms ${this.source.replace(/\s+/g, ' ').slice(0, 80)}`);
       }
     };
@@ -82,6 +125,7 @@ if (out && isMainThread) {
   setInterval_(() => {
     const line = {
       time: new Date().toISOString().slice(11, 19),
+      requests,
       delayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
       gc: Object.fromEntries(
         Object.entries(gc).map(([kind, g]) => [
@@ -93,11 +137,18 @@ if (out && isMainThread) {
       statements: statements.slice(0, 10),
       slowTimers: timers.length,
       timers: timers.slice(0, 10),
+      scavengeMs,
+      scavenges,
+      auditHolds,
     };
     appendFileSync(out, `${JSON.stringify(line)}\n`);
     delay.reset();
     gc = {};
     statements = [];
     timers = [];
+    requests = 0;
+    scavengeMs = bucketed();
+    scavenges = [];
+    auditHolds = { buckets: bucketed(), holds: [] };
   }, 1000).unref();
 }
