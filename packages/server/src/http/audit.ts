@@ -100,7 +100,11 @@ export class AuditLog implements AuditQueue {
   /** The write that follows the one in flight, shared by every caller of `settled()` meanwhile. */
   private nextWrite: Promise<void> | undefined;
 
-  constructor(private readonly db: Db) {}
+  /** `batch`: the queue's length at which it is written without waiting for the timer. */
+  constructor(
+    private readonly db: Db,
+    private readonly options: { batch?: number } = {},
+  ) {}
 
   enqueue(row: AuditRow): void {
     this.queue.push(row);
@@ -139,7 +143,7 @@ export class AuditLog implements AuditQueue {
   }
 
   private schedule(): void {
-    if (this.queue.length >= FLUSH_BATCH) void this.flush();
+    if (this.queue.length >= (this.options.batch ?? FLUSH_BATCH)) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
   }
 
