@@ -97,9 +97,10 @@ export interface MachineLoginBody {
   created: string;
   expires: string;
   /**
-   * The device whose login this renews when approved as its user (it held the machine's previous
-   * node key, or, after `tailscale logout`, it is the one the machine enrolled last), in the
-   * viewer's network.
+   * The viewer's device whose login this renews when the viewer approves it (it held the
+   * machine's previous node key, or, after `tailscale logout`, it is the one the machine enrolled
+   * last); null when there is none or it is another user's, since approved by anyone but its
+   * user the machine becomes a new device.
    */
   renews: { id: string; name: string } | null;
   /** The device the approval made (in the viewer's network). */

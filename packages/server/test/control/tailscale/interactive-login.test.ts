@@ -297,6 +297,9 @@ describe('interactive login', () => {
     );
     expect(again.AuthURL).toMatch(/\/register\//);
     expect(await json(await owner.view(again.AuthURL))).toMatchObject({ renews: { id: deviceId, name: 'laptop' } });
+    // Another person would make it a new device of theirs, so their page names none.
+    const ana = await signIn(await addUser('ana@example.com', 'member'));
+    expect(await json(await ana.view(again.AuthURL))).toMatchObject({ renews: null });
     expect((await owner.approve(again.AuthURL)).status).toBe(201);
     const devices = await listDevices(server);
     expect(devices.map((d) => [d.id, d.name, d.addresses, d.keyExpired])).toEqual([

@@ -50,24 +50,24 @@ async function loginOf(db: Db, token: string): Promise<MachineLoginRow> {
 /** The device of the node key the machine held before, if it is in this network. */
 async function renewedDevice(
   db: Db,
-  networkId: string,
+  viewer: Actor,
   row: MachineLoginRow,
 ): Promise<{ id: string; name: string } | null> {
-  if (!row.old_node_key) {
-    // After `tailscale logout` the client forgot its node key and names no old one: a login as
-    // its user renews the device this machine enrolled last (enrollment.service.ts), so the
-    // page names that one.
-    const last = await deviceOfMachineQuery(db, networkId, row.machine_key).select('name').executeTakeFirst();
-    return last ? { id: last.id, name: last.name } : null;
-  }
-  const device = await db
-    .selectFrom('devices')
-    .select(['id', 'name'])
-    .where('network_id', '=', networkId)
-    .where('node_key', '=', row.old_node_key)
-    .where('machine_key', '=', row.machine_key)
-    .executeTakeFirst();
-  return device ?? null;
+  // Enrollment renews a device only for its own user (enrollment.service.ts, reEnrolled), so the
+  // page names one only when it is the viewer's: approved by anyone else, the machine becomes a
+  // new device.
+  const device = row.old_node_key
+    ? await db
+        .selectFrom('devices')
+        .select(['id', 'name', 'user_id'])
+        .where('network_id', '=', viewer.networkId)
+        .where('node_key', '=', row.old_node_key)
+        .where('machine_key', '=', row.machine_key)
+        .executeTakeFirst()
+    : // After `tailscale logout` the client forgot its node key and names no old one: a login
+      // as its user renews the device this machine enrolled last.
+      await deviceOfMachineQuery(db, viewer.networkId, row.machine_key).select('name').executeTakeFirst();
+  return device && device.user_id === viewer.id ? { id: device.id, name: device.name } : null;
 }
 
 export async function describeMachineLogin(ctx: AppContext, actor: Actor, token: string): Promise<MachineLoginBody> {
@@ -84,7 +84,7 @@ export async function describeMachineLogin(ctx: AppContext, actor: Actor, token:
     ephemeral: row.ephemeral !== 0,
     created: new Date(row.created_at).toISOString(),
     expires: new Date(row.expires_at).toISOString(),
-    renews: await renewedDevice(ctx.db, actor.networkId, row),
+    renews: await renewedDevice(ctx.db, actor, row),
     deviceId: sameNetwork ? row.device_id : null,
     refusal: sameNetwork ? row.refusal : null,
     mayChooseUser: has(actor, 'keys'),
