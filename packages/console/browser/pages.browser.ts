@@ -93,6 +93,8 @@ describe('the console pages people tripped on', () => {
     expect(await page.getByRole('heading', { name: 'Create a key' }).count()).toBe(0);
     await page.getByRole('button', { name: 'New key' }).click();
     await page.getByRole('heading', { name: 'Create a key' }).waitFor();
+    // The tags come with the policy, read when the form opens: wait for them before counting.
+    await page.getByRole('button', { name: 'Add tag:web' }).waitFor();
     const offered = await page
       .locator('#defined-tags option')
       .evaluateAll((o) => o.map((x) => (x as HTMLOptionElement).value).sort());
