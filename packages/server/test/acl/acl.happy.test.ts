@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../../src/policy/index.js';
-import { auditEntries } from '../devices/helpers.js';
+import { auditEntries, netmapEpoch } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 import { applyPolicy, HUJSON, policyText, putPolicy } from './helpers.js';
 
@@ -160,10 +160,13 @@ describe('GET and PUT /v1/acl', () => {
     const versions = async () => (await json(await server.call('GET', '/v1/acl/history'))).versions;
     const before = await versions();
     const events = await json(await server.call('GET', '/v1/events?since=1h&type=policy.updated&limit=1000'));
+    const epoch = await netmapEpoch(server);
     const again = await putPolicy(server, `${COMMENTED}// once\n`, { 'if-match': etag });
     expect(again.status).toBe(200);
     expect(again.headers.get('etag')).toBe(etag);
     expect(await versions()).toEqual(before);
+    // Nothing changed, so no instance is told to look at its netmaps again.
+    expect(await netmapEpoch(server)).toBe(epoch);
     const after = await json(await server.call('GET', `/v1/events?cursor=${events.nextCursor}&type=policy.updated`));
     expect(after.entries).toEqual([]);
     // The If-Match rule holds for it too.

@@ -19,7 +19,7 @@ import { keptDerivation } from '../../lib/kept.js';
 import { iso } from '../../lib/time.js';
 import { policyEtag, withTests } from '../../policy/index.js';
 import type { ReadStamp } from '../../storage/compiled-query.js';
-import { netmapEpoch } from '../network/epochs.js';
+import { lockNetworkRow, netmapEpoch } from '../network/epochs.js';
 import { NO_DEVICE_CHANGED } from '../network/netmap-changes.js';
 import { autoApprovePending } from '../routes/auto-approve.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
@@ -85,9 +85,10 @@ export async function replacePolicy(
   const meaning = prepared.meaning;
   const etag = policyEtag(text);
   const stored = await unitOfWork(ctx, actor, 'policy.update', async (trx, now, changes) => {
-    // The network row first (as every netmap-changing transaction does): on PostgreSQL its lock
-    // serialises writers of this network, so the version read below is the one we replace.
-    await changes.touch(netmapEpoch);
+    // The network row's lock first (as every netmap-changing transaction takes it): on
+    // PostgreSQL it serialises writers of this network, so the version read below is the one we
+    // replace. Only taken here: the epoch moves below, once the change is known to be one.
+    await lockNetworkRow(trx, networkId);
     const head = await policyHead(trx, networkId);
     if (ifMatch !== undefined && !(head && entityTagsMatch(ifMatch, head.etag, 'strong'))) {
       throw new ApiError(
@@ -111,8 +112,10 @@ export async function replacePolicy(
     const value = preparePolicy({ version, etag }, text, { compiled, meaning });
     // A policy that approved no route changed no device's row: every instance then carries its
     // view over instead of reading every device again (netmap.cache.ts), keeping it whole for a
-    // new text of the same meaning (comments, layout) and its devices for any other.
-    if (approved.length === 0) await changes.touch(netmapEpoch, NO_DEVICE_CHANGED);
+    // new text of the same meaning (comments, layout) and its devices for any other. The text
+    // stored already that approved nothing changes nothing, and moves no epoch.
+    if (approved.length > 0) await changes.touch(netmapEpoch);
+    else if (!unchanged) await changes.touch(netmapEpoch, NO_DEVICE_CHANGED);
     const events: EventDraft[] = [
       ...(unchanged ? [] : [{ type: 'policy.updated' as const, data: { etag, version } }]),
       ...(await routeEvents(trx, networkId, now, { approved })),

@@ -30,6 +30,19 @@ export async function bumpNetmapEpoch(trx: Db, networkId: string): Promise<numbe
   return Number(row.netmap_epoch);
 }
 
+/**
+ * Takes the network row's lock without moving an epoch, for a change that must read under the
+ * lock before it knows whether it changes anything (a policy PUT of the text stored already
+ * moves nothing, so no instance is told to look again).
+ */
+export async function lockNetworkRow(trx: Db, networkId: string): Promise<void> {
+  await trx
+    .updateTable('networks')
+    .set((eb) => ({ netmap_epoch: eb.ref('netmap_epoch') }))
+    .where('id', '=', networkId)
+    .executeTakeFirstOrThrow();
+}
+
 /** As bumpNetmapEpoch, for the presence epoch. */
 export async function bumpPresenceEpoch(db: Db, networkId: string): Promise<number> {
   const row = await db
