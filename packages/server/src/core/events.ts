@@ -3,13 +3,14 @@
  * after its audit entry (whose lock makes `seq` order commit order within a network), so a
  * reader tailing with a cursor and the webhook fan-out never skip one that commits late.
  */
-import type { EventBody, EventType } from '@warren/contract';
+import { EVENT_FILTER_PATTERN, EVENT_TYPES, type EventBody, type EventType } from '@warren/contract';
 import type { Insertable, Selectable } from 'kysely';
 import { newId } from '../lib/ids.js';
 import { iso } from '../lib/time.js';
 import type { Db } from '../storage/database.js';
 import type { EventsTable } from '../storage/schema-events.js';
 import { type Actor, actorRef } from './actor.js';
+import { invalidRequest } from './errors.js';
 
 /** An event as a service states it: its type and the record(s) after the change. */
 export interface EventDraft {
@@ -62,6 +63,25 @@ export function presentEvent(row: EventRow): EventBody {
     actor: JSON.parse(row.actor),
     data: JSON.parse(row.data),
   };
+}
+
+const FILTER_RE = new RegExp(EVENT_FILTER_PATTERN);
+
+/**
+ * Refuses a filter that names no event type: one that is not a type, a family (`device.*`) or
+ * `*`, or a well-formed one that no type answers to (`device.exploded`, `nothing.*`), which
+ * would otherwise match nothing, silently, for ever. The same rule serves GET /v1/events?type=
+ * and a webhook's `events`.
+ */
+export function checkEventFilters(filters: readonly string[]): void {
+  for (const filter of filters) {
+    const family = filter.endsWith('.*') ? filter.slice(0, -1) : undefined;
+    const known =
+      FILTER_RE.test(filter) &&
+      (filter === '*' ||
+        (family ? EVENT_TYPES.some((t) => t.startsWith(family)) : (EVENT_TYPES as readonly string[]).includes(filter)));
+    if (!known) throw invalidRequest(`"${filter}" is not an event type or family (e.g. device.created, device.*)`);
+  }
 }
 
 /**

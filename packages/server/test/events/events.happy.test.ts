@@ -63,6 +63,22 @@ describe('events', () => {
     expect((await json(bad)).code).toBe('invalid_request');
   });
 
+  it.each(['device.exploded', 'nothing.*', 'device.*&type=nothing.*'])(
+    'refuses a filter that names no event type (%s), as a webhook does',
+    async (filter) => {
+      // Well formed, but it would match nothing, for ever: a typo, not an empty page.
+      const res = await server.call('GET', `/v1/events?type=${filter}`);
+      expect(res.status).toBe(400);
+      const problem = await json(res);
+      expect(problem.code).toBe('invalid_request');
+      expect(problem.detail).toMatch(/is not an event type or family/);
+      const webhook = await server.call('POST', '/v1/webhooks', {
+        body: { url: 'https://hooks.example.com/x', events: filter.split('&type=') },
+      });
+      expect(webhook.status).toBe(400);
+    },
+  );
+
   it('pages with limit and hasMore, and keeps networks apart', async () => {
     const first = await eventPage(server, '?since=1d&limit=2');
     expect(first.entries).toHaveLength(2);

@@ -5,15 +5,12 @@
  * (modules/logs/kept-pages.ts): retention deletes old events, so a kept page is checked
  * against its range each time it is served.
  */
-import { EVENT_FILTER_PATTERN, type EventBody, type EventListRequest } from '@warren/contract';
+import type { EventBody, EventListRequest } from '@warren/contract';
 import type { AppContext } from '../../core/context.js';
-import { invalidRequest } from '../../core/errors.js';
-import { presentEvent } from '../../core/events.js';
+import { checkEventFilters, presentEvent } from '../../core/events.js';
 import type { Db } from '../../storage/database.js';
 import { LogPages, type LogQueryParams, logQueries, type PageBody } from '../logs/kept-pages.js';
 import type { LogPage } from '../logs/paging.js';
-
-const FILTER_RE = new RegExp(EVENT_FILTER_PATTERN);
 
 /** The filters' shape: how many exact types and how many families (`device.*`); `*` is none. */
 interface Shape {
@@ -41,12 +38,10 @@ const eventQuery = logQueries('events', shapeKey, filtered);
 
 /**
  * The filters as the query's shape and its values (`t0…`: exact types; `f0…`: families as LIKE
- * patterns); refuses one that is neither a type nor a family.
+ * patterns); refuses one that names no event type, as a webhook's `events` does.
  */
 function filterParams(filters: readonly string[]): { shape: Shape; params: LogQueryParams } {
-  const bad = filters.find((filter) => !FILTER_RE.test(filter));
-  if (bad)
-    throw invalidRequest(`"${bad}" is not an event type filter: use a type (device.created) or a family (device.*)`);
+  checkEventFilters(filters);
   const params: LogQueryParams = {};
   if (filters.includes('*')) return { shape: { exact: 0, families: 0 }, params };
   const exact = [...new Set(filters.filter((filter) => !filter.endsWith('.*')))];

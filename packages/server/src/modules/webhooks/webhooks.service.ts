@@ -4,11 +4,12 @@
  * at each rotation), and the old secret signing beside the new one for 24 hours after a
  * rotation so receivers can switch without losing a delivery.
  */
-import { EVENT_FILTER_PATTERN, EVENT_TYPES, type WebhookBody } from '@warren/contract';
+import type { WebhookBody } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
 import { auditLockName } from '../../core/audit-entries.js';
 import type { AppContext } from '../../core/context.js';
-import { invalidRequest, invalidState, notFound, planLimit } from '../../core/errors.js';
+import { invalidState, notFound, planLimit } from '../../core/errors.js';
+import { checkEventFilters } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { newId } from '../../lib/ids.js';
 import { listText } from '../../lib/json.js';
@@ -24,17 +25,8 @@ import { countWebhooks, findDelivery, findWebhook, lastEventSeq } from './webhoo
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
-const FILTER_RE = new RegExp(EVENT_FILTER_PATTERN);
-
 function checkFilters(filters: readonly string[]): string[] {
-  for (const filter of filters) {
-    const family = filter.endsWith('.*') ? filter.slice(0, -1) : undefined;
-    const known =
-      FILTER_RE.test(filter) &&
-      (filter === '*' ||
-        (family ? EVENT_TYPES.some((t) => t.startsWith(family)) : (EVENT_TYPES as readonly string[]).includes(filter)));
-    if (!known) throw invalidRequest(`"${filter}" is not an event type or family (e.g. device.created, device.*)`);
-  }
+  checkEventFilters(filters);
   return [...new Set(filters)];
 }
 
