@@ -1,6 +1,7 @@
 /**
  * A real webhook receiver on loopback. Each path answers as a test scripts it (`answers`:
- * statuses in order, then 200), and every request is kept with its headers and raw body.
+ * statuses, or statuses with headers and a delay, in order, then 200), and every request is
+ * kept with its headers and raw body.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 
@@ -11,15 +12,22 @@ export interface Received {
   status: number;
 }
 
+/** A scripted answer: its status, headers (Retry-After, Location) and how long it takes. */
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+
 export class Receiver {
   readonly received: Received[] = [];
-  private readonly answers = new Map<string, number[]>();
+  private readonly answers = new Map<string, (number | Answer)[]>();
   private server: Server | undefined;
   url = '';
 
-  /** `path` answers these statuses to its next requests, then 200. */
-  script(path: string, statuses: number[]): void {
-    this.answers.set(path, [...statuses]);
+  /** `path` answers these to its next requests, then 200. */
+  script(path: string, answers: (number | Answer)[]): void {
+    this.answers.set(path, [...answers]);
   }
 
   async start(): Promise<void> {
@@ -28,9 +36,12 @@ export class Receiver {
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         const path = request.url ?? '/';
-        const status = this.answers.get(path)?.shift() ?? 200;
+        const next = this.answers.get(path)?.shift() ?? 200;
+        const { status, headers, delayMs } = typeof next === 'number' ? { status: next } : next;
         this.received.push({ path, headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), status });
-        response.writeHead(status).end();
+        const answer = () => response.writeHead(status, headers).end();
+        if (delayMs) setTimeout(answer, delayMs);
+        else answer();
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -43,6 +54,8 @@ export class Receiver {
   }
 
   async close(): Promise<void> {
+    // Answers still being delayed end with the receiver, as they would with a dead endpoint.
+    this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
 }

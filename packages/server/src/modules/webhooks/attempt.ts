@@ -9,6 +9,7 @@ import { signedHeaders } from './signing.js';
 import type { WebhookRow } from './webhooks.presenter.js';
 
 const SECOND = 1000;
+/** The longest wait a Retry-After obtains: the schedule's longest step. */
 const MAX_RETRY_AFTER_MS = 86_400 * SECOND;
 /** Bodies of recent events, shared by the endpoints that receive them (see bodyOf). */
 const BODY_CACHE_SIZE = 1024;
@@ -72,13 +73,21 @@ function outcomeOf(result: Attempt, attempts: number, schedule: readonly number[
     : { state: 'pending', attempts, status, error, nextAttempt: Date.now() + wait, gone: false };
 }
 
-/** The wait before the next attempt after `attempts` failed ones; undefined when none is left. */
+/**
+ * The wait before the next attempt after `attempts` failed ones; undefined when none is left.
+ * The schedule's step is the least wait: a `Retry-After` can lengthen it, never shorten it, so
+ * an endpoint answering `Retry-After: 0` cannot spend its seven retries in a second. A longer
+ * one is honoured up to the schedule's longest step (24 h): past that, the endpoint's answer is
+ * taken as "much later", and the delivery stays within the retention of its event (docs/decisions/webhooks.md).
+ */
 function nextWait(attempts: number, result: Attempt, schedule: readonly number[]): number | undefined {
   const scheduled = schedule[attempts - 1];
   if (scheduled === undefined) return undefined;
-  if (result.retryAfter !== undefined) return Math.min(result.retryAfter * SECOND, MAX_RETRY_AFTER_MS);
-  // ±10 %, so the retries of many deliveries that failed together do not arrive together.
-  return Math.round(scheduled * (0.9 + Math.random() * 0.2));
+  // Up to 10 % later, so the retries of many deliveries that failed together do not arrive
+  // together, and never sooner than the schedule says.
+  const wait = Math.round(scheduled * (1 + Math.random() * 0.1));
+  if (result.retryAfter === undefined) return wait;
+  return Math.max(wait, Math.min(result.retryAfter * SECOND, MAX_RETRY_AFTER_MS));
 }
 
 const bodies = new Map<string, string>();
