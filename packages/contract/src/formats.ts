@@ -71,10 +71,15 @@ export const TAG_RE = new RegExp(TAG_PATTERN);
 export const TAG_SYNTAX =
   'tag names are "tag:" then up to 63 lowercase letters, digits and dashes, starting with a letter or digit';
 
-/** An integer followed by exactly one unit: s, m, h or d. */
-/** A DNS name: labels of letters, digits and dashes (not at either end), dot-separated, lower case. */
+/**
+ * A DNS name: labels of letters, digits and dashes (not at either end), dot-separated, lower
+ * case, the last label not all digits (RFC 3696 §2: `1.2.3.4` reads as an address, not a name).
+ */
 export const DNS_NAME_PATTERN =
-  '^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$';
+  '^(?=.{1,253}$)(?!(.*\\.)?[0-9]+$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$';
+/** The grammar in words, for the answer to a name that breaks it. */
+export const DNS_NAME_SYNTAX =
+  'is not a DNS name: dot-separated labels of lower-case letters, digits and dashes, without a trailing dot, the last label not all digits';
 
 /**
  * The embedded relay's region in the DERP map (`warren serve --derp`): high, as Headscale's 999,
@@ -82,6 +87,7 @@ export const DNS_NAME_PATTERN =
  */
 export const EMBEDDED_DERP_REGION_ID = 900;
 
+/** An integer followed by exactly one unit: s, m, h or d. */
 export const DURATION_PATTERN = '^[0-9]{1,9}[smhd]$';
 export const DURATION_RE = new RegExp(DURATION_PATTERN);
 

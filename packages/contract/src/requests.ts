@@ -4,8 +4,8 @@
  * prefixes) are checked by the services so they can answer with that code.
  */
 import { type Static, Type } from 'typebox';
-import { DerpRegion } from './derp-region.js';
-import { DNS_NAME_PATTERN, ROLES, type Role } from './formats.js';
+import { DerpRegionSetting } from './derp-region.js';
+import { DNS_NAME_PATTERN, DNS_NAME_SYNTAX, ROLES, type Role } from './formats.js';
 import { Nullable } from './nullable.js';
 
 const closed = { additionalProperties: false } as const;
@@ -92,7 +92,8 @@ export const DeviceListQuery = Type.Object({
 export const PatchDeviceBody = Type.Object({ keyExpiryDisabled: Type.Optional(Type.Boolean()) }, closed);
 export type PatchDeviceRequest = Static<typeof PatchDeviceBody>;
 
-const DnsName = Type.String({ maxLength: 253, pattern: DNS_NAME_PATTERN });
+/** `x-pattern-syntax`: what the server answers, in words, for a value the pattern refuses. */
+const DnsName = Type.String({ maxLength: 253, pattern: DNS_NAME_PATTERN, 'x-pattern-syntax': DNS_NAME_SYNTAX });
 /** Every device's map carries them all: bounded so a map stays small. */
 const SPLIT_DNS_DOMAINS_MAX = 64;
 const EXTRA_DNS_RECORDS_MAX = 256;
@@ -111,6 +112,7 @@ export const PatchNetworkBody = Type.Object(
               Type.String({
                 maxLength: 253,
                 pattern: DNS_NAME_PATTERN,
+                'x-pattern-syntax': DNS_NAME_SYNTAX,
                 description: 'the MagicDNS domain; null: <network name>.warren.internal',
               }),
             ),
@@ -146,7 +148,7 @@ export const PatchNetworkBody = Type.Object(
       Type.Object(
         {
           embedded: Type.Optional(Type.Boolean()),
-          regions: Type.Optional(Type.Array(DerpRegion, { maxItems: 64 })),
+          regions: Type.Optional(Type.Array(DerpRegionSetting, { maxItems: 64 })),
         },
         closed,
       ),

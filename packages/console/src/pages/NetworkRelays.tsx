@@ -32,7 +32,7 @@ export function RelaySettings({ network, editable }: { network: NetworkBody; edi
               </label>
             )}
           </Field>
-          <Field hint="A JSON list of Tailscale DERP map regions: RegionID, RegionCode and Nodes of Name, RegionID, HostName; other fields are passed to clients as given. Empty: none.">
+          <Field hint="A JSON list of Tailscale DERP map regions: RegionID, RegionCode and Nodes of Name, RegionID, HostName, with Tailscale's other fields (DERPPort, STUNPort, IPv4, …) as its client types them. Empty: none.">
             {(hint) => (
               <label className="wide">
                 Custom regions (JSON)

@@ -29,10 +29,11 @@ export const invalidRequest = (detail: string, extras?: ProblemExtras) =>
 export const notFound = (detail: string) => new ApiError('not_found', detail);
 export const invalidState = (detail: string) => new ApiError('invalid_state', detail);
 export const planLimit = (detail: string) => new ApiError('plan_limit', detail);
-export const invalidDuration = (value: string) =>
+/** `field`: the field the value was sent in, named first when the caller knows it. */
+export const invalidDuration = (value: string, field?: string) =>
   new ApiError(
     'invalid_duration',
-    `"${value}" is not a duration: use an integer and one unit of s, m, h or d (e.g. 90s, 15m, 24h, 7d)`,
+    `${field ? `${field}: ` : ''}"${value}" is not a duration: use an integer and one unit of s, m, h or d (e.g. 90s, 15m, 24h, 7d)`,
   );
 export const invalidTag = (value: string) =>
   new ApiError(

@@ -26,6 +26,14 @@ export function toApiError(error: FastifyError | ApiError): ApiError {
     const failed = (first as { parentSchema?: { 'x-problem-code'?: ErrorCode } } | undefined)?.parentSchema;
     const own = failed?.['x-problem-code'];
     if (own) return new ApiError(own, `${subject} ${first?.message ?? 'is invalid'}`);
+    // A pattern says nothing to people: a schema that has words for it (`x-pattern-syntax`) is quoted.
+    const syntax = (failed as { 'x-pattern-syntax'?: string } | undefined)?.['x-pattern-syntax'];
+    if (first?.keyword === 'pattern' && syntax) {
+      return new ApiError(
+        'invalid_request',
+        `${subject}: ${JSON.stringify(String((first as { data?: unknown }).data)).slice(0, 80)} ${syntax}`,
+      );
+    }
     // A union of literals fails once per literal ("must be equal to constant"): name them all.
     const allowed = error.validation
       .filter((v) => v.keyword === 'const' && v.instancePath === first?.instancePath)

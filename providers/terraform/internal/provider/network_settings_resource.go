@@ -83,7 +83,7 @@ func (r *networkSettingsResource) Schema(_ context.Context, _ resource.SchemaReq
 			"derp_embedded": flag("The server's embedded relay is in the DERP map when it runs one (`warren serve --derp`). Server default `true`."),
 			"derp_regions": schema.StringAttribute{
 				MarkdownDescription: "Relay regions of the DERP map besides the embedded relay: a JSON array of Tailscale DERP map regions " +
-					"(`tailcfg.DERPRegion`: `RegionID`, `RegionCode`, `Nodes` of `{ Name, RegionID, HostName, … }`, other fields passed as given), " +
+					"(`tailcfg.DERPRegion`: `RegionID`, `RegionCode`, `Nodes` of `{ Name, RegionID, HostName, … }`, every field typed as Tailscale's client decodes it; the server refuses others), " +
 					"written with `jsonencode`; `[]` for none. The same value in another layout is no change. Server default `[]`.",
 				Optional: true, Computed: true,
 				CustomType:    semanticStringType{kind: derpRegionsKind},

@@ -11,6 +11,7 @@
 import { isIP } from 'node:net';
 import {
   type DerpRegionBody,
+  type DerpRegionSettingBody,
   DNS_NAME_PATTERN,
   type DnsRecordBody,
   dnsDomain,
@@ -19,6 +20,7 @@ import {
   type PatchNetworkRequest,
 } from '@warren/contract';
 import { invalidRequest } from '../../core/errors.js';
+import { parsePrefix } from '../../policy/index.js';
 
 /** As GET /v1/network shows them (`splitDns` is tailcfg.DNSConfig.Routes, by domain). */
 export type DnsSettings = NetworkBody['dns'];
@@ -53,9 +55,10 @@ export function derpSettingsOf(network: Pick<DnsDerpColumns, 'derp'>): DerpSetti
 
 /**
  * The columns a PATCH writes, after the checks the body's schema cannot make (an address is an
- * IP address, of the family its record's type names; a split DNS domain is a DNS name; region
- * ids are unique, each node's region is its own, the embedded relay's id is not taken; no split
- * DNS domain is the MagicDNS domain or under it, on the merged result). Throws
+ * IP address, of the family its record's type names, given once in its list; a search domain is
+ * given once; a split DNS domain is a DNS name; region ids and node names are unique, each node's
+ * region is its own, its host name a DNS name or an address, the embedded relay's id is not
+ * taken; no split DNS domain is the MagicDNS domain or under it, on the merged result). Throws
  * `invalid_request` naming the offending value; nothing is written then.
  */
 export function dnsDerpUpdate(
@@ -66,6 +69,7 @@ export function dnsDerpUpdate(
   if (body.dns) {
     const { domain, ...rest } = body.dns;
     checkAddresses('dns.nameservers', rest.nameservers ?? []);
+    checkSearchDomains(rest.searchDomains ?? []);
     checkSplitDns(rest.splitDns ?? {});
     checkExtraRecords(rest.extraRecords ?? []);
     const { domain: currentDomain, ...current } = dnsSettingsOf(network);
@@ -84,9 +88,30 @@ export function dnsDerpUpdate(
   return update;
 }
 
+/**
+ * Resolver addresses: IP addresses without an interface zone (`fe80::1%eth0` names an interface
+ * of one machine, and these settings are every device's), each once — compared as addresses,
+ * so `2606:4700::1111` and `2606:4700:0::1111` are the same resolver given twice.
+ */
 function checkAddresses(field: string, addresses: readonly string[]): void {
+  const seen = new Set<string>();
   for (const address of addresses) {
-    if (!isIP(address)) throw invalidRequest(`${field}: "${address}" is not an IP address`);
+    const parsed = isIP(address) ? parsePrefix(address) : undefined;
+    if (!parsed?.ok) {
+      const zone = address.includes('%') ? " (an interface zone names one machine's interface)" : '';
+      throw invalidRequest(`${field}: "${address}" is not an IP address${zone}`);
+    }
+    if (seen.has(parsed.prefix.start)) throw invalidRequest(`${field}: "${address}" appears twice`);
+    seen.add(parsed.prefix.start);
+  }
+}
+
+/** Search domains are tried in order, so one given twice is a mistake, not a preference. */
+function checkSearchDomains(domains: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const domain of domains) {
+    if (seen.has(domain)) throw invalidRequest(`dns.searchDomains: "${domain}" appears twice`);
+    seen.add(domain);
   }
 }
 
@@ -142,6 +167,7 @@ function checkExtraRecords(records: readonly DnsRecordBody[]): void {
 
 function checkRegions({ embedded, regions }: DerpSettings): void {
   const ids = new Set<number>();
+  const names = new Set<string>();
   for (const region of regions) {
     if (ids.has(region.RegionID)) throw invalidRequest(`derp.regions: RegionID ${region.RegionID} appears twice`);
     ids.add(region.RegionID);
@@ -150,12 +176,38 @@ function checkRegions({ embedded, regions }: DerpSettings): void {
         `derp.regions: RegionID ${EMBEDDED_DERP_REGION_ID} is the embedded relay's; give the region another id or set derp.embedded to false`,
       );
     }
-    for (const node of region.Nodes) {
+    for (const node of region.Nodes as DerpRegionSettingBody['Nodes']) {
+      const field = `derp.regions: node "${node.Name}"`;
       if (node.RegionID !== region.RegionID) {
-        throw invalidRequest(
-          `derp.regions: node "${node.Name}" has RegionID ${node.RegionID} inside region ${region.RegionID}`,
-        );
+        throw invalidRequest(`${field} has RegionID ${node.RegionID} inside region ${region.RegionID}`);
       }
+      // tailcfg.DERPNode: "a unique node name (across all regions)".
+      if (names.has(node.Name)) throw invalidRequest(`${field} appears twice (node names are unique across regions)`);
+      names.add(node.Name);
+      checkNodeAddresses(field, node);
     }
+  }
+}
+
+/**
+ * A node's host name is dialed by every client: a DNS name (any case) or an IP address. IPv4 and
+ * IPv6 force the address of their family, or are "none" (Tailscale's spelling for "not over
+ * this family"); an address of the other family would be silently ignored by the client.
+ */
+function checkNodeAddresses(field: string, node: DerpRegionSettingBody['Nodes'][number]): void {
+  if (!isIP(node.HostName) && !DNS_NAME.test(node.HostName.toLowerCase())) {
+    throw invalidRequest(`${field}: HostName "${node.HostName}" is neither a DNS name nor an IP address`);
+  }
+  for (const [name, family] of [
+    ['IPv4', 4],
+    ['IPv6', 6],
+  ] as const) {
+    const value = node[name];
+    if (value !== undefined && value !== 'none' && isIP(value) !== family) {
+      throw invalidRequest(`${field}: ${name} "${value}" is not an IPv${family} address (or "none")`);
+    }
+  }
+  if (node.STUNTestIP !== undefined && !isIP(node.STUNTestIP)) {
+    throw invalidRequest(`${field}: STUNTestIP "${node.STUNTestIP}" is not an IP address`);
   }
 }

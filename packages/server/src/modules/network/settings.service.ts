@@ -15,11 +15,16 @@ import { dnsDerpUpdate } from './dns-derp-settings.js';
 import { netmapEpoch } from './epochs.js';
 import { describeNetwork } from './network.service.js';
 
-/** Milliseconds of a login under `nodeKeyExpiry`: 0 is never; else a duration up to 365d. */
+/**
+ * Milliseconds of a login under `nodeKeyExpiry`: `0` is never; else a duration of the contract's
+ * grammar up to 365d. Only the bare `0` means never, as in Headscale's settings: `0s` or `0d`
+ * reads as "expire at once" as much as "never", so it is refused rather than guessed at, and so
+ * are Go's and Prometheus's compound spellings (`24h0m0s`, `1w`): one grammar for every duration.
+ */
 export function nodeKeyLifetime(text: string): number {
   if (text === '0') return 0;
   const ms = parseDuration(text);
-  if (ms === undefined) throw invalidDuration(text);
+  if (ms === undefined) throw invalidDuration(text, 'nodeKeyExpiry');
   if (ms <= 0 || ms > MAX_KEY_LIFETIME_MS) {
     throw new ApiError('invalid_duration', `nodeKeyExpiry must be 0 (never) or from 1s to 365d (got "${text}")`);
   }
