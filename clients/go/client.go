@@ -3,16 +3,14 @@ package warren
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 )
 
 // Client calls the management API with one API key. It is safe for concurrent use.
 type Client struct {
-	t                  *transport
-	apiKey             string
-	retryNonIdempotent bool
+	t      *transport
+	apiKey string
 
 	Devices  *DevicesService
 	Users    *UsersService
@@ -37,7 +35,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	if key == "" {
 		return nil, fmt.Errorf("warren: no API key: pass WithAPIKey or set WARREN_API_KEY")
 	}
-	c := &Client{t: t, apiKey: key, retryNonIdempotent: cfg.retryNonIdempotent}
+	c := &Client{t: t, apiKey: key}
 	c.Devices = &DevicesService{c}
 	c.Users = &UsersService{c}
 	c.Network = &NetworkService{c}
@@ -53,11 +51,9 @@ func NewClient(opts ...Option) (*Client, error) {
 // BaseURL is the server's URL the client was made with (without /v1).
 func (c *Client) BaseURL() string { return c.t.base }
 
-// newRequest prepares a call with the client's key; GET, PUT and DELETE are retried on 429,
-// POST and PATCH only with WithRetryNonIdempotent (or when the service says the call is safe).
+// newRequest prepares a call with the client's key.
 func (c *Client) newRequest(method, path string) *request {
-	retry := method == http.MethodGet || method == http.MethodPut || method == http.MethodDelete || c.retryNonIdempotent
-	return &request{method: method, path: path, token: c.apiKey, retry: retry}
+	return &request{method: method, path: path, token: c.apiKey}
 }
 
 // call sends a request with an optional JSON body and decodes a JSON answer into out.

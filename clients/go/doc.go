@@ -12,7 +12,7 @@
 //
 // Every call takes a context.Context first. Every non-2xx answer is returned as a *Error
 // carrying the problem's status, code, detail, request id and, for a refused policy, each
-// problem's line and column. A 429 is waited out (Retry-After, bounded) and retried for
-// calls that are safe to repeat. Paged lists (the logs, events, webhook deliveries) are
+// problem's line and column. A 429 is waited out (Retry-After, bounded) and retried, whatever
+// the method: Warren refuses it before doing anything. Paged lists (the logs, events, webhook deliveries) are
 // Iterators whose All method is an iter.Seq2[T, error].
 package warren

@@ -88,8 +88,8 @@ type ReportedConnection struct {
 
 // NodeClient speaks the node protocol (/v1/node/*) for one device: it enrolls with an auth
 // key and authenticates every later call with the node credential it received. Admins never
-// need it; device agents and tests do. A 429 here means nothing happened, so every call is
-// retried after Retry-After. It is safe for concurrent use.
+// need it; device agents and tests do. Like a Client's, every call is retried on 429 after
+// Retry-After. It is safe for concurrent use.
 type NodeClient struct {
 	t     *transport
 	mu    sync.Mutex
@@ -119,13 +119,13 @@ func (n *NodeClient) request(method, path string) (*request, error) {
 	if token == "" {
 		return nil, ErrNotRegistered
 	}
-	return &request{method: method, path: path, token: token, retry: true}, nil
+	return &request{method: method, path: path, token: token}, nil
 }
 
 // Register enrolls the device with an auth key (wrn_auth_…) and keeps the node credential it
 // receives for every later call. An expired, revoked or spent key is a 401.
 func (n *NodeClient) Register(ctx context.Context, authKey string, in *RegisterRequest) (*Registration, error) {
-	r := &request{method: http.MethodPost, path: "/v1/node/register", token: authKey, retry: true}
+	r := &request{method: http.MethodPost, path: "/v1/node/register", token: authKey}
 	var reg Registration
 	if err := n.t.call(ctx, r, in, &reg); err != nil {
 		return nil, err

@@ -17,14 +17,13 @@ const (
 
 // config is what the options set; shared by Client and NodeClient.
 type config struct {
-	baseURL            string
-	apiKey             string
-	nodeToken          string
-	httpClient         *http.Client
-	userAgent          string
-	maxRetries         int
-	maxRetryWait       time.Duration
-	retryNonIdempotent bool
+	baseURL      string
+	apiKey       string
+	nodeToken    string
+	httpClient   *http.Client
+	userAgent    string
+	maxRetries   int
+	maxRetryWait time.Duration
 }
 
 func newConfig(opts []Option) *config {
@@ -63,8 +62,8 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.httpCli
 // WithUserAgent replaces the User-Agent header (default: warren-go/<Version>).
 func WithUserAgent(ua string) Option { return func(c *config) { c.userAgent = ua } }
 
-// WithMaxRetries sets how many times a 429 is waited out and retried (default 3; 0 turns
-// retrying off).
+// WithMaxRetries sets how many times a 429 is waited out and retried, whatever the method
+// (default 3; 0 turns retrying off and returns the first 429 as an *Error).
 func WithMaxRetries(n int) Option {
 	return func(c *config) {
 		if n < 0 {
@@ -78,7 +77,8 @@ func WithMaxRetries(n int) Option {
 // is retried after this long instead.
 func WithMaxRetryWait(d time.Duration) Option { return func(c *config) { c.maxRetryWait = d } }
 
-// WithRetryNonIdempotent makes a Client retry every call on 429, POST and PATCH included.
-// A 429 means the server did nothing, so this is safe; it is off by default because a
-// create that waits a minute surprises more callers than it helps.
-func WithRetryNonIdempotent() Option { return func(c *config) { c.retryNonIdempotent = true } }
+// WithRetryNonIdempotent does nothing: every call, POST and PATCH included, is retried on 429
+// by default, since Warren refuses it before doing anything.
+//
+// Deprecated: drop it; WithMaxRetries(0) turns retrying off.
+func WithRetryNonIdempotent() Option { return func(*config) {} }

@@ -92,11 +92,10 @@ func (s *PolicyService) Set(ctx context.Context, text, ifMatch string) (*Policy,
 }
 
 // Validate checks text as Set would, without storing anything. A policy with problems is not
-// an error: the result says Valid false and lists them. It never changes anything, so a 429
-// is retried like a read.
+// an error: the result says Valid false and lists them.
 func (s *PolicyService) Validate(ctx context.Context, text string) (*ValidationResult, error) {
 	r := s.c.newRequest(http.MethodPost, "/v1/acl/validate")
-	r.body, r.ctype, r.retry = []byte(text), hujson, true
+	r.body, r.ctype = []byte(text), hujson
 	resp, err := s.c.t.do(ctx, r)
 	if err != nil {
 		return nil, err

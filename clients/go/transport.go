@@ -16,7 +16,10 @@ import (
 const maxBody = 64 << 20
 
 // transport sends requests: bearer auth, JSON in and out, problems as *Error, and a bounded,
-// cancellable wait-and-retry on 429.
+// cancellable wait-and-retry on 429 for every method. Warren answers 429 from its rate limiter,
+// before any handler runs, so a refused call did nothing and repeating it is safe, POST and
+// PATCH included. Other failures (5xx, a dropped connection) are not retried: the change may
+// have been made.
 type transport struct {
 	base         string
 	http         *http.Client
@@ -50,9 +53,8 @@ type request struct {
 	query   url.Values
 	header  http.Header
 	token   string
-	body    []byte // sent as is, with ctype as its Content-Type
+	body    []byte // sent as is, with ctype as its Content-Type; a fresh reader on each attempt
 	ctype   string
-	retry   bool // wait out a 429 and retry
 	accept  string
 	allowed []int // non-2xx statuses returned as a response instead of an *Error (304)
 }
@@ -74,18 +76,14 @@ func (r *request) withJSON(v any) (*request, error) {
 	return r, nil
 }
 
-// do sends r, retrying on 429 when r.retry allows it, and returns the answer or an *Error.
+// do sends r, retrying on 429 up to maxRetries times, and returns the answer or an *Error.
 func (t *transport) do(ctx context.Context, r *request) (*response, error) {
-	retries := 0
-	if r.retry {
-		retries = t.maxRetries
-	}
 	for attempt := 0; ; attempt++ {
 		resp, err := t.once(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		if resp.status == http.StatusTooManyRequests && attempt < retries {
+		if resp.status == http.StatusTooManyRequests && attempt < t.maxRetries {
 			if err := t.wait(ctx, retryAfter(resp.header)); err != nil {
 				return nil, err
 			}
