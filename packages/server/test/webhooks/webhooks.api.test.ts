@@ -47,6 +47,16 @@ describe('webhook endpoints', () => {
       disabledReason: 'disabled by request',
       events: ['user.deleted'],
     });
+    // A test event to a disabled endpoint would wait, unseen, until it is enabled: refused instead.
+    const test = await server.call('POST', `/v1/webhooks/${hook.id}/test`);
+    expect(test.status).toBe(409);
+    expect((await json(test)).code).toBe('invalid_state');
+    const queued = await server.database.storage.db
+      .selectFrom('events')
+      .select('id')
+      .where('webhook_id', '=', hook.id)
+      .execute();
+    expect(queued).toEqual([]);
     const enabled = await json(await server.call('PATCH', `/v1/webhooks/${hook.id}`, { body: { enabled: true } }));
     expect(enabled).toMatchObject({ enabled: true, disabledReason: null, description: 'ops' });
     expect((await server.call('PATCH', `/v1/webhooks/${hook.id}`, { body: { url: 'http://10.0.0.1/' } })).status).toBe(

@@ -162,11 +162,11 @@ export async function webhooksRoutes(app: FastifyInstance): Promise<void> {
         {
           operationId: 'testWebhook',
           tags,
-          summary: 'Send a webhook.test event to this endpoint',
+          summary: 'Send a webhook.test event to this endpoint (409 when it is disabled)',
           params: IdParams,
           response: { 202: Accepted },
         },
-        [404],
+        [404, 409],
       ),
     },
     async (request, reply) => {

@@ -127,11 +127,15 @@ export async function rotateSecret(ctx: AppContext, actor: Actor, id: string): P
   });
 }
 
-/** Sends a webhook.test event to this endpoint only. */
+/**
+ * Sends a webhook.test event to this endpoint only. A disabled endpoint is refused, as a retry
+ * is: accepting would promise a delivery that waits, unseen, until it is enabled again.
+ */
 export async function testWebhook(ctx: AppContext, actor: Actor, id: string): Promise<void> {
   const { networkId } = actor;
   await unitOfWork(ctx, actor, 'webhook.test', async (trx) => {
     const row = await requireWebhook(trx, networkId, id);
+    if (row.enabled !== 1) throw invalidState(`webhook ${id} is disabled; enable it (PATCH enabled: true) first`);
     const webhook = presentWebhook(row);
     return { value: undefined, target: id, events: [{ type: 'webhook.test', data: { webhook }, webhookId: id }] };
   });
