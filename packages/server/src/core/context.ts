@@ -113,8 +113,14 @@ export interface AppContext {
   };
 }
 
-/** The caller of a node-protocol endpoint: an enrolled device. */
-export interface DevicePrincipal {
+/** A device of a network, as the logs it reports know it. */
+export interface DeviceRef {
   networkId: string;
   deviceId: string;
+}
+
+/** The caller of a node-protocol endpoint: an enrolled device. */
+export interface DevicePrincipal extends DeviceRef {
+  /** The device's name when the call was made: the `actor.name` of the events it causes. */
+  name: string;
 }

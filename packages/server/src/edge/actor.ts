@@ -66,7 +66,7 @@ export function actorOf(request: FastifyRequest, status = 200): Actor {
         : { scopes: principal.scopes, expiresAt: principal.expiresAt },
     };
   }
-  if (device) return { ...base, networkId: device.networkId, type: 'device', id: device.deviceId, name: null };
+  if (device) return { ...base, networkId: device.networkId, type: 'device', id: device.deviceId, name: device.name };
   // Enrollment: an auth key authenticated the call, and its device does not exist yet.
   if (request.networkId) return { ...base, networkId: request.networkId, type: 'device', id: null, name: null };
   throw new Error('actorOf: the call is not authenticated');

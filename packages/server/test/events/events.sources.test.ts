@@ -1,6 +1,6 @@
 /** Every service that changes state announces it: keys, routes, the policy, enrollment. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthKey, enroll } from '../devices/helpers.js';
+import { createAuthKey, enroll, heartbeat } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 import { eventPage } from './helpers.js';
 
@@ -39,7 +39,8 @@ describe('events of keys, routes, the policy and enrollment', () => {
     expect(created.data.key).toMatchObject({ id: authKey.id, type: 'auth' });
     expect(created.data.key.key).toBeUndefined();
     expect(JSON.stringify(entries)).not.toContain(authKey.key);
-    expect(enrolled.actor).toEqual({ type: 'device', id: device.device.id, name: null });
+    // A device names itself in what it causes, as a key or a person does (and as a Tailscale client's device does).
+    expect(enrolled.actor).toEqual({ type: 'device', id: device.device.id, name: 'gw-1' });
     expect(enrolled.data.device).toMatchObject({ id: device.device.id, hostname: 'gw-1' });
     expect(advertised.data.route).toMatchObject({ id: routeId, state: 'pending' });
     expect(approved.data.route).toMatchObject({ id: routeId, state: 'approved' });
@@ -47,6 +48,15 @@ describe('events of keys, routes, the policy and enrollment', () => {
     expect(updated.data).toEqual({ etag: policy.headers.get('etag'), version: 2 });
     expect(updated.data.etag).not.toBe(etag);
     expect(deleted.data.key).toMatchObject({ id: authKey.id, state: 'revoked' });
+  });
+
+  it('names the device in the events its own calls cause', async () => {
+    const authKey = await createAuthKey(server, { reusable: true });
+    const device = await enroll(server, authKey.key, { hostname: 'edge-1' });
+    const start = (await eventPage(server)).nextCursor;
+    expect((await heartbeat(server, device.nodeToken, { advertiseRoutes: ['10.11.0.0/24'] })).status).toBe(200);
+    const { entries } = await eventPage(server, `?cursor=${start}&type=route.advertised`);
+    expect(entries.map((e) => e.actor)).toEqual([{ type: 'device', id: device.device.id, name: 'edge-1' }]);
   });
 
   it('announces a route disabled and approved again, and nothing for a refused transition', async () => {

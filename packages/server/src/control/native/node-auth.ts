@@ -20,7 +20,13 @@ const deviceByTokenHash = compiledQuery((db, p: { hash: string }) =>
   db
     .selectFrom('devices')
     .leftJoin('users', 'users.id', 'devices.user_id')
-    .select(['devices.id', 'devices.network_id', 'devices.node_token_hash', 'users.status as user_status'])
+    .select([
+      'devices.id',
+      'devices.network_id',
+      'devices.name',
+      'devices.node_token_hash',
+      'users.status as user_status',
+    ])
     .where('devices.node_token_hash', '=', p.hash),
 );
 
@@ -32,7 +38,7 @@ const deviceByTokenHash = compiledQuery((db, p: { hash: string }) =>
  * filter the function's row after the call instead of deciding whether to call it.
  */
 const DEVICE_AND_HIT = `
-  select d.id, d.network_id, d.node_token_hash, u.status as user_status, h.out_live, h.out_oldest, h.out_allowed
+  select d.id, d.network_id, d.name, d.node_token_hash, u.status as user_status, h.out_live, h.out_oldest, h.out_allowed
   from devices d
   left join users u on u.id = d.user_id
   left join lateral (
@@ -79,7 +85,7 @@ export async function authenticateDevice(request: FastifyRequest, reply: Fastify
   if (device.user_status === 'suspended') {
     throw unauthenticated(`the user of device ${device.id} is suspended`);
   }
-  request.device = { networkId: device.network_id, deviceId: device.id };
+  request.device = { networkId: device.network_id, deviceId: device.id, name: device.name };
   request.networkId = device.network_id;
   const decision = counted ?? (await ctx.limiter.hit(`dev:${device.id}`, ctx.settings.deviceRateLimit));
   setRateLimitHeaders(reply, decision);

@@ -49,7 +49,11 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, reply) => {
       const enrolled = await enroll(ctx, actorOf(request, 201), authKeyOf(request), request.body);
-      request.device = { networkId: authKeyOf(request).network_id, deviceId: enrolled.device.id };
+      request.device = {
+        networkId: authKeyOf(request).network_id,
+        deviceId: enrolled.device.id,
+        name: enrolled.device.name,
+      };
       return reply.code(201).send({ device: enrolled.device, nodeToken: enrolled.nodeToken });
     },
   );

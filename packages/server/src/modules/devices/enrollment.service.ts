@@ -412,7 +412,7 @@ async function enrollDevice(
       await insertTags(trx, networkId, deviceId, tags);
       if (prefixes.length === 0) {
         // Nothing else to read back: present the row just written (saves two queries per enrollment).
-        if (key) actor.id = deviceId;
+        if (key) nameDevice(actor, deviceId, name);
         const device = presentDeviceDetail(
           {
             ...row,
@@ -435,9 +435,8 @@ async function enrollDevice(
       }
     }
     const routes = await advertise(trx, networkId, deviceId, prefixes, now);
-    // The audit entry and events of a node call name the device (a login names the person who approved).
-    if (key) actor.id = deviceId;
     const device = await deviceDetail(trx, networkId, deviceId, now);
+    if (key) nameDevice(actor, deviceId, device.name);
     const events = [...enrollEvents(event, device), ...(await routeEvents(trx, networkId, now, routes))];
     return {
       value: { device, nodeToken, ownerDisplayName },
@@ -449,6 +448,15 @@ async function enrollDevice(
 }
 
 /** The device's own events: created or updated, and pending when a new device waits for approval. */
+/**
+ * The audit entry and events of an enrollment with an auth key name the device it made or
+ * renewed, as every later call of that device does (a login names the person who approved).
+ */
+function nameDevice(actor: Actor, deviceId: string, name: string): void {
+  actor.id = deviceId;
+  actor.name = name;
+}
+
 function enrollEvents(type: EventDraft['type'], device: DeviceBody): EventDraft[] {
   const events: EventDraft[] = [{ type, data: { device } }];
   if (type === 'device.created' && !device.authorized) events.push({ type: 'device.pending', data: { device } });

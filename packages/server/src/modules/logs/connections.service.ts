@@ -8,7 +8,7 @@
  * never see a later entry before an earlier one commits.
  */
 import type { ConnectionLogRequest, ReportedConnectionRequest } from '@warren/contract';
-import type { AppContext, DevicePrincipal } from '../../core/context.js';
+import type { AppContext, DeviceRef } from '../../core/context.js';
 import { invalidRequest } from '../../core/errors.js';
 import { batchedWrites } from '../../lib/write-batches.js';
 import { advisoryLock } from '../../storage/advisory-lock.js';
@@ -48,7 +48,7 @@ export function parseBatch(entries: readonly ReportedConnectionRequest[], report
 /** Rows of a checked batch, with each destination resolved to a device of the network. */
 export async function toRows(
   db: Db,
-  reporter: DevicePrincipal,
+  reporter: DeviceRef,
   parsed: readonly ParsedConnection[],
 ): Promise<NewConnectionRow[]> {
   const indexes = new Set<number>();
@@ -113,7 +113,7 @@ const queueAppend = batchedWrites(
 /** POST /v1/node/connections: check, resolve, store; returns how many entries were stored. */
 export async function reportConnections(
   ctx: AppContext,
-  reporter: DevicePrincipal,
+  reporter: DeviceRef,
   entries: readonly ReportedConnectionRequest[],
 ): Promise<number> {
   const parsed = parseBatch(entries, reporter.deviceId);

@@ -15,7 +15,7 @@
  * another device (`nodeId`) is rejected whole.
  */
 import type { ReportedConnectionRequest } from '@warren/contract';
-import type { AppContext, DevicePrincipal } from '../../core/context.js';
+import type { AppContext, DeviceRef } from '../../core/context.js';
 import { appendConnections, toRows } from './connections.service.js';
 import { foreignSources } from './connections.source.js';
 import { type ParsedConnection, type Protocol, parseConnection } from './connections.validate.js';
@@ -84,7 +84,7 @@ export function parseFlowLog(body: unknown, reporter: string): { parsed: ParsedC
 }
 
 /** Stores what an upload of `reporter` truthfully describes. */
-export async function ingestFlowLog(ctx: AppContext, reporter: DevicePrincipal, body: unknown): Promise<FlowLogResult> {
+export async function ingestFlowLog(ctx: AppContext, reporter: DeviceRef, body: unknown): Promise<FlowLogResult> {
   const { parsed, rejected } = parseFlowLog(body, reporter.deviceId);
   if (parsed.length === 0) return { accepted: 0, rejected };
   const foreign = new Set(await foreignSources(ctx.db, reporter, parsed));
