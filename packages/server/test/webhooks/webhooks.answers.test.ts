@@ -49,11 +49,11 @@ describe('the answer of an endpoint', () => {
   });
 
   /** The first attempt of a fresh delivery to an endpoint that answers `answer`; the wait it leaves. */
-  async function attempt(path: string, answer: number | Answer, timeoutMs = 15_000) {
+  async function attempt(path: string, answer: number | Answer, timeoutMs = 15_000, allowPrivate = true) {
     receiver.script(path, [answer]);
     const before = Date.now();
     const outcome = await attemptDelivery(webhook(path), event(), 0, {
-      allowPrivate: true,
+      allowPrivate,
       timeoutMs,
       schedule: RETRY_SCHEDULE_MS,
     });
@@ -107,5 +107,14 @@ describe('the answer of an endpoint', () => {
     expect(absurd.outcome.state).toBe('pending');
     expect(absurd.wait).toBeGreaterThanOrEqual(DAY);
     expect(absurd.wait).toBeLessThan(DAY + 1_000);
+  });
+
+  it('is not asked for at all when the target is no longer allowed', async () => {
+    // Stored while the server allowed private targets (an address, not a name, so no lookup
+    // runs), then served by one that does not: refused at delivery, not only when it was given.
+    const refused = await attempt('/private', 204, 15_000, false);
+    expect(refused.outcome).toMatchObject({ state: 'pending', status: null });
+    expect(refused.outcome.error).toMatch(/127\.0\.0\.1|https/);
+    expect(receiver.at('/private')).toEqual([]);
   });
 });

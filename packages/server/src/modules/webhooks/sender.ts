@@ -1,11 +1,12 @@
 /**
- * One delivery attempt: a POST with a deadline, through the guarded lookup. Only the status
- * and Retry-After matter; the body of the answer is read and dropped (at most 64 KiB) so the
- * connection can be reused.
+ * One delivery attempt: a POST with a deadline, to a target the guard allows (target-guard.ts:
+ * the URL itself, then every address its host resolves to). Only the status and Retry-After
+ * matter; the body of the answer is read and dropped (at most 64 KiB) so the connection can be
+ * reused.
  */
 import http from 'node:http';
 import https from 'node:https';
-import { guardedLookup } from './target-guard.js';
+import { guardedLookup, targetRefusal } from './target-guard.js';
 
 export interface Attempt {
   status: number | null;
@@ -25,8 +26,10 @@ export function post(
   body: string,
   options: { timeoutMs: number; allowPrivate: boolean },
 ): Promise<Attempt> {
+  const url = new URL(target);
+  const refused = targetRefusal(url, options.allowPrivate);
+  if (refused) return Promise.resolve({ status: null, error: refused });
   return new Promise((resolve) => {
-    const url = new URL(target);
     const secure = url.protocol === 'https:';
     const request = (secure ? https : http).request(
       url,

@@ -20,19 +20,29 @@ export function checkTargetUrl(text: string, allowPrivate: boolean): string {
   } catch {
     throw invalidRequest(`"${text}" is not a URL`);
   }
+  const refused = targetRefusal(url, allowPrivate);
+  if (refused) throw invalidRequest(refused);
+  return url.toString();
+}
+
+/**
+ * Why the server may not deliver to `url`, or undefined when it may. Run when the URL is given
+ * and again before each attempt: a URL stored while the operator allowed private targets stays
+ * stored when they no longer are, and a host that is an address is connected to without any
+ * lookup, so guardedLookup never sees it.
+ */
+export function targetRefusal(url: URL, allowPrivate: boolean): string | undefined {
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
-    throw invalidRequest(
-      allowPrivate
-        ? 'a webhook URL must be http or https'
-        : 'a webhook URL must be https (this server does not allow plain http)',
-    );
+    return allowPrivate
+      ? 'a webhook URL must be http or https'
+      : 'a webhook URL must be https (this server does not allow plain http)';
   }
-  if (url.username || url.password) throw invalidRequest('a webhook URL may not carry credentials');
+  if (url.username || url.password) return 'a webhook URL may not carry credentials';
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!allowPrivate && (host === 'localhost' || (isIP(host) && isForbiddenAddress(host)))) {
-    throw invalidRequest(`a webhook may not point at ${host}: loopback, private and link-local addresses are refused`);
+    return `a webhook may not point at ${host}: loopback, private and link-local addresses are refused`;
   }
-  return url.toString();
+  return undefined;
 }
 
 /** An error the dispatcher records as the delivery's lastError. */
