@@ -44,8 +44,12 @@ describe('exit nodes', () => {
       ci: { tags: ['tag:ci'] },
       'exit-auto': { tags: ['tag:exit'], advertiseRoutes: EXIT },
       'exit-hand': { user: 'bo@example.com', advertiseRoutes: EXIT },
-      'half-exit': { tags: ['tag:exit'], advertiseRoutes: ['0.0.0.0/0'] },
+      // One default route alone cannot be advertised (routes/prefixes.ts), but one of the two
+      // can be approved without the other.
+      'half-exit': { user: 'bo@example.com', advertiseRoutes: EXIT },
     });
+    const v4 = (await routesOf('half-exit')).find((r) => r.prefix === '0.0.0.0/0');
+    expect((await server.call('POST', `/v1/routes/${v4.id}/approve`)).status).toBe(200);
   });
   afterAll(() => server.close());
 
@@ -58,7 +62,7 @@ describe('exit nodes', () => {
       ]),
     );
     expect((await getDevice(server, d['exit-auto'].device.id)).body.exitNode).toBe(true);
-    // One default route alone is no exit node.
+    // One default route approved alone is no exit node.
     expect((await getDevice(server, d['half-exit'].device.id)).body.exitNode).toBe(false);
     expect((await getDevice(server, d.laptop.device.id)).body.exitNode).toBe(false);
   });

@@ -32,7 +32,7 @@ describe('autoApprovers', () => {
   it('approves at enrollment what they allow for the device, and nothing else', async () => {
     const { device } = await enroll(server, routerKey, {
       hostname: 'gw',
-      advertiseRoutes: ['10.1.0.0/16', '192.168.0.0/24', '0.0.0.0/0'],
+      advertiseRoutes: ['10.1.0.0/16', '192.168.0.0/24', '0.0.0.0/0', '::/0'],
     });
     const routes = await routesOf(device.id);
     expect(routes['10.1.0.0/16']).toMatchObject({
@@ -45,9 +45,12 @@ describe('autoApprovers', () => {
     // Approved by the very call that advertised it: same time as its creation, and as its audit entry.
     expect(routes['10.1.0.0/16'].approvedAt).toBe(routes['10.1.0.0/16'].created);
     expect(routes['0.0.0.0/0']).toMatchObject({ state: 'approved', autoApproved: true });
+    expect(routes['::/0']).toMatchObject({ state: 'approved', autoApproved: true });
     expect(routes['192.168.0.0/24']).toMatchObject({ state: 'pending', autoApproved: false, approvedBy: null });
     const audited = (await approvals()).filter((e) => e.deviceId === device.id);
-    expect(audited.map((e) => e.target).sort()).toEqual([routes['10.1.0.0/16'].id, routes['0.0.0.0/0'].id].sort());
+    expect(audited.map((e) => e.target).sort()).toEqual(
+      [routes['10.1.0.0/16'].id, routes['0.0.0.0/0'].id, routes['::/0'].id].sort(),
+    );
     // Audited as part of the enrollment that advertised them: the device's call.
     expect(audited[0]).toMatchObject({ method: 'POST', path: '/v1/node/register', status: 201, keyId: null });
     expect(audited[0].time).toBe(routes['10.1.0.0/16'].created);

@@ -19,7 +19,7 @@
  * network asks for it, unless the auth key is pre-approved; re-enrolling keeps its approval.
  * A failure at any step rolls everything back, the key's use included.
  */
-import { type DeviceBody, NODE_KEY_PATTERN, type RegisterRequest } from '@warren/contract';
+import type { DeviceBody, RegisterRequest } from '@warren/contract';
 import { sql } from 'kysely';
 import type { Actor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
@@ -36,7 +36,7 @@ import { moveEpochsForEnrollment, netmapEpoch, presenceEpoch } from '../network/
 import { giveBackAddressIndex } from '../network/network.repository.js';
 import { limitsOf } from '../network/plans.js';
 import { nodeKeyLifetime } from '../network/settings.service.js';
-import { canonicalPrefixes } from '../routes/prefixes.js';
+import { advertisedPrefixes } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { MAX_ADDR_INDEX, nameBase, nameOf } from './addresses.js';
 import { advertise } from './advertised-routes.js';
@@ -45,7 +45,24 @@ import { presentDeviceDetail } from './devices.presenter.js';
 import { insertTags, replaceTags } from './devices.repository.js';
 import { loginExpiry } from './standing.js';
 
-const NODE_KEY_RE = new RegExp(NODE_KEY_PATTERN);
+/** Either case, as Tailscale's key parser (types/key) reads hex; kept in lower case, NODE_KEY_PATTERN. */
+const NODE_KEY_ANY_CASE = /^nodekey:[0-9a-f]{64}$/i;
+const ZERO_NODE_KEY = `nodekey:${'0'.repeat(64)}`;
+
+/**
+ * The node key as stored: `nodekey:` and 64 hex digits, lower case, so one public key written in
+ * either case is one device (re-enrollment finds it). The prefix is Tailscale's, in its case.
+ * The zero key is refused: Tailscale treats it as "no key", and every device that sent it would
+ * claim the same identity.
+ */
+function canonicalNodeKey(text: string): string {
+  if (!NODE_KEY_ANY_CASE.test(text) || !text.startsWith('nodekey:')) {
+    throw invalidRequest('nodeKey must be "nodekey:" followed by 64 hex digits (the device\'s public key)');
+  }
+  const key = text.toLowerCase();
+  if (key === ZERO_NODE_KEY) throw invalidRequest('nodeKey is the zero key, which is no public key');
+  return key;
+}
 
 export interface Enrolled {
   device: DeviceBody;
@@ -296,10 +313,8 @@ async function enrollDevice(
   body: RegisterRequest,
   tailscale?: TailscaleEnrollment,
 ): Promise<Enrolled> {
-  if (!NODE_KEY_RE.test(body.nodeKey)) {
-    throw invalidRequest('nodeKey must be "nodekey:" followed by 64 lowercase hex digits');
-  }
-  const prefixes = canonicalPrefixes(body.advertiseRoutes ?? []);
+  const nodeKey = canonicalNodeKey(body.nodeKey);
+  const prefixes = advertisedPrefixes(body.advertiseRoutes ?? []);
   const key = 'key' in grant ? grant.key : null;
   const login = 'login' in grant ? grant.login : null;
   const networkId = key ? key.network_id : login!.networkId;
@@ -318,7 +333,7 @@ async function enrollDevice(
       trx,
       networkId,
       key ? key.user_id : login!.userId,
-      body.nodeKey,
+      nodeKey,
       tailscale?.machineKey,
       base,
     );
@@ -374,7 +389,7 @@ async function enrollDevice(
         // Untagged again, it expires again (Tailscale's rule).
         .set({
           ...common,
-          node_key: body.nodeKey,
+          node_key: nodeKey,
           ...(tags.length === 0 && parseList(existing.tags).length > 0 && { key_expiry_disabled: 0 }),
         })
         .where('id', '=', deviceId)
@@ -399,7 +414,7 @@ async function enrollDevice(
         name,
         name_base: base,
         name_seq: seq,
-        node_key: body.nodeKey,
+        node_key: nodeKey,
         addr_index: addrIndex,
         created_at: now,
         authorized: authorized ? 1 : 0,

@@ -14,7 +14,7 @@ import { unitOfWork } from '../../core/unit-of-work.js';
 import type { Db } from '../../storage/database.js';
 import { netmapEpoch, presenceEpoch } from '../network/epochs.js';
 import { onlineSince } from '../network/online.js';
-import { advertisedText, canonicalPrefixes } from '../routes/prefixes.js';
+import { advertisedPrefixes, advertisedText } from '../routes/prefixes.js';
 import { approvalEntries, routeEvents } from '../routes/route-events.js';
 import { advertise } from './advertised-routes.js';
 import { crossPresence } from './presence-crossings.js';
@@ -57,7 +57,7 @@ export async function setPresence(
 export async function heartbeat(ctx: AppContext, actor: Actor, body: HeartbeatRequest): Promise<void> {
   const { networkId } = actor;
   const deviceId = actor.id!;
-  const prefixes = body.advertiseRoutes === undefined ? undefined : canonicalPrefixes(body.advertiseRoutes);
+  const prefixes = body.advertiseRoutes === undefined ? undefined : advertisedPrefixes(body.advertiseRoutes);
   const now = ctx.clock.now();
   const row = await setPresence(ctx, networkId, deviceId, true, now);
   if (!row) throw deviceGone();

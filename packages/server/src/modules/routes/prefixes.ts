@@ -28,5 +28,26 @@ export function canonicalPrefixes(list: readonly string[]): string[] {
   return [...new Set(list.map(canonicalPrefix))].sort();
 }
 
+/**
+ * What a device advertises (registration, heartbeat, a Tailscale client's map request): the
+ * canonical set, and an exit node's default routes as a pair. One of 0.0.0.0/0 and ::/0 alone
+ * makes no exit node (a device is one when it serves both) nor a subnet route (policy prefixes
+ * ignore default routes), so it would be stored, approved and never used; Tailscale's own CLI
+ * refuses it with the same advice (net/netutil.CalcAdvertiseRoutes).
+ */
+export function advertisedPrefixes(list: readonly string[]): string[] {
+  const prefixes = canonicalPrefixes(list);
+  const v4 = prefixes.includes('0.0.0.0/0');
+  const v6 = prefixes.includes('::/0');
+  if (v4 !== v6) {
+    const [given, missing] = v4 ? ['0.0.0.0/0', '::/0'] : ['::/0', '0.0.0.0/0'];
+    throw new ApiError(
+      'invalid_prefix',
+      `route "${given}" rejected: an exit node advertises both default routes; add ${missing}, or advertise subnets instead`,
+    );
+  }
+  return prefixes;
+}
+
 /** The text stored in devices.advertised_routes: one string to compare on each heartbeat. */
 export const advertisedText = (prefixes: readonly string[]): string => prefixes.join(',');

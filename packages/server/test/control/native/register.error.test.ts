@@ -79,7 +79,7 @@ describe('POST /v1/node/register refusals', () => {
     const before = await countDevices(server);
     await expectProblem(await register(server, key.key, { nodeKey: 'nodekey:abc' }), 400, 'invalid_request');
     await expectProblem(
-      await register(server, key.key, { nodeKey: `nodekey:${'A'.repeat(64)}` }),
+      await register(server, key.key, { nodeKey: `nodekey:${'G'.repeat(64)}` }),
       400,
       'invalid_request',
     );

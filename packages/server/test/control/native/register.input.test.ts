@@ -1,0 +1,101 @@
+/**
+ * What POST /v1/node/register and /heartbeat make of their inputs: a node key is a public key
+ * whatever the case of its hex digits (one key, one device), the zero key is none, and an exit
+ * node's default routes come as a pair.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  countDevices,
+  createAuthKey,
+  enroll,
+  expectProblem,
+  heartbeat,
+  newNodeKey,
+  register,
+} from '../../devices/helpers.js';
+import { json, startServer, type TestServer } from '../../harness.js';
+
+describe('POST /v1/node/register: node keys and advertised routes', () => {
+  let server: TestServer;
+  let authKey: string;
+  beforeAll(async () => {
+    server = await startServer();
+    authKey = (await createAuthKey(server, { reusable: true })).key;
+  });
+  afterAll(() => server.close());
+
+  const routesOf = async (id: string) =>
+    ((await json(await server.call('GET', `/v1/routes?device=${id}`))).routes as { prefix: string }[])
+      .map((r) => r.prefix)
+      .sort();
+
+  it('takes hex digits of either case as one key: the same device re-enrolls, the old credential is refused', async () => {
+    const lower = newNodeKey();
+    const upper = `nodekey:${lower.slice('nodekey:'.length).toUpperCase()}`;
+    const first = await enroll(server, authKey, { hostname: 'case', nodeKey: upper });
+    const again = await enroll(server, authKey, { hostname: 'case', nodeKey: lower });
+    expect(again.device.id).toBe(first.device.id);
+    expect(again.device.addresses).toEqual(first.device.addresses);
+    expect(again.nodeToken).not.toBe(first.nodeToken);
+    await expectProblem(
+      await server.call('POST', '/v1/node/heartbeat', { key: first.nodeToken }),
+      401,
+      'unauthenticated',
+    );
+    const stored = await server.database.storage.db
+      .selectFrom('devices')
+      .select('node_key')
+      .where('id', '=', first.device.id)
+      .executeTakeFirstOrThrow();
+    expect(stored.node_key).toBe(lower);
+  });
+
+  it('refuses the zero key, another prefix, other lengths, other characters and spaces, enrolling nothing', async () => {
+    const before = await countDevices(server);
+    const hex = newNodeKey().slice('nodekey:'.length);
+    for (const nodeKey of [
+      `nodekey:${'0'.repeat(64)}`,
+      `NODEKEY:${hex}`,
+      `mkey:${hex}`,
+      `nodekey:${hex.slice(2)}`,
+      `nodekey:${hex}00`,
+      `nodekey:${hex.slice(1)}g`,
+      ` nodekey:${hex}`,
+      `nodekey:${hex} `,
+      hex,
+    ]) {
+      const problem = await expectProblem(await register(server, authKey, { nodeKey }), 400, 'invalid_request');
+      expect(problem.detail, nodeKey).toMatch(/^nodeKey /);
+    }
+    expect(await countDevices(server)).toBe(before);
+  });
+
+  it('refuses one default route without the other, at registration and in a heartbeat, changing nothing', async () => {
+    const before = await countDevices(server);
+    for (const [given, missing] of [
+      ['0.0.0.0/0', '::/0'],
+      ['::/0', '0.0.0.0/0'],
+    ]) {
+      const problem = await expectProblem(
+        await register(server, authKey, { advertiseRoutes: ['10.1.0.0/16', given] }),
+        400,
+        'invalid_prefix',
+      );
+      expect(problem.detail).toContain(`"${given}"`);
+      expect(problem.detail).toContain(`add ${missing}`);
+    }
+    expect(await countDevices(server)).toBe(before);
+
+    const { device, nodeToken } = await enroll(server, authKey, { hostname: 'gw', advertiseRoutes: ['10.1.0.0/16'] });
+    const refused = await heartbeat(server, nodeToken, { advertiseRoutes: ['10.1.0.0/16', '0.0.0.0/0'] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('invalid_prefix');
+    expect(await routesOf(device.id)).toEqual(['10.1.0.0/16']);
+
+    // Both together are an exit node's advertisement, as `tailscale up --advertise-exit-node`.
+    expect((await heartbeat(server, nodeToken, { advertiseRoutes: ['::/0', '0.0.0.0/0', '10.1.0.0/16'] })).status).toBe(
+      200,
+    );
+    expect(await routesOf(device.id)).toEqual(['0.0.0.0/0', '10.1.0.0/16', '::/0']);
+  });
+});
