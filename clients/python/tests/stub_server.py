@@ -4,6 +4,7 @@ made to do on demand: answer late, answer a 429 that clears at once, answer garb
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Dict, List, Optional, Tuple, Type
@@ -21,6 +22,8 @@ class StubServer:
         self.drop_idle = drop_idle
         self.requests: List[Tuple[str, str, int]] = []  # method, path, client port
         self.headers: List[Dict[str, str]] = []
+        self.bodies: List[bytes] = []
+        self.times: List[float] = []  # time.monotonic() when each request had been read
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -28,7 +31,8 @@ class StubServer:
 
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                self.rfile.read(length)
+                stub.bodies.append(self.rfile.read(length))
+                stub.times.append(time.monotonic())
                 stub.requests.append((self.command, self.path, self.client_address[1]))
                 stub.headers.append(dict(self.headers.items()))
                 if stub.delay:

@@ -31,7 +31,7 @@ def test_past_its_rate_limit_a_key_gets_429_with_retry_after(server: Server, cli
     assert _refusals(client, slow.id, "/v1/network") == 1
 
 
-def test_reads_and_validate_are_retried_but_creates_are_not(server: Server, client: warren.Client) -> None:
+def test_every_call_is_retried_on_429_unless_told_not_to(server: Server, client: warren.Client) -> None:
     slow = _slow_key(client)
     assert slow.key is not None
     with warren.Client(server.url, slow.key, max_retries=2, max_retry_wait=0.1) as limited:
@@ -45,10 +45,12 @@ def test_reads_and_validate_are_retried_but_creates_are_not(server: Server, clie
             limited.policy.validate("{}")
         with pytest.raises(warren.WarrenError) as create:
             limited.users.create(login_name=f"{unique('z')}@example.com")
-    assert read.value.status == validate.value.status == create.value.status == 429
+        with pytest.raises(warren.WarrenError) as create_once:
+            limited.users.create(login_name=f"{unique('z')}@example.com", retry=False)
+    assert read.value.status == validate.value.status == create.value.status == create_once.value.status == 429
     assert _refusals(client, slow.id, "/v1/devices") == 3  # the call and two retries
     assert _refusals(client, slow.id, "/v1/acl/validate") == 3
-    assert _refusals(client, slow.id, "/v1/users") == 1  # a POST is not retried unless asked
+    assert _refusals(client, slow.id, "/v1/users") == 3 + 1  # a POST too, but once with retry=False
 
 
 def test_an_unknown_key_is_unauthenticated(server: Server) -> None:

@@ -24,6 +24,36 @@ NETWORK = {
     "usage": {"users": 1, "devices": 0},
 }
 JSON = [("Content-Type", "application/json")]
+# What Warren's rate limiter answers, before any handler runs.
+RATE_LIMITED = (
+    429,
+    [("Retry-After", "1"), ("Content-Type", "application/problem+json")],
+    b'{"status":429,"code":"rate_limited","detail":"slow down","requestId":"req_stub"}',
+)
+KEY = {
+    "id": "key_stub",
+    "type": "auth",
+    "description": "retried after a 429",
+    "scopes": [],
+    "created": "2026-11-22T13:46:16.406Z",
+    "expires": "2026-11-22T14:46:16.406Z",
+    "state": "valid",
+    "uses": 0,
+    "lastUsed": None,
+    "createdBy": "key_admin",
+    "key": "wrn_auth_stub",
+    "tags": ["tag:ci"],
+}
+WEBHOOK = {
+    "id": "whk_stub",
+    "url": "https://hooks.example.com/warren",
+    "events": ["device.*"],
+    "description": "renamed after a 429",
+    "enabled": False,
+    "disabledReason": None,
+    "created": "2026-11-22T13:46:16.406Z",
+    "lastDelivery": None,
+}
 
 
 def test_a_429_that_clears_is_waited_out_on_the_same_connection() -> None:
@@ -39,6 +69,45 @@ def test_a_429_that_clears_is_waited_out_on_the_same_connection() -> None:
     assert len({port for _, _, port in stub.requests}) == 1  # kept alive
     assert stub.headers[0]["Authorization"] == "Bearer wrn_api_stub"
     assert stub.headers[0]["User-Agent"].startswith(f"warren-python/{warren.__version__}")
+
+
+def _sent_twice_intact_after_the_wait(stub: StubServer, method: str, path: str) -> None:
+    assert [(m, p) for m, p, _ in stub.requests] == [(method, path)] * 2
+    assert stub.bodies[0] != b"" and stub.bodies[1] == stub.bodies[0]
+    assert stub.times[1] - stub.times[0] >= 1.0  # Retry-After: 1
+
+
+def test_a_post_refused_with_429_is_waited_out_and_sent_again_intact() -> None:
+    # A 429 means the server did nothing, so a create is retried like a read, with no opt-in.
+    with StubServer([RATE_LIMITED, (201, JSON, json.dumps(KEY).encode())]) as stub:
+        with warren.Client(stub.url, "wrn_api_stub") as client:
+            key = client.keys.create(description="retried after a 429", tags=["tag:ci"], expires_in="1h")
+    assert (key.id, key.key) == ("key_stub", "wrn_auth_stub")
+    _sent_twice_intact_after_the_wait(stub, "POST", "/v1/keys")
+    assert json.loads(stub.bodies[1]) == {"type": "auth", "description": "retried after a 429", "tags": ["tag:ci"], "expiresIn": "1h"}
+
+
+def test_a_patch_refused_with_429_is_waited_out_and_sent_again_intact() -> None:
+    with StubServer([RATE_LIMITED, (200, JSON, json.dumps(WEBHOOK).encode())]) as stub:
+        with warren.Client(stub.url, "wrn_api_stub") as client:
+            hook = client.webhooks.update("whk_stub", description="renamed after a 429", enabled=False)
+    assert (hook.description, hook.enabled) == ("renamed after a 429", False)
+    _sent_twice_intact_after_the_wait(stub, "PATCH", "/v1/webhooks/whk_stub")
+    assert json.loads(stub.bodies[1]) == {"description": "renamed after a 429", "enabled": False}
+
+
+def test_with_retries_off_a_429_is_raised_at_once() -> None:
+    answers = [RATE_LIMITED, (201, JSON, json.dumps(KEY).encode())]
+    with StubServer(answers) as whole_client, warren.Client(whole_client.url, "wrn_api_stub", max_retries=0) as client:
+        with pytest.raises(warren.RateLimitedError) as refused:
+            client.keys.create(description="never made")
+    with StubServer(answers) as one_call, warren.Client(one_call.url, "wrn_api_stub") as client:
+        with pytest.raises(warren.RateLimitedError) as refused_once:
+            client.webhooks.update("whk_stub", enabled=False, retry=False)
+    for error in (refused.value, refused_once.value):
+        assert isinstance(error, warren.WarrenError)
+        assert (error.status, error.code, error.retry_after, error.request_id) == (429, warren.codes.RATE_LIMITED, 1.0, "req_stub")
+    assert len(whole_client.requests) == len(one_call.requests) == 1
 
 
 def test_a_server_that_never_answers_times_out() -> None:

@@ -2,9 +2,11 @@
 out, problems raised as WarrenError, and a bounded wait-and-retry on 429.
 
 A 429 is waited out (Retry-After, capped by ``max_retry_wait``) and retried up to
-``max_retries`` times for GET, PUT and DELETE, and for POST/PATCH calls that ask for it
-(``retry=True``): a refused call changed nothing, but retrying a create the caller did not
-mean to repeat is the caller's choice. ``timeout`` bounds the connect and every read.
+``max_retries`` times whatever the method, unless the call says ``retry=False``: Warren's rate
+limiter refuses before any handler runs, so a 429 means nothing was done and sending a POST or
+a PATCH again cannot do it twice. Nothing else is retried (a 5xx or a dropped connection may
+mean the change was made), except a kept-alive connection that was closed before the request
+reached the server. ``timeout`` bounds the connect and every read.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ log = logging.getLogger("warren")
 
 QueryValue = Union[str, int, bool, Sequence[str], None]
 
-_IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE"})
 # Idle connections older than this are dropped rather than reused: servers close idle
 # keep-alive connections after a while (Warren after 72 s, many proxies sooner).
 _IDLE_SECONDS = 30.0
@@ -142,7 +143,7 @@ class Transport:
         *,
         query: Optional[Mapping[str, QueryValue]] = None,
         body: Any = None,
-        retry: Optional[bool] = None,
+        retry: bool = True,
         token: Optional[str] = None,
     ) -> Any:
         """A JSON call: the decoded body of a 2xx answer (None for 204)."""
@@ -159,10 +160,12 @@ class Transport:
         text: Optional[str] = None,
         content_type: str = "application/json",
         headers: Optional[Mapping[str, str]] = None,
-        retry: Optional[bool] = None,
+        retry: bool = True,
         token: Optional[str] = None,
     ) -> Response:
-        """One call, 429s waited out; any status ≥ 400 is raised as WarrenError."""
+        """One call, 429s waited out unless ``retry`` is False; any status ≥ 400 is raised as WarrenError.
+
+        ``payload`` is built once, as bytes, so every attempt sends the same body."""
         target = self._prefix + path + _query_string(query or {})
         sent = {"Accept": "application/json", "User-Agent": self.user_agent, **(headers or {})}
         bearer = token or self.token
@@ -175,7 +178,7 @@ class Transport:
             payload = json.dumps(body, separators=(",", ":")).encode("utf-8")
         if payload is not None:
             sent["Content-Type"] = content_type
-        retries = self.max_retries if (method in _IDEMPOTENT if retry is None else retry) else 0
+        retries = self.max_retries if retry else 0
         for attempt in range(retries + 1):
             response = self._send(method, target, payload, sent)
             if response.status == 429 and attempt < retries:

@@ -21,8 +21,10 @@ class Client(OwnsConnections):
     ``url`` (the server, with or without ``/v1``) and ``api_key`` default to ``WARREN_URL`` and
     ``WARREN_API_KEY``. ``timeout`` bounds the connect and every read of a call, in seconds.
     A 429 is waited out (``Retry-After``, at most ``max_retry_wait`` seconds) and retried up to
-    ``max_retries`` times for reads, ``PUT``, ``DELETE`` and ``policy.validate``; other calls
-    retry only when given ``retry=True``. Connections are kept alive and shared by threads;
+    ``max_retries`` times, whatever the method: Warren refuses it before doing anything, so a
+    create or an update sent again cannot happen twice. ``max_retries=0`` turns this off; the
+    ``POST`` and ``PATCH`` calls that change something take ``retry=False`` for one call.
+    Connections are kept alive and shared by threads;
     ``close()`` (or leaving a ``with`` block) closes them.
 
     The calls, by attribute:

@@ -1,7 +1,7 @@
 """The node protocol: what a device agent calls to enroll, report presence and routes, follow
 its netmap and report connections. ``register`` keeps the node credential it receives for
-every later call. A 429 on the node protocol means nothing happened, so every call here waits
-it out and retries, POSTs included."""
+every later call. Like the management client, every call here waits out a 429 and retries,
+POSTs included: a refused call did nothing."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ class NodeClient(OwnsConnections):
                 "advertiseRoutes": None if advertise_routes is None else list(advertise_routes),
             }
         )
-        answer = self._http.json("POST", "/v1/node/register", body=body, retry=True, token=auth_key)
+        answer = self._http.json("POST", "/v1/node/register", body=body, token=auth_key)
         registration = decode(Registration, answer)
         self.node_token = registration.node_token
         return registration
@@ -103,7 +103,7 @@ class NodeClient(OwnsConnections):
         return accepted
 
     def _call(self, method: str, path: str, body: object) -> object:
-        return self._http.json(method, path, body=body, retry=True, token=self._token())
+        return self._http.json(method, path, body=body, token=self._token())
 
     def _token(self) -> str:
         if not self.node_token:

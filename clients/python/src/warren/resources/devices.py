@@ -38,7 +38,7 @@ class Devices:
         """``DELETE /v1/devices/{id}``: its credential is refused and its addresses freed at once."""
         self._http.json("DELETE", f"/v1/devices/{segment(id)}")
 
-    def set_tags(self, id: str, tags: Sequence[str], *, retry: bool = False) -> Device:
+    def set_tags(self, id: str, tags: Sequence[str], *, retry: bool = True) -> Device:
         """``POST /v1/devices/{id}/tags``: replaces the tags (``[]`` clears them).
 
         Each tag must be defined in the policy's ``tagOwners``.
@@ -46,15 +46,15 @@ class Devices:
         body = {"tags": list(tags)}
         return decode(Device, self._http.json("POST", f"/v1/devices/{segment(id)}/tags", body=body, retry=retry))
 
-    def update(self, id: str, *, key_expiry_disabled: Optional[bool] = None) -> Device:
+    def update(self, id: str, *, key_expiry_disabled: Optional[bool] = None, retry: bool = True) -> Device:
         """``PATCH /v1/devices/{id}``: ``key_expiry_disabled=True`` also lifts an expiry that happened."""
         body = {} if key_expiry_disabled is None else {"keyExpiryDisabled": key_expiry_disabled}
-        return decode(Device, self._http.json("PATCH", f"/v1/devices/{segment(id)}", body=body))
+        return decode(Device, self._http.json("PATCH", f"/v1/devices/{segment(id)}", body=body, retry=retry))
 
-    def approve(self, id: str) -> Device:
+    def approve(self, id: str, *, retry: bool = True) -> Device:
         """``POST /v1/devices/{id}/approve``: lets a device waiting for approval into netmaps."""
-        return decode(Device, self._http.json("POST", f"/v1/devices/{segment(id)}/approve"))
+        return decode(Device, self._http.json("POST", f"/v1/devices/{segment(id)}/approve", retry=retry))
 
-    def expire(self, id: str) -> Device:
+    def expire(self, id: str, *, retry: bool = True) -> Device:
         """``POST /v1/devices/{id}/expire``: ends the device's login now; it must log in again."""
-        return decode(Device, self._http.json("POST", f"/v1/devices/{segment(id)}/expire"))
+        return decode(Device, self._http.json("POST", f"/v1/devices/{segment(id)}/expire", retry=retry))

@@ -32,7 +32,7 @@ class Keys:
         name: Optional[str] = None,
         scopes: Optional[Sequence[Scope]] = None,
         rate_limit: Optional[int] = None,
-        retry: bool = False,
+        retry: bool = True,
     ) -> Key:
         """``POST /v1/keys``: the new key with its secret in ``key``, shown only this once.
 

@@ -25,6 +25,7 @@ class NetworkInfo:
         flow_logs: Optional[bool] = None,
         dns: Optional[Mapping[str, Any]] = None,
         derp: Optional[Mapping[str, Any]] = None,
+        retry: bool = True,
     ) -> Network:
         """``PATCH /v1/network`` (scope ``all``): the network's settings; what is left out keeps its value.
 
@@ -42,7 +43,7 @@ class NetworkInfo:
                 "derp": None if derp is None else dict(derp),
             }
         )
-        return decode(Network, self._http.json("PATCH", "/v1/network", body=body))
+        return decode(Network, self._http.json("PATCH", "/v1/network", body=body, retry=retry))
 
     def me(self) -> Me:
         """``GET /v1/me``: who the key is, and what it may do."""

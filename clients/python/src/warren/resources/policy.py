@@ -45,9 +45,9 @@ class PolicyApi:
         return Policy(document=_document(response), etag=_etag(response))
 
     def validate(self, policy: PolicySource) -> ValidationResult:
-        """``POST /v1/acl/validate``: the problems ``set`` would report; changes nothing (retried on 429)."""
+        """``POST /v1/acl/validate``: the problems ``set`` would report; changes nothing."""
         text, content_type = _body(policy)
-        response = self._http.request("POST", "/v1/acl/validate", text=text, content_type=content_type, retry=True)
+        response = self._http.request("POST", "/v1/acl/validate", text=text, content_type=content_type)
         return decode(ValidationResult, response.json())
 
     def history(self) -> Tuple[PolicyVersion, ...]:

@@ -18,10 +18,10 @@ class Routes:
         query = {"state": state, "device": device}
         return decode_list(Route, self._http.json("GET", "/v1/routes", query=query), "routes")
 
-    def approve(self, id: str, *, retry: bool = False) -> Route:
+    def approve(self, id: str, *, retry: bool = True) -> Route:
         """``POST /v1/routes/{id}/approve``: pending or disabled → approved (else 409 ``invalid_state``)."""
         return decode(Route, self._http.json("POST", f"/v1/routes/{segment(id)}/approve", retry=retry))
 
-    def disable(self, id: str, *, retry: bool = False) -> Route:
+    def disable(self, id: str, *, retry: bool = True) -> Route:
         """``POST /v1/routes/{id}/disable``: approved → disabled (else 409 ``invalid_state``)."""
         return decode(Route, self._http.json("POST", f"/v1/routes/{segment(id)}/disable", retry=retry))

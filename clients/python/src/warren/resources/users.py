@@ -23,7 +23,7 @@ class Users:
         login_name: str,
         display_name: Optional[str] = None,
         role: Optional[Role] = None,
-        retry: bool = False,
+        retry: bool = True,
     ) -> User:
         """``POST /v1/users`` (role ``member`` unless given). A taken login name is 409 ``conflict``."""
         body = compact({"loginName": login_name, "displayName": display_name, "role": role})
@@ -36,7 +36,7 @@ class Users:
         role: Optional[Role] = None,
         display_name: Optional[str] = None,
         status: Optional[UserStatus] = None,
-        retry: bool = False,
+        retry: bool = True,
     ) -> User:
         """``PATCH /v1/users/{id}``; ``status`` is ``active`` or ``suspended``.
 

@@ -21,7 +21,7 @@ class Webhooks:
         """``GET /v1/webhooks``."""
         return decode_list(Webhook, self._http.json("GET", "/v1/webhooks"), "webhooks")
 
-    def create(self, *, url: str, events: Sequence[str], description: Optional[str] = None, retry: bool = False) -> Webhook:
+    def create(self, *, url: str, events: Sequence[str], description: Optional[str] = None, retry: bool = True) -> Webhook:
         """``POST /v1/webhooks``: ``events`` are types (``device.created``), families (``device.*``) or ``*``."""
         body = compact({"url": url, "events": list(events), "description": description})
         return decode(Webhook, self._http.json("POST", "/v1/webhooks", body=body, retry=retry))
@@ -38,7 +38,7 @@ class Webhooks:
         events: Optional[Sequence[str]] = None,
         description: Optional[str] = None,
         enabled: Optional[bool] = None,
-        retry: bool = False,
+        retry: bool = True,
     ) -> Webhook:
         """``PATCH /v1/webhooks/{id}``: what is given changes; enabling clears ``disabled_reason``."""
         body: Dict[str, Any] = compact(
@@ -50,12 +50,12 @@ class Webhooks:
         """``DELETE /v1/webhooks/{id}``."""
         self._http.json("DELETE", f"/v1/webhooks/{segment(id)}")
 
-    def rotate(self, id: str, *, retry: bool = False) -> str:
+    def rotate(self, id: str, *, retry: bool = True) -> str:
         """``POST /v1/webhooks/{id}/rotate``: the new secret; the old one signs beside it for 24 hours."""
         answer = self._http.json("POST", f"/v1/webhooks/{segment(id)}/rotate", retry=retry)
         return str(answer["secret"])
 
-    def test(self, id: str, *, retry: bool = False) -> None:
+    def test(self, id: str, *, retry: bool = True) -> None:
         """``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event to this endpoint only."""
         self._http.json("POST", f"/v1/webhooks/{segment(id)}/test", retry=retry)
 
@@ -86,7 +86,7 @@ class Webhooks:
             self._http, since=None, cursor=cursor, limit=limit, follow=follow, poll_interval=poll_interval, state=state
         )
 
-    def retry(self, id: str, delivery_id: str, *, retry: bool = False) -> None:
+    def retry(self, id: str, delivery_id: str, *, retry: bool = True) -> None:
         """``POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry``: deliver again now."""
         self._http.json("POST", f"/v1/webhooks/{segment(id)}/deliveries/{segment(delivery_id)}/retry", retry=retry)
 
