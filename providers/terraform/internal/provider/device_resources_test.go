@@ -174,3 +174,76 @@ func TestAccDeviceRoutes(t *testing.T) {
 		},
 	})
 }
+
+// deviceSettingsConfig manages every setting of one device: its tags, its approved routes and
+// its approval.
+func deviceSettingsConfig(deviceID string) string {
+	return config(tagPolicy+`
+resource "warren_device_tags" "d" {
+  device_id  = %[1]q
+  tags       = ["tag:web"]
+  depends_on = [warren_policy.tags]
+}
+
+resource "warren_device_routes" "d" {
+  device_id = %[1]q
+  approved  = ["10.60.0.0/24"]
+}
+
+resource "warren_device_approval" "d" {
+  device_id = %[1]q
+}
+`, deviceID)
+}
+
+var deviceSettingAddresses = []string{"warren_device_tags.d", "warren_device_routes.d", "warren_device_approval.d"}
+
+// expectEach is one plan check of action for each address.
+func expectEach(action plancheck.ResourceActionType, addresses ...string) []plancheck.PlanCheck {
+	checks := make([]plancheck.PlanCheck, len(addresses))
+	for i, a := range addresses {
+		checks[i] = plancheck.ExpectResourceAction(a, action)
+	}
+	return checks
+}
+
+func deleteDevice(t *testing.T, id string) func() {
+	return outOfBand(t, func(ctx context.Context, c *warren.Client) error { return c.Devices.Delete(ctx, id) })
+}
+
+// A device deleted outside Terraform takes its settings with it: the refresh drops them from the
+// state and the plan creates them again, without an error; and a device deleted between plan
+// and apply leaves nothing for destroy to undo, which is no error either.
+func TestAccDeviceSettings_deviceDeleted(t *testing.T) {
+	first := enrollDevice(t, "deleted-1", "10.60.0.0/24")
+	second := enrollDevice(t, "deleted-2", "10.60.0.0/24")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{
+			{
+				Config: deviceSettingsConfig(first),
+				Check:  resource.ComposeAggregateTestCheckFunc(deviceTags(t, first, "tag:web"), deviceAuthorized(t, first, true)),
+			},
+			{
+				PreConfig:          deleteDevice(t, first),
+				Config:             deviceSettingsConfig(first),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PostApplyPostRefresh: expectEach(plancheck.ResourceActionCreate, deviceSettingAddresses...),
+				},
+			},
+			{
+				Config: deviceSettingsConfig(second),
+				Check:  resource.ComposeAggregateTestCheckFunc(deviceTags(t, second, "tag:web"), deviceAuthorized(t, second, true)),
+			},
+			{
+				Config: config(tagPolicy),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append(
+					expectEach(plancheck.ResourceActionDestroy, deviceSettingAddresses...),
+					runBeforeApply(deleteDevice(t, second)),
+				)},
+			},
+		},
+	})
+}

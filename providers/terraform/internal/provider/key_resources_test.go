@@ -198,6 +198,14 @@ func TestAccAPIKey(t *testing.T) {
 				ConfigPlanChecks: key.replaced(),
 				Check:            resource.ComposeAggregateTestCheckFunc(key.remember, resource.TestCheckResourceAttr(key.address, "state", "valid")),
 			},
+			{
+				// Revoked elsewhere between plan and apply: destroying it has nothing left to do.
+				Config: config(""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(key.address, plancheck.ResourceActionDestroy),
+					runBeforeApply(key.revokeCurrent(t)),
+				}},
+			},
 		},
 	})
 }

@@ -202,6 +202,14 @@ func TestAccWebhook(t *testing.T) {
 					return nil
 				},
 			},
+			{
+				// Deleted elsewhere between plan and apply: destroying it has nothing left to do.
+				Config: config(""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionDestroy),
+					runBeforeApply(outOfBand(t, func(ctx context.Context, c *warren.Client) error { return c.Webhooks.Delete(ctx, id) })),
+				}},
+			},
 		},
 	})
 }
