@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	warren "github.com/warrenhq/warren/clients/go"
 )
 
@@ -81,6 +82,14 @@ func (k *keyTracker) replaced() resource.ConfigPlanChecks {
 	}}
 }
 
+// secretSensitive is a pre-apply plan check that the key's secret is marked sensitive, so that
+// the CLI never prints it.
+func (k *keyTracker) secretSensitive() resource.ConfigPlanChecks {
+	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+		plancheck.ExpectSensitiveValue(k.address, tfjsonpath.New("key")),
+	}}
+}
+
 func authKeyConfig(description, expiresIn string) string {
 	return config(tagPolicy+`
 resource "warren_auth_key" "ci" {
@@ -100,7 +109,8 @@ func TestAccAuthKey(t *testing.T) {
 		CheckDestroy:             key.allRevoked(t),
 		Steps: []resource.TestStep{
 			{
-				Config: authKeyConfig("ci runners", "2d"),
+				Config:           authKeyConfig("ci runners", "2d"),
+				ConfigPlanChecks: key.secretSensitive(),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					key.remember,
 					resource.TestMatchResourceAttr(key.address, "key", regexp.MustCompile(`^wrn_auth_`)),
@@ -162,7 +172,8 @@ func TestAccAPIKey(t *testing.T) {
 		CheckDestroy:             key.allRevoked(t),
 		Steps: []resource.TestStep{
 			{
-				Config: apiKeyConfig(`["read", "devices"]`),
+				Config:           apiKeyConfig(`["read", "devices"]`),
+				ConfigPlanChecks: key.secretSensitive(),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					key.remember,
 					resource.TestMatchResourceAttr(key.address, "key", regexp.MustCompile(`^wrn_api_`)),

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	warren "github.com/warrenhq/warren/clients/go"
 )
 
@@ -103,6 +104,9 @@ func TestAccWebhook(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: webhookConfig(url, `["device.*", "policy.updated"]`, "true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectSensitiveValue(address, tfjsonpath.New("secret")),
+				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(address, "enabled", "true"),
 					resource.TestCheckNoResourceAttr(address, "disabled_reason"),
