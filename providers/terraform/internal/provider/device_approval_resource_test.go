@@ -116,6 +116,7 @@ func TestAccDeviceApproval(t *testing.T) {
 				ImportState:       true,
 				ImportStateVerify: true,
 			},
+			importPlansNothing(address, ""),
 			{
 				// De-authorized elsewhere: the refresh sees it and the plan approves it again.
 				PreConfig:          deauthorize(t, device),

@@ -63,6 +63,7 @@ func TestAccDeviceTags(t *testing.T) {
 				ImportState:       true,
 				ImportStateVerify: true,
 			},
+			importPlansNothing(address, ""),
 			{
 				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
 					_, err := c.Devices.SetTags(ctx, device, []string{"tag:ci"})
@@ -142,6 +143,7 @@ func TestAccDeviceRoutes(t *testing.T) {
 				ImportState:       true,
 				ImportStateVerify: true,
 			},
+			importPlansNothing(address, ""),
 			{
 				Config:      deviceRoutesConfig(device, `["10.9.0.0/24"]`),
 				ExpectError: errorMatching("has not advertised 10.9.0.0/24"),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	warren "github.com/warrenhq/warren/clients/go"
 )
@@ -101,4 +102,17 @@ type runBeforeApply func()
 
 func (fn runBeforeApply) CheckPlan(context.Context, plancheck.CheckPlanRequest, *plancheck.CheckPlanResponse) {
 	fn()
+}
+
+// importPlansNothing is a step that imports the resource at address with an import block (by
+// id, or by its id in state when id is empty) into a copy of the state without it, and requires
+// the plan to be a no-op import: what the import reads is what the configuration says, so an
+// imported resource plans no change.
+func importPlansNothing(address, id string) resource.TestStep {
+	return resource.TestStep{
+		ResourceName:    address,
+		ImportState:     true,
+		ImportStateKind: resource.ImportBlockWithID,
+		ImportStateId:   id,
+	}
 }

@@ -143,6 +143,7 @@ func TestAccAuthKey(t *testing.T) {
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"key"}, // shown once, at creation
 			},
+			importPlansNothing(key.address, ""),
 			{
 				// Revoked elsewhere: the refresh sees it and the plan replaces the key.
 				PreConfig:        key.revokeCurrent(t),
@@ -198,6 +199,7 @@ func TestAccAPIKey(t *testing.T) {
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"key"},
 			},
+			importPlansNothing(key.address, ""),
 			{
 				PreConfig:          key.revokeCurrent(t),
 				Config:             apiKeyConfig(`["read", "devices", "acls"]`),

@@ -159,6 +159,7 @@ func TestAccNetworkSettings(t *testing.T) {
 				ImportStateId:     "anything",
 				ImportStateVerify: true,
 			},
+			importPlansNothing(address, "anything"),
 			{
 				// A setting the configuration leaves out, changed elsewhere, is no drift; the
 				// update of one argument sends that argument alone and leaves the rest.
@@ -306,6 +307,7 @@ func TestAccNetworkSettings_derpRegions(t *testing.T) {
 				ImportStateId:     "settings",
 				ImportStateVerify: true,
 			},
+			importPlansNothing(address, "settings"),
 			{
 				// Region 900 is the embedded relay's: the server refuses it while that is on.
 				Config:      derpRegionsConfig(true, false),

@@ -113,6 +113,7 @@ func TestAccPolicy(t *testing.T) {
 				ImportStateId:     "anything",
 				ImportStateVerify: true,
 			},
+			importPlansNothing(address, "anything"),
 			{
 				// A change made elsewhere is drift at plan time.
 				PreConfig:          outOfBand(t, setPolicy(policyOutside)),

@@ -80,6 +80,7 @@ func TestAccUser(t *testing.T) {
 				ImportState:       true,
 				ImportStateVerify: true,
 			},
+			importPlansNothing(address, ""),
 			{
 				// By login name, in any case, as `warren users` takes it.
 				ResourceName:      address,
@@ -87,6 +88,7 @@ func TestAccUser(t *testing.T) {
 				ImportStateId:     "Ana@Example.com",
 				ImportStateVerify: true,
 			},
+			importPlansNothing(address, "Ana@Example.com"),
 			{
 				ResourceName:  address,
 				ImportState:   true,

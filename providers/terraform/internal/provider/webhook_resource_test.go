@@ -154,6 +154,7 @@ func TestAccWebhook(t *testing.T) {
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"secret"},
 			},
+			importPlansNothing(address, ""),
 			{
 				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
 					on := true
