@@ -3,7 +3,9 @@ package provider
 import (
 	"context"
 	"maps"
+	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -72,7 +74,7 @@ func (r *authKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			PlanModifiers: []planmodifier.Set{setplanmodifier.RequiresReplace()},
 		},
 		"user": schema.StringAttribute{
-			MarkdownDescription: "User (id or login name) the enrolled devices belong to. Default: the network's owner.",
+			MarkdownDescription: "User (id or login name) the enrolled devices belong to. Default: the network's owner. The same user named another way (id, login name in any case) is no change.",
 			Optional:            true, Computed: true,
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
 		},
@@ -91,6 +93,35 @@ func (r *authKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "An auth key: what a device presents to enroll in the network (`warren node up --auth-key …`). Keys cannot be changed, so any change of an argument creates a new key and revokes the old one; a key revoked or expired elsewhere is planned for replacement.",
 		Attributes:          attrs,
+	}
+}
+
+// ModifyPlan plans a new key in place of an unusable one, and keeps the key when user only names
+// its user another way: an import reads the user's id, while the configuration may give the
+// login name (in any case), and neither is a reason to replace the key.
+func (r *authKeyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.keyResource.ModifyPlan(ctx, req, resp)
+	if r.client == nil || req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return
+	}
+	var planned, stored, storedID types.String
+	resp.Diagnostics.Append(resp.Plan.GetAttribute(ctx, path.Root("user"), &planned)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("user"), &stored)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("user_id"), &storedID)...)
+	if resp.Diagnostics.HasError() || planned.IsUnknown() || planned.IsNull() || planned.Equal(stored) {
+		return
+	}
+	same := planned.ValueString() == storedID.ValueString()
+	if !same {
+		user, err := findUser(ctx, r.client, func(u *warren.User) bool { return strings.EqualFold(u.LoginName, planned.ValueString()) })
+		if err != nil {
+			addAPIError(&resp.Diagnostics, "find user "+planned.ValueString(), err)
+			return
+		}
+		same = user != nil && user.ID == storedID.ValueString()
+	}
+	if same {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("user"), stored)...)
 	}
 }
 

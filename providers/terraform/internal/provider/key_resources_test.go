@@ -252,3 +252,45 @@ resource "warren_auth_key" "short" {
 		},
 	})
 }
+
+func authKeyForUserConfig(user string) string {
+	return config(`
+resource "warren_user" "owner" {
+  login_name = "key.owner@example.com"
+}
+
+resource "warren_auth_key" "laptop" {
+  user       = %s
+  expires_in = "1h"
+}
+`, user)
+}
+
+// An auth key made out to a user by login name keeps that spelling; the user's id, which is what
+// an import reads, names the same user and is no change either.
+func TestAccAuthKey_userByLoginName(t *testing.T) {
+	const address = "warren_auth_key.laptop"
+	byLogin := authKeyForUserConfig("warren_user.owner.login_name")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		Steps: []resource.TestStep{
+			{
+				Config: byLogin,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(address, "user", "key.owner@example.com"),
+					resource.TestCheckResourceAttrPair(address, "user_id", "warren_user.owner", "id"),
+				),
+			},
+			importPlansNothing(address, ""),
+			{
+				Config:           authKeyForUserConfig("warren_user.owner.id"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// Another user is another key.
+				Config:           authKeyForUserConfig(`data.warren_users.owners.users[0].login_name`) + "data \"warren_users\" \"owners\" {\n  role = \"owner\"\n}\n",
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionDestroyBeforeCreate)}},
+			},
+		},
+	})
+}
