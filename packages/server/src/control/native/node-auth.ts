@@ -81,12 +81,13 @@ export async function authenticateDevice(request: FastifyRequest, reply: Fastify
   if (!device || !sameHash(device.node_token_hash, hash)) {
     throw unauthenticated('the node credential is not valid (the device was deleted or re-enrolled)');
   }
+  // Known from here on: even the refusal below is in its network's audit log, naming the device.
+  request.device = { networkId: device.network_id, deviceId: device.id, name: device.name };
+  request.networkId = device.network_id;
   // A suspended user's devices stay enrolled but may not connect until the user is restored.
   if (device.user_status === 'suspended') {
     throw unauthenticated(`the user of device ${device.id} is suspended`);
   }
-  request.device = { networkId: device.network_id, deviceId: device.id, name: device.name };
-  request.networkId = device.network_id;
   const decision = counted ?? (await ctx.limiter.hit(`dev:${device.id}`, ctx.settings.deviceRateLimit));
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) throw rateLimited(decision, `device ${device.id}`);

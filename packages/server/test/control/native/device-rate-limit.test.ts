@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
 import { openStorage } from '../../../src/storage/database.js';
-import { createAuthKey, enroll, expectProblem, nodeCall } from '../../devices/helpers.js';
+import { auditEntries, createAuthKey, enroll, expectProblem, nodeCall } from '../../devices/helpers.js';
 import { backend, json, startServer, type TestServer } from '../../harness.js';
 import { createUser } from '../../netmap/helpers.js';
 
@@ -42,16 +42,21 @@ describe('per-device rate limit', () => {
     expect((await nodeCall(server, nodeToken, 'heartbeat')).status).toBe(200);
   });
 
-  it('refuses a suspended user’s device with 401 without counting the call', async () => {
+  it('refuses a suspended user’s device with 401 without counting the call, audited as the device', async () => {
     await createUser(server, 'sam@example.com');
     const userKey = (await createAuthKey(server, { reusable: true, user: 'sam@example.com' })).key;
-    const { nodeToken } = await enroll(server, userKey, { hostname: 'sams' });
+    const { device, nodeToken } = await enroll(server, userKey, { hostname: 'sams' });
     const users = (await json(await server.call('GET', '/v1/users'))).users as { id: string; loginName: string }[];
     const sam = users.find((u) => u.loginName === 'sam@example.com')!;
     expect((await server.call('PATCH', `/v1/users/${sam.id}`, { body: { status: 'suspended' } })).status).toBe(200);
     for (let i = 0; i < LIMIT + 2; i++) {
       await expectProblem(await nodeCall(server, nodeToken, 'heartbeat'), 401, 'unauthenticated');
     }
+    // The credential is known, so its refusals are in the network's log under the device (as a
+    // revoked API key's are under the key), where an admin looks for devices still calling.
+    const refused = (await auditEntries(server)).filter((e) => e.path === '/v1/node/heartbeat' && e.status === 401);
+    expect(refused).toHaveLength(LIMIT + 2);
+    expect(refused.every((e) => e.deviceId === device.id && e.keyId === null)).toBe(true);
     expect((await server.call('PATCH', `/v1/users/${sam.id}`, { body: { status: 'active' } })).status).toBe(200);
     const restored = await nodeCall(server, nodeToken, 'heartbeat');
     expect(restored.status).toBe(200);
