@@ -85,13 +85,16 @@ describe('GET /v1/node/netmap: peers follow the policy', () => {
   it('answers 304 without a body while If-None-Match holds the version, quoted or bare', async () => {
     const first = await netmap(server, d['ana-1'].nodeToken);
     const version = first.body.version;
-    for (const tag of [`"${version}"`, String(version), `W/"${version}"`, `"0", "${version}"`]) {
+    // The rules of every conditional read of /v1 (lib/entity-tags.ts).
+    for (const tag of [`"${version}"`, String(version), `W/"${version}"`, `"0", "${version}"`, '*', ` "${version}" `]) {
       const again = await netmap(server, d['ana-1'].nodeToken, tag);
       expect(again.status, tag).toBe(304);
       expect(again.body).toBeNull();
       expect(again.etag).toBe(`"${version}"`);
     }
-    expect((await netmap(server, d['ana-1'].nodeToken, `"${version + 1}"`)).status).toBe(200);
+    for (const tag of [`"${version + 1}"`, `"${version}`, `W/ "${version}"`, `"0${version}"`, '']) {
+      expect((await netmap(server, d['ana-1'].nodeToken, tag)).status, tag).toBe(200);
+    }
     // A heartbeat changes lastSeen, not the view.
     server.clock.advance(1_000);
     expect((await heartbeat(server, d['ana-1'].nodeToken)).body.netmapVersion).toBe(version);

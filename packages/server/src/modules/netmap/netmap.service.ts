@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { DeviceBody } from '@warren/contract';
 import type { AppContext } from '../../core/context.js';
+import { entityTagsMatch } from '../../lib/entity-tags.js';
 import { presentDeviceDetail } from '../devices/devices.presenter.js';
 import { routesOfDevice } from '../devices/devices.repository.js';
 import { settleVersion } from '../devices/netmap-version.js';
@@ -207,12 +208,11 @@ async function buildNetmap(ctx: AppContext, inputs: ViewInputs, since?: number):
   return { version, body: `{"self":${self},"peers":${peersJson},"version":${version}}` };
 }
 
-/** `If-None-Match` holds this version: quoted or bare, possibly weak, possibly in a list, or `*`. */
+/**
+ * `If-None-Match` holds this version: quoted or bare, possibly weak, possibly in a list, or `*`
+ * — the rule every conditional read of /v1 follows (lib/entity-tags.ts; the netmap's ETag is
+ * its version, quoted).
+ */
 export function versionMatches(header: string | undefined, version: number): boolean {
-  if (!header) return false;
-  const wanted = String(version);
-  return header.split(',').some((raw) => {
-    const tag = raw.trim().replace(/^W\//, '');
-    return tag === '*' || tag === wanted || tag === `"${wanted}"`;
-  });
+  return header ? entityTagsMatch(header, String(version), 'weak') : false;
 }
