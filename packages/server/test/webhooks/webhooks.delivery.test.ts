@@ -118,6 +118,30 @@ describe('webhook delivery', () => {
     await server.call('DELETE', `/v1/webhooks/${hook.id}`);
   });
 
+  it('resumes an endpoint enabled again from then on, without the events of its pause', async () => {
+    const hook = await subscribe('/paused', ['user.created']);
+    const patch = (body: unknown) => server.call('PATCH', `/v1/webhooks/${hook.id}`, { body });
+    expect((await json(await patch({ enabled: false }))).disabledReason).toBe('disabled by request');
+    await server.call('POST', '/v1/users', { body: { loginName: 'while-paused@example.com' } });
+    expect(await json(await patch({ enabled: true }))).toMatchObject({ enabled: true, disabledReason: null });
+    await server.call('POST', '/v1/users', { body: { loginName: 'after-pause@example.com' } });
+    await waitFor(() => receiver.at('/paused').length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const users = receiver.at('/paused').map((r) => (verify(hook.secret, r).data as any).data.user.loginName);
+    expect(users).toEqual(['after-pause@example.com']);
+    await server.call('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
+  it('keeps the reason a 410 gave when the endpoint is disabled again, and changes nothing', async () => {
+    receiver.script('/gone-twice', [410]);
+    const hook = await subscribe('/gone-twice', ['user.created']);
+    await server.call('POST', '/v1/users', { body: { loginName: 'gone-twice@example.com' } });
+    await waitFor(async () => !(await json(await server.call('GET', `/v1/webhooks/${hook.id}`))).enabled);
+    const patched = await json(await server.call('PATCH', `/v1/webhooks/${hook.id}`, { body: { enabled: false } }));
+    expect(patched.disabledReason).toMatch(/410 Gone/);
+    await server.call('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
   it('signs with both secrets during a rotation, and sends a test event to one endpoint only', async () => {
     const hook = await subscribe('/rotating', ['webhook.test']);
     const other = await subscribe('/other', ['*']);

@@ -90,16 +90,30 @@ export async function updateWebhook(
     ...(input.url !== undefined ? { url: checkTargetUrl(input.url, ctx.settings.webhooksAllowPrivate === true) } : {}),
     ...(input.events !== undefined ? { events: listText(checkFilters(input.events)) } : {}),
     ...(input.description !== undefined ? { description: input.description } : {}),
-    // Enabling again clears the reason it was disabled.
-    ...(input.enabled !== undefined
-      ? { enabled: input.enabled ? 1 : 0, disabled_reason: input.enabled ? null : 'disabled by request' }
-      : {}),
   };
   return unitOfWork(ctx, actor, 'webhook.update', async (trx) => {
-    await requireWebhook(trx, networkId, id);
-    if (Object.keys(changes).length > 0) await trx.updateTable('webhooks').set(changes).where('id', '=', id).execute();
+    const row = await requireWebhook(trx, networkId, id);
+    const set = {
+      ...changes,
+      // Only a transition changes anything: disabling one that a 410 disabled keeps that reason.
+      ...(input.enabled === false && row.enabled === 1 ? { enabled: 0, disabled_reason: 'disabled by request' } : {}),
+      ...(input.enabled === true && row.enabled !== 1 ? await enabledAgain(trx, networkId) : {}),
+    };
+    if (Object.keys(set).length > 0) await trx.updateTable('webhooks').set(set).where('id', '=', id).execute();
     return { value: presentWebhook(await requireWebhook(trx, networkId, id)), target: id };
   });
+}
+
+/**
+ * An endpoint enabled again receives the events from then on, as a new one does, not those of
+ * the time it was disabled: after a 410 or a pause these may be days of them, which a receiver
+ * would take for new (GET /v1/events has them). Deliveries it already had waiting for a retry
+ * go out. Its reason for being disabled is cleared.
+ */
+async function enabledAgain(trx: Db, networkId: string) {
+  // Under the lock that orders the network's events: every event after this one reaches the endpoint.
+  await advisoryLock(trx, auditLockName(networkId));
+  return { enabled: 1, disabled_reason: null, event_cursor: await lastEventSeq(trx, networkId) };
 }
 
 export async function deleteWebhook(ctx: AppContext, actor: Actor, id: string): Promise<void> {
