@@ -3,6 +3,7 @@
  * within the deadline counts, a redirect is not followed, and the wait before the next attempt
  * is the schedule's step, lengthened (never shortened) by a Retry-After, up to 24 hours.
  */
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRow } from '../../src/core/events.js';
 import { attemptDelivery } from '../../src/modules/webhooks/attempt.js';
@@ -116,5 +117,27 @@ describe('the answer of an endpoint', () => {
     expect(refused.outcome).toMatchObject({ state: 'pending', status: null });
     expect(refused.outcome.error).toMatch(/127\.0\.0\.1|https/);
     expect(receiver.at('/private')).toEqual([]);
+  });
+
+  it('is signed by the previous secret too for the 24 h after a rotation, then by the new one only', async () => {
+    const options = { allowPrivate: true, timeoutMs: 15_000, schedule: RETRY_SCHEDULE_MS };
+    const [current, previous] = [generateWebhookSecret(), generateWebhookSecret()];
+    const rotated = (until: number) => ({
+      ...webhook('/rotated'),
+      secret: current,
+      previous_secret: previous,
+      previous_secret_until: until,
+    });
+    await attemptDelivery(rotated(Date.now() + HOUR), event(), 0, options);
+    await attemptDelivery(rotated(Date.now() - 1), event(), 0, options);
+    const [during, after] = receiver.at('/rotated');
+    const verify = (secret: string, r: typeof during) =>
+      new Webhook(secret).verify(r!.body, r!.headers as Record<string, string>);
+    expect(String(during!.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(() => verify(current, during)).not.toThrow();
+    expect(() => verify(previous, during)).not.toThrow();
+    expect(String(after!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(() => verify(current, after)).not.toThrow();
+    expect(() => verify(previous, after)).toThrow();
   });
 });
