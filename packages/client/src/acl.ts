@@ -69,8 +69,8 @@ export class Acl {
     return { text: response.text, etag: etagOf(response) };
   }
 
-  /** `POST /v1/acl/validate`: `{ valid, errors }`; never changes anything, so a 429 is retried. */
+  /** `POST /v1/acl/validate`: `{ valid, errors }`; never changes anything. */
   validate(policy: string | PolicyDocument, options: CallOptions = {}): Promise<ValidationResultBody> {
-    return this.http.json('POST', '/v1/acl/validate', { retry: true, ...options, ...policyBody(policy) });
+    return this.http.json('POST', '/v1/acl/validate', { ...options, ...policyBody(policy) });
   }
 }

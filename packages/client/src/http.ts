@@ -1,7 +1,10 @@
 /**
  * The client's transport: global fetch, bearer auth, JSON in and out, problem responses
- * raised as WarrenError, a bounded wait-and-retry on 429 (idempotent calls only, unless a
- * call opts in), and an optional per-attempt timeout.
+ * raised as WarrenError, a bounded wait-and-retry on 429, and an optional per-attempt timeout.
+ *
+ * A 429 is retried whatever the method: Warren's rate limiter refuses before any handler runs,
+ * so a refused POST or PATCH did nothing and sending it again cannot do it twice. Nothing else
+ * is retried: after a 5xx or a dropped connection the change may have been made.
  */
 import type { PolicyProblem } from '@warren/contract';
 
@@ -47,7 +50,7 @@ export interface RequestOptions {
   /** Raw text body with its content type (policies). */
   text?: { body: string; contentType: string };
   headers?: Record<string, string>;
-  /** Retry a non-idempotent call on 429 too. */
+  /** `false`: this call's 429 is thrown at once instead of waited out (default: retried). */
   retry?: boolean;
   token?: string;
   /** Cancels the call, including a wait for Retry-After. */
@@ -60,7 +63,6 @@ export interface RawResponse {
   text: string;
 }
 
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export class Transport {
@@ -85,6 +87,7 @@ export class Transport {
     if (token) headers.authorization = `Bearer ${token}`;
     const session = this.options.session;
     if (session?.csrfToken && !SAFE.has(method)) headers['x-csrf-token'] = session.csrfToken;
+    // A string, so every attempt sends the same body (a stream could be read only once).
     let body: string | undefined;
     if (options.text) {
       body = options.text.body;
@@ -94,7 +97,7 @@ export class Transport {
       headers['content-type'] = 'application/json';
     }
     const doFetch = this.options.fetch ?? fetch;
-    const retries = IDEMPOTENT.has(method) || options.retry ? (this.options.maxRetries ?? 3) : 0;
+    const retries = options.retry === false ? 0 : (this.options.maxRetries ?? 3);
     for (let attempt = 0; ; attempt++) {
       const init: RequestInit = { method, headers, body };
       if (this.options.session) init.credentials = 'same-origin';

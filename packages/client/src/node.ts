@@ -1,8 +1,8 @@
 /**
  * The node protocol as typed calls: what a device agent uses to enroll, report presence and
  * routes, follow its netmap and report connections. `register` keeps the node credential it
- * receives for every later call. A 429 on the node protocol means nothing happened, so every
- * call here waits it out and retries (up to the transport's maxRetries), POSTs included.
+ * receives for every later call. Like every call of the client, a 429 is waited out and
+ * retried (up to the transport's maxRetries), POSTs included.
  * An agent runs unattended, so every attempt has a timeout (30 s unless set): a server that
  * accepts a connection and never answers cannot stall it forever.
  */
@@ -62,10 +62,9 @@ export class NodeClient {
   /** `POST /v1/node/register` with an auth key; a known nodeKey re-enrolls its device. */
   async register(authKey: string, body: RegisterRequest, options: CallOptions = {}): Promise<RegisterResult> {
     const result = await this.http.json<RegisterResult>('POST', '/v1/node/register', {
+      ...options,
       body,
       token: authKey,
-      retry: true,
-      signal: options.signal,
     });
     this.nodeToken = result.nodeToken;
     return result;
@@ -73,17 +72,12 @@ export class NodeClient {
 
   /** `POST /v1/node/heartbeat`: online now; `advertiseRoutes` (when given) replaces the advertised set. */
   heartbeat(body: HeartbeatRequest = {}, options: CallOptions = {}): Promise<HeartbeatResult> {
-    return this.http.json('POST', '/v1/node/heartbeat', {
-      body,
-      token: this.token(),
-      retry: true,
-      signal: options.signal,
-    });
+    return this.http.json('POST', '/v1/node/heartbeat', { ...options, body, token: this.token() });
   }
 
   /** `POST /v1/node/disconnect`: offline at once. */
   async disconnect(options: CallOptions = {}): Promise<void> {
-    await this.http.json('POST', '/v1/node/disconnect', { token: this.token(), retry: true, signal: options.signal });
+    await this.http.json('POST', '/v1/node/disconnect', { ...options, token: this.token() });
   }
 
   /**
@@ -113,9 +107,9 @@ export class NodeClient {
     options: CallOptions,
   ): Promise<NetmapBody | NetmapDeltaBody | undefined> {
     const response = await this.http.raw('GET', path, {
+      ...options,
       token: this.token(),
       headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {},
-      signal: options.signal,
     });
     if (response.status === 304) return undefined;
     if (response.status >= 400) throw toError(response);
@@ -125,11 +119,6 @@ export class NodeClient {
 
   /** `POST /v1/node/connections`: up to 1000 entries, accepted (202) as a whole or refused. */
   async reportConnections(entries: ReportedConnectionRequest[], options: CallOptions = {}): Promise<void> {
-    await this.http.json('POST', '/v1/node/connections', {
-      body: { entries },
-      token: this.token(),
-      retry: true,
-      signal: options.signal,
-    });
+    await this.http.json('POST', '/v1/node/connections', { ...options, body: { entries }, token: this.token() });
   }
 }

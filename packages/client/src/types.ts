@@ -6,7 +6,10 @@ import type { DeviceBody, KeyBody, KeyState, Role, RouteState, Scope } from '@wa
 
 /** Options every call accepts. */
 export interface CallOptions {
-  /** Wait out a 429 and retry even though the call is not idempotent. */
+  /**
+   * `false`: throw this call's 429 at once instead of waiting it out (default: every call,
+   * whatever its method, waits out a 429 up to `maxRetries` times; a 429 means nothing was done).
+   */
   retry?: boolean;
   /** Cancels the call, including a wait for Retry-After. */
   signal?: AbortSignal;

@@ -1,7 +1,7 @@
 /**
  * `new Warren({ url, apiKey })`: the management API as typed calls. Every non-2xx answer is
  * thrown as a WarrenError (status, code, detail, errors[]); a 429 is waited out and retried
- * for idempotent calls (GET, PUT, DELETE, and policy validation) up to `maxRetries` times.
+ * up to `maxRetries` times, whatever the method (Warren refuses it before doing anything).
  */
 import { Acl } from './acl.js';
 import { Events } from './events.js';

@@ -2,12 +2,18 @@ import { startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Warren, WarrenError } from '../src/index.js';
 
-/** A fetch that answers the first `times` calls with a 429 and passes the rest to the real server. */
+/**
+ * A fetch that answers the first `times` calls with the rate limiter's 429 and passes the rest
+ * to the real server, keeping when each call was sent and its body. The real limiter refuses
+ * only once a key's minute is spent, which cannot be placed in front of one chosen call.
+ */
 function throttledFetch(times: number) {
   const calls: string[] = [];
+  const sent: { at: number; body: unknown }[] = [];
   let left = times;
   const wrapped: typeof fetch = async (input, init) => {
     calls.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`);
+    sent.push({ at: Date.now(), body: init?.body });
     if (left > 0) {
       left--;
       return new Response(JSON.stringify({ status: 429, code: 'rate_limited', detail: 'slow down' }), {
@@ -17,7 +23,16 @@ function throttledFetch(times: number) {
     }
     return fetch(input, init);
   };
-  return { fetch: wrapped, calls };
+  return { fetch: wrapped, calls, sent };
+}
+
+/** The call was sent twice, the second time after Retry-After's second, with the same body. */
+function expectRetriedIntact(throttled: ReturnType<typeof throttledFetch>, call: string) {
+  expect(throttled.calls).toEqual([call, call]);
+  const [first, second] = throttled.sent;
+  expect(second.at - first.at).toBeGreaterThanOrEqual(950);
+  expect(typeof first.body).toBe('string');
+  expect(second.body).toBe(first.body);
 }
 
 describe('Warren client: 429 handling', () => {
@@ -37,20 +52,48 @@ describe('Warren client: 429 handling', () => {
     expect(throttled.calls).toEqual(['GET /v1/network', 'GET /v1/network']);
   });
 
-  it('does not retry a POST unless asked, and retries it with { retry: true }', async () => {
-    const once = throttledFetch(1);
-    const warren = new Warren({ url: server.url, apiKey: server.apiKey, fetch: once.fetch, maxRetryWait: 1 });
-    const refused = await warren.users.create({ loginName: 'ana@example.com' }).catch((e) => e);
-    expect(refused).toBeInstanceOf(WarrenError);
-    expect(refused).toMatchObject({ status: 429, code: 'rate_limited', retryAfter: 1 });
-    expect(once.calls).toHaveLength(1);
-
-    const again = throttledFetch(1);
-    const retrying = new Warren({ url: server.url, apiKey: server.apiKey, fetch: again.fetch, maxRetryWait: 1 });
+  // A 429 comes from the rate limiter before any handler runs: a refused POST or PATCH did
+  // nothing, so it is waited out and sent again like a read, with no option needed.
+  it('waits Retry-After and retries a POST, body intact', async () => {
     server.clock.advance(61_000);
-    const user = await retrying.users.create({ loginName: 'ana@example.com' }, { retry: true });
-    expect(user.loginName).toBe('ana@example.com');
-    expect(again.calls).toEqual(['POST /v1/users', 'POST /v1/users']);
+    const throttled = throttledFetch(1);
+    const warren = new Warren({ url: server.url, apiKey: server.apiKey, fetch: throttled.fetch });
+    const key = await warren.keys.create({ type: 'auth', description: 'retried after a 429', expiresIn: '1h' });
+    expect(key).toMatchObject({ type: 'auth', description: 'retried after a 429' });
+    expectRetriedIntact(throttled, 'POST /v1/keys');
+    expect(JSON.parse(String(throttled.sent[1].body))).toEqual({
+      type: 'auth',
+      description: 'retried after a 429',
+      expiresIn: '1h',
+    });
+  });
+
+  it('waits Retry-After and retries a PATCH, body intact', async () => {
+    server.clock.advance(61_000);
+    const hook = await new Warren({ url: server.url, apiKey: server.apiKey }).webhooks.create({
+      url: 'https://hooks.example.com/warren',
+      events: ['device.*'],
+    });
+    const throttled = throttledFetch(1);
+    const warren = new Warren({ url: server.url, apiKey: server.apiKey, fetch: throttled.fetch });
+    const updated = await warren.webhooks.update(hook.id, { description: 'renamed after a 429', enabled: false });
+    expect(updated).toMatchObject({ id: hook.id, description: 'renamed after a 429', enabled: false });
+    expectRetriedIntact(throttled, `PATCH /v1/webhooks/${hook.id}`);
+  });
+
+  it("with retries off, a POST's 429 is thrown as rate_limited at once", async () => {
+    const off = throttledFetch(1);
+    const client = new Warren({ url: server.url, apiKey: server.apiKey, fetch: off.fetch, maxRetries: 0 });
+    const refused = await client.keys.create({ description: 'never made' }).catch((e) => e);
+    const once = throttledFetch(1);
+    const oneCall = new Warren({ url: server.url, apiKey: server.apiKey, fetch: once.fetch });
+    const refusedOnce = await oneCall.users.create({ loginName: 'ana@example.com' }, { retry: false }).catch((e) => e);
+    for (const error of [refused, refusedOnce]) {
+      expect(error).toBeInstanceOf(WarrenError);
+      expect(error).toMatchObject({ status: 429, code: 'rate_limited', retryAfter: 1 });
+    }
+    expect(off.calls).toEqual(['POST /v1/keys']);
+    expect(once.calls).toEqual(['POST /v1/users']);
   });
 
   it('gives up after maxRetries and surfaces the 429', async () => {
