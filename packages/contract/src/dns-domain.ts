@@ -10,6 +10,8 @@ export function dnsDomain(networkName: string): string {
       .toLowerCase()
       .replace(/[^a-z0-9-]+/g, '-')
       .replace(/^-+|-+$/g, '')
-      .slice(0, 63) || 'network';
+      .slice(0, 63)
+      // Cut at 63, the label may end in a dash again, which no DNS label may.
+      .replace(/-+$/, '') || 'network';
   return `${label}.warren.internal`;
 }
