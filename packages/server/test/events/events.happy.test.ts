@@ -63,7 +63,7 @@ describe('events', () => {
     expect((await json(bad)).code).toBe('invalid_request');
   });
 
-  it.each(['device.exploded', 'nothing.*', 'device.*&type=nothing.*'])(
+  it.each(['', 'device.exploded', 'nothing.*', 'device.*&type=nothing.*'])(
     'refuses a filter that names no event type (%s), as a webhook does',
     async (filter) => {
       // Well formed, but it would match nothing, for ever: a typo, not an empty page.
