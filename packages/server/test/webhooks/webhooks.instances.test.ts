@@ -65,4 +65,33 @@ describe('webhook delivery with two instances', () => {
     for (const d of deliveries) expect(received.get(d.eventId), d.eventId).toBe(d.attempts);
     expect(receiver.at('/shared')).toHaveLength(count + 3);
   });
+
+  it('keeps the secret each concurrent rotation answered: the last one signs, the one before beside it', async () => {
+    const hook = await json(
+      await server.call('POST', '/v1/webhooks', {
+        body: { url: `${receiver.url}/rotations`, events: ['user.deleted'] },
+      }),
+    );
+    // Rotations through both instances at once: each answers a secret that must sign.
+    for (let round = 0; round < 5; round++) {
+      const path = `/v1/webhooks/${hook.id}/rotate`;
+      const viaFirst = async () => (await json(await server.call('POST', path))).secret as string;
+      const viaSecond = async () =>
+        (
+          await second.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${server.apiKey}` } })
+        ).json().secret as string;
+      const answers = await Promise.all([viaFirst(), viaSecond(), viaFirst(), viaSecond()]);
+      const row = await server.database.storage.db
+        .selectFrom('webhooks')
+        .select(['secret', 'previous_secret'])
+        .where('id', '=', hook.id)
+        .executeTakeFirstOrThrow();
+      // Serialised, the rotations leave the last one's secret current and the one before it
+      // previous: both were answered. Read before written, two of them could keep a secret
+      // that no rotation answered, and lose one that was.
+      expect(answers).toContain(row.secret);
+      expect(answers).toContain(row.previous_secret);
+    }
+    await server.call('DELETE', `/v1/webhooks/${hook.id}`);
+  });
 });

@@ -131,12 +131,16 @@ export async function rotateSecret(ctx: AppContext, actor: Actor, id: string): P
   const { networkId } = actor;
   const secret = generateWebhookSecret();
   return unitOfWork(ctx, actor, 'webhook.rotate', async (trx, now) => {
-    const row = await requireWebhook(trx, networkId, id);
-    await trx
+    // One statement, the current secret moved by the database itself: read first and written
+    // after, two rotations at once (PostgreSQL, any instances) could both keep the secret before
+    // them as the previous one, and the first one's answer would never sign anything.
+    const rotated = await trx
       .updateTable('webhooks')
-      .set({ secret, previous_secret: row.secret, previous_secret_until: now + ROTATION_OVERLAP_MS })
+      .set((eb) => ({ secret, previous_secret: eb.ref('secret'), previous_secret_until: now + ROTATION_OVERLAP_MS }))
+      .where('network_id', '=', networkId)
       .where('id', '=', id)
-      .execute();
+      .executeTakeFirst();
+    if (Number(rotated.numUpdatedRows) === 0) throw notFound(`webhook ${id} does not exist`);
     return { value: { secret }, target: id };
   });
 }
