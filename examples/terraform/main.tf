@@ -3,6 +3,8 @@
 # router, a webhook, and the network's settings. See README.md to run it against a local `warren serve`.
 
 terraform {
+  # The policy's filename is a write-only argument (Terraform 1.11 or OpenTofu 1.11 and later).
+  required_version = ">= 1.11"
   required_providers {
     warren = {
       source = "warrenhq/warren"

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	warren "github.com/warrenhq/warren/clients/go"
 )
@@ -58,8 +59,9 @@ func (r *policyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				PlanModifiers:       []planmodifier.String{keepEquivalentOf(hujsonKind)},
 			},
 			"filename": schema.StringAttribute{
-				MarkdownDescription: "The file `content` was read from, such as `\"policy.hujson\"` for `content = file(\"policy.hujson\")`. Used only to name it in the policy's errors (`policy.hujson:7:15: …`, as a compiler would); it is not sent to the server.",
+				MarkdownDescription: "The file `content` was read from, such as `\"policy.hujson\"` for `content = file(\"policy.hujson\")`. Used only to name it in the policy's errors (`policy.hujson:7:15: …`, as a compiler would); it is not sent to the server. Write-only (Terraform 1.11 or OpenTofu 1.11 and later): it is never stored in the state, so adding, changing or removing it plans no change, and an imported policy, which cannot know it, plans none either.",
 				Optional:            true,
+				WriteOnly:           true,
 			},
 			"etag": schema.StringAttribute{
 				MarkdownDescription: "ETag of the stored policy. Every change is sent with `If-Match` this value, so a policy changed elsewhere since the last refresh is never overwritten.",
@@ -113,7 +115,7 @@ func (r *policyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		addAPIError(&resp.Diagnostics, "validate the policy", err)
 		return
 	}
-	addPolicyProblems(&resp.Diagnostics, plan.Filename.ValueString(), result.Errors)
+	addPolicyProblems(&resp.Diagnostics, configuredFilename(ctx, req.Config, &resp.Diagnostics), result.Errors)
 }
 
 // mayCreateOver reports whether creating the resource with content leaves nothing lost: the
@@ -127,6 +129,14 @@ func addExistingPolicyError(diags *diag.Diagnostics) {
 		"The stored policy differs from the network's default, so creating warren_policy would replace it. "+
 			"Import it first (an import block with id = \"policy\", or: terraform import / tofu import warren_policy.NAME policy) "+
 			"and edit content, or set overwrite_existing = true.")
+}
+
+// configuredFilename is the filename argument. It is write-only, so only the configuration
+// holds it: the plan and the state never do.
+func configuredFilename(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) string {
+	var filename types.String
+	diags.Append(config.GetAttribute(ctx, path.Root("filename"), &filename)...)
+	return filename.ValueString()
 }
 
 // addPolicyProblems reports each problem of the validator at content, naming its line and
@@ -160,7 +170,7 @@ func (r *policyResource) Create(ctx context.Context, req resource.CreateRequest,
 	}
 	stored, err := r.client.Policy.Set(ctx, content, current.ETag)
 	if err != nil {
-		addPolicyWriteError(&resp.Diagnostics, plan.Filename.ValueString(), "store the policy", err)
+		addPolicyWriteError(&resp.Diagnostics, configuredFilename(ctx, req.Config, &resp.Diagnostics), "store the policy", err)
 		return
 	}
 	plan.ID = types.StringValue(policyID)
@@ -200,7 +210,7 @@ func (r *policyResource) Update(ctx context.Context, req resource.UpdateRequest,
 	if !sameHuJSON(plan.Content.ValueString(), state.Content.ValueString()) {
 		stored, err := r.client.Policy.Set(ctx, plan.Content.ValueString(), state.ETag.ValueString())
 		if err != nil {
-			addPolicyWriteError(&resp.Diagnostics, plan.Filename.ValueString(), "update the policy", err)
+			addPolicyWriteError(&resp.Diagnostics, configuredFilename(ctx, req.Config, &resp.Diagnostics), "update the policy", err)
 			return
 		}
 		plan.ETag = types.StringValue(stored.ETag)

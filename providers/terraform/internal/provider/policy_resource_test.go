@@ -141,8 +141,21 @@ func TestAccPolicy(t *testing.T) {
 				Config: policyConfig(policyV1),
 				Check:  checkStoredPolicy(t, policyV1),
 			},
+			{
+				// Naming the file is no change of the policy, and an import, which cannot know
+				// the file, plans nothing either.
+				Config:           policyFileConfig("policy.hujson", policyV1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            resource.TestCheckNoResourceAttr(address, "filename"),
+			},
+			importPlansNothing(address, "policy"),
 		},
 	})
+}
+
+// policyFileConfig is policyConfig naming the file the content comes from.
+func policyFileConfig(filename, content string) string {
+	return config("resource \"warren_policy\" \"test\" {\n  filename = %q\n  content = <<-EOT\n%s  EOT\n}\n", filename, indent(content, "    "))
 }
 
 // A plan of a policy with a mistake fails naming its line and column.
@@ -168,8 +181,7 @@ func TestAccPolicy_invalidAtLine(t *testing.T) {
 			},
 			{
 				// Given the file the text came from, the problem is named as a compiler would.
-				Config: config("resource \"warren_policy\" \"test\" {\n  filename = \"policy.hujson\"\n  content = <<-EOT\n%s  EOT\n}\n",
-					indent(invalid, "    ")),
+				Config:      policyFileConfig("policy.hujson", invalid),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`policy\.hujson:7:\d+: group "group:ops" is not\s+defined`),
 			},
