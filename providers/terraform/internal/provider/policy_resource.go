@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -29,11 +28,12 @@ var (
 type policyResource struct{ resourceClient }
 
 type policyModel struct {
-	ID                types.String   `tfsdk:"id"`
-	Content           semanticString `tfsdk:"content"`
-	Filename          types.String   `tfsdk:"filename"`
-	ETag              types.String   `tfsdk:"etag"`
-	OverwriteExisting types.Bool     `tfsdk:"overwrite_existing"`
+	ID      types.String   `tfsdk:"id"`
+	Content semanticString `tfsdk:"content"`
+	ETag    types.String   `tfsdk:"etag"`
+	// Write-only, so always null in the plan and the state: see writeOnlyArguments.
+	Filename          types.String `tfsdk:"filename"`
+	OverwriteExisting types.Bool   `tfsdk:"overwrite_existing"`
 }
 
 // NewPolicyResource is the factory of warren_policy.
@@ -68,10 +68,9 @@ func (r *policyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				Computed:            true,
 			},
 			"overwrite_existing": schema.BoolAttribute{
-				MarkdownDescription: "Allow creating this resource over a policy that is neither the network's default nor `content`. Default `false`: import the policy instead (an `import` block with `id = \"policy\"`, or `terraform import` / `tofu import warren_policy.NAME policy`), so that a hand-written policy is never replaced by surprise. The plan already fails when it would be.",
+				MarkdownDescription: "Allow creating this resource over a policy that is neither the network's default nor `content`. Default `false`: import the policy instead (an `import` block with `id = \"policy\"`, or `terraform import` / `tofu import warren_policy.NAME policy`), so that a hand-written policy is never replaced by surprise. The plan already fails when it would be. Write-only (Terraform 1.11 or OpenTofu 1.11 and later): it matters only to the create and is never stored in the state, so changing it later, or importing, plans nothing.",
 				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(false),
+				WriteOnly:           true,
 			},
 		},
 	}
@@ -97,7 +96,7 @@ func (r *policyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("etag"), state.ETag)...)
 			return
 		}
-	} else if !plan.OverwriteExisting.ValueBool() {
+	} else if !writeOnlyArguments(ctx, req.Config, &resp.Diagnostics).OverwriteExisting.ValueBool() {
 		// Found now rather than by Create, so that an apply never stops half-way through, after
 		// creating the configuration's other resources.
 		current, err := r.client.Policy.GetText(ctx)
@@ -115,7 +114,7 @@ func (r *policyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		addAPIError(&resp.Diagnostics, "validate the policy", err)
 		return
 	}
-	addPolicyProblems(&resp.Diagnostics, configuredFilename(ctx, req.Config, &resp.Diagnostics), result.Errors)
+	addPolicyProblems(&resp.Diagnostics, writeOnlyArguments(ctx, req.Config, &resp.Diagnostics).Filename.ValueString(), result.Errors)
 }
 
 // mayCreateOver reports whether creating the resource with content leaves nothing lost: the
@@ -131,12 +130,18 @@ func addExistingPolicyError(diags *diag.Diagnostics) {
 			"and edit content, or set overwrite_existing = true.")
 }
 
-// configuredFilename is the filename argument. It is write-only, so only the configuration
-// holds it: the plan and the state never do.
-func configuredFilename(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) string {
-	var filename types.String
-	diags.Append(config.GetAttribute(ctx, path.Root("filename"), &filename)...)
-	return filename.ValueString()
+// policyWriteOnly holds the write-only arguments. Only the configuration has them: in the plan
+// and the state they are always null.
+type policyWriteOnly struct {
+	Filename          types.String
+	OverwriteExisting types.Bool
+}
+
+func writeOnlyArguments(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) policyWriteOnly {
+	var args policyWriteOnly
+	diags.Append(config.GetAttribute(ctx, path.Root("filename"), &args.Filename)...)
+	diags.Append(config.GetAttribute(ctx, path.Root("overwrite_existing"), &args.OverwriteExisting)...)
+	return args
 }
 
 // addPolicyProblems reports each problem of the validator at content, naming its line and
@@ -154,6 +159,7 @@ func addPolicyProblems(diags *diag.Diagnostics, filename string, problems []warr
 func (r *policyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan policyModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	args := writeOnlyArguments(ctx, req.Config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -164,13 +170,13 @@ func (r *policyResource) Create(ctx context.Context, req resource.CreateRequest,
 	}
 	content := plan.Content.ValueString()
 	// Checked again: the policy may have been written by hand between plan and apply.
-	if !plan.OverwriteExisting.ValueBool() && !mayCreateOver(current.Text, content) {
+	if !args.OverwriteExisting.ValueBool() && !mayCreateOver(current.Text, content) {
 		addExistingPolicyError(&resp.Diagnostics)
 		return
 	}
 	stored, err := r.client.Policy.Set(ctx, content, current.ETag)
 	if err != nil {
-		addPolicyWriteError(&resp.Diagnostics, configuredFilename(ctx, req.Config, &resp.Diagnostics), "store the policy", err)
+		addPolicyWriteError(&resp.Diagnostics, args.Filename.ValueString(), "store the policy", err)
 		return
 	}
 	plan.ID = types.StringValue(policyID)
@@ -192,9 +198,6 @@ func (r *policyResource) Read(ctx context.Context, req resource.ReadRequest, res
 	state.ID = types.StringValue(policyID)
 	state.Content = hujsonKind.value(current.Text)
 	state.ETag = types.StringValue(current.ETag)
-	if state.OverwriteExisting.IsNull() {
-		state.OverwriteExisting = types.BoolValue(false)
-	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -210,7 +213,7 @@ func (r *policyResource) Update(ctx context.Context, req resource.UpdateRequest,
 	if !sameHuJSON(plan.Content.ValueString(), state.Content.ValueString()) {
 		stored, err := r.client.Policy.Set(ctx, plan.Content.ValueString(), state.ETag.ValueString())
 		if err != nil {
-			addPolicyWriteError(&resp.Diagnostics, configuredFilename(ctx, req.Config, &resp.Diagnostics), "update the policy", err)
+			addPolicyWriteError(&resp.Diagnostics, writeOnlyArguments(ctx, req.Config, &resp.Diagnostics).Filename.ValueString(), "update the policy", err)
 			return
 		}
 		plan.ETag = types.StringValue(stored.ETag)
@@ -234,7 +237,6 @@ func (r *policyResource) Delete(ctx context.Context, req resource.DeleteRequest,
 // ImportState accepts any id: a network has exactly one policy.
 func (r *policyResource) ImportState(ctx context.Context, _ resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), policyID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("overwrite_existing"), false)...)
 }
 
 // addPolicyWriteError explains a refused PUT /v1/acl: 412 means someone else changed the

@@ -238,6 +238,9 @@ func TestAccPolicy_existingPolicy(t *testing.T) {
 				Config: config("resource \"warren_policy\" \"test\" {\n  overwrite_existing = true\n  content = <<-EOT\n%s  EOT\n}\n", indent(policyV1, "    ")),
 				Check:  checkStoredPolicy(t, policyV1),
 			},
+			// overwrite_existing only matters to the create: an import, which cannot know it,
+			// plans nothing.
+			importPlansNothing("warren_policy.test", "policy"),
 		},
 	})
 }
