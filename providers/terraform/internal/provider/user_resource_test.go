@@ -12,13 +12,17 @@ import (
 )
 
 func userConfig(login, role string) string {
+	return userNamedConfig(login, "Ana", role)
+}
+
+func userNamedConfig(login, displayName, role string) string {
 	return config(`
 resource "warren_user" "ana" {
   login_name   = %q
-  display_name = "Ana"
+  display_name = %q
   role         = %q
 }
-`, login, role)
+`, login, displayName, role)
 }
 
 // userOnServer finds the user in state on the server (nil when it is gone).
@@ -105,6 +109,24 @@ func TestAccUser(t *testing.T) {
 					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
 				}},
 				Check: resource.TestCheckResourceAttr(address, "role", "admin"),
+			},
+			{
+				// The display name changes in place, and a change of it made elsewhere is drift.
+				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
+					_, err := c.Users.Update(ctx, id, &warren.UpdateUserRequest{DisplayName: warren.Ptr("Ana L.")})
+					return err
+				}),
+				Config: userNamedConfig("ana@example.com", "Ana Lima", "admin"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(s *terraform.State) error {
+					u, err := userOnServer(t, s)
+					if err != nil || u == nil || u.DisplayName != "Ana Lima" || u.ID != id {
+						return fmt.Errorf("server has %+v (%v), want the same user named Ana Lima", u, err)
+					}
+					return nil
+				},
 			},
 			{
 				// A new login name is a new user.
