@@ -157,13 +157,14 @@ var notInDNSLabel = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // defaultDNSDomain is the DNS domain the server gives a network that has none set:
 // `<network name>.warren.internal`, the name lower case with every run of other characters a
-// hyphen, trimmed of hyphens, cut to 63 characters, or "network" when nothing is left. It
-// mirrors dnsDomain in packages/contract/src/dns-domain.ts; the acceptance test that resets
-// the domain fails on an apply whose answer this does not match.
+// hyphen, trimmed of hyphens, cut to 63 characters and trimmed again, or "network" when nothing
+// is left. It mirrors dnsDomain in packages/contract/src/dns-domain.ts; the acceptance test
+// that resets the domain fails on an apply whose answer this does not match.
 func defaultDNSDomain(networkName string) string {
 	label := strings.Trim(notInDNSLabel.ReplaceAllString(strings.ToLower(networkName), "-"), "-")
 	if len(label) > 63 {
-		label = label[:63]
+		// Cut, it may end in a hyphen again, which no DNS label may.
+		label = strings.TrimRight(label[:63], "-")
 	}
 	if label == "" {
 		label = "network"
