@@ -54,8 +54,11 @@ declare module 'fastify' {
     device: DevicePrincipal | null;
     /** Network of the caller, for the audit entry (set by whichever authentication ran). */
     networkId: string | null;
-    /** A revoked or expired API key (or OAuth client) the call was refused for, for its audit entry. */
-    refusedKey: { keyId: string; keyName: string } | null;
+    /**
+     * The key a call that was refused or failed is recorded under (its audit entry): a revoked or
+     * expired API key (or OAuth client), or the auth key of a registration that enrolled nothing.
+     */
+    refusedKey: { keyId: string; keyName: string | null } | null;
     /** Set once the call's audit entry was written (inside the transaction of its change) or queued. */
     audited: boolean;
     /** The handler has answered (the answer is on its way, or the client has gone). */

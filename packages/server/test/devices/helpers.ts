@@ -14,6 +14,7 @@ export interface AuthKeyOptions {
   tags?: string[];
   expiresIn?: string;
   user?: string;
+  description?: string;
 }
 
 export async function createAuthKey(

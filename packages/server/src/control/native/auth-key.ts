@@ -36,6 +36,10 @@ export async function authenticateAuthKey(request: FastifyRequest, reply: Fastif
   const key = await authKeyByHash(ctx.db, hash);
   if (!key) return refuse('the auth key is not known');
   request.networkId = key.network_id;
+  // A registration that enrolls nothing (refused, or a bad body) is recorded under the auth key,
+  // as a revoked API key's calls are under it; one that enrolls names its device instead, in the
+  // entry its change writes (so this never reaches that entry).
+  request.refusedKey = { keyId: key.id, keyName: key.description || null };
   const decision = await ctx.limiter.hit(`enroll:${key.id}`, ctx.settings.enrollRateLimit);
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) throw rateLimited(decision, `auth key ${key.id}`);

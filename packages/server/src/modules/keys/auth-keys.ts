@@ -23,6 +23,7 @@ export type AuthKeyRow = Pick<
   | 'revoked_at'
   | 'used_at'
   | 'pre_approved'
+  | 'description'
 >;
 
 const COLUMNS = [
@@ -37,6 +38,7 @@ const COLUMNS = [
   'revoked_at',
   'used_at',
   'pre_approved',
+  'description',
 ] as const;
 
 /**

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  auditEntries,
   countDevices,
   createAuthKey,
   enroll,
@@ -68,6 +69,25 @@ describe('POST /v1/node/register: node keys and advertised routes', () => {
       expect(problem.detail, nodeKey).toMatch(/^nodeKey /);
     }
     expect(await countDevices(server)).toBe(before);
+  });
+
+  it('records a registration that enrolls nothing under its auth key, one that enrolls under its device', async () => {
+    const key = await createAuthKey(server, { reusable: true, description: 'ci runners' });
+    const bad = await register(server, key.key, { nodeKey: 'nodekey:nope' });
+    const good = await enroll(server, key.key, { hostname: 'audited' });
+    expect((await server.call('DELETE', `/v1/keys/${key.id}`)).status).toBe(204);
+    const revoked = await register(server, key.key);
+    expect([bad.status, revoked.status]).toEqual([400, 401]);
+    const entries = (await auditEntries(server)).filter((e) => e.path === '/v1/node/register');
+    const byRequest = (res: Response) => entries.find((e) => e.requestId === res.headers.get('x-request-id'));
+    for (const refused of [bad, revoked]) {
+      expect(byRequest(refused)).toMatchObject({ keyId: key.id, keyName: 'ci runners', deviceId: null });
+    }
+    // The filter of GET /v1/logs/audit finds them: who is still trying a revoked key.
+    const filtered = await json(await server.call('GET', `/v1/logs/audit?since=1h&key=${key.id}`));
+    expect(filtered.entries.map((e: { status: number }) => e.status)).toEqual([400, 401]);
+    const enrolled = entries.find((e) => e.status === 201 && e.deviceId === good.device.id);
+    expect(enrolled).toMatchObject({ keyId: null, keyName: null, action: 'device.enroll' });
   });
 
   it('refuses one default route without the other, at registration and in a heartbeat, changing nothing', async () => {
