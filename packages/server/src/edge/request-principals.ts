@@ -67,8 +67,12 @@ declare module 'fastify' {
     callerLeft: boolean;
   }
   interface FastifyContextConfig {
-    /** Scope that suffices for this route besides `all` (GETs also accept `read`); `any`: every valid key. */
-    scope?: Scope | 'any';
+    /**
+     * Scope that suffices for this route besides `all` (GETs also accept `read`); `any`: any
+     * scope at all (every API key has one; a member's session has none); `self`: every caller,
+     * asking about itself.
+     */
+    scope?: Scope | 'any' | 'self';
     /**
      * /api/v2: the Tailscale resource an OAuth token needs (its `…:read` for a GET); a token
      * is checked against this instead of `scope`. Several: any one of them.

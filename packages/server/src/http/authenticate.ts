@@ -255,9 +255,18 @@ export function keptApiKey(db: Db, token: string | undefined, now: number): KeyP
  */
 const keptPrincipals = new WeakMap<KeyRow, KeyPrincipal>();
 
-/** `all` grants everything; a GET is also granted by `read`; otherwise the route's own scope. */
-export function hasScope(scopes: readonly Scope[], method: string, needed: Scope | 'any' | undefined): boolean {
-  if (scopes.includes('all') || needed === 'any') return true;
+/**
+ * `all` grants everything; a GET is also granted by `read`; otherwise the route's own scope.
+ * `any` is granted by any scope, so not to a member's session, which holds none (it reads its
+ * own devices through http/member-devices.ts); `self` to every caller.
+ */
+export function hasScope(
+  scopes: readonly Scope[],
+  method: string,
+  needed: Scope | 'any' | 'self' | undefined,
+): boolean {
+  if (scopes.includes('all') || needed === 'self') return true;
+  if (needed === 'any') return scopes.length > 0;
   if ((method === 'GET' || method === 'HEAD') && scopes.includes('read')) return true;
   return needed !== undefined && needed !== 'all' && scopes.includes(needed);
 }
@@ -269,7 +278,7 @@ export function hasScope(scopes: readonly Scope[], method: string, needed: Scope
 export function requireScope(
   principal: ApiPrincipal,
   method: string,
-  needed: Scope | 'any' | undefined,
+  needed: Scope | 'any' | 'self' | undefined,
   tailscale?: TailscaleResource | readonly TailscaleResource[],
 ): void {
   if (principal.oauth && tailscale !== undefined) {
@@ -283,7 +292,11 @@ export function requireScope(
   }
   if (!hasScope(principal.scopes, method, needed)) {
     throw insufficientScope(
-      needed === undefined || needed === 'any' ? (method === 'GET' || method === 'HEAD' ? 'read' : 'all') : needed,
+      needed === undefined || needed === 'any' || needed === 'self'
+        ? method === 'GET' || method === 'HEAD'
+          ? 'read'
+          : 'all'
+        : needed,
     );
   }
 }

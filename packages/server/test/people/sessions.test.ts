@@ -8,6 +8,7 @@ import { createLoginLink } from '../../src/modules/sessions/login-links.js';
 import { auditEntries, createAuthKey, enroll, expectProblem, heartbeat, register } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 import { Browser } from './browser.js';
+import { addUser as addUserOf, signIn as signInOf } from './sign-in.js';
 
 let server: TestServer;
 let ownerId: string;
@@ -19,20 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-async function addUser(loginName: string, role: string): Promise<string> {
-  const res = await server.call('POST', '/v1/users', { body: { loginName, role } });
-  expect(res.status).toBe(201);
-  return (await json(res)).id;
-}
-
-/** Signs a user in through a one-time link; returns the browser and its CSRF token. */
-async function signIn(userId: string): Promise<{ browser: Browser; csrf: string }> {
-  const token = await createLoginLink(server.database.storage.db, server.networkId, userId, server.clock.now());
-  const browser = new Browser();
-  const res = await browser.get(`${server.url}/auth/link?token=${token}`);
-  expect(res.status, await res.clone().text()).toBe(303);
-  return { browser, csrf: res.headers.get('x-csrf-token')! };
-}
+const addUser = (loginName: string, role: string) => addUserOf(server, loginName, role);
+const signIn = (userId: string) => signInOf(server, userId);
 
 const v1 = (path: string) => `${server.url}/v1${path}`;
 

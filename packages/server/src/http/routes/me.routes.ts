@@ -34,7 +34,7 @@ export async function meRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     '/me',
     {
-      config: { scope: 'any' },
+      config: { scope: 'self' },
       schema: apiSchema({
         operationId: 'getMe',
         tags: ['network'],

@@ -1,5 +1,6 @@
 /**
- * GET /v1/network: the caller's network with its plan, limits, usage and settings (any scope);
+ * GET /v1/network: the caller's network with its plan, limits, usage and settings (any scope:
+ * not a member's session, which reads its own devices only);
  * PATCH /v1/network: its device settings (scope all).
  */
 import { PatchNetworkBody, type PatchNetworkRequest } from '@warren/contract';
