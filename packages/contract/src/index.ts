@@ -5,4 +5,5 @@ export * from './events.js';
 export * from './formats.js';
 export * from './people.js';
 export * from './requests.js';
+export * from './roles.js';
 export * from './schemas.js';

@@ -73,8 +73,14 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-/** One call of a person's session, with its CSRF token unless told otherwise. */
-function sessionCall(person: Person, method: string, url: string, csrf: string | null = person.csrf) {
+/** One call of a person's session, with its CSRF token unless told otherwise (and `{}` as an unsafe call's body). */
+function sessionCall(
+  person: Person,
+  method: string,
+  url: string,
+  csrf: string | null = person.csrf,
+  body: unknown = {},
+) {
   return fetch(`${server.url}${url}`, {
     method,
     headers: {
@@ -82,7 +88,7 @@ function sessionCall(person: Person, method: string, url: string, csrf: string |
       ...(SAFE.has(method) ? {} : { 'content-type': 'application/json' }),
       ...(csrf === null ? {} : { 'x-csrf-token': csrf }),
     },
-    ...(SAFE.has(method) ? {} : { body: '{}' }),
+    ...(SAFE.has(method) ? {} : { body: JSON.stringify(body) }),
   });
 }
 
@@ -210,5 +216,66 @@ describe("a member's own devices", () => {
     );
     expect((await sessionCall(member, 'DELETE', own)).status).toBe(204);
     expect((await server.call('GET', `/v1/devices/${theirs.device.id}`)).status).toBe(200);
+  });
+});
+
+describe('giving a role', () => {
+  const patch = (person: Person, id: string, role: string) =>
+    sessionCall(person, 'PATCH', `/v1/users/${id}`, person.csrf, { role });
+
+  it('is only for whoever holds every scope of it, so no one raises themselves or demotes those above them', async () => {
+    const it = people.find((p) => p.role === 'it-admin')!;
+    const owner = people.find((p) => p.role === 'owner')!;
+    const before = await json(await server.call('GET', '/v1/users'));
+    for (const [role, scope] of [
+      ['owner', 'all'],
+      ['admin', 'all'],
+      ['network-admin', 'acls'],
+    ] as const) {
+      const body = { loginName: `new-${role}@example.com`, role };
+      const created = await sessionCall(it, 'POST', '/v1/users', it.csrf, body);
+      expect((await expectProblem(created, 403, 'insufficient_scope')).scope, role).toBe(scope);
+      expect((await expectProblem(await patch(it, it.id, role), 403, 'insufficient_scope')).scope).toBe(scope);
+    }
+    // Nor takes a role away from someone whose role they could not give.
+    expect((await expectProblem(await patch(it, owner.id, 'member'), 403, 'insufficient_scope')).scope).toBe('all');
+    expect(await json(await server.call('GET', '/v1/users'))).toEqual(before);
+    // The refusals left the session as it was.
+    expect((await sessionCall(it, 'GET', '/v1/me')).status).toBe(200);
+    // Within their own scopes they manage people.
+    for (const role of ['it-admin', 'auditor', 'member']) {
+      const body = { loginName: `made-${role}@example.com`, role };
+      expect((await sessionCall(it, 'POST', '/v1/users', it.csrf, body)).status, role).toBe(201);
+    }
+    const made = (await json(await server.call('GET', '/v1/users'))).users.find(
+      (u: { loginName: string }) => u.loginName === 'made-member@example.com',
+    );
+    expect((await patch(it, made.id, 'auditor')).status).toBe(200);
+  });
+
+  it('holds a key to the same rule, so a key a person makes cannot raise them either', async () => {
+    const it = people.find((p) => p.role === 'it-admin')!;
+    const res = await sessionCall(it, 'POST', '/v1/keys', it.csrf, {
+      type: 'api',
+      name: 'user-manager',
+      scopes: ['users'],
+      expiresIn: '1d',
+    });
+    expect(res.status).toBe(201);
+    const key = (await json(res)).key;
+    const member = { loginName: 'plain@example.com', role: 'member' };
+    const plain = await server.call('POST', '/v1/users', { key, body: member });
+    expect(plain.status).toBe(201);
+    const raise = await server.call('PATCH', `/v1/users/${(await json(plain)).id}`, { key, body: { role: 'admin' } });
+    expect((await expectProblem(raise, 403, 'insufficient_scope')).scope).toBe('all');
+    const owner = { loginName: 'second-owner@example.com', role: 'owner' };
+    await expectProblem(await server.call('POST', '/v1/users', { key, body: owner }), 403, 'insufficient_scope');
+    // `read` is a scope of the auditor's role that this key lacks, and of the it-admin's.
+    const auditor = { loginName: 'reader@example.com', role: 'auditor' };
+    await expectProblem(await server.call('POST', '/v1/users', { key, body: auditor }), 403, 'insufficient_scope');
+    const demote = await server.call('PATCH', `/v1/users/${it.id}`, { key, body: { role: 'member' } });
+    expect((await expectProblem(demote, 403, 'insufficient_scope')).scope).toBe('read');
+    // The network's `all` key gives any role.
+    expect((await server.call('POST', '/v1/users', { body: owner })).status).toBe(201);
   });
 });

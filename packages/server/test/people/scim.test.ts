@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthKey, enroll, heartbeat } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
+import { signIn } from './sign-in.js';
 
 let server: TestServer;
 let usersKey: string;
@@ -101,12 +102,15 @@ describe('SCIM', () => {
     await expectScimError(await scim('POST', '/Users', { userName: 'ana@example.com' }), 409, 'uniqueness');
 
     const device = await enroll(server, (await createAuthKey(server, { user: ana.id })).key);
+    const session = await signIn(server, ana.id);
     const off = await scim('PATCH', `/Users/${ana.id}`, {
       schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
       Operations: [{ op: 'replace', value: { active: false } }],
     });
     expect((await json(off)).active).toBe(false);
     expect((await heartbeat(server, device.nodeToken)).status).toBe(401);
+    // Her console session ended with the suspension.
+    expect((await session.browser.get(`${server.url}/v1/me`)).status).toBe(401);
     const user = await json(await server.call('GET', '/v1/users'));
     expect(user.users.find((u: { id: string }) => u.id === ana.id).status).toBe('suspended');
 

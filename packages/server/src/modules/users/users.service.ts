@@ -4,7 +4,7 @@
  * owner. Deleting a user removes their devices; API and auth keys are independent of users and
  * stay.
  */
-import type { CreateUserRequest, Role, UserBody } from '@warren/contract';
+import { type CreateUserRequest, type Role, roleScopesBeyond, type UserBody } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
 import type { AppContext } from '../../core/context.js';
 import { ApiError, invalidRequest, invalidState, notFound, planLimit } from '../../core/errors.js';
@@ -29,6 +29,24 @@ async function requireUser(db: Db, networkId: string, id: string) {
   return user;
 }
 
+/**
+ * A caller gives a role only when it holds every scope of it, and takes one away likewise: an
+ * it-admin (or a key with `users`) manages members, auditors and other it-admins, but neither
+ * makes anyone an owner, admin or network-admin (themselves included) nor demotes one. The
+ * server itself and operator commands (no grant) are not held to it. Suspending and removing
+ * stay with `users`: offboarding, by SCIM too, must reach everyone (the last owner excepted).
+ */
+function requireGrantsRole(actor: Actor, role: Role, verb: string): void {
+  if (!actor.grant) return;
+  const beyond = roleScopesBeyond(actor.grant.scopes, role);
+  if (beyond.length > 0) {
+    const lacks = beyond.map((s) => `"${s}"`).join(', ');
+    throw new ApiError('insufficient_scope', `only a caller with ${lacks} may ${verb} the role ${role}`, {
+      scope: beyond[0]!,
+    });
+  }
+}
+
 async function presentById(db: Db, networkId: string, id: string): Promise<UserBody> {
   return presentUser(await requireUser(db, networkId, id));
 }
@@ -48,6 +66,7 @@ export async function createUser(
   if (!LOGIN_NAME.test(loginName))
     throw invalidRequest(`"${input.loginName}" is not a login name: use an email address`);
   const role = input.role ?? 'member';
+  requireGrantsRole(actor, role, 'give');
   return unitOfWork(ctx, actor, 'user.create', async (trx, now) => {
     await advisoryLock(trx, `seats:${networkId}`);
     const plan = await planOf(trx, networkId);
@@ -91,6 +110,10 @@ export async function updateUser(ctx: AppContext, actor: Actor, id: string, inpu
   return unitOfWork(ctx, actor, 'user.update', async (trx, _now, changes) => {
     await advisoryLock(trx, `owners:${networkId}`);
     const user = await requireUser(trx, networkId, id);
+    if (role && role !== user.role) {
+      requireGrantsRole(actor, user.role as Role, 'take away');
+      requireGrantsRole(actor, role, 'give');
+    }
     const losesOwner = user.role === 'owner' && ((role && role !== 'owner') || status === 'suspended');
     if (losesOwner && (await countActiveOwners(trx, networkId, id)) === 0) {
       throw invalidState(
