@@ -111,6 +111,33 @@ describe('each role in the web console', () => {
     await context.close();
   });
 
+  it('offers an it-admin only the roles within their own, and no role change for those above them', async () => {
+    const { context, page } = await signedIn(browser, warren, 'ita@example.com');
+    const seen = watch(page);
+    await page.goto('/users');
+    const options = (select: string) => page.getByLabel(select).locator('option').allTextContents();
+    expect(await options('Role of mia@example.com')).toEqual(['it-admin', 'auditor', 'member']);
+    expect(
+      await page.getByRole('form', { name: 'Add a user' }).getByLabel('Role').locator('option').allTextContents(),
+    ).toEqual(['it-admin', 'auditor', 'member']);
+    // An owner's, an admin's and a network admin's role are shown, not offered for change.
+    for (const login of [OWNER, 'ada@example.com', 'nia@example.com']) {
+      expect(await page.getByLabel(`Role of ${login}`).count(), login).toBe(0);
+    }
+    // A change within their roles is made, with no refused call.
+    await page.getByLabel('Role of mia@example.com').selectOption('auditor');
+    const save = page.getByRole('button', { name: 'Make mia@example.com auditor' });
+    await save.click();
+    await save.waitFor({ state: 'detached' });
+    const users = (await warren.call('GET', '/v1/users')).users as { id: string; loginName: string; role: string }[];
+    const mia = users.find((u) => u.loginName === 'mia@example.com')!;
+    expect(mia.role).toBe('auditor');
+    await warren.call('PATCH', `/v1/users/${mia.id}`, { role: 'member' });
+    expect(seen.refused).toEqual([]);
+    expect(seen.errors).toEqual([]);
+    await context.close();
+  });
+
   it('shows a member their devices only, tells them how to add one, and explains pages outside the role', async () => {
     const { context, page } = await signedIn(browser, warren, 'mia@example.com');
     const seen = watch(page);

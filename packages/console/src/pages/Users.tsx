@@ -1,18 +1,17 @@
 /**
  * Users: roles, status, device count; add, change role, suspend/restore, remove. Nothing about
  * a person changes on a single keystroke: a role picked in the select is saved only with its
- * own button, and suspending asks first (both end the person's sessions).
+ * own button, and suspending asks first (both end the person's sessions). Only the roles the
+ * person may give are offered, and a role they may not take away is shown, not editable.
  */
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { WarrenError } from '@warren/client';
-import type { UserBody } from '@warren/contract';
+import { ROLES, type Role, type UserBody } from '@warren/contract';
 import { type FormEvent, useEffect, useState } from 'react';
 import { api, type Can } from '../api.ts';
 import { Empty, Failure, Loading, PageHeader, TableWrap, Time } from '../ui.tsx';
 
-const ROLES = ['owner', 'admin', 'network-admin', 'it-admin', 'auditor', 'member'] as const;
-type Role = (typeof ROLES)[number];
 type UserChange = { role?: Role; status?: 'active' | 'suspended' };
 
 export function Users({ can }: { can: Can }) {
@@ -30,7 +29,7 @@ export function Users({ can }: { can: Can }) {
   return (
     <section>
       <PageHeader title="Users" />
-      {editable && <AddUser />}
+      {editable && <AddUser can={can} />}
       {change.isError && (
         <div role="alert">
           <Failure error={change.error} />
@@ -70,6 +69,7 @@ export function Users({ can }: { can: Can }) {
                   key={user.id}
                   user={user}
                   editable={editable}
+                  can={can}
                   busy={change.isPending}
                   change={(input) => change.mutate({ user, input })}
                 />
@@ -85,6 +85,7 @@ export function Users({ can }: { can: Can }) {
 function UserRow(props: {
   user: UserBody;
   editable: boolean;
+  can: Can;
   busy: boolean;
   change: (input: UserChange | null) => void;
 }) {
@@ -114,14 +115,14 @@ function UserRow(props: {
         )}
       </td>
       <td>
-        {editable ? (
+        {editable && props.can.gives(user.role) ? (
           <span className="row-actions">
             <select
               aria-label={`Role of ${user.loginName}`}
               value={role}
               onChange={(e) => setRole(e.target.value as Role)}
             >
-              {ROLES.map((r) => (
+              {ROLES.filter(props.can.gives).map((r) => (
                 <option key={r}>{r}</option>
               ))}
             </select>
@@ -185,7 +186,7 @@ function UserRow(props: {
   );
 }
 
-function AddUser() {
+function AddUser({ can }: { can: Can }) {
   const queries = useQueryClient();
   const add = useMutation({
     mutationFn: (input: { loginName: string; role: Role }) => api.users.create(input),
@@ -207,7 +208,7 @@ function AddUser() {
       <label>
         Role
         <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
-          {ROLES.map((r) => (
+          {ROLES.filter(can.gives).map((r) => (
             <option key={r}>{r}</option>
           ))}
         </select>
