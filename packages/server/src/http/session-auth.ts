@@ -32,12 +32,6 @@ export async function authenticateSession(request: FastifyRequest, reply: Fastif
   }
   request.networkId = session.networkId;
   const csrfToken = csrfTokenOf(secret);
-  if (!SAFE_METHODS.has(request.method)) {
-    const sent = request.headers['x-csrf-token'];
-    if (typeof sent !== 'string' || !sameToken(sent, csrfToken)) {
-      throw new ApiError('csrf_failed', 'a console session must send its CSRF token in X-CSRF-Token (see GET /v1/me)');
-    }
-  }
   request.principal = {
     networkId: session.networkId,
     keyId: null,
@@ -53,6 +47,14 @@ export async function authenticateSession(request: FastifyRequest, reply: Fastif
       sessionExpiresAt: session.expiresAt,
     },
   };
+  // Refused after the person is known, so the audit entry of a refused call names them: a
+  // request forged against someone's session is found under their name.
+  if (!SAFE_METHODS.has(request.method)) {
+    const sent = request.headers['x-csrf-token'];
+    if (typeof sent !== 'string' || !sameToken(sent, csrfToken)) {
+      throw new ApiError('csrf_failed', 'a console session must send its CSRF token in X-CSRF-Token (see GET /v1/me)');
+    }
+  }
   const decision = await ctx.limiter.hit(`user:${session.userId}`, ctx.settings.sessionRateLimit);
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) throw rateLimited(decision, `user ${session.loginName}`);

@@ -92,6 +92,26 @@ function sessionCall(
   });
 }
 
+type AuditEntry = {
+  requestId: string;
+  userId: string | null;
+  userLogin: string | null;
+  keyId: string | null;
+  status: number;
+};
+
+/** The whole audit log, page by page: the sweep writes more entries than one page holds. */
+async function auditLog(): Promise<AuditEntry[]> {
+  const entries: AuditEntry[] = [];
+  let query = 'since=24h&limit=1000';
+  for (;;) {
+    const page = await json(await server.call('GET', `/v1/logs/audit?${query}`));
+    entries.push(...page.entries);
+    if (!page.hasMore) return entries;
+    query = `cursor=${encodeURIComponent(page.nextCursor)}&limit=1000`;
+  }
+}
+
 const concrete = (path: string) => path.replace(/\{[^}]+\}/g, 'unknown_0');
 
 async function problemOf(res: Response): Promise<{ code?: string; scope?: string }> {
@@ -156,6 +176,22 @@ describe('the role table of console sessions', () => {
       }
     }
     expect(wrong).toEqual([]);
+    // The refusal is recorded under the person whose session the call carried.
+    const member = people.find((p) => p.role === 'member')!;
+    const forged = await fetch(`${server.url}/v1/devices/unknown_0`, {
+      method: 'DELETE',
+      headers: {
+        cookie: `warren_session=${member.browser.cookie(server.url, 'warren_session')}`,
+        'x-request-id': 'forged-delete-1',
+      },
+    });
+    await expectProblem(forged, 403, 'csrf_failed');
+    expect((await auditLog()).find((e) => e.requestId === 'forged-delete-1')).toMatchObject({
+      status: 403,
+      userId: member.id,
+      userLogin: member.login,
+      keyId: null,
+    });
     // A key sends no CSRF token, even beside a session cookie: the key is the credential then.
     const owner = people.find((p) => p.role === 'owner')!;
     const withKey = await server.call('POST', '/v1/acl/validate', {
@@ -166,12 +202,7 @@ describe('the role table of console sessions', () => {
   });
 
   it('names the person in the audit entry of every call, allowed or refused', async () => {
-    const entries = (await json(await server.call('GET', '/v1/logs/audit?since=24h&limit=1000'))).entries as {
-      userId: string | null;
-      userLogin: string | null;
-      keyId: string | null;
-      status: number;
-    }[];
+    const entries = await auditLog();
     for (const person of people) {
       const theirs = entries.filter((e) => e.userId === person.id);
       expect(theirs.length, person.role).toBeGreaterThan(operations.length);
