@@ -321,7 +321,11 @@ async function enrollDevice(
   const tags = tailscale?.tags ? [...tailscale.tags] : key ? parseList(key.tags) : [...login!.tags];
   const nodeToken = generateSecret('node');
   const nodeTokenHash = hashSecret(nodeToken);
-  const base = nameBase(body.hostname);
+  // As a Tailscale client's hostname is taken (control/tailscale/register.ts): without the
+  // spaces around it. One of spaces alone is no hostname, and is refused rather than named.
+  const hostname = body.hostname.trim();
+  if (!hostname) throw invalidRequest("hostname is blank: send the machine's host name");
+  const base = nameBase(hostname);
 
   return unitOfWork(ctx, actor, 'device.enroll', async (trx, now, changes) => {
     if (key) await takeKeyUse(trx, key, now);
@@ -349,7 +353,7 @@ async function enrollDevice(
     const existing = await reEnrolled(trx, networkId, reads, tailscale, userId);
 
     const common = {
-      hostname: body.hostname,
+      hostname,
       os: body.os,
       user_id: userId,
       tags: listText(tags),

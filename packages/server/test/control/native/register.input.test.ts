@@ -71,6 +71,17 @@ describe('POST /v1/node/register: node keys and advertised routes', () => {
     expect(await countDevices(server)).toBe(before);
   });
 
+  it('takes the hostname without the spaces around it, and refuses one of spaces alone', async () => {
+    const { device } = await enroll(server, authKey, { hostname: '  spaced  ' });
+    expect(device).toMatchObject({ hostname: 'spaced', name: 'spaced' });
+    const before = await countDevices(server);
+    for (const hostname of [' ', '\t\n ']) {
+      const problem = await expectProblem(await register(server, authKey, { hostname }), 400, 'invalid_request');
+      expect(problem.detail).toMatch(/^hostname /);
+    }
+    expect(await countDevices(server)).toBe(before);
+  });
+
   it('records a registration that enrolls nothing under its auth key, one that enrolls under its device', async () => {
     const key = await createAuthKey(server, { reusable: true, description: 'ci runners' });
     const bad = await register(server, key.key, { nodeKey: 'nodekey:nope' });
