@@ -200,12 +200,30 @@ func TestAccWebhook(t *testing.T) {
 					if err != nil || w.ID == id {
 						return fmt.Errorf("server has %+v (%v), want a new endpoint", w, err)
 					}
-					if got := s.RootModule().Resources[address].Primary.Attributes["secret"]; got == secret || !strings.HasPrefix(got, "whsec_") {
+					got := s.RootModule().Resources[address].Primary.Attributes["secret"]
+					if got == secret || !strings.HasPrefix(got, "whsec_") {
 						return fmt.Errorf("want a new secret in state")
 					}
-					id = w.ID
+					id, secret = w.ID, got
 					return nil
 				},
+			},
+			{
+				// A new URL changes the same endpoint in place, and keeps its secret.
+				Config: webhookConfig(url+"/v2", `["device.*", "user.*"]`, "true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttrPtr(address, "secret", &secret),
+					func(s *terraform.State) error {
+						w, err := webhookOnServer(t, s)
+						if err != nil || w.ID != id || w.URL != url+"/v2" {
+							return fmt.Errorf("server has %+v (%v), want the same endpoint at the new URL", w, err)
+						}
+						return nil
+					},
+				),
 			},
 			{
 				// Deleted elsewhere between plan and apply: destroying it has nothing left to do.
