@@ -39,6 +39,22 @@ data "warren_users" "owners" {
   role = "owner"
 }
 
+resource "warren_user" "no_devices" {
+  login_name = "no-devices@example.com"
+}
+
+data "warren_devices" "owners_db" {
+  user       = data.warren_users.owners.users[0].login_name
+  tags       = ["tag:db"]
+  depends_on = [warren_device_tags.d]
+}
+
+data "warren_devices" "no_devices_db" {
+  user       = warren_user.no_devices.login_name
+  tags       = ["tag:db"]
+  depends_on = [warren_device_tags.d]
+}
+
 data "warren_network" "this" {}
 `, device),
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -53,6 +69,10 @@ data "warren_network" "this" {}
 					resource.TestCheckResourceAttr("data.warren_devices.db", "ids.#", "1"),
 					resource.TestCheckResourceAttr("data.warren_devices.db", "ids.0", device),
 					resource.TestCheckResourceAttr("data.warren_devices.db", "devices.0.name", "data-1"),
+					// The filters combine: the device is the owner's, and no one else's.
+					resource.TestCheckResourceAttr("data.warren_devices.owners_db", "ids.#", "1"),
+					resource.TestCheckResourceAttr("data.warren_devices.owners_db", "ids.0", device),
+					resource.TestCheckResourceAttr("data.warren_devices.no_devices_db", "ids.#", "0"),
 					resource.TestCheckResourceAttr("data.warren_users.owners", "users.#", "1"),
 					resource.TestCheckResourceAttr("data.warren_users.owners", "users.0.role", "owner"),
 					resource.TestMatchResourceAttr("data.warren_network.this", "id", regexp.MustCompile(`^net_`)),
