@@ -75,6 +75,25 @@ describe('the answer of an endpoint', () => {
     expect(receiver.at('/late')).toHaveLength(1);
   });
 
+  it('retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 24 h, then fails the delivery', async () => {
+    const steps = [5, 300, 1_800, 7_200, 18_000, 36_000, 86_400].map((s) => s * 1000);
+    const options = { allowPrivate: true, timeoutMs: 15_000, schedule: RETRY_SCHEDULE_MS };
+    const hook = webhook('/schedule');
+    const delivery = event();
+    for (const [before, step] of steps.entries()) {
+      receiver.script('/schedule', [500]);
+      const at = Date.now();
+      const outcome = await attemptDelivery(hook, delivery, before, options);
+      expect(outcome).toMatchObject({ state: 'pending', attempts: before + 1 });
+      expect(outcome.nextAttempt! - at).toBeGreaterThanOrEqual(step);
+      expect(outcome.nextAttempt! - Date.now()).toBeLessThanOrEqual(step * 1.1);
+    }
+    receiver.script('/schedule', [500]);
+    const last = await attemptDelivery(hook, delivery, steps.length, options);
+    expect(last).toMatchObject({ state: 'failed', attempts: 8, status: 500, nextAttempt: null });
+    expect(new Set(receiver.at('/schedule').map((r) => r.headers['webhook-id']))).toEqual(new Set([delivery.id]));
+  });
+
   it('never retries sooner than the schedule says, jitter included', async () => {
     for (let i = 0; i < 20; i++) {
       const { wait } = await attempt('/down', 500);
