@@ -175,7 +175,13 @@ describe('webhook delivery', () => {
     // The state filter keeps the page to that state.
     expect((await json(await server.call('GET', `${deliveries}?state=failed`))).entries).toEqual([failed]);
     expect((await json(await server.call('GET', `${deliveries}?state=delivered`))).entries).toEqual([]);
+    // The attempt the retry makes takes a while to answer, so the delivery is seen waiting for it.
+    receiver.script('/down', [{ status: 200, delayMs: 600 }]);
     expect((await server.call('POST', `${deliveries}/${failed.id}/retry`)).status).toBe(202);
+    const due = (await json(await server.call('GET', deliveries))).entries[0];
+    expect(due.state).toBe('pending');
+    // Due now, by the server's clock: the time of the retry, not the epoch.
+    expect(Date.parse(due.nextAttempt)).toBe(server.clock.now());
     await waitFor(async () => (await json(await server.call('GET', deliveries))).entries[0]?.state === 'delivered');
     expect(receiver.at('/down')).toHaveLength(5);
     expect((await json(await server.call('GET', `${deliveries}?state=failed`))).entries).toEqual([]);

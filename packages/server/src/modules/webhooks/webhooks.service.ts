@@ -162,15 +162,15 @@ export async function testWebhook(ctx: AppContext, actor: Actor, id: string): Pr
 /** Makes a delivery due now: a failed one, one waiting for its next attempt, or one to send again. */
 export async function retryDelivery(ctx: AppContext, actor: Actor, id: string, deliveryId: string): Promise<void> {
   const { networkId } = actor;
-  await unitOfWork(ctx, actor, 'webhook.retry', async (trx) => {
+  await unitOfWork(ctx, actor, 'webhook.retry', async (trx, now) => {
     const webhook = await requireWebhook(trx, networkId, id);
     const delivery = await findDelivery(trx, id, deliveryId);
     if (!delivery) throw notFound(`delivery ${deliveryId} of webhook ${id} does not exist`);
     if (webhook.enabled !== 1) throw invalidState(`webhook ${id} is disabled; enable it (PATCH enabled: true) first`);
-    // 0: due at once, whatever the dispatcher's clock says.
+    // Due now, and listed as due now (its nextAttempt), until the dispatcher attempts it.
     await trx
       .updateTable('webhook_deliveries')
-      .set({ state: 'pending', next_attempt_at: 0 })
+      .set({ state: 'pending', next_attempt_at: now })
       .where('id', '=', deliveryId)
       .execute();
     return { value: undefined, target: deliveryId };
