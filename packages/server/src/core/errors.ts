@@ -42,7 +42,11 @@ export const invalidTag = (value: string) =>
   );
 export const invalidPrefix = (value: string, why: string) => new ApiError('invalid_prefix', `"${value}" ${why}`);
 export const insufficientScope = (scope: string) =>
-  new ApiError('insufficient_scope', `this call needs an API key with scope "${scope}" (or "all")`, { scope });
+  new ApiError(
+    'insufficient_scope',
+    `this call needs an API key with scope "${scope}"${scope === 'all' ? '' : ' (or "all")'}`,
+    { scope },
+  );
 
 const BEARER = 'Bearer realm="warren", error="invalid_token"';
 export const unauthenticated = (

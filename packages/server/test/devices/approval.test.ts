@@ -49,7 +49,12 @@ describe('network settings', () => {
     await expectProblem(await patchNetwork(server, { deviceApproval: 'yes' }), 400, 'invalid_request');
     await expectProblem(await patchNetwork(server, { approval: true }), 400, 'unknown_field');
     const devices = await apiKey(server, ['devices', 'read']);
-    await expectProblem(await patchNetwork(server, { deviceApproval: true }, devices), 403, 'insufficient_scope');
+    const narrow = await expectProblem(
+      await patchNetwork(server, { deviceApproval: true }, devices),
+      403,
+      'insufficient_scope',
+    );
+    expect(narrow).toMatchObject({ scope: 'all', detail: 'this call needs an API key with scope "all"' });
     await expectProblem(await patchNetwork(server, { deviceApproval: true }, null), 401, 'unauthenticated');
     expect(await json(await server.call('GET', '/v1/network'))).toMatchObject({
       deviceApproval: false,
