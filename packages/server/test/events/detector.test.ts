@@ -60,6 +60,22 @@ describe('event detector', () => {
     expect(expired.filter((e) => e.data.key.id === key.id).map((e) => e.data.key.state)).toEqual(['expired']);
   });
 
+  it('announces neither the expiry nor its approach of a single-use key that was used', async () => {
+    const start = (await eventPage(server)).nextCursor;
+    const used = await createAuthKey(server, { expiresIn: '2d' });
+    const unused = await createAuthKey(server, { expiresIn: '2d' });
+    await enroll(server, used.key, { hostname: 'once-1' });
+    // A used key stopped working already, and its state stays "used" (the most final reason):
+    // "expiring" or "expired" would announce what never happens to it.
+    for (const hours of [25, 24]) {
+      server.clock.advance(hours * 3_600_000);
+      await detectTransitions(ctx());
+    }
+    const announced = async (type: string) => (await typesSince(start, type)).map((e) => e.data.key.id);
+    expect(await announced('key.expiring')).toEqual([unused.id]);
+    expect(await announced('key.expired')).toEqual([unused.id]);
+  });
+
   it('announces a whole fleet coming online once each, in a bounded number of statements', async () => {
     const start = (await eventPage(server)).nextCursor;
     const now = server.clock.now();

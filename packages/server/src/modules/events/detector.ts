@@ -169,7 +169,11 @@ export async function detectPresence(ctx: Pick<AppContext, 'db' | 'clock'>): Pro
   });
 }
 
-/** Keys within a day of expiry (key.expiring) or past it (key.expired), once each. */
+/**
+ * Keys within a day of expiry (key.expiring) or past it (key.expired), once each. Not a revoked
+ * key, nor a single-use auth key that was used: either stopped working already, and its state
+ * stays what stopped it (keyState), so neither is ever "expired".
+ */
 export async function detectKeyExpiry(ctx: Pick<AppContext, 'db' | 'clock'>): Promise<number> {
   const now = ctx.clock.now();
   const rows = await ctx.db
@@ -177,6 +181,7 @@ export async function detectKeyExpiry(ctx: Pick<AppContext, 'db' | 'clock'>): Pr
     .leftJoin('announcements', 'announcements.subject', 'keys.id')
     .select(['keys.id', 'keys.network_id', 'keys.expires_at', 'announcements.state'])
     .where('keys.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('keys.used_at', 'is', null), eb('keys.reusable', '=', 1), eb('keys.type', '=', 'api')]))
     .where('keys.expires_at', '<=', now + EXPIRING_NOTICE_MS)
     .where((eb) => eb.or([eb('announcements.state', 'is', null), eb('announcements.state', '=', 'expiring')]))
     .limit(BATCH)
