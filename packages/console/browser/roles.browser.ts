@@ -111,7 +111,7 @@ describe('each role in the web console', () => {
     await context.close();
   });
 
-  it('offers an it-admin only the roles within their own, and no role change for those above them', async () => {
+  it('offers an it-admin only the roles and key scopes within their own, and no role change for those above them', async () => {
     const { context, page } = await signedIn(browser, warren, 'ita@example.com');
     const seen = watch(page);
     await page.goto('/users');
@@ -133,6 +133,17 @@ describe('each role in the web console', () => {
     const mia = users.find((u) => u.loginName === 'mia@example.com')!;
     expect(mia.role).toBe('auditor');
     await warren.call('PATCH', `/v1/users/${mia.id}`, { role: 'member' });
+    // A key they make is offered only the scopes they hold.
+    await page.goto('/keys');
+    await page.getByRole('button', { name: 'New key' }).click();
+    await page.getByLabel('API key (scripts)').check();
+    const scopes = page.getByRole('group', { name: 'Scopes' }).getByRole('checkbox');
+    expect(await scopes.evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value))).toEqual([
+      'read',
+      'devices',
+      'keys',
+      'users',
+    ]);
     expect(seen.refused).toEqual([]);
     expect(seen.errors).toEqual([]);
     await context.close();

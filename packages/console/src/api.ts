@@ -3,7 +3,7 @@
  * authenticates; no API key is ever held in the browser). The CSRF token comes from /v1/me.
  */
 import { Warren, WarrenError } from '@warren/client';
-import { type MeBody, type Role, roleScopesBeyond } from '@warren/contract';
+import { type MeBody, type Role, roleScopesBeyond, type Scope } from '@warren/contract';
 
 const session: { csrfToken?: string } = {};
 export const api = new Warren({ url: window.location.origin, session, maxRetries: 1 });
@@ -27,6 +27,8 @@ export interface Can {
   read: boolean;
   all: boolean;
   ownDevicesOnly: boolean;
+  /** Whether the principal may give a key this scope: only one it holds (`all` holds every one). */
+  grants: (scope: Scope) => boolean;
   /** Whether the principal may give a role, or take it away: only with every scope of it. */
   gives: (role: Role) => boolean;
 }
@@ -39,6 +41,7 @@ export function permissions(me: MeBody): Can {
     write: (scope) => all || scopes.has(scope),
     read: scopes.size > 0,
     ownDevicesOnly: me.ownDevicesOnly,
+    grants: (scope) => all || scopes.has(scope),
     gives: (role) => roleScopesBeyond(me.scopes, role).length === 0,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Keys: auth keys (enrollment) and API keys with their state; create (secret shown once, the
- * form opened on demand, tags offered from the policy's tagOwners); delete a key still in use.
+ * form opened on demand, tags offered from the policy's tagOwners, scopes from the person's
+ * own); delete a key still in use.
  */
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -45,6 +46,7 @@ export function Keys({ can }: { can: Can }) {
       )}
       {editable && creating && (
         <CreateKey
+          can={can}
           onCreated={(name, key) => {
             setSecret({ name, key });
             setCreating(false);
@@ -122,7 +124,15 @@ export function Keys({ can }: { can: Can }) {
   );
 }
 
-function CreateKey({ onCreated, onCancel }: { onCreated: (name: string, key: string) => void; onCancel: () => void }) {
+function CreateKey({
+  can,
+  onCreated,
+  onCancel,
+}: {
+  can: Can;
+  onCreated: (name: string, key: string) => void;
+  onCancel: () => void;
+}) {
   const queries = useQueryClient();
   const [type, setType] = useState<'auth' | 'api'>('auth');
   const [tags, setTags] = useState('');
@@ -183,7 +193,8 @@ function CreateKey({ onCreated, onCancel }: { onCreated: (name: string, key: str
           </label>
           <fieldset>
             <legend>Scopes</legend>
-            {SCOPES.map((scope) => (
+            {/* A key is given only scopes its maker holds (the server refuses any other). */}
+            {SCOPES.filter(can.grants).map((scope) => (
               <label key={scope}>
                 <input type="checkbox" name="scopes" value={scope} defaultChecked={scope === 'read'} /> {scope}
               </label>
