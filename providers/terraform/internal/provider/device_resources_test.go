@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -234,6 +235,11 @@ func TestAccDeviceSettings_deviceDeleted(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PostApplyPostRefresh: expectEach(plancheck.ResourceActionCreate, deviceSettingAddresses...),
 				},
+			},
+			{
+				// Applying that plan fails, since the device is gone, and says so for each setting.
+				Config:      deviceSettingsConfig(first),
+				ExpectError: regexp.MustCompile(`Cannot set the approved routes of device dev_\w+[^E]*404 not_found`),
 			},
 			{
 				Config: deviceSettingsConfig(second),

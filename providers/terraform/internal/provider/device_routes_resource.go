@@ -92,6 +92,10 @@ func approveExactly(ctx context.Context, c *warren.Client, deviceID string, appr
 		}
 	}
 	if len(missing) > 0 {
+		// The list of a device that is gone is empty too: say that it is gone instead.
+		if _, err := c.Devices.Get(ctx, deviceID); err != nil {
+			return err
+		}
 		return fmt.Errorf("device %s has not advertised %s; a route can only be approved once the device advertises it (warren node up --advertise-routes …)",
 			deviceID, strings.Join(missing, ", "))
 	}
