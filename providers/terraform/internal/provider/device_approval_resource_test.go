@@ -125,6 +125,13 @@ func TestAccDeviceApproval(t *testing.T) {
 				ExpectNonEmptyPlan: true,
 			},
 			{
+				// A device waiting for approval has no approval to import: applying approves it.
+				ResourceName:  address,
+				ImportState:   true,
+				ImportStateId: device,
+				ExpectError:   errorMatching("Cannot import non-existent remote object"),
+			},
+			{
 				Config: deviceApprovalConfig(device),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(address, plancheck.ResourceActionCreate),
