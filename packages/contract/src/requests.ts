@@ -192,7 +192,9 @@ export type AuditLogRequest = Static<typeof AuditLogQuery>;
 
 export const RegisterBody = Type.Object(
   {
-    hostname: Type.String({ minLength: 1, maxLength: 63 }),
+    // The machine's host name as its system reports it: a Linux one may be 64 characters, a
+    // BSD or macOS one a whole DNS name; the device's name is its first label, within 63.
+    hostname: Type.String({ minLength: 1, maxLength: 253 }),
     os: Type.String({ minLength: 1, maxLength: 32 }),
     nodeKey: Type.String({ maxLength: 80 }),
     clientVersion: Type.Optional(Type.String({ maxLength: 64 })),

@@ -74,6 +74,19 @@ describe('POST /v1/node/register: node keys and advertised routes', () => {
   it('takes the hostname without the spaces around it, and refuses one of spaces alone', async () => {
     const { device } = await enroll(server, authKey, { hostname: '  spaced  ' });
     expect(device).toMatchObject({ hostname: 'spaced', name: 'spaced' });
+    // What `hostname` may print: 64 characters on Linux, a whole DNS name on macOS. The name is
+    // the first label, cut to a DNS label's 63.
+    const linux = 'l'.repeat(64);
+    expect((await enroll(server, authKey, { hostname: linux })).device).toMatchObject({
+      hostname: linux,
+      name: 'l'.repeat(63),
+    });
+    const fqdn = `${'m'.repeat(40)}.${'sub'.repeat(60)}.example.com`;
+    expect((await enroll(server, authKey, { hostname: fqdn })).device).toMatchObject({
+      hostname: fqdn,
+      name: 'm'.repeat(40),
+    });
+    await expectProblem(await register(server, authKey, { hostname: 'h'.repeat(254) }), 400, 'invalid_request');
     const before = await countDevices(server);
     for (const hostname of [' ', '\t\n ']) {
       const problem = await expectProblem(await register(server, authKey, { hostname }), 400, 'invalid_request');
