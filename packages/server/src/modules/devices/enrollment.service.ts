@@ -321,10 +321,12 @@ async function enrollDevice(
   const tags = tailscale?.tags ? [...tailscale.tags] : key ? parseList(key.tags) : [...login!.tags];
   const nodeToken = generateSecret('node');
   const nodeTokenHash = hashSecret(nodeToken);
-  // As a Tailscale client's hostname is taken (control/tailscale/register.ts): without the
-  // spaces around it. One of spaces alone is no hostname, and is refused rather than named.
+  // As a Tailscale client's are taken (control/tailscale/register.ts): without the spaces around
+  // them. One of spaces alone is none, and is refused rather than named or guessed.
   const hostname = body.hostname.trim();
   if (!hostname) throw invalidRequest("hostname is blank: send the machine's host name");
+  const os = body.os.trim();
+  if (!os) throw invalidRequest('os is blank: send the operating system (linux, windows, macOS, …)');
   const base = nameBase(hostname);
 
   return unitOfWork(ctx, actor, 'device.enroll', async (trx, now, changes) => {
@@ -354,7 +356,7 @@ async function enrollDevice(
 
     const common = {
       hostname,
-      os: body.os,
+      os,
       user_id: userId,
       tags: listText(tags),
       client_version: body.clientVersion ?? null,

@@ -71,9 +71,9 @@ describe('POST /v1/node/register: node keys and advertised routes', () => {
     expect(await countDevices(server)).toBe(before);
   });
 
-  it('takes the hostname without the spaces around it, and refuses one of spaces alone', async () => {
-    const { device } = await enroll(server, authKey, { hostname: '  spaced  ' });
-    expect(device).toMatchObject({ hostname: 'spaced', name: 'spaced' });
+  it('takes the hostname and os without the spaces around them, and refuses ones of spaces alone', async () => {
+    const { device } = await enroll(server, authKey, { hostname: '  spaced  ', os: ' linux\n' });
+    expect(device).toMatchObject({ hostname: 'spaced', name: 'spaced', os: 'linux' });
     // What `hostname` may print: 64 characters on Linux, a whole DNS name on macOS. The name is
     // the first label, cut to a DNS label's 63.
     const linux = 'l'.repeat(64);
@@ -88,9 +88,11 @@ describe('POST /v1/node/register: node keys and advertised routes', () => {
     });
     await expectProblem(await register(server, authKey, { hostname: 'h'.repeat(254) }), 400, 'invalid_request');
     const before = await countDevices(server);
-    for (const hostname of [' ', '\t\n ']) {
-      const problem = await expectProblem(await register(server, authKey, { hostname }), 400, 'invalid_request');
+    for (const blank of [' ', '\t\n ']) {
+      const problem = await expectProblem(await register(server, authKey, { hostname: blank }), 400, 'invalid_request');
       expect(problem.detail).toMatch(/^hostname /);
+      const os = await expectProblem(await register(server, authKey, { os: blank }), 400, 'invalid_request');
+      expect(os.detail).toMatch(/^os /);
     }
     expect(await countDevices(server)).toBe(before);
   });
