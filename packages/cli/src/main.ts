@@ -106,7 +106,22 @@ export async function run(args: string[], io: Io = processIo): Promise<number> {
   }
 }
 
+/**
+ * A reader that stops early (`warren logs audit --follow | head`) closes the pipe, and the next
+ * write fails with EPIPE. The reader has what it wanted, so the command ends at once with 0, as
+ * `yes | head` ends without a complaint, instead of dying with a stack trace (or, with
+ * `set -o pipefail`, failing the script that asked for only the first lines).
+ */
+function endQuietlyWhenPipeCloses(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+}
+
 export async function main(argv: string[]): Promise<void> {
+  endQuietlyWhenPipeCloses(process.stdout);
+  endQuietlyWhenPipeCloses(process.stderr);
   const code = await run(argv.slice(2));
   if (code !== 0) process.exitCode = code;
 }

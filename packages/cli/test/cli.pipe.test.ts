@@ -1,0 +1,38 @@
+/**
+ * Output piped into a reader that stops early (`| head`): the command ends quietly with 0
+ * instead of crashing with EPIPE. Run as a process, since only a real pipe can close.
+ */
+import { spawn } from 'node:child_process';
+import { startServer, type TestServer } from '@warren/server/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WARREN_FROM_SOURCES } from './bin.js';
+import { envOf } from './run.js';
+
+// tsx compiles the sources at every start: on a busy machine a start alone can take 10 s.
+const SPAWN_MS = 45_000;
+
+describe('warren output into a pipe that closes', { timeout: 2 * SPAWN_MS }, () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('logs audit --follow | head: exit 0 and nothing on stderr but the note', async () => {
+    // Each poll is itself an audited call, so the followed log grows at every interval and the
+    // command keeps writing after the reader is gone.
+    const child = spawn(
+      process.execPath,
+      [...WARREN_FROM_SOURCES, 'logs', 'audit', '--since', '1h', '--follow', '--interval', '0.1'],
+      { env: { ...process.env, ...envOf(server) } },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    // The first line read, the reader goes away, as `head -1` does.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).not.toContain('EPIPE');
+    expect(stderr).toBe('following the log; Ctrl-C to stop\n');
+    expect(code).toBe(0);
+  });
+});
