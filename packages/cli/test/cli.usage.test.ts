@@ -3,6 +3,9 @@
  * made; refusals by the server stay exit 1.
  */
 
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envOf, warren } from './run.js';
@@ -102,5 +105,32 @@ describe('warren: refusals by the server stay exit 1', () => {
       code: 1,
       stderr: 'warren: not_found: no user has the login name "nobody@example.com"\n',
     });
+  });
+});
+
+describe('warren: a database that cannot be opened', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'warren-db-'));
+  const notADatabase = join(dir, 'notes.txt');
+  writeFileSync(notADatabase, 'not a database, but long enough for SQLite to read its header\n'.repeat(4));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('names the database and the reason, and exits 1', async () => {
+    for (const command of ['init', 'serve']) {
+      const res = await warren([command, '--db', `sqlite:${notADatabase}`], NOWHERE);
+      expect(res, command).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `warren: cannot open the database sqlite:${notADatabase}: file is not a database\n`,
+      });
+    }
+  });
+
+  it('hides the password, in the user part or in the query', async () => {
+    const res = await warren(['init', '--db', 'postgres://warren:s3cret@127.0.0.1:9/warren?password=hunter2'], NOWHERE);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(
+      /^warren: cannot open the database postgres:\/\/warren:\*\*\*@127\.0\.0\.1:9\/warren\?password=\*\*\*: .*ECONNREFUSED/,
+    );
+    expect(res.stderr).not.toMatch(/s3cret|hunter2/);
   });
 });

@@ -8,7 +8,7 @@ export {
   randomTailscaleNodeKey,
   serverNoiseKey,
 } from './control/tailscale/control-client.js';
-export { redact, type ServeOptions, serve, stopOnSignals } from './main.js';
+export { openDatabase, redact, type ServeOptions, serve, stopOnSignals } from './main.js';
 export { setKeyRateLimit } from './modules/keys/keys.service.js';
 export { setPlan } from './modules/network/network.service.js';
 export { consoleLoginLink } from './modules/sso/console-login.js';

@@ -9,7 +9,7 @@ import { buildApp } from './app.js';
 import { DEFAULT_DB, logLevel, type ServeConfig } from './config.js';
 import { logDestination } from './lib/log-destination.js';
 import { bootstrapIfEmpty, FIRST_NETWORK } from './modules/tenants/tenants.service.js';
-import { openStorage } from './storage/database.js';
+import { openStorage, type Storage } from './storage/database.js';
 
 /** Connections the kernel may queue before the server accepts them (see listen below). */
 const LISTEN_BACKLOG = 4096;
@@ -27,7 +27,7 @@ export async function serve(
   out: NodeJS.WritableStream = process.stdout,
   options: ServeOptions = {},
 ): Promise<() => Promise<void>> {
-  const storage = await openStorage(config.db);
+  const storage = await openDatabase(config.db);
   const created = await bootstrapIfEmpty(storage.db, Date.now());
   // Request logs go to stderr asynchronously: a synchronous write per request was a tenth of a
   // call's time under load; lines logged while a write is in flight are written together.
@@ -112,9 +112,23 @@ function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Never print a database password. */
+/** Never print a database password, in the URL's user part or in its query (`?password=`). */
 export function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@').replace(/([?&]password=)[^&]*/gi, '$1***');
+}
+
+/**
+ * Opens (and migrates) the database of a URL. The driver's own words alone (`file is not a
+ * database`, `connect ECONNREFUSED 127.0.0.1:5432`) do not say that the database is what
+ * failed, nor which one; this names it, password hidden.
+ */
+export async function openDatabase(url: string): Promise<Storage> {
+  try {
+    return await openStorage(url);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot open the database ${redact(url)}: ${reason}`);
+  }
 }
 
 export function stopOnSignals(stop: () => Promise<void>): void {

@@ -21,8 +21,8 @@ function asUsage<T>(read: () => T): T {
 }
 
 async function withStorage<T>(dbFlag: string | undefined, run: (storage: Storage) => Promise<T>): Promise<T> {
-  const { databaseUrl, openStorage } = await loadServer();
-  const storage = await openStorage(asUsage(() => databaseUrl(dbFlag)));
+  const { databaseUrl, openDatabase } = await loadServer();
+  const storage = await openDatabase(asUsage(() => databaseUrl(dbFlag)));
   try {
     return await run(storage);
   } finally {
