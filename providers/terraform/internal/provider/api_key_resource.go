@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
@@ -21,6 +22,11 @@ var (
 	_ resource.ResourceWithImportState = &apiKeyResource{}
 	_ resource.ResourceWithModifyPlan  = &apiKeyResource{}
 )
+
+// scopes an API key may have, in the order of the API's documentation.
+var scopes = asStrings[string]([]warren.Scope{
+	warren.ScopeRead, warren.ScopeDevices, warren.ScopeACLs, warren.ScopeKeys, warren.ScopeUsers, warren.ScopeWebhooks, warren.ScopeAll,
+})
 
 type apiKeyResource struct {
 	keyResource[apiKeyModel, *apiKeyModel]
@@ -54,7 +60,11 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			ElementType:         types.StringType,
 			Required:            true,
 			PlanModifiers:       []planmodifier.Set{setplanmodifier.RequiresReplace()},
-			Validators:          []validator.Set{setvalidator.SizeAtLeast(1)},
+			Validators: []validator.Set{
+				setvalidator.SizeAtLeast(1),
+				// Refused at plan time rather than by the create call.
+				setvalidator.ValueStringsAre(stringvalidator.OneOf(scopes...)),
+			},
 		},
 		"rate_limit": schema.Int64Attribute{
 			MarkdownDescription: "Requests a minute the key may make instead of the default 100. Only a provider key with scope `all` may set it.",

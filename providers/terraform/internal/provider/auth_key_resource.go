@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	warren "github.com/warrenhq/warren/clients/go"
 )
@@ -72,6 +73,7 @@ func (r *authKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			ElementType:         types.StringType,
 			Optional:            true, Computed: true, Default: setdefault.StaticValue(setOf([]string{})),
 			PlanModifiers: []planmodifier.Set{setplanmodifier.RequiresReplace()},
+			Validators:    []validator.Set{validTags()},
 		},
 		"user": schema.StringAttribute{
 			MarkdownDescription: "User (id or login name) the enrolled devices belong to. Default: the network's owner. The same user named another way (id, login name in any case) is no change.",

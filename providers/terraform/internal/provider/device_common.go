@@ -2,13 +2,17 @@ package provider
 
 import (
 	"context"
+	"regexp"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	warren "github.com/warrenhq/warren/clients/go"
 )
@@ -34,6 +38,15 @@ type deviceResource[M any, P interface {
 	// holds, when set, says whether the device still has the setting at all; when it does not
 	// (a device de-authorized elsewhere), Read drops the resource so the next plan creates it.
 	holds func(*warren.Device) bool
+}
+
+// tagPattern is the API's pattern of a tag (TAG_PATTERN in packages/contract/src/formats.ts).
+var tagPattern = regexp.MustCompile(`^tag:[a-z0-9][a-z0-9-]{0,62}$`)
+
+// validTags refuses at plan time a tag the API would refuse at apply.
+func validTags() validator.Set {
+	return setvalidator.ValueStringsAre(stringvalidator.RegexMatches(tagPattern,
+		`must be "tag:" then up to 63 lowercase letters, digits and dashes, starting with a letter or digit`))
 }
 
 // deviceIDAttributes are the id and device_id attributes of a device setting.

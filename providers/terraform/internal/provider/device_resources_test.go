@@ -66,6 +66,12 @@ func TestAccDeviceTags(t *testing.T) {
 			},
 			importPlansNothing(address, ""),
 			{
+				// A tag the API would refuse fails the plan, not the apply.
+				Config:      deviceTagsConfig(device, `["tag:web", "Web"]`),
+				PlanOnly:    true,
+				ExpectError: errorMatching(`must be "tag:" then up to 63 lowercase letters`),
+			},
+			{
 				PreConfig: outOfBand(t, func(ctx context.Context, c *warren.Client) error {
 					_, err := c.Devices.SetTags(ctx, device, []string{"tag:ci"})
 					return err

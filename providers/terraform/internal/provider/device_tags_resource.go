@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	warren "github.com/warrenhq/warren/clients/go"
 )
@@ -51,6 +52,7 @@ func (r *deviceTagsResource) Schema(_ context.Context, _ resource.SchemaRequest,
 			MarkdownDescription: "Tags (`tag:<name>`); each must be defined in the policy's `tagOwners`. An empty set clears them.",
 			ElementType:         types.StringType,
 			Required:            true,
+			Validators:          []validator.Set{validTags()},
 		},
 	})
 	resp.Schema = schema.Schema{

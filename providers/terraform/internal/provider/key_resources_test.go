@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +124,12 @@ func TestAccAuthKey(t *testing.T) {
 				),
 			},
 			{
+				// A tag the API would refuse fails the plan, not the apply.
+				Config:      strings.Replace(authKeyConfig("ci runners", "2d"), `["tag:ci"]`, `["tag:CI"]`, 1),
+				PlanOnly:    true,
+				ExpectError: errorMatching(`must be "tag:" then up to 63 lowercase letters`),
+			},
+			{
 				// The same lifetime in another unit is no change.
 				Config:           authKeyConfig("ci runners", "48h"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
@@ -172,6 +179,12 @@ func TestAccAPIKey(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6Providers,
 		CheckDestroy:             key.allRevoked(t),
 		Steps: []resource.TestStep{
+			{
+				// A scope the API does not have fails the plan, not the apply.
+				Config:      apiKeyConfig(`["read", "dns"]`),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)scopes.*value must be one of`),
+			},
 			{
 				Config:           apiKeyConfig(`["read", "devices"]`),
 				ConfigPlanChecks: key.secretSensitive(),
