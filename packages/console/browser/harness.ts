@@ -104,13 +104,17 @@ export async function startWarren(): Promise<Warren> {
   };
 }
 
-/** Enrolls devices as agents do: a reusable auth key, then one registration per hostname. */
+/** Enrolls devices as agents do: a reusable auth key (of `user`, else the owner's), then one registration per hostname. */
 export async function enroll(
   warren: Warren,
   hostnames: string[],
-  options: { tags?: string[]; advertiseRoutes?: string[] } = {},
+  options: { tags?: string[]; advertiseRoutes?: string[]; user?: string } = {},
 ): Promise<{ id: string; nodeToken: string }[]> {
-  const key = await warren.call('POST', '/v1/keys', { reusable: true, tags: options.tags ?? [] });
+  const key = await warren.call('POST', '/v1/keys', {
+    reusable: true,
+    tags: options.tags ?? [],
+    ...(options.user ? { user: options.user } : {}),
+  });
   const out = [];
   for (const hostname of hostnames) {
     const registered = await warren.call(

@@ -115,6 +115,7 @@ describe('each role in the web console', () => {
     const { context, page } = await signedIn(browser, warren, 'ita@example.com');
     const seen = watch(page);
     await page.goto('/users');
+    await page.getByLabel('Role of mia@example.com').waitFor();
     const options = (select: string) => page.getByLabel(select).locator('option').allTextContents();
     expect(await options('Role of mia@example.com')).toEqual(['it-admin', 'auditor', 'member']);
     expect(
@@ -137,6 +138,7 @@ describe('each role in the web console', () => {
     await page.goto('/keys');
     await page.getByRole('button', { name: 'New key' }).click();
     await page.getByLabel('API key (scripts)').check();
+    await page.getByRole('group', { name: 'Scopes' }).waitFor();
     const scopes = page.getByRole('group', { name: 'Scopes' }).getByRole('checkbox');
     expect(await scopes.evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value))).toEqual([
       'read',
@@ -171,6 +173,23 @@ describe('each role in the web console', () => {
       expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
       expect(await page.title()).toBe(`${label} · Warren`);
     }
+    expect(seen.refused).toEqual([]);
+    expect(seen.errors).toEqual([]);
+    await context.close();
+  });
+  it('lets a member open their own device and delete it, offering no change they may not make', async () => {
+    const [{ id }] = (await enroll(warren, ['mia-laptop'], { user: 'mia@example.com' })) as [{ id: string }];
+    const { context, page } = await signedIn(browser, warren, 'mia@example.com');
+    const seen = watch(page);
+    await page.getByRole('link', { name: 'mia-laptop' }).click();
+    await page.locator('main h1').filter({ hasText: 'mia-laptop' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    expect(await page.getByLabel('Add a tag').count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^Approve/ }).count()).toBe(0);
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Delete device' }).click();
+    await page.getByText('You have no devices yet').waitFor();
+    expect((await warren.call('GET', '/v1/devices')).devices.map((d: { id: string }) => d.id)).not.toContain(id);
     expect(seen.refused).toEqual([]);
     expect(seen.errors).toEqual([]);
     await context.close();
