@@ -138,6 +138,13 @@ func TestAccPolicy(t *testing.T) {
 				ExpectError: errorMatching("The policy was changed outside this configuration"),
 			},
 			{
+				// The other change is still there; the next plan shows it and applying puts the
+				// configuration back.
+				PreConfig: func() {
+					if err := checkStoredPolicy(t, policyOutside)(nil); err != nil {
+						t.Fatalf("the refused apply overwrote the policy: %v", err)
+					}
+				},
 				Config: policyConfig(policyV1),
 				Check:  checkStoredPolicy(t, policyV1),
 			},
