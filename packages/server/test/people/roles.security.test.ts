@@ -294,6 +294,12 @@ describe('giving a role', () => {
     });
     expect(res.status).toBe(201);
     const key = (await json(res)).key;
+    // Nor does a person give a key more than their role holds.
+    for (const scope of ['acls', 'webhooks', 'all']) {
+      const body = { type: 'api', name: `wider-${scope}`, scopes: ['read', scope], expiresIn: '1d' };
+      const wider = await sessionCall(it, 'POST', '/v1/keys', it.csrf, body);
+      expect((await expectProblem(wider, 403, 'insufficient_scope')).scope, scope).toBe(scope);
+    }
     const member = { loginName: 'plain@example.com', role: 'member' };
     const plain = await server.call('POST', '/v1/users', { key, body: member });
     expect(plain.status).toBe(201);
