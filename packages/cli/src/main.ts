@@ -15,6 +15,7 @@ import { registerServerCommands } from './commands/server.js';
 import { registerSsoCommands } from './commands/sso.js';
 import { registerUserCommands } from './commands/users.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
+import { registerWhoamiCommand } from './commands/whoami.js';
 import { VERSION } from './package.js';
 
 /**
@@ -50,6 +51,7 @@ function buildProgram(io: Io, onUsage: (text: string) => void): Command {
   registerDeviceCommands(program, io);
   registerUserCommands(program, io);
   registerNetworkCommands(program, io);
+  registerWhoamiCommand(program, io);
   registerKeyCommands(program, io);
   registerAclCommands(program, io);
   registerRouteCommands(program, io);

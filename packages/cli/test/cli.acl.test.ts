@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type TestServer } from '@warren/server/testing';
+import { json, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envOf, warren } from './run.js';
 
@@ -97,6 +97,23 @@ describe('warren acl', () => {
     expect(res.stderr).toMatch(new RegExp(`^${path.replaceAll('.', '\\.')}:4:\\d+: .*group:ops`, 'm'));
     expect(res.stderr).toMatch(/^warren: policy_invalid: /m);
     expect((await warren(['acl', 'get'], env)).stdout).toBe(before);
+  });
+
+  it('history lists the stored versions, newest first, and prints one version as it was sent', async () => {
+    await warren(['acl', 'apply', file('history.hujson', VALID)], env);
+    const res = await warren(['acl', 'history'], env);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^VERSION +ETAG +CREATED +BY$/m);
+    const { versions } = JSON.parse((await warren(['acl', 'history', '--json'], env)).stdout);
+    expect(versions).toEqual((await json(await server.call('GET', '/v1/acl/history'))).versions);
+    const newest = versions[0];
+    const text = await warren(['acl', 'history', String(newest.version), '--etag'], env);
+    expect(text).toEqual({ code: 0, stdout: VALID, stderr: `etag: ${newest.etag}\n` });
+    const missing = await warren(['acl', 'history', String(newest.version + 1)], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^warren: not_found: /);
+    expect((await warren(['acl', 'history', '0'], env)).code).toBe(2);
+    expect((await warren(['acl', 'history', '1', '--json'], env)).code).toBe(2);
   });
 
   it('apply --if-match with a stale ETag is refused with precondition_failed', async () => {

@@ -1,4 +1,4 @@
-import { startServer, type TestServer } from '@warren/server/testing';
+import { json as body, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envOf, warren } from './run.js';
 
@@ -62,6 +62,16 @@ describe('warren client commands: environment, errors and exit codes', () => {
     const res = await warren(['devices'], env);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('Usage: warren devices');
+  });
+
+  it('warren whoami names the key, its network and scopes; --json the API body', async () => {
+    const res = await warren(['whoami'], env);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^caller +API key \S+ \(key_\w+\)$/m);
+    expect(res.stdout).toMatch(new RegExp(`^network +test \\(${server.networkId}\\)$`, 'm'));
+    expect(res.stdout).toMatch(/^scopes +all$/m);
+    const json = JSON.parse((await warren(['whoami', '--json'], env)).stdout);
+    expect(json).toEqual(await body(await server.call('GET', '/v1/me')));
   });
 
   it('warren network prints plan, limits and usage; --json the API body', async () => {

@@ -93,6 +93,21 @@ describe('warren devices', () => {
     await server.call('PATCH', '/v1/network', { body: { deviceApproval: false } });
   });
 
+  it('set --no-key-expiry keeps a login from expiring, --key-expiry gives the expiry back', async () => {
+    const never = await warren(['devices', 'set', 'laptop', '--no-key-expiry'], env);
+    expect(never.code).toBe(0);
+    expect(never.stdout).toMatch(/^login expires +never$/m);
+    const back = await warren(['devices', 'set', laptop.id, '--key-expiry', '--json'], env);
+    expect(JSON.parse(back.stdout)).toEqual(await json(await server.call('GET', `/v1/devices/${laptop.id}`)));
+    expect(JSON.parse(back.stdout)).toMatchObject({ keyExpiryDisabled: false });
+    expect(await warren(['devices', 'set', 'laptop', '--key-expiry', '--no-key-expiry'], env)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'warren: pass --key-expiry or --no-key-expiry, not both\n',
+    });
+    expect((await warren(['devices', 'set', 'laptop'], env)).code).toBe(2);
+  });
+
   it('deletes a device', async () => {
     const res = await warren(['devices', 'delete', 'ci-1'], env);
     expect(res).toEqual({ code: 0, stdout: `deleted device ${ci[0]!.id}\n`, stderr: '' });

@@ -2,8 +2,7 @@
  * Every operation of the committed OpenAPI document has a client method: a new endpoint
  * without its method turns this red. The table names where each operation lives.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { openApiOperationIds } from '@warren/server/testing';
 import { describe, expect, it } from 'vitest';
 import { NodeClient, Warren } from '../src/index.js';
 
@@ -55,14 +54,6 @@ const METHODS: Record<string, string> = {
   reportConnections: 'node.reportConnections',
 };
 
-function operationIds(): string[] {
-  const path = join(import.meta.dirname, '..', '..', '..', 'docs', 'openapi.json');
-  const document = JSON.parse(readFileSync(path, 'utf8')) as {
-    paths: Record<string, Record<string, { operationId: string }>>;
-  };
-  return Object.values(document.paths).flatMap((methods) => Object.values(methods).map((op) => op.operationId));
-}
-
 describe('client coverage of docs/openapi.json', () => {
   const roots: Record<string, unknown> = {
     ...new Warren({ url: 'http://127.0.0.1:1', apiKey: 'wrn_api_unused' }),
@@ -70,7 +61,7 @@ describe('client coverage of docs/openapi.json', () => {
   };
 
   it('has a method for every operation of the document, and no entry for an operation that is gone', () => {
-    const documented = operationIds();
+    const documented = openApiOperationIds();
     expect(
       documented.filter((id) => !(id in METHODS)),
       'operations without a client method',

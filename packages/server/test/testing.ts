@@ -9,4 +9,5 @@ export { newNodeKey } from './devices/helpers.js';
 export { backend, json, startServer, type TestServer } from './harness.js';
 export { addDevice, apiKey, entry, report, type TestDevice } from './logs/helpers.js';
 export { type Enrolled, enroll } from './node-enroll.js';
+export { openApiOperationIds } from './openapi-operations.js';
 export { Receiver, waitFor } from './webhooks/receiver.js';

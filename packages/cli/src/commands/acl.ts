@@ -1,11 +1,27 @@
-/** `warren acl get|validate|apply`: the policy as a file you edit, check and apply. */
+/** `warren acl get|history|validate|apply`: the policy as a file you edit, check and apply. */
 import { type PolicyProblem, WarrenError } from '@warren/client';
 import type { Command } from 'commander';
-import { connect, Exit, examples, type Io, printJson, readText, visible } from './output.js';
+import {
+  connect,
+  Exit,
+  examples,
+  type Io,
+  positiveInteger,
+  printJson,
+  printTable,
+  readText,
+  UsageError,
+  visible,
+} from './output.js';
 
 /** One problem per line, as compilers print them: `FILE:12:5: message`. */
 function formatProblems(file: string, problems: readonly PolicyProblem[]): string {
   return problems.map((p) => `${file}:${p.line}:${p.column}: ${visible(p.msg)}\n`).join('');
+}
+
+/** The policy's text exactly as stored (meant for a file), ending in a newline. */
+function printPolicyText(io: Io, text: string): void {
+  io.out(text.endsWith('\n') ? text : `${text}\n`);
 }
 
 export function registerAclCommands(program: Command, io: Io): void {
@@ -36,10 +52,39 @@ export function registerAclCommands(program: Command, io: Io): void {
         etag = current.etag;
       } else {
         const current = await warren.acl.getText();
-        io.out(current.text.endsWith('\n') ? current.text : `${current.text}\n`);
+        printPolicyText(io, current.text);
         etag = current.etag;
       }
       if (flags.etag) io.err(`etag: ${etag}\n`);
+    });
+
+  acl
+    .command('history [version]')
+    .description('every stored version of the policy, newest first; with a VERSION, its text as it was sent')
+    .option('--json', 'print the list as the API returns it (a version is printed as its stored text)')
+    .option('--etag', "with a VERSION, also print that version's ETag, to stderr")
+    .addHelpText('after', examples(['warren acl history', 'warren acl history 3 > policy-v3.hujson']))
+    .action(async (versionText: string | undefined, flags: { json?: boolean; etag?: boolean }) => {
+      const version = versionText === undefined ? undefined : positiveInteger('the version', versionText);
+      // The API keeps an earlier version only as the text that was sent, which is what this prints.
+      if (version !== undefined && flags.json)
+        throw new UsageError('a version is printed as its stored text: drop --json');
+      if (version === undefined && flags.etag) throw new UsageError('--etag goes with a VERSION');
+      const warren = connect(io);
+      if (version !== undefined) {
+        const stored = await warren.acl.version(version);
+        printPolicyText(io, stored.text);
+        if (flags.etag) io.err(`etag: ${stored.etag}\n`);
+        return;
+      }
+      const versions = await warren.acl.history();
+      if (flags.json) return printJson(io, { versions });
+      printTable(
+        io,
+        ['version', 'etag', 'created', 'by'],
+        versions.map((v) => [String(v.version), v.etag, v.created, v.createdBy ?? '-']),
+        'no stored versions',
+      );
     });
 
   acl

@@ -1,4 +1,4 @@
-/** `warren devices list|get|delete|tag|approve|expire`. */
+/** `warren devices list|get|delete|tag|approve|set|expire`. */
 import type { DeviceBody, Warren } from '@warren/client';
 import type { Command } from 'commander';
 import {
@@ -165,6 +165,31 @@ export function registerDeviceCommands(program: Command, io: Io): void {
       if (flags.json) printJson(io, device);
       else io.out(`approved device ${device.id} (${visible(device.name)})\n`);
     });
+
+  // Both --key-expiry and --no-key-expiry given is a mistake, not a race the last one wins.
+  const given = new Set<string>();
+  const set = devices
+    .command('set <device>')
+    .description("change a device's settings; prints the device as devices get does")
+    .option('--key-expiry', "its login expires as the network's node key expiry says (the default)")
+    .option('--no-key-expiry', 'its login never expires; also lifts an expiry that already happened')
+    .option('--json', 'print the API response as JSON')
+    .addHelpText(
+      'after',
+      examples(['warren devices set gw-1 --no-key-expiry', 'warren devices set dev_7f3k2 --key-expiry']),
+    )
+    .action(async (ref: string, flags: { keyExpiry?: boolean; json?: boolean }) => {
+      if (given.size > 1) throw new UsageError('pass --key-expiry or --no-key-expiry, not both');
+      if (flags.keyExpiry === undefined)
+        throw new UsageError('nothing to change: pass --key-expiry or --no-key-expiry');
+      const warren = connect(io);
+      const device = await warren.devices.update(await resolveDevice(warren, ref), {
+        keyExpiryDisabled: !flags.keyExpiry,
+      });
+      if (flags.json) printJson(io, device);
+      else printDevice(io, device);
+    });
+  for (const name of ['key-expiry', 'no-key-expiry']) set.on(`option:${name}`, () => given.add(name));
 
   devices
     .command('expire <device>')
