@@ -68,6 +68,23 @@ describe('warren: usage mistakes', () => {
     await mistake(['keys', 'create', '--api', '--name', 'x', '--scope', 'root'], /"root" is not a scope/);
   });
 
+  it('a WARREN_URL or --server that is not the address of a server', async () => {
+    const urls: [string, RegExp][] = [
+      ['127.0.0.1:8080', /^warren: WARREN_URL must start with http:\/\/ or https:\/\/ \(got "127\.0\.0\.1:8080"\)\n$/],
+      ['http://exa mple', /^warren: WARREN_URL is not a URL \(got "http:\/\/exa mple"\)\n$/],
+      ['http://127.0.0.1:9/v1', /^warren: WARREN_URL is the server's address, without \/v1 /],
+      ['http://127.0.0.1:9/v1/', /without \/v1/],
+    ];
+    for (const [url, names] of urls) {
+      const res = await warren(['network'], { ...NOWHERE, WARREN_URL: url });
+      expect(res, url).toMatchObject({ code: 2, stdout: '' });
+      expect(res.stderr, url).toMatch(names);
+    }
+    const agent = await warren(['node', 'up', '--auth-key', 'wrn_auth_x', '--server', 'http://127.0.0.1:9/v1'], {});
+    expect(agent).toMatchObject({ code: 2, stdout: '' });
+    expect(agent.stderr).toMatch(/^warren: --server is the server's address, without \/v1 /);
+  });
+
   it('bad values of the server commands', async () => {
     await mistake(['init', '--db', 'sqlite::memory:', '--plan', 'gold'], /--plan .*"gold"/);
     await mistake(['init', '--db', 'sqlite::memory:', '--owner', 'nobody'], /--owner .*"nobody"/);

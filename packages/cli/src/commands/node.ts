@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { Agent, isStatus, message, newNodeKey } from '../node/agent.js';
 import { simulate } from '../node/fleet-simulator.js';
 import { simulateTailscale } from '../node/tailscale-simulator.js';
-import { DEFAULT_URL, examples, type Io, positiveInteger, UsageError, visible } from './output.js';
+import { DEFAULT_URL, examples, type Io, positiveInteger, serverAddress, UsageError, visible } from './output.js';
 
 export { Agent, type AgentOptions } from '../node/agent.js';
 export { type SimulateOptions, type Simulation, simulate } from '../node/fleet-simulator.js';
@@ -136,9 +136,10 @@ export function printReasons(io: Io, reasons: Record<string, number>): void {
 }
 
 function serverUrl(flag: string | undefined, io: Io): string {
-  const url = (flag ?? io.env.WARREN_URL)?.trim() || DEFAULT_URL;
-  if (!/^https?:\/\//.test(url)) throw new UsageError(`--server must start with http:// or https:// (got "${url}")`);
-  return url;
+  return serverAddress(
+    flag === undefined ? 'WARREN_URL' : '--server',
+    (flag ?? io.env.WARREN_URL)?.trim() || DEFAULT_URL,
+  );
 }
 
 const routesOf = (text: string | undefined) =>

@@ -67,6 +67,23 @@ export class Exit extends Error {
   }
 }
 
+/**
+ * The server's address, from WARREN_URL or a flag: an http(s) URL without the API's `/v1`,
+ * which the client adds (`http://host:8080/v1` would ask for `/v1/v1/…` and get a 404 that
+ * does not say why). Checked before any request, as a usage mistake.
+ */
+export function serverAddress(what: string, text: string): string {
+  if (!/^https?:\/\//.test(text)) throw new UsageError(`${what} must start with http:// or https:// (got "${text}")`);
+  let path: string;
+  try {
+    path = new URL(text).pathname;
+  } catch {
+    throw new UsageError(`${what} is not a URL (got "${text}")`);
+  }
+  if (/\/v1\/?$/.test(path)) throw new UsageError(`${what} is the server's address, without /v1 (got "${text}")`);
+  return text;
+}
+
 /** The client for WARREN_URL (default http://127.0.0.1:8080) with WARREN_API_KEY. */
 export function connect(io: Io): Warren {
   const apiKey = io.env.WARREN_API_KEY?.trim();
@@ -75,8 +92,7 @@ export function connect(io: Io): Warren {
       'WARREN_API_KEY is not set: export the API key that `npm start` (or `warren init`) printed, e.g. export WARREN_API_KEY=wrn_api_…',
     );
   }
-  const url = io.env.WARREN_URL?.trim() || DEFAULT_URL;
-  if (!/^https?:\/\//.test(url)) throw new UsageError(`WARREN_URL must start with http:// or https:// (got "${url}")`);
+  const url = serverAddress('WARREN_URL', io.env.WARREN_URL?.trim() || DEFAULT_URL);
   const reach: typeof fetch = async (input, init) => {
     try {
       return await httpRequest(input, init);
