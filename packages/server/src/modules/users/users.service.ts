@@ -30,14 +30,16 @@ async function requireUser(db: Db, networkId: string, id: string) {
 }
 
 /**
- * A caller gives a role only when it holds every scope of it, and takes one away likewise: an
- * it-admin (or a key with `users`) manages members, auditors and other it-admins, but neither
- * makes anyone an owner, admin or network-admin (themselves included) nor demotes one. The
- * server itself and operator commands (no grant) are not held to it. Suspending and removing
- * stay with `users`: offboarding, by SCIM too, must reach everyone (the last owner excepted).
+ * A person gives a role from their console session only when their own role holds every scope
+ * of it, and takes one away likewise: an it-admin manages members, auditors and other
+ * it-admins, but neither makes anyone an owner, admin or network-admin (themselves included)
+ * nor demotes one. API keys follow the contract's scope table, where `users` suffices for every
+ * user call: a key is not a person and has no role to stay within (docs/decisions/console.md
+ * says what that leaves open). Suspending and removing stay with `users` for everyone:
+ * offboarding, by SCIM too, must reach everyone (the last owner excepted).
  */
 function requireGrantsRole(actor: Actor, role: Role, verb: string): void {
-  if (!actor.grant) return;
+  if (actor.type !== 'user' || !actor.grant) return;
   const beyond = roleScopesBeyond(actor.grant.scopes, role);
   if (beyond.length > 0) {
     const lacks = beyond.map((s) => `"${s}"`).join(', ');
