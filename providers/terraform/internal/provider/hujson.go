@@ -4,22 +4,41 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/tailscale/hujson"
+	warren "github.com/warrenhq/warren/clients/go"
 )
 
 // hujsonKind is a HuJSON document. Two documents are equal when they hold the same JSON value
 // and the same comments in the same order, so re-indenting, re-wrapping or adding trailing
 // commas is no change, while editing a comment is one (the server stores the text verbatim).
+// Its syntax is checked by warren_policy's ValidateConfig, which knows the file the text came
+// from and names it in the error.
 var hujsonKind = &stringKind{
 	name:       "HuJSON",
 	equivalent: sameHuJSON,
-	check: func(s string) error {
-		_, err := standardJSON(s)
-		return err
-	},
-	invalid: "Invalid HuJSON",
+}
+
+// syntaxErrorPlace is how the HuJSON parser places a mistake: "hujson: line 2, column 12: …".
+var syntaxErrorPlace = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+
+// hujsonSyntaxError is the syntax error of text as the server's validator would report it (a
+// line, a column and a message) with the parser's error, or nils when the text parses. A
+// mistake the parser does not place comes back as the error alone.
+func hujsonSyntaxError(text string) (problem *warren.PolicyError, err error) {
+	if _, err = standardJSON(text); err == nil {
+		return nil, nil
+	}
+	m := syntaxErrorPlace.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil, err
+	}
+	line, _ := strconv.Atoi(m[1])
+	column, _ := strconv.Atoi(m[2])
+	return &warren.PolicyError{Line: line, Column: column, Msg: m[3]}, err
 }
 
 // standardJSON parses HuJSON text into a plain JSON value (numbers kept exact).

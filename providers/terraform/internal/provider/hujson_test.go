@@ -1,6 +1,9 @@
 package provider
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSameHuJSON(t *testing.T) {
 	base := "// head\n{\n  \"a\": [1, 2], // two\n  \"b\": {\"c\": true},\n}\n"
@@ -36,5 +39,15 @@ func TestCommentsIgnoresSlashesInStrings(t *testing.T) {
 func TestDefaultPolicyIsValidHuJSON(t *testing.T) {
 	if _, err := standardJSON(defaultPolicy); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHuJSONSyntaxError(t *testing.T) {
+	if p, err := hujsonSyntaxError("{\n  // fine\n  \"acls\": [],\n}\n"); p != nil || err != nil {
+		t.Fatalf("valid HuJSON: got %v, %v", p, err)
+	}
+	p, err := hujsonSyntaxError("{\n  \"acls\": [,\n}\n")
+	if err == nil || p == nil || p.Line != 2 || p.Column != 12 || !strings.HasPrefix(p.Msg, "invalid character ','") {
+		t.Fatalf("want line 2, column 12, got %+v (%v)", p, err)
 	}
 }

@@ -20,9 +20,10 @@ import (
 const policyID = "policy"
 
 var (
-	_ resource.ResourceWithConfigure   = &policyResource{}
-	_ resource.ResourceWithImportState = &policyResource{}
-	_ resource.ResourceWithModifyPlan  = &policyResource{}
+	_ resource.ResourceWithConfigure      = &policyResource{}
+	_ resource.ResourceWithImportState    = &policyResource{}
+	_ resource.ResourceWithModifyPlan     = &policyResource{}
+	_ resource.ResourceWithValidateConfig = &policyResource{}
 )
 
 type policyResource struct{ resourceClient }
@@ -73,6 +74,24 @@ func (r *policyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 				WriteOnly:           true,
 			},
 		},
+	}
+}
+
+// ValidateConfig checks the content's HuJSON syntax without the server, and places a mistake as
+// the server's validator does: at its line and column, in the file when filename names it.
+func (r *policyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var content semanticString
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("content"), &content)...)
+	args := writeOnlyArguments(ctx, req.Config, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || content.IsNull() || content.IsUnknown() {
+		return
+	}
+	problem, err := hujsonSyntaxError(content.ValueString())
+	switch {
+	case problem != nil:
+		resp.Diagnostics.AddAttributeError(path.Root("content"), "Invalid HuJSON", policyPlace(args.Filename.ValueString(), *problem))
+	case err != nil:
+		resp.Diagnostics.AddAttributeError(path.Root("content"), "Invalid HuJSON", err.Error())
 	}
 }
 
@@ -148,12 +167,17 @@ func writeOnlyArguments(ctx context.Context, config tfsdk.Config, diags *diag.Di
 // column, and the file the text came from when the configuration says.
 func addPolicyProblems(diags *diag.Diagnostics, filename string, problems []warren.PolicyError) {
 	for _, e := range problems {
-		where := fmt.Sprintf("line %d, column %d", e.Line, e.Column)
-		if filename != "" {
-			where = fmt.Sprintf("%s:%d:%d", filename, e.Line, e.Column)
-		}
-		diags.AddAttributeError(path.Root("content"), "Invalid policy", where+": "+e.Msg)
+		diags.AddAttributeError(path.Root("content"), "Invalid policy", policyPlace(filename, e))
 	}
+}
+
+// policyPlace is a problem of the policy at its place: "line 7, column 15: …", or as a compiler
+// would name it, "policy.hujson:7:15: …", when the file is known.
+func policyPlace(filename string, e warren.PolicyError) string {
+	if filename != "" {
+		return fmt.Sprintf("%s:%d:%d: %s", filename, e.Line, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
 }
 
 func (r *policyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -198,6 +198,12 @@ func TestAccPolicy_invalidAtLine(t *testing.T) {
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Invalid HuJSON.*line 2, column 12: invalid character ','`),
 			},
+			{
+				// And named with the file, as the server's errors are.
+				Config:      policyFileConfig("policy.hujson", "{\n  \"acls\": [,\n}\n"),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Invalid HuJSON.*policy\.hujson:2:12: invalid character ','`),
+			},
 		},
 	})
 }

@@ -18,7 +18,8 @@ type stringKind struct {
 	name string
 	// equivalent reports whether two spellings hold the same value.
 	equivalent func(a, b string) bool
-	// check returns why a value is malformed (nil when it is fine).
+	// check returns why a value is malformed (nil when it is fine); a kind without one is
+	// checked where it is used.
 	check   func(string) error
 	invalid string // summary of check's diagnostic
 }
@@ -92,7 +93,7 @@ func (v semanticString) StringSemanticEquals(_ context.Context, newValuable base
 
 // ValidateAttribute reports a malformed value without asking the server.
 func (v semanticString) ValidateAttribute(_ context.Context, req xattr.ValidateAttributeRequest, resp *xattr.ValidateAttributeResponse) {
-	if v.IsNull() || v.IsUnknown() {
+	if v.IsNull() || v.IsUnknown() || v.kind.check == nil {
 		return
 	}
 	if err := v.kind.check(v.ValueString()); err != nil {
