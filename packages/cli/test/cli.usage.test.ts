@@ -66,6 +66,9 @@ describe('warren: usage mistakes', () => {
     await mistake(['node', 'simulate', '--count', '0', '--auth-key', 'wrn_auth_x'], /--count .*"0"/);
     await mistake(['keys', 'create', '--expires', '1w'], /--expires .*"1w"/);
     await mistake(['keys', 'create', '--api', '--name', 'x', '--scope', 'root'], /"root" is not a scope/);
+    // A webhook's deliveries page by cursor alone: a --since would be taken and do nothing.
+    await mistake(['webhooks', 'deliveries', 'whk_x', '--since', '1h'], "unknown option '--since'");
+    await mistake(['webhooks', 'deliveries', 'whk_x', '--state', 'lost'], /--state must be one of pending, delivered/);
   });
 
   it('a WARREN_URL or --server that is not the address of a server', async () => {

@@ -195,9 +195,13 @@ export function auditRow(e: AuditEntryBody): string[] {
   return [compactTime(e.time), who, e.method, e.path, String(e.status), what, e.clientAddr];
 }
 
-export function addCommon(command: Command): Command {
+/**
+ * The paging flags every log-like command shares. `since: false` for a list that pages by
+ * cursor alone (a webhook's deliveries), where a --since would be accepted and do nothing.
+ */
+export function addCommon(command: Command, { since = true } = {}): Command {
+  if (since) command.option('--since <duration>', 'entries recorded in this window: 90s, 15m, 24h, 7d (default 1h)');
   return command
-    .option('--since <duration>', 'entries recorded in this window: 90s, 15m, 24h, 7d (default 1h)')
     .option('--limit <n>', 'stop after this many entries (default: all)')
     .option('-f, --follow', 'keep printing new entries as they are recorded (Ctrl-C to stop)')
     .option('--interval <seconds>', 'with --follow, how often to ask for new entries', String(FOLLOW_INTERVAL_S))

@@ -1,6 +1,7 @@
 /** `warren webhooks create|list|get|update|delete|rotate|test|deliveries|retry`. */
 
 import type { WebhookBody } from '@warren/client';
+import { DELIVERY_STATES } from '@warren/contract';
 import type { Command } from 'commander';
 import { addCommon, type CommonFlags, compactTime, runTail, tailFlags } from './logs.js';
 import {
@@ -9,6 +10,7 @@ import {
   connect,
   examples,
   type Io,
+  oneOf,
   printFields,
   printJson,
   printTable,
@@ -155,18 +157,18 @@ export function registerWebhookCommands(program: Command, io: Io): void {
     webhooks
       .command('deliveries <id>')
       .description('deliveries of an endpoint, oldest first')
-      .option('--state <state>', 'pending, delivered or failed'),
-  ).action(async (id: string, flags: CommonFlags & { state?: 'pending' | 'delivered' | 'failed' }) => {
+      .option('--state <state>', DELIVERY_STATES.join(', ')),
+    { since: false },
+  ).action(async (id: string, flags: CommonFlags & { state?: string }) => {
     tailFlags(flags);
-    const warren = connect(io);
+    const state = flags.state === undefined ? undefined : oneOf('--state', flags.state, DELIVERY_STATES);
     const webhookId = checkId(id, 'whk_', 'webhook');
+    const warren = connect(io);
     await runTail(
       io,
       flags,
       ['created', 'id', 'event', 'type', 'state', 'attempts', 'last status', 'last error'],
-      // Deliveries page by cursor only; --since is not theirs.
-      ({ cursor, limit }, signal) =>
-        warren.webhooks.deliveries(webhookId, { cursor, limit, state: flags.state }, { signal }),
+      ({ cursor, limit }, signal) => warren.webhooks.deliveries(webhookId, { cursor, limit, state }, { signal }),
       (d) => [
         compactTime(d.created),
         d.id,
