@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { json, startServer, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WARREN_FROM_SOURCES } from './bin.js';
 import { envOf, warren } from './run.js';
 
 const VALID = `{
@@ -97,6 +99,41 @@ describe('warren acl', () => {
     expect(res.stderr).toMatch(new RegExp(`^${path.replaceAll('.', '\\.')}:4:\\d+: .*group:ops`, 'm'));
     expect(res.stderr).toMatch(/^warren: policy_invalid: /m);
     expect((await warren(['acl', 'get'], env)).stdout).toBe(before);
+  });
+
+  it('validate --json and apply --json print the API responses; invalid still exits 1', async () => {
+    const invalid = await warren(['acl', 'validate', file('invalid-json.hujson', INVALID), '--json'], env);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toBe('');
+    const body = JSON.parse(invalid.stdout);
+    expect(body.valid).toBe(false);
+    expect(body).toEqual(await json(await server.call('POST', '/v1/acl/validate', { raw: INVALID })));
+    const valid = await warren(['acl', 'validate', file('valid-json.hujson', VALID), '--json'], env);
+    expect(valid.code).toBe(0);
+    expect(JSON.parse(valid.stdout)).toMatchObject({ valid: true, errors: [] });
+    const applied = await warren(['acl', 'apply', file('apply-json.hujson', VALID), '--json'], env);
+    expect(applied.code).toBe(0);
+    expect(JSON.parse(applied.stdout)).toEqual(await json(await server.call('GET', '/v1/acl')));
+  });
+
+  it('validate and apply read stdin for -, naming it <stdin>', async () => {
+    const piped = (args: string[], input: string) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          [...WARREN_FROM_SOURCES, 'acl', ...args],
+          { env: { ...process.env, ...env } },
+          (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+        );
+        child.stdin?.end(input);
+      });
+    const invalid = await piped(['validate', '-'], INVALID);
+    expect(invalid.code, invalid.stderr).toBe(1);
+    expect(invalid.stdout).toMatch(/^<stdin>:4:\d+: .*group:ops/m);
+    expect(await piped(['apply', '-'], VALID)).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^<stdin>: applied /),
+    });
   });
 
   it('history lists the stored versions, newest first, and prints one version as it was sent', async () => {

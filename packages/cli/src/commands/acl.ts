@@ -9,7 +9,7 @@ import {
   positiveInteger,
   printJson,
   printTable,
-  readText,
+  readInput,
   UsageError,
   visible,
 } from './output.js';
@@ -18,6 +18,9 @@ import {
 function formatProblems(file: string, problems: readonly PolicyProblem[]): string {
   return problems.map((p) => `${file}:${p.line}:${p.column}: ${visible(p.msg)}\n`).join('');
 }
+
+/** How a policy's source is named in what is printed: its path, or `<stdin>` for `-`, as compilers do. */
+const shownAs = (file: string) => (file === '-' ? '<stdin>' : file);
 
 /** The policy's text exactly as stored (meant for a file), ending in a newline. */
 function printPolicyText(io: Io, text: string): void {
@@ -89,39 +92,45 @@ export function registerAclCommands(program: Command, io: Io): void {
 
   acl
     .command('validate <file>')
-    .description('check a policy file without applying it: one FILE:LINE:COLUMN: problem per line, exit 1 if invalid')
-    .addHelpText('after', examples(['warren acl validate policy.hujson']))
-    .action(async (file: string) => {
-      const text = await readText(file);
+    .description(
+      'check a policy file (- for stdin) without applying it: one FILE:LINE:COLUMN: problem per line, exit 1 if invalid',
+    )
+    .option('--json', 'print the API response as JSON ({ "valid", "errors" }); still exit 1 if invalid')
+    .addHelpText(
+      'after',
+      examples(['warren acl validate policy.hujson', 'warren acl get | sed s/22/2222/ | warren acl validate -']),
+    )
+    .action(async (file: string, flags: { json?: boolean }) => {
+      const text = await readInput(file);
       const result = await connect(io).acl.validate(text);
-      if (result.valid) {
-        io.out(`${file}: valid\n`);
-        return;
-      }
-      io.out(formatProblems(file, result.errors));
-      throw new Exit(1);
+      if (flags.json) printJson(io, result);
+      else if (result.valid) io.out(`${shownAs(file)}: valid\n`);
+      else io.out(formatProblems(shownAs(file), result.errors));
+      if (!result.valid) throw new Exit(1);
     });
 
   acl
     .command('apply <file>')
     .description(
-      'replace the policy with a file; refused if the policy changed since --if-match ETAG (default: the ETag read just before)',
+      'replace the policy with a file (- for stdin); refused if the policy changed since --if-match ETAG (default: the ETag read just before)',
     )
     .option('--if-match <etag>', 'the ETag of the policy this file was edited from (see acl get --etag)')
+    .option('--json', 'print the stored policy as the API returns it (as JSON)')
     .addHelpText(
       'after',
       examples(['warren acl apply policy.hujson', 'warren acl apply policy.hujson --if-match \'"3f2a…"\'']),
     )
-    .action(async (file: string, flags: { ifMatch?: string }) => {
-      const text = await readText(file);
+    .action(async (file: string, flags: { ifMatch?: string; json?: boolean }) => {
+      const text = await readInput(file);
       const warren = connect(io);
       const ifMatch = flags.ifMatch ?? (await warren.acl.getText()).etag;
       try {
         const applied = await warren.acl.set(text, { ifMatch: ifMatch || undefined });
-        io.out(`${file}: applied (etag ${applied.etag})\n`);
+        if (flags.json) printJson(io, applied.policy);
+        else io.out(`${shownAs(file)}: applied (etag ${applied.etag})\n`);
       } catch (error) {
         if (error instanceof WarrenError && error.errors.length > 0) {
-          io.err(formatProblems(file, error.errors));
+          io.err(formatProblems(shownAs(file), error.errors));
         }
         throw error;
       }

@@ -4,10 +4,9 @@
  * whether an address, a domain or a region is acceptable is the server's rule, and its problem
  * is what people see.
  */
-import { text as readAll } from 'node:stream/consumers';
 import type { DnsRecordBody } from '@warren/client';
 import { DURATION_RE, type PatchNetworkRequest } from '@warren/contract';
-import { readText, UsageError } from './output.js';
+import { readInput, UsageError } from './output.js';
 
 export interface NetworkSetFlags {
   deviceApproval?: boolean;
@@ -91,7 +90,7 @@ function extraRecords(records: readonly string[]): DnsRecordBody[] {
 
 /** The regions array of a file, or of stdin for `-`. */
 async function readRegions(file: string): Promise<unknown[]> {
-  const text = file === '-' ? await readAll(process.stdin) : await readText(file);
+  const text = await readInput(file);
   let regions: unknown;
   try {
     regions = JSON.parse(text);

@@ -4,6 +4,7 @@
  * for people, JSON for scripts, and the two ways a command ends early (usage error, exit code).
  */
 import { readFile } from 'node:fs/promises';
+import { text as readAll } from 'node:stream/consumers';
 import { Warren } from '@warren/client';
 import { DURATION_RE } from '@warren/contract';
 import { httpRequest } from './http-request.js';
@@ -58,6 +59,11 @@ export async function readText(file: string): Promise<string> {
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(`cannot read ${file}${code === 'ENOENT' ? ': no such file' : code ? ` (${code})` : ''}`);
   }
+}
+
+/** A file a command was given, or stdin for `-` (a pipe from another program). */
+export async function readInput(file: string): Promise<string> {
+  return file === '-' ? await readAll(process.stdin) : await readText(file);
 }
 
 /** Ends the command with this exit code; whatever needed saying was already printed. */
