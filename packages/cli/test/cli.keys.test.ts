@@ -88,16 +88,19 @@ describe('warren keys', () => {
     const offline = { WARREN_URL: 'http://127.0.0.1:9', WARREN_API_KEY: env.WARREN_API_KEY };
     expect(await warren(['keys', 'list', '--type', 'nope'], offline)).toMatchObject({
       code: 2,
-      stderr: 'warren: --type must be one of auth, api\n',
+      stderr: 'warren: --type must be one of auth, api (got "nope")\n',
     });
     expect(await warren(['keys', 'list', '--state', 'nope'], offline)).toMatchObject({
       code: 2,
-      stderr: 'warren: --state must be one of valid, expired, revoked, used\n',
+      stderr: 'warren: --state must be one of valid, expired, revoked, used (got "nope")\n',
     });
     expect(await warren(['routes', 'list', '--state', 'nope'], offline)).toMatchObject({
       code: 2,
-      stderr: 'warren: --state must be one of pending, approved, disabled\n',
+      stderr: 'warren: --state must be one of pending, approved, disabled (got "nope")\n',
     });
-    expect((await warren(['users', 'list', '--role', 'boss'], offline)).code).toBe(2);
+    expect(await warren(['users', 'list', '--role', 'boss'], offline)).toMatchObject({
+      code: 2,
+      stderr: 'warren: role must be one of owner, admin, network-admin, it-admin, auditor, member (got "boss")\n',
+    });
   });
 });

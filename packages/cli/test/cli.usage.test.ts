@@ -66,6 +66,11 @@ describe('warren: usage mistakes', () => {
     await mistake(['node', 'simulate', '--count', '0', '--auth-key', 'wrn_auth_x'], /--count .*"0"/);
     await mistake(['keys', 'create', '--expires', '1w'], /--expires .*"1w"/);
     await mistake(['keys', 'create', '--api', '--name', 'x', '--scope', 'root'], /"root" is not a scope/);
+    await mistake(['keys', 'create', '--quiet', '--json'], 'pass --json or --quiet, not both');
+    await mistake(
+      ['sso', 'set', '--issuer', 'https://id.example.com', '--client-id', 'w', '--client-secret-file', '/nonexistent'],
+      /^warren: cannot read \/nonexistent: no such file$/,
+    );
     // A webhook's deliveries page by cursor alone: a --since would be taken and do nothing.
     await mistake(['webhooks', 'deliveries', 'whk_x', '--since', '1h'], "unknown option '--since'");
     await mistake(['webhooks', 'deliveries', 'whk_x', '--state', 'lost'], /--state must be one of pending, delivered/);

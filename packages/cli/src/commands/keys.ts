@@ -183,6 +183,7 @@ export function registerKeyCommands(program: Command, io: Io): void {
       ]),
     )
     .action(async (flags: CreateFlags) => {
+      if (flags.quiet && flags.json) throw new UsageError('pass --json or --quiet, not both');
       const key = await connect(io).keys.create(createInput(flags));
       if (flags.quiet) io.out(`${key.key}\n`);
       else if (flags.json) printJson(io, key);

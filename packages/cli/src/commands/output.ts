@@ -29,7 +29,7 @@ export class UsageError extends Error {}
 /** `value` when it is one of `allowed`; otherwise a usage error that lists them. */
 export function oneOf<T extends string>(what: string, value: string, allowed: readonly T[]): T {
   if (!(allowed as readonly string[]).includes(value)) {
-    throw new UsageError(`${what} must be one of ${allowed.join(', ')}`);
+    throw new UsageError(`${what} must be one of ${allowed.join(', ')} (got "${value}")`);
   }
   return value as T;
 }

@@ -2,10 +2,9 @@
  * `warren sso get|set`: the network's OpenID provider. The client secret is read from a file or
  * from WARREN_SSO_CLIENT_SECRET, never from a flag (flags end up in shell history and `ps`).
  */
-import { readFileSync } from 'node:fs';
 import type { SsoConfigBody } from '@warren/contract';
 import type { Command } from 'commander';
-import { collect, connect, examples, type Io, printFields, printJson, UsageError } from './output.js';
+import { collect, connect, examples, type Io, printFields, printJson, readText, UsageError } from './output.js';
 
 function printSso(io: Io, sso: SsoConfigBody): void {
   printFields(io, [
@@ -56,9 +55,7 @@ export function registerSsoCommands(program: Command, io: Io): void {
         json?: boolean;
       }) => {
         const secret = (
-          flags.clientSecretFile
-            ? readFileSync(flags.clientSecretFile, 'utf8')
-            : (io.env.WARREN_SSO_CLIENT_SECRET ?? '')
+          flags.clientSecretFile ? await readText(flags.clientSecretFile) : (io.env.WARREN_SSO_CLIENT_SECRET ?? '')
         ).trim();
         if (!secret) throw new UsageError('give the client secret in --client-secret-file or WARREN_SSO_CLIENT_SECRET');
         const settings = await connect(io).network.setSso({
