@@ -24,8 +24,10 @@ var (
 	_ resource.ResourceWithModifyPlan  = &webhookResource{}
 )
 
-// eventFilter is the API's pattern of an event filter: a type, a family or "*".
-var eventFilter = regexp.MustCompile(`^(\*|[a-z]+\.\*|[a-z]+\.[a-z]+)$`)
+// eventFilter is the API's pattern of an event filter: a type, a family or "*"
+// (EVENT_FILTER_PATTERN in packages/contract/src/events.ts; a type may hold an underscore, as
+// device.key_expired does).
+var eventFilter = regexp.MustCompile(`^(\*|[a-z]+\.\*|[a-z]+\.[a-z_]+)$`)
 
 type webhookResource struct{ resourceClient }
 
@@ -69,7 +71,7 @@ func (r *webhookResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Required:            true,
 				Validators: []validator.Set{
 					setvalidator.SizeBetween(1, 32),
-					setvalidator.ValueStringsAre(stringvalidator.RegexMatches(eventFilter,
+					setvalidator.ValueStringsAre(stringvalidator.LengthAtMost(64), stringvalidator.RegexMatches(eventFilter,
 						"must be an event type (device.created), a family (device.*) or *")),
 				},
 			},

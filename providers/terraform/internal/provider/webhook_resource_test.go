@@ -103,6 +103,12 @@ func TestAccWebhook(t *testing.T) {
 		},
 		Steps: []resource.TestStep{
 			{
+				// An event filter the API would refuse (over 64 characters) fails the plan.
+				Config:      webhookConfig(url, `["device.`+strings.Repeat("x", 58)+`"]`, "true"),
+				PlanOnly:    true,
+				ExpectError: errorMatching("string length must be at most 64"),
+			},
+			{
 				Config: webhookConfig(url, `["device.*", "policy.updated"]`, "true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectSensitiveValue(address, tfjsonpath.New("secret")),
@@ -209,8 +215,9 @@ func TestAccWebhook(t *testing.T) {
 				},
 			},
 			{
-				// A new URL changes the same endpoint in place, and keeps its secret.
-				Config: webhookConfig(url+"/v2", `["device.*", "user.*"]`, "true"),
+				// A new URL changes the same endpoint in place, and keeps its secret; an event
+				// type may hold an underscore.
+				Config: webhookConfig(url+"/v2", `["device.key_expired", "user.*"]`, "true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
 				}},
@@ -218,8 +225,8 @@ func TestAccWebhook(t *testing.T) {
 					resource.TestCheckResourceAttrPtr(address, "secret", &secret),
 					func(s *terraform.State) error {
 						w, err := webhookOnServer(t, s)
-						if err != nil || w.ID != id || w.URL != url+"/v2" {
-							return fmt.Errorf("server has %+v (%v), want the same endpoint at the new URL", w, err)
+						if err != nil || w.ID != id || w.URL != url+"/v2" || !sameEvents(w.Events, "device.key_expired", "user.*") {
+							return fmt.Errorf("server has %+v (%v), want the same endpoint at the new URL with the new events", w, err)
 						}
 						return nil
 					},
