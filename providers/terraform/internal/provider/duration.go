@@ -32,7 +32,8 @@ var keyExpiryKind = &stringKind{
 	invalid: "Invalid key expiry",
 }
 
-var durationPattern = regexp.MustCompile(`^([0-9]+)([smhd])$`)
+// durationPattern is the API's DURATION_PATTERN (packages/contract/src/formats.ts).
+var durationPattern = regexp.MustCompile(`^([0-9]{1,9})([smhd])$`)
 
 var durationUnits = []struct {
 	suffix string

@@ -12,7 +12,7 @@ func TestDurations(t *testing.T) {
 			t.Errorf("parseDuration(%q) = %v, %v; want %v", text, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "1w", "1.5h", "24", "h", "-1d"} {
+	for _, bad := range []string{"", "1w", "1.5h", "24", "h", "-1d", "1234567890s"} {
 		if _, err := parseDuration(bad); err == nil {
 			t.Errorf("parseDuration(%q) succeeded", bad)
 		}
