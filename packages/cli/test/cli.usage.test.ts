@@ -96,6 +96,12 @@ describe('warren: usage mistakes', () => {
   it('bad values of the server commands', async () => {
     await mistake(['init', '--db', 'sqlite::memory:', '--plan', 'gold'], /--plan .*"gold"/);
     await mistake(['init', '--db', 'sqlite::memory:', '--owner', 'nobody'], /--owner .*"nobody"/);
+    for (const name of ['', ' lab', 'lab\n', 'l\u001b[2Jab', 'lab\u202e', 'x'.repeat(65)]) {
+      await mistake(
+        ['init', '--db', 'sqlite::memory:', '--network', name],
+        /^warren: --network must be 1 to 64 characters/,
+      );
+    }
     await mistake(['init', '--db', 'mysql://db/warren'], /unsupported database URL "mysql:\/\/db\/warren"/);
     await mistake(['networks', 'set-plan', 'net_x', 'gold', '--db', 'sqlite::memory:'], /plan .*"gold"/);
     await mistake(['serve', '--port', 'http'], /invalid port "http"/);

@@ -3,7 +3,7 @@ import { PLANS, type Plan } from '@warren/contract';
 import type { Storage, serveConfig } from '@warren/server';
 import type { Command } from 'commander';
 import { COMMAND, consoleDir } from '../package.js';
-import { UsageError } from './output.js';
+import { UsageError, visible } from './output.js';
 
 /**
  * The server's code (Fastify, the database drivers, the policy engine), loaded only by the
@@ -28,6 +28,15 @@ async function withStorage<T>(dbFlag: string | undefined, run: (storage: Storage
   } finally {
     await storage.close();
   }
+}
+
+/**
+ * A network's name is what people pick it by (`console login --network`, the console's sign-in
+ * page) and the start of its DNS domain: something to type and to show, so short, without
+ * blanks at either end, and without a character a terminal would act on (what `visible` escapes).
+ */
+function goodNetworkName(name: string): boolean {
+  return name.length >= 1 && name.length <= 64 && name.trim() === name && visible(name) === name;
 }
 
 export function registerServerCommands(program: Command): void {
@@ -71,6 +80,11 @@ export function registerServerCommands(program: Command): void {
     .action(async (flags: { db?: string; network: string; owner: string; plan: string; json?: boolean }) => {
       if (!(PLANS as readonly string[]).includes(flags.plan)) {
         throw new UsageError(`--plan must be ${PLANS.join(' or ')} (got "${flags.plan}")`);
+      }
+      if (!goodNetworkName(flags.network)) {
+        throw new UsageError(
+          `--network must be 1 to 64 characters, without control characters or blanks at either end (got ${JSON.stringify(flags.network)})`,
+        );
       }
       if (!/^[^\s@]+@[^\s@]+$/.test(flags.owner)) {
         throw new UsageError(`--owner must be an email address (got "${flags.owner}")`);
