@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStorage } from '@warren/server';
@@ -29,9 +29,16 @@ function startServe(db: string, logLevel = 'warn'): ChildProcess {
 function run(
   args: string[],
   env: Record<string, string> = {},
+  options: { cwd?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...WARREN_FROM_SOURCES, ...args], { env: { ...process.env, ...env } });
+    const { WARREN_DB: _, ...inherited } = process.env;
+    // Killed (code null) if it never ends, so a hang fails the test instead of stalling the run.
+    const child = spawn(process.execPath, [...WARREN_FROM_SOURCES, ...args], {
+      env: { ...inherited, ...env },
+      timeout: SPAWN_MS,
+      ...options,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -103,6 +110,27 @@ describe('warren init and serve', { timeout: 2 * SPAWN_MS }, () => {
       await storage.close();
     }
   });
+
+  it('without --db or WARREN_DB, init makes ./data and its SQLite file', async () => {
+    const cwd = mkdtempSync(join(dir, 'cwd-'));
+    const res = await run(['init', '--json'], {}, { cwd });
+    expect(res.code, res.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(res.stdout))).toEqual(['networkId', 'apiKey']);
+    expect(existsSync(join(cwd, 'data', 'warren.db'))).toBe(true);
+  });
+
+  it.skipIf(!existsSync('/proc/self'))(
+    'a folder that cannot be made (under /proc) is an error, not a hang',
+    async () => {
+      const res = await run(['init', '--db', 'sqlite:/proc/warren-test/data/warren.db']);
+      expect(res).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          "warren: cannot open the database sqlite:/proc/warren-test/data/warren.db: ENOENT: no such file or directory, mkdir '/proc/warren-test'\n",
+      });
+    },
+  );
 
   it('rejects a bad plan with a clear error and a non-zero exit', async () => {
     const res = await run(['init', '--db', `sqlite:${join(dir, 'bad.db')}`, '--plan', 'gold']);

@@ -2,7 +2,7 @@
  * Opens the database named by a URL — `sqlite:PATH`, `sqlite::memory:` or `postgres://…` —
  * and migrates it. Both dialects share one schema and one migration set.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
@@ -147,7 +147,7 @@ function openSqlite(url: string): Storage {
   if (!url.startsWith('sqlite:'))
     throw new Error(`unsupported database URL "${url}" (use sqlite:PATH or postgres://…)`);
   const path = url.slice('sqlite:'.length);
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') makeFolder(dirname(path));
   const sqlite = new SqliteDatabase(path);
   // WAL lets readers proceed while one writer commits; NORMAL sync is durable across
   // process crashes and much faster than FULL. busy_timeout covers a second process (init).
@@ -179,6 +179,24 @@ function openSqlite(url: string): Storage {
       reader?.close();
     },
   };
+}
+
+/**
+ * Creates a database file's folder and its missing parents, one level at a time. Not
+ * `mkdirSync(dir, { recursive: true })`: where a parent exists but cannot hold a new folder
+ * (under /proc or /sys, a stale mount) the kernel answers ENOENT, and Node's recursive walk
+ * takes that for a missing parent and retries forever at full CPU, so `warren serve --db
+ * sqlite:/proc/x/warren.db` hung without a word. Here an ENOENT once the parent exists is final.
+ */
+function makeFolder(dir: string): void {
+  if (existsSync(dir)) return;
+  const parent = dirname(dir);
+  if (parent !== dir) makeFolder(parent);
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
 }
 
 function readOnly(path: string): SqliteDatabase.Database {
