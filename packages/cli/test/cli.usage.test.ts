@@ -156,6 +156,17 @@ describe('warren: a database that cannot be opened', () => {
     }
   });
 
+  it('an operator command on an id the database does not hold: not_found, exit 1', async () => {
+    expect(await warren(['networks', 'set-plan', 'net_missing', 'free', '--db', 'sqlite::memory:'], NOWHERE)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'warren: not_found: network net_missing does not exist\n',
+    });
+    const key = await warren(['keys', 'set-limit', 'key_missing', '500', '--db', 'sqlite::memory:'], NOWHERE);
+    expect(key).toMatchObject({ code: 1, stdout: '' });
+    expect(key.stderr).toMatch(/^warren: not_found: API key key_missing does not exist/);
+  });
+
   it('hides the password, in the user part or in the query', async () => {
     const res = await warren(['init', '--db', 'postgres://warren:s3cret@127.0.0.1:9/warren?password=hunter2'], NOWHERE);
     expect(res.code).toBe(1);

@@ -119,7 +119,7 @@ export function registerServerCommands(program: Command): void {
       }
       const { setPlan } = await loadServer();
       const found = await withStorage(flags.db, (storage) => setPlan(storage.db, networkId, plan as Plan));
-      if (!found) throw new Error(`network ${networkId} does not exist`);
+      if (!found) throw new Error(`not_found: network ${networkId} does not exist`);
       process.stdout.write(`network ${networkId} is now on the ${plan} plan\n`);
     });
 }
