@@ -88,6 +88,13 @@ describe('warren: usage mistakes', () => {
       expect(res, url).toMatchObject({ code: 2, stdout: '' });
       expect(res.stderr, url).toMatch(names);
     }
+    // A sign-in link made of a bad address would open nothing.
+    const link = await warren(
+      ['console', 'login', '--network', 'n', '--user', 'a@example.com', '--url', 'warren.example.com'],
+      {},
+    );
+    expect(link).toMatchObject({ code: 2, stdout: '' });
+    expect(link.stderr).toMatch(/^warren: --url must start with http:\/\/ or https:\/\//);
     const agent = await warren(['node', 'up', '--auth-key', 'wrn_auth_x', '--server', 'http://127.0.0.1:9/v1'], {});
     expect(agent).toMatchObject({ code: 2, stdout: '' });
     expect(agent.stderr).toMatch(/^warren: --server is the server's address, without \/v1 /);

@@ -4,7 +4,7 @@
  * not enforce single sign-on.
  */
 import type { Command } from 'commander';
-import { DEFAULT_URL, examples, type Io, printJson } from './output.js';
+import { DEFAULT_URL, examples, type Io, printJson, serverAddress } from './output.js';
 import { loadServer, withStorage } from './server.js';
 
 export function registerConsoleCommands(program: Command, io: Io): void {
@@ -19,7 +19,10 @@ export function registerConsoleCommands(program: Command, io: Io): void {
     .option('--json', 'print { "url", "expires" } as JSON')
     .addHelpText('after', examples(['warren console login --network default --user admin@example.com']))
     .action(async (flags: { network: string; user: string; url?: string; db?: string; json?: boolean }) => {
-      const base = (flags.url ?? io.env.WARREN_URL?.trim() ?? DEFAULT_URL).replace(/\/+$/, '');
+      const given = flags.url ?? io.env.WARREN_URL?.trim();
+      const where = flags.url !== undefined ? '--url' : 'WARREN_URL';
+      // A link nobody can open is worse than none: the address is checked before the link is made.
+      const base = serverAddress(where, given || DEFAULT_URL).replace(/\/+$/, '');
       const { consoleLoginLink } = await loadServer();
       const link = await withStorage(flags.db, (storage) =>
         consoleLoginLink(storage.db, { network: flags.network, loginName: flags.user, now: Date.now() }),
