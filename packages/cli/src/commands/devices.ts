@@ -57,7 +57,7 @@ function printDevice(io: Io, d: DeviceBody): void {
 export function registerDeviceCommands(program: Command, io: Io): void {
   const devices = program
     .command('devices')
-    .description('list, inspect, tag, approve, expire and delete devices')
+    .description('list, inspect, tag, approve, expire, change and delete devices')
     .addHelpText(
       'after',
       examples(['warren devices list --tag tag:ci --online', 'warren devices tag dev_7f3k2 tag:server']),
