@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStorage } from '@warren/server';
@@ -159,6 +160,32 @@ describe('warren init and serve', { timeout: 2 * SPAWN_MS }, () => {
     again.kill('SIGINT');
     await closed;
     expect(againOut.output()).not.toContain('wrn_api_');
+  });
+
+  it('a first start that cannot listen still shows the first key, which the next start serves', async () => {
+    const db = `sqlite:${join(dir, 'busy.db')}`;
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = String((busy.address() as AddressInfo).port);
+    let key: string | undefined;
+    try {
+      const failed = await run(['serve', '--port', port, '--db', db], { WARREN_LOG_LEVEL: 'warn' });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain('EADDRINUSE');
+      key = failed.stdout.match(/\s(wrn_api_[0-9A-Za-z]+)\s/)?.[1];
+      expect(key, failed.stdout).toBeDefined();
+      expect(failed.stdout).not.toContain('serving on');
+    } finally {
+      busy.close();
+    }
+    const child = startServe(db);
+    const out = watch(child);
+    const [, url] = await out.waitFor(/serving on (http:\/\/[0-9.:]+)/);
+    expect(out.output()).not.toContain('wrn_api_');
+    expect((await fetch(`${url}/v1/network`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    child.kill('SIGTERM');
+    await exited;
   });
 
   it('prints the command that signs the owner in to the console, and that command works as printed', async () => {

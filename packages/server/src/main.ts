@@ -48,30 +48,21 @@ export async function serve(
   // Node's default backlog of 511, SYNs past it were refused and retried by the kernel after 1,
   // 3, 7, 15 s, enough for agents' calls to time out. 4,096 is Linux's default cap (somaxconn),
   // which Go servers such as Headscale's and NetBird's get by default; the kernel caps it anyway.
-  await app.listen({ host: config.host, port: config.port, backlog: LISTEN_BACKLOG });
-  await app.embeddedRelay?.listenStun(config.host);
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  if (created) {
-    out.write(
-      [
-        '',
-        `Warren created the network "default" (${created.networkId}).`,
-        'Its first API key (scope "all", valid for 90 days) is shown only this once — keep it:',
-        '',
-        `  ${created.apiKey}`,
-        '',
-        'Use it from a shell:',
-        `  export WARREN_URL=${url} WARREN_API_KEY=${created.apiKey}`,
-        '',
-        'Sign in to the console as the owner (prints a one-time link, valid 10 minutes):',
-        `  ${consoleLoginCommand(config, url, options.command)}`,
-        '',
-        '',
-      ].join('\n'),
-    );
+  const urlOf = (port: number) => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  try {
+    await app.listen({ host: config.host, port: config.port, backlog: LISTEN_BACKLOG });
+    await app.embeddedRelay?.listenStun(config.host);
+  } catch (error) {
+    // The first network exists from here on: a start that cannot listen (a port in use, one
+    // below 1024) still shows its key, or no start ever would, the database being no longer empty.
+    if (created) out.write(firstKeyBanner(created, config, urlOf(config.port), options.command));
+    await app.close();
+    await storage.close();
+    throw error;
   }
+  const address = app.server.address();
+  const url = urlOf(typeof address === 'object' && address ? address.port : config.port);
+  if (created) out.write(firstKeyBanner(created, config, url, options.command));
   out.write(`Warren is serving on ${url} (database ${redact(config.db)})\n`);
   out.write(`The console: ${url}/ (sign in with a one-time link or single sign-on)\n`);
   if (config.derp) {
@@ -90,6 +81,30 @@ export async function serve(
     return stopping;
   };
   return stop;
+}
+
+/** The first network's API key, shown this once, and how to use it. */
+function firstKeyBanner(
+  created: { networkId: string; apiKey: string },
+  config: ServeConfig,
+  url: string,
+  command: string | undefined,
+): string {
+  return [
+    '',
+    `Warren created the network "default" (${created.networkId}).`,
+    'Its first API key (scope "all", valid for 90 days) is shown only this once — keep it:',
+    '',
+    `  ${created.apiKey}`,
+    '',
+    'Use it from a shell:',
+    `  export WARREN_URL=${url} WARREN_API_KEY=${created.apiKey}`,
+    '',
+    'Sign in to the console as the owner (prints a one-time link, valid 10 minutes):',
+    `  ${consoleLoginCommand(config, url, command)}`,
+    '',
+    '',
+  ].join('\n');
 }
 
 /**
