@@ -1,6 +1,7 @@
 /**
- * Output piped into a reader that stops early (`| head`): the command ends quietly with 0
- * instead of crashing with EPIPE. Run as a process, since only a real pipe can close.
+ * How a following command ends when it is a process: output piped into a reader that stops
+ * early (`| head`) ends it quietly with 0 instead of an EPIPE crash; Ctrl-C ends it with 0.
+ * Run as processes, since only a real pipe can close and only a process gets a signal.
  */
 import { spawn } from 'node:child_process';
 import { startServer, type TestServer } from '@warren/server/testing';
@@ -32,6 +33,25 @@ describe('warren output into a pipe that closes', { timeout: 2 * SPAWN_MS }, () 
     child.stdout.once('data', () => child.stdout.destroy());
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(stderr).not.toContain('EPIPE');
+    expect(stderr).toBe('following the log; Ctrl-C to stop\n');
+    expect(code).toBe(0);
+  });
+
+  it('logs connections --follow: Ctrl-C ends it with 0', async () => {
+    const child = spawn(
+      process.execPath,
+      [...WARREN_FROM_SOURCES, 'logs', 'connections', '--since', '24h', '--follow'],
+      {
+        env: { ...process.env, ...envOf(server) },
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      // Interrupted once it is following, as a person pressing Ctrl-C in the terminal.
+      if (stderr.includes('Ctrl-C to stop')) child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(stderr).toBe('following the log; Ctrl-C to stop\n');
     expect(code).toBe(0);
   });
