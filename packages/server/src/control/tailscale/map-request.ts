@@ -2,6 +2,7 @@
  * The parts of tailcfg.MapRequest and tailcfg.Hostinfo Warren reads, and what it keeps of them.
  */
 import type { Reported } from '../../modules/devices/device-reports.js';
+import { advertisablePrefixes } from '../../modules/routes/prefixes.js';
 
 export interface Hostinfo {
   Hostname?: string;
@@ -168,8 +169,12 @@ export function listProblem(request: MapRequest): string | undefined {
   return undefined;
 }
 
-/** The routes the client advertises (`--advertise-routes`, `--advertise-exit-node`); absent: unknown. */
+/**
+ * The routes the client advertises (`--advertise-routes`, `--advertise-exit-node`) that Warren
+ * takes; absent: unknown. Those it does not take are left out rather than refusing the request
+ * (routes/prefixes.ts, advertisablePrefixes), so the device stays connected.
+ */
 export function advertisedRoutes(request: MapRequest): string[] | undefined {
   if (!request.Hostinfo) return undefined;
-  return request.Hostinfo.RoutableIPs ?? [];
+  return advertisablePrefixes(request.Hostinfo.RoutableIPs ?? []);
 }

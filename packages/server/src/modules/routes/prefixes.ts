@@ -49,5 +49,28 @@ export function advertisedPrefixes(list: readonly string[]): string[] {
   return prefixes;
 }
 
+/**
+ * What a Tailscale client's map request advertises, as Warren can take it: the entries
+ * `advertisedPrefixes` would accept, the others left out instead of refusing the request. A
+ * map request is the client's whole connection, and tailscaled retries a refused one forever
+ * without a netmap, so one route Warren does not take (a range overlapping the mesh's own, a
+ * lone default route sent by something other than Tailscale's CLI) would cut the device off;
+ * the routes it may serve still reach its admins (docs/TAILSCALE.md).
+ */
+export function advertisablePrefixes(list: readonly string[]): string[] {
+  const accepted = new Set<string>();
+  for (const text of list) {
+    try {
+      accepted.add(canonicalPrefix(text));
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+    }
+  }
+  const prefixes = [...accepted].sort();
+  const v4 = accepted.has('0.0.0.0/0');
+  const v6 = accepted.has('::/0');
+  return v4 === v6 ? prefixes : prefixes.filter((p) => p !== '0.0.0.0/0' && p !== '::/0');
+}
+
 /** The text stored in devices.advertised_routes: one string to compare on each heartbeat. */
 export const advertisedText = (prefixes: readonly string[]): string => prefixes.join(',');

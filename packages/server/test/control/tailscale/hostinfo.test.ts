@@ -175,3 +175,27 @@ it('bounds a Hostinfo stored before map requests were bounded (migration 028): p
     .execute();
   expect(applied.map((row) => (row as { name: string }).name)).toContain('028_bounded_hostinfo');
 });
+
+it('takes the routes it may serve from a map request and leaves out the rest, keeping the device connected', async () => {
+  const key = await t.authKey();
+  const router = await t.joined(key, 'edge-router');
+  const advertised = async () =>
+    (await json(await t.server.call('GET', '/v1/routes'))).routes
+      .filter((r: { deviceName: string; advertised: boolean }) => r.deviceName === 'edge-router' && r.advertised)
+      .map((r: { prefix: string }) => r.prefix)
+      .sort();
+  // A range over the mesh's own addresses, a lone default route and text that is no prefix:
+  // /v1/node/* refuses each, but a refused map request would leave tailscaled without a netmap.
+  const report = await reportHostinfo(router, {
+    Hostname: 'edge-router',
+    RoutableIPs: ['10.1.0.0/24', '100.64.5.0/24', '0.0.0.0/0', 'nonsense', '10.1.0.0/24'],
+  });
+  expect(report.status).toBe(200);
+  expect(await advertised()).toEqual(['10.1.0.0/24']);
+  // Its map stream still opens, and an exit node's pair is taken whole.
+  const map = await router.client.post('/machine/map', { Version: 142, NodeKey: router.nodeKey, Stream: false });
+  expect(map.status).toBe(200);
+  expect(decodeMessages(map.body)[0].Node).toBeDefined();
+  await reportHostinfo(router, { Hostname: 'edge-router', RoutableIPs: ['::/0', '0.0.0.0/0', '10.1.0.0/24'] });
+  expect(await advertised()).toEqual(['0.0.0.0/0', '10.1.0.0/24', '::/0']);
+});
