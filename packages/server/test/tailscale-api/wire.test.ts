@@ -176,4 +176,18 @@ describe('/api/v2 on the wire', () => {
     expect(body.message).toMatch(/^line 2, column \d+: /);
     expect(body.data[0].errors[0]).toMatch(/^line 2, column \d+: /);
   });
+
+  it('reads a key lifetime shorter than a day as one day, never as the 0 of "never expires"', async () => {
+    const days = async () => (await json(await v2('GET', '/tailnet/-/settings'))).devicesKeyDurationDays;
+    const set = (nodeKeyExpiry: string) => server.call('PATCH', '/v1/network', { body: { nodeKeyExpiry } });
+    expect((await set('12h')).status).toBe(200);
+    expect(await days()).toBe(1);
+    expect((await set('36h')).status).toBe(200);
+    expect(await days()).toBe(2);
+    expect((await set('30d')).status).toBe(200);
+    expect(await days()).toBe(30);
+    expect((await set('0')).status).toBe(200);
+    expect(await days()).toBe(0);
+    expect((await set('180d')).status).toBe(200);
+  });
 });

@@ -35,7 +35,8 @@ function settingsOf(network: { deviceApproval: boolean; nodeKeyExpiry: string; f
   return {
     ...ABSENT,
     devicesApprovalOn: network.deviceApproval,
-    devicesKeyDurationDays: Math.floor(ms / DAY_MS),
+    // Whole days, rounded up: a lifetime under a day is 1, never the 0 that stands for "never".
+    devicesKeyDurationDays: Math.ceil(ms / DAY_MS),
     networkFlowLoggingOn: network.flowLogs,
     routeSelection: 'active-passive-failover',
   };
