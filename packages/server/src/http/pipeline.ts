@@ -126,6 +126,24 @@ function headerRefusal(request: FastifyRequest): { error: unknown; attributable:
 }
 
 /**
+ * What the request line (http/request-line.ts) or the headers ask that the server refuses
+ * whoever sends it. A bad request line (a NUL in the target, one over 8 KiB) is as attributable
+ * as a bad header: the key is not in doubt unless Authorization is repeated, so the call goes to
+ * the key's network's audit log and rate limit, as the router's refusals do.
+ */
+function requestRefusal(request: FastifyRequest): { error: unknown; attributable: boolean } | undefined {
+  let line: unknown;
+  try {
+    checkRequestLine(request);
+  } catch (error) {
+    line = error;
+  }
+  const headers = headerRefusal(request);
+  if (line === undefined) return headers;
+  return { error: line, attributable: headers?.attributable ?? true };
+}
+
+/**
  * A refusal of a malformed request that comes with a key: the answer is the same with or
  * without one, but a valid key still has the call recorded in its network's audit log, counted
  * against its rate limit and answered with its RateLimit headers, as every call is (and as the
@@ -180,8 +198,7 @@ export function registerPipeline(app: FastifyInstance): void {
           { Connection: 'close' },
         );
       }
-      checkRequestLine(request);
-      const refused = headerRefusal(request);
+      const refused = requestRefusal(request);
       if (refused) {
         if (!refused.attributable || authModeOf(routeOf(request).config) !== 'api' || wantsSession(request)) {
           throw refused.error;

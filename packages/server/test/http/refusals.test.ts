@@ -172,6 +172,22 @@ describe('refusals below the pipeline', () => {
     });
   });
 
+  it('records a request line it refuses in the network of the key it came with, with its RateLimit headers', async () => {
+    for (const line of ['GET /v1/keys/%00 HTTP/1.1', `GET /v1/devices?x=${'a'.repeat(8200)} HTTP/1.1`]) {
+      const res = await rawSocket(server.url, request(line, [bearer]));
+      expect(res.headers['ratelimit-remaining'], res.body).toBeDefined();
+      const rows = await auditOf(JSON.parse(res.body).requestId);
+      expect(rows).toMatchObject([{ network_id: server.networkId, key_id: expect.stringMatching(/^key_/) }]);
+    }
+    // Without a key the line is just as malformed: audited under no network, as before.
+    const anonymous = expectRawProblem(
+      await rawSocket(server.url, request('GET /v1/keys/%00 HTTP/1.1')),
+      400,
+      'invalid_request',
+    );
+    expect(await auditOf(anonymous.requestId)).toMatchObject([{ network_id: null, key_id: null, status: 400 }]);
+  });
+
   it('keeps serving after refusals', async () => {
     expect((await server.call('GET', '/v1/network')).status).toBe(200);
   });
