@@ -54,16 +54,22 @@ export async function authenticateCall(request: FastifyRequest, reply: FastifyRe
       request.networkId = refused.networkId;
       request.refusedKey = refused;
     }
-    const decision = await ctx.limiter.hit(`addr:${clientAddress(request)}`, ctx.settings.anonymousRateLimit);
-    setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) throw rateLimited(decision, `client ${clientAddress(request)}`);
-    throw error;
+    return refuseByAddress(request, reply, error);
   }
   const { principal, counted } = authenticated;
   // On PostgreSQL the key's own statement counted the hit (authenticate.ts).
   const decision =
     counted ?? (await ctx.limiter.hit(`key:${principal.keyId}`, principal.rateLimit ?? ctx.settings.apiRateLimit));
   admitKey(request, reply, principal, decision, now);
+}
+
+/** A call without a valid key: counted against its address's limit, then refused (or 429). */
+async function refuseByAddress(request: FastifyRequest, reply: FastifyReply, refusal: unknown): Promise<never> {
+  const { ctx } = request.server;
+  const decision = await ctx.limiter.hit(`addr:${clientAddress(request)}`, ctx.settings.anonymousRateLimit);
+  setRateLimitHeaders(reply, decision);
+  if (!decision.allowed) throw rateLimited(decision, `client ${clientAddress(request)}`);
+  throw refusal;
 }
 
 /**
@@ -200,10 +206,12 @@ export function registerPipeline(app: FastifyInstance): void {
       }
       const refused = requestRefusal(request);
       if (refused) {
-        if (!refused.attributable || authModeOf(routeOf(request).config) !== 'api' || wantsSession(request)) {
-          throw refused.error;
-        }
-        attributeRefusal(request, reply, refused.error).then(undefined, done);
+        if (authModeOf(routeOf(request).config) !== 'api' || wantsSession(request)) throw refused.error;
+        // A caller in doubt (two Authorization headers) is nobody's key: its address's call.
+        const refusing = refused.attributable
+          ? attributeRefusal(request, reply, refused.error)
+          : refuseByAddress(request, reply, refused.error);
+        refusing.then(undefined, done);
         return;
       }
       if (request.raw.url === '*') {

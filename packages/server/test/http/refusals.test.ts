@@ -165,10 +165,15 @@ describe('refusals below the pipeline', () => {
         const rows = await auditOf(JSON.parse(res.body).requestId);
         expect(rows).toMatchObject([{ network_id: server.networkId, key_id: expect.stringMatching(/^key_/) }]);
       }
-      // Two Authorization headers leave the caller in doubt: under no network, as before.
+      // Two Authorization headers leave the caller in doubt: under no network, as before, but
+      // counted against the client's address like any call without a key, with its headers.
       const doubled = await rawSocket(server.url, post([bearer, `Content-Length: ${body.length}`], body));
       const problem = expectRawProblem(doubled, 400, 'invalid_request');
       expect(await auditOf(problem.requestId)).toMatchObject([{ network_id: null, key_id: null }]);
+      const remaining = Number(doubled.headers['ratelimit-remaining']);
+      expect(doubled.headers['ratelimit-limit']).toBeDefined();
+      const again = await rawSocket(server.url, post([bearer, `Content-Length: ${body.length}`], body));
+      expect(Number(again.headers['ratelimit-remaining'])).toBe(remaining - 1);
     });
   });
 
