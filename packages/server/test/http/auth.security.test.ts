@@ -35,6 +35,22 @@ describe('authentication', () => {
     expect(body.requestId).toBe(res.headers.get('x-request-id'));
   });
 
+  it('reads the Bearer scheme in any case and with any spaces around the key (RFC 9110 §11.1)', async () => {
+    const call = (authorization: string) => fetch(`${server.url}/v1/network`, { headers: { authorization } });
+    for (const spelling of ['bearer', 'BEARER', 'BeArEr']) {
+      expect((await call(`${spelling} ${server.apiKey}`)).status, spelling).toBe(200);
+    }
+    expect((await call(`Bearer    ${server.apiKey}`)).status).toBe(200);
+    // Fetch trims the value itself; what arrives still ends in the key.
+    expect((await call(`  Bearer ${server.apiKey}  `)).status).toBe(200);
+    for (const malformed of [server.apiKey, 'Bearer', `Bearer ${server.apiKey} extra`, `Token ${server.apiKey}`]) {
+      const res = await call(malformed);
+      expect(res.status, malformed).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="warren", error="invalid_token"');
+      expect((await json(res)).code).toBe('unauthenticated');
+    }
+  });
+
   it('refuses an expired key with key_expired, at once and without a sweeper', async () => {
     const key = await makeKey(server, ['read'], '90s');
     expect((await server.call('GET', '/v1/network', { key: key.key })).status).toBe(200);
