@@ -29,6 +29,17 @@ describe('warren keys', () => {
     expect((await warren(['keys', 'list'], env)).stdout).not.toContain('wrn_auth_');
   });
 
+  it('creates a pre-approved auth key, and refuses the flag on an API key (exit 2)', async () => {
+    const res = await warren(['keys', 'create', '--pre-approved'], env);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^Created auth key key_\w+ \(single-use pre-approved, expires \S+\)\.$/m);
+    const id = /key_\w+/.exec(res.stdout)![0];
+    expect(JSON.parse((await warren(['keys', 'get', id, '--json'], env)).stdout).preApproved).toBe(true);
+    const api = await warren(['keys', 'create', '--api', '--name', 'x', '--scope', 'read', '--pre-approved'], env);
+    expect(api.code).toBe(2);
+    expect(api.stderr).toContain('--pre-approved');
+  });
+
   it('--quiet prints only the secret, --json the key with it', async () => {
     const quiet = await warren(['keys', 'create', '--quiet'], env);
     expect(quiet.stdout).toMatch(/^wrn_auth_[0-9A-Za-z]+\n$/);

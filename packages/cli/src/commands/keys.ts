@@ -27,6 +27,7 @@ function traits(key: KeyBody): string {
   const flags = [
     key.reusable ? 'reusable' : 'single-use',
     ...(key.ephemeral ? ['ephemeral'] : []),
+    ...(key.preApproved ? ['pre-approved'] : []),
     ...(key.tags ?? []),
   ];
   return flags.join(' ');
@@ -56,6 +57,7 @@ interface CreateFlags {
   rateLimit?: string;
   reusable?: boolean;
   ephemeral?: boolean;
+  preApproved?: boolean;
   tag?: string[];
   user?: string;
   description?: string;
@@ -70,6 +72,7 @@ function createInput(flags: CreateFlags): CreateKeyInput {
     const misplaced = [
       flags.reusable && '--reusable',
       flags.ephemeral && '--ephemeral',
+      flags.preApproved && '--pre-approved',
       flags.tag && '--tag',
       flags.user && '--user',
     ].filter(Boolean);
@@ -98,6 +101,7 @@ function createInput(flags: CreateFlags): CreateKeyInput {
     type: 'auth',
     reusable: flags.reusable,
     ephemeral: flags.ephemeral,
+    preApproved: flags.preApproved,
     tags: flags.tag,
     user: flags.user,
     description: flags.description,
@@ -167,6 +171,7 @@ export function registerKeyCommands(program: Command, io: Io): void {
     .option('--description <text>', 'what the key is for')
     .option('--reusable', 'auth key: may enroll any number of devices (default: one)')
     .option('--ephemeral', 'auth key: its devices are removed 10 minutes after going offline')
+    .option('--pre-approved', "auth key: its devices skip the network's device approval")
     .option('--tag <tag>', 'auth key: tag its devices (repeat for several)', collect)
     .option('--user <user>', "auth key: the user its devices belong to (default: the network's owner)")
     .option('--name <name>', 'API key: its name (shown in the audit log)')
