@@ -77,6 +77,23 @@ describe('one-time sign-in links', () => {
       expect((await set(false)).status).toBe(200);
     }
   });
+
+  it('stop opening the console once the network enforces single sign-on: their sessions end', async () => {
+    const set = (enforce: boolean) =>
+      server.call('PUT', '/v1/network/sso', {
+        body: { issuer: 'https://id.example.com', clientId: 'c', clientSecret: 's', enforce },
+      });
+    const { browser } = await signIn(ownerId);
+    expect((await browser.get(v1('/me'))).status).toBe(200);
+    expect((await set(false)).status).toBe(200);
+    expect((await browser.get(v1('/me'))).status).toBe(200);
+    expect((await set(true)).status).toBe(200);
+    try {
+      await expectProblem(await browser.get(v1('/me')), 401, 'unauthenticated');
+    } finally {
+      expect((await set(false)).status).toBe(200);
+    }
+  });
 });
 
 describe('a session as a principal', () => {

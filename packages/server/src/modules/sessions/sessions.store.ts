@@ -120,6 +120,15 @@ export async function endUserSessions(db: Db, userId: string): Promise<void> {
   await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
 }
 
+/**
+ * Ends the sessions of a network opened with one-time links, in the caller's transaction: once
+ * the network enforces single sign-on, only its identity provider may vouch for whoever holds
+ * the console, and a person it has since refused must not keep a link's session for 12 hours.
+ */
+export async function endLinkSessions(db: Db, networkId: string): Promise<void> {
+  await db.deleteFrom('sessions').where('network_id', '=', networkId).where('method', '=', 'link').execute();
+}
+
 /** Sessions past their lifetime or idle limit: nothing reads them again. */
 export async function sweepSessions(db: Db, now: number): Promise<void> {
   await db

@@ -10,6 +10,7 @@ import { invalidRequest, notFound } from '../../core/errors.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
 import { iso } from '../../lib/time.js';
 import type { ReadStamp } from '../../storage/compiled-query.js';
+import { endLinkSessions } from '../sessions/sessions.store.js';
 import { sealClientSecret } from './client-secret.js';
 import { findSso, type SsoSettings, saveSso } from './sso.repository.js';
 
@@ -72,6 +73,7 @@ export async function setSso(ctx: AppContext, actor: Actor, body: SetSsoRequest)
       updatedAt: now,
     };
     await saveSso(trx, sso);
+    if (sso.enforce) await endLinkSessions(trx, networkId);
     return { value: sso, target: 'sso' };
   });
 }
