@@ -11,8 +11,8 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitDecision } from '../core/context.js';
 import { bearerToken } from '../edge/bearer-token.js';
-import { clientAddress } from '../edge/client-address.js';
 import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
+import { limitByAddress } from './address-limit.js';
 import { auditRow } from './audit.js';
 import { type Authenticated, authenticateApiKey, keptApiKey, refusedKeyOf, requireScope } from './authenticate.js';
 import { checkCodings } from './codings.js';
@@ -65,10 +65,7 @@ export async function authenticateCall(request: FastifyRequest, reply: FastifyRe
 
 /** A call without a valid key: counted against its address's limit, then refused (or 429). */
 async function refuseByAddress(request: FastifyRequest, reply: FastifyReply, refusal: unknown): Promise<never> {
-  const { ctx } = request.server;
-  const decision = await ctx.limiter.hit(`addr:${clientAddress(request)}`, ctx.settings.anonymousRateLimit);
-  setRateLimitHeaders(reply, decision);
-  if (!decision.allowed) throw rateLimited(decision, `client ${clientAddress(request)}`);
+  await limitByAddress(request, reply);
   throw refusal;
 }
 

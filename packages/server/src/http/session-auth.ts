@@ -10,6 +10,7 @@ import { ApiError, unauthenticated } from '../core/errors.js';
 import { rateLimited, setRateLimitHeaders } from '../edge/rate-limit-reply.js';
 import { scopesOfRole } from '../modules/sessions/roles.js';
 import { csrfTokenOf, findSession, sameToken } from '../modules/sessions/sessions.store.js';
+import { limitByAddress } from './address-limit.js';
 import { routeOf } from './route-of.js';
 import { clearCookie, readCookie, SESSION_COOKIE } from './session-cookie.js';
 
@@ -28,6 +29,9 @@ export async function authenticateSession(request: FastifyRequest, reply: Fastif
   const session = await findSession(ctx.db, secret, ctx.clock.now());
   if (!session) {
     clearCookie(request, reply, SESSION_COOKIE);
+    // A cookie of no session identifies nobody: counted against the address like any call
+    // without a credential, or any cookie would lift the anonymous limit.
+    await limitByAddress(request, reply);
     throw unauthenticated('the console session ended (signed out, expired, or the user changed); sign in again');
   }
   request.networkId = session.networkId;

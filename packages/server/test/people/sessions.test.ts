@@ -160,6 +160,18 @@ describe('a session ends', () => {
     await expectProblem(replay, 401, 'unauthenticated');
   });
 
+  it('leaves a cookie of no session an anonymous call, counted against the client address', async () => {
+    const call = () => fetch(v1('/network'), { headers: { cookie: 'warren_session=no-such-session' } });
+    const first = await call();
+    await expectProblem(first, 401, 'unauthenticated');
+    expect(first.headers.get('ratelimit-limit')).toBe(String(server.app.ctx.settings.anonymousRateLimit));
+    const second = await call();
+    await expectProblem(second, 401, 'unauthenticated');
+    expect(Number(second.headers.get('ratelimit-remaining'))).toBe(
+      Number(first.headers.get('ratelimit-remaining')) - 1,
+    );
+  });
+
   it('after an hour idle, and after twelve hours however busy', async () => {
     const idle = await signIn(ownerId);
     server.clock.advance(3_600_000);
