@@ -75,6 +75,22 @@ describe('single sign-on settings', () => {
     await expectProblem(domain, 400, 'invalid_request');
     expect((await json(await server.call('GET', '/v1/network/sso'))).clientId).toBe(idp.clientId);
   });
+
+  it('refuses a blank client id or secret and an issuer with spaces around it, changing nothing', async () => {
+    const base = { issuer: idp.issuer, clientId: 'x', clientSecret: 'y' };
+    for (const body of [
+      { ...base, clientId: '   ' },
+      { ...base, clientSecret: ' ' },
+      { ...base, issuer: ` ${idp.issuer} ` },
+    ]) {
+      const res = await server.call('PUT', '/v1/network/sso', { body });
+      await expectProblem(res, 400, 'invalid_request');
+    }
+    expect(await json(await server.call('GET', '/v1/network/sso'))).toMatchObject({
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+    });
+  });
 });
 
 describe('sign-in', () => {

@@ -28,6 +28,9 @@ export function presentSso(sso: SsoSettings, redirectUri: string): SsoConfigBody
 }
 
 function checkIssuer(text: string, allowHttp: boolean): string {
+  // The issuer is compared character for character with the one the provider announces and
+  // signs into every ID token (OIDC Discovery 4.3): a pasted space would fail every sign-in.
+  if (text !== text.trim()) throw invalidRequest(`issuer "${text}" must not start or end with spaces`);
   let url: URL;
   try {
     url = new URL(text);
@@ -40,6 +43,12 @@ function checkIssuer(text: string, allowHttp: boolean): string {
     throw invalidRequest(`issuer "${text}" must not carry a query, fragment or credentials`);
   }
   return text;
+}
+
+/** A client id or secret of spaces only would be sent to the provider at every sign-in, and refused. */
+function checkCredential(field: 'clientId' | 'clientSecret', value: string): string {
+  if (value.trim() === '') throw invalidRequest(`${field} must not be blank`);
+  return value;
 }
 
 function checkDomains(domains: readonly string[]): string[] {
@@ -62,12 +71,14 @@ export async function setSso(ctx: AppContext, actor: Actor, body: SetSsoRequest)
   const { networkId } = actor;
   const issuer = checkIssuer(body.issuer, ctx.settings.ssoAllowHttp === true);
   const allowedDomains = checkDomains(body.allowedDomains ?? []);
+  const clientId = checkCredential('clientId', body.clientId);
+  const clientSecret = checkCredential('clientSecret', body.clientSecret);
   return unitOfWork(ctx, actor, 'sso.update', async (trx, now) => {
     const sso: SsoSettings = {
       networkId,
       issuer,
-      clientId: body.clientId,
-      sealedClientSecret: await sealClientSecret(trx, networkId, body.clientSecret),
+      clientId,
+      sealedClientSecret: await sealClientSecret(trx, networkId, clientSecret),
       allowedDomains,
       enforce: body.enforce ?? false,
       updatedAt: now,
