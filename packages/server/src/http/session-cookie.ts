@@ -22,7 +22,11 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
   return undefined;
 }
 
-/** `Secure` when the browser reached us over HTTPS (directly, or through a trusted proxy). */
+/**
+ * `Secure` when the browser reached us over HTTPS: the request came over TLS, or the operator's
+ * public URL is https. Warren usually sits behind a proxy that ends TLS and forwards plain
+ * http, so the request's own protocol alone would leave the session cookie sendable in clear.
+ */
 export function setCookie(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -37,7 +41,8 @@ export function setCookie(
     'HttpOnly',
     'SameSite=Lax',
   ];
-  if (request.protocol === 'https') attributes.push('Secure');
+  const publicUrl = request.server.ctx.settings.publicUrl;
+  if (request.protocol === 'https' || publicUrl?.startsWith('https:')) attributes.push('Secure');
   const previous = reply.getHeader('set-cookie');
   const cookies = previous === undefined ? [] : Array.isArray(previous) ? previous : [String(previous)];
   reply.header('set-cookie', [...cookies, attributes.join('; ')]);

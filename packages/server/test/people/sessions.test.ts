@@ -96,6 +96,24 @@ describe('one-time sign-in links', () => {
   });
 });
 
+describe('the session cookie', () => {
+  it('is Secure when browsers reach the server over https, behind a proxy that ends TLS', async () => {
+    // The proxy forwards plain http; the operator's public URL is what the browser used.
+    const behindProxy = await startServer({ settings: { publicUrl: 'https://warren.example.test' } });
+    try {
+      const users = await json(await behindProxy.call('GET', '/v1/users'));
+      const db = behindProxy.database.storage.db;
+      const token = await createLoginLink(db, behindProxy.networkId, users.users[0].id, behindProxy.clock.now());
+      const res = await new Browser().get(`${behindProxy.url}/auth/link?token=${token}`);
+      expect(res.status).toBe(303);
+      const cookie = res.headers.getSetCookie().find((c) => c.startsWith('warren_session='));
+      expect(cookie).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+});
+
 describe('a session as a principal', () => {
   it('needs the CSRF token on unsafe methods, and names the person in the audit log', async () => {
     const { browser, csrf } = await signIn(ownerId);
