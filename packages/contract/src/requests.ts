@@ -181,7 +181,8 @@ export type ConnectionLogRequest = Static<typeof ConnectionLogQuery>;
 /** GET /v1/logs/audit: paging plus the `key` filter. */
 export const AuditLogQuery = Type.Object({
   ...logPaging,
-  key: Type.Optional(Type.String()),
+  // An empty id names no key: 400, as an empty device filter of the connection log is.
+  key: Type.Optional(Type.String({ minLength: 1 })),
   changes: Type.Optional(
     Type.Union([Type.Literal('true'), Type.Literal('false')], {
       description: 'true: only calls that changed state (entries with an action), not reads or heartbeats',

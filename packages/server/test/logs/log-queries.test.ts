@@ -15,6 +15,13 @@ describe('log query parameters', () => {
     expect(names('/v1/logs/audit')).toEqual(['changes', 'cursor', 'key', 'limit', 'since']);
   });
 
+  it('refuses an empty key filter with 400, as an empty device filter is, instead of matching nothing', async () => {
+    const res = await server.call('GET', '/v1/logs/audit?key=');
+    expect(res.status).toBe(400);
+    expect((await json(res)).code).toBe('invalid_request');
+    expect((await server.call('GET', '/v1/logs/connections?device=')).status).toBe(400);
+  });
+
   it('shows only the calls that changed state with changes=true, paged and tailed like the whole log', async () => {
     const start = (await json(await server.call('GET', '/v1/logs/audit?limit=1000'))).nextCursor;
     for (let i = 0; i < 5; i++) await server.call('GET', '/v1/devices');
