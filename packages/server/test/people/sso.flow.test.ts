@@ -193,6 +193,21 @@ describe('sign-in', () => {
     expect(me).toMatchObject({ scopes: [], ownDevicesOnly: true });
   });
 
+  it('refuses a suspended user, and signs them in again once restored', async () => {
+    const added = await server.call('POST', '/v1/users', { body: { loginName: 'paused@example.com' } });
+    const { id } = await json(added);
+    await server.call('PATCH', `/v1/users/${id}`, { body: { status: 'suspended' } });
+    idp.signInAs({ email: 'paused@example.com', emailVerified: true });
+    const refused = new Browser();
+    const problem = await expectProblem(await refused.get(await toCallback(refused)), 401, 'unauthenticated');
+    expect(problem.detail).toMatch(/suspended/);
+    expect(sessionOf(refused)).toBeUndefined();
+    await server.call('PATCH', `/v1/users/${id}`, { body: { status: 'active' } });
+    const restored = new Browser();
+    expect((await restored.get(await toCallback(restored))).status).toBe(303);
+    expect((await json(await restored.get(`${server.url}/v1/me`))).user.loginName).toBe('paused@example.com');
+  });
+
   it('keeps to the plan: no new member past the seats of the free plan', async () => {
     await setSso({ allowedDomains: ['example.com'] });
     for (let i = 0; (await json(await server.call('GET', '/v1/users'))).users.length < 3; i++) {
