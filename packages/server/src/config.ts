@@ -10,6 +10,8 @@ export interface ServeConfig {
   db: string;
   /** Webhooks may reach loopback, private and link-local addresses, over plain http too. */
   webhooksAllowPrivate: boolean;
+  /** Single sign-on may use an issuer over plain http (WARREN_SSO_ALLOW_HTTP=true), for development. */
+  ssoAllowHttp: boolean;
   /** The address browsers reach Warren at (single sign-on redirect URI, sign-in links); WARREN_PUBLIC_URL. */
   publicUrl?: string;
   /** The embedded DERP relay (--derp, WARREN_DERP=1) and its STUN port (null: no STUN). */
@@ -48,6 +50,7 @@ export function serveConfig(
     port,
     db: databaseUrl(flags.db, env),
     webhooksAllowPrivate: flags.webhooksAllowPrivate ?? env.WARREN_WEBHOOKS_ALLOW_PRIVATE === 'true',
+    ssoAllowHttp: env.WARREN_SSO_ALLOW_HTTP === 'true',
     ...(env.WARREN_PUBLIC_URL ? { publicUrl: publicUrl(env.WARREN_PUBLIC_URL) } : {}),
     ...(env.WARREN_DERP_MAP ? { derpMap: derpMapFile(env.WARREN_DERP_MAP) } : {}),
     ...(env.WARREN_POLICY_TIME_BUDGET_MS ? { policyTimeBudgetMs: milliseconds(env.WARREN_POLICY_TIME_BUDGET_MS) } : {}),

@@ -38,6 +38,7 @@ export async function serve(
     ...(options.consoleDir ? { console: { dir: options.consoleDir } } : {}),
     settings: {
       webhooksAllowPrivate: config.webhooksAllowPrivate,
+      ssoAllowHttp: config.ssoAllowHttp,
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
       ...(config.derpMap ? { derpMap: config.derpMap } : {}),
       ...(config.policyTimeBudgetMs ? { policyTimeBudgetMs: config.policyTimeBudgetMs } : {}),

@@ -23,6 +23,12 @@ describe('serveConfig', () => {
     });
   });
 
+  it('single sign-on over plain http only when WARREN_SSO_ALLOW_HTTP=true', () => {
+    expect(serveConfig({}, {}).ssoAllowHttp).toBe(false);
+    expect(serveConfig({}, { WARREN_SSO_ALLOW_HTTP: '1' }).ssoAllowHttp).toBe(false);
+    expect(serveConfig({}, { WARREN_SSO_ALLOW_HTTP: 'true' }).ssoAllowHttp).toBe(true);
+  });
+
   it('a bad value is refused, naming where it came from', () => {
     expect(() => serveConfig({}, { WARREN_PORT: 'http' })).toThrow(/invalid port "http" \(--port or WARREN_PORT/);
     expect(() => serveConfig({}, { WARREN_DB: 'mysql://db/warren' })).toThrow(/unsupported database URL/);
