@@ -14,6 +14,7 @@ import { type AppContext, DEFAULT_SETTINGS, type RateLimiter, type Settings } fr
 import type { Worker } from './core/worker.js';
 import { recordClientAddresses } from './edge/client-address.js';
 import { MemoryRateLimiter, PostgresRateLimiter } from './edge/rate-limiter.js';
+import { limitByAddress } from './http/address-limit.js';
 import { AuditLog } from './http/audit.js';
 import { registerBodyParsing } from './http/bodies.js';
 import { clientErrorHandler } from './http/client-error.js';
@@ -148,7 +149,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(flowLogRoutes);
   await app.register(
     async (v1) => {
-      v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+      // Public, but a /v1 call like any other: limited per client address, with its headers.
+      v1.get(
+        '/openapi.json',
+        { config: { auth: 'none' }, schema: { hide: true }, preHandler: limitByAddress },
+        async () => app.swagger(),
+      );
       await v1.register(networkRoutes);
       await v1.register(ssoRoutes);
       await v1.register(meRoutes);

@@ -26,6 +26,15 @@ describe('health and discovery', () => {
     expect(doc.paths['/v1/keys'].post.responses['400']).toBeDefined();
   });
 
+  it('counts the OpenAPI document against the client address, as any call without a key', async () => {
+    const first = await server.call('GET', '/v1/openapi.json', { key: null });
+    expect(first.headers.get('ratelimit-limit')).toBe(String(server.app.ctx.settings.anonymousRateLimit));
+    const second = await server.call('GET', '/v1/openapi.json', { key: null });
+    expect(Number(second.headers.get('ratelimit-remaining'))).toBe(
+      Number(first.headers.get('ratelimit-remaining')) - 1,
+    );
+  });
+
   it('returns the network with plan, limits and usage', async () => {
     const res = await server.call('GET', '/v1/network');
     expect(res.status).toBe(200);
