@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoginLink } from '../../src/modules/sessions/login-links.js';
+import { consoleLoginLink } from '../../src/modules/sso/console-login.js';
 import { auditEntries, createAuthKey, enroll, expectProblem, heartbeat, register } from '../devices/helpers.js';
 import { json, startServer, type TestServer } from '../harness.js';
 import { Browser } from './browser.js';
@@ -76,6 +77,23 @@ describe('one-time sign-in links', () => {
     } finally {
       expect((await set(false)).status).toBe(200);
     }
+  });
+
+  it('are not made for a network that enforces single sign-on (warren console login)', async () => {
+    const db = server.database.storage.db;
+    const make = () =>
+      consoleLoginLink(db, { network: 'test', loginName: 'owner@example.com', now: server.clock.now() });
+    const set = (enforce: boolean) =>
+      server.call('PUT', '/v1/network/sso', {
+        body: { issuer: 'https://id.example.com', clientId: 'c', clientSecret: 's', enforce },
+      });
+    expect((await set(true)).status).toBe(200);
+    try {
+      await expect(make()).rejects.toMatchObject({ code: 'sso_required' });
+    } finally {
+      expect((await set(false)).status).toBe(200);
+    }
+    await expect(make()).resolves.toMatchObject({ token: expect.any(String) });
   });
 
   it('stop opening the console once the network enforces single sign-on: their sessions end', async () => {
