@@ -60,9 +60,10 @@ export function actorOf(request: FastifyRequest, status = 200): Actor {
       type: 'key',
       id: principal.keyId,
       name: principal.keyName,
-      // An OAuth token lasts an hour, its client until deleted: what it creates may outlive the token.
+      // An OAuth token lasts an hour, its client until deleted or its maker's expiry: what it
+      // creates may outlive the token, not the client.
       grant: principal.oauth
-        ? { scopes: principal.scopes, expiresAt: Number.MAX_SAFE_INTEGER, oauth: principal.oauth }
+        ? { scopes: principal.scopes, expiresAt: principal.oauth.clientExpiresAt, oauth: principal.oauth }
         : { scopes: principal.scopes, expiresAt: principal.expiresAt },
     };
   }

@@ -31,6 +31,8 @@ export interface ApiPrincipal {
 export interface OAuthGrant {
   scopes: string[];
   tags: string[];
+  /** When the client expires (the API key that made it does); Number.MAX_SAFE_INTEGER: never. */
+  clientExpiresAt: number;
 }
 
 /** The person behind a console session. */

@@ -170,7 +170,11 @@ async function authenticateAccessToken(db: Db, token: string, now: number): Prom
     scopes: warrenScopesOf(row.scopeList),
     expiresAt: row.expires_at,
     rateLimit: row.rate_limit,
-    oauth: { scopes: row.scopeList, tags: parseList(row.tags) },
+    oauth: {
+      scopes: row.scopeList,
+      tags: parseList(row.tags),
+      clientExpiresAt: row.client_expires_at == null ? Number.MAX_SAFE_INTEGER : Number(row.client_expires_at),
+    },
   };
 }
 

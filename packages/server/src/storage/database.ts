@@ -51,6 +51,7 @@ import * as devicesSshEnabled from './migrations/041_devices_ssh_enabled.js';
 import * as sshChecks from './migrations/042_ssh_checks.js';
 import * as devicesMachineKeyCreated from './migrations/043_devices_machine_key_created.js';
 import * as deviceRecordStamps from './migrations/044_device_record_stamps.js';
+import * as oauthClientExpiry from './migrations/045_oauth_client_expiry.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -107,6 +108,7 @@ const MIGRATIONS = {
   '042_ssh_checks': sshChecks,
   '043_devices_machine_key_created': devicesMachineKeyCreated,
   '044_device_record_stamps': deviceRecordStamps,
+  '045_oauth_client_expiry': oauthClientExpiry,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

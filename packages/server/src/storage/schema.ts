@@ -90,6 +90,8 @@ export interface OAuthClientsTable {
   updated_at: number;
   revoked_at: number | null;
   created_by: string | null;
+  /** When the API key that made it expires (migration 045); null: until deleted. */
+  expires_at: number | null;
 }
 
 /** Access tokens of OAuth clients (migration 022). */

@@ -15,6 +15,8 @@ const basic = (user: string, password = '') =>
   `Basic ${Buffer.from(`${encodeURIComponent(user)}:${encodeURIComponent(password)}`).toString('base64')}`;
 /** The secret with its last character changed (to another one, whatever it was). */
 const wrongSecret = (secret: string) => `${secret.slice(0, -1)}${secret.endsWith('x') ? 'y' : 'x'}`;
+/** A time as Tailscale's API writes it: whole seconds. */
+const seconds = (time: string) => Math.floor(Date.parse(time) / 1000) * 1000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const POLICY = {
@@ -81,7 +83,14 @@ describe('OAuth clients of /api/v2', () => {
     expect(JSON.stringify(row)).not.toContain(client.key);
 
     const read = await json(await v2('GET', `/tailnet/-/keys/${client.id}`, asKey()));
-    expect(read).toMatchObject({ id: client.id, keyType: 'client', invalid: false, expires: null, revoked: null });
+    // Made by the network's first key, it lasts as long as that key (the test below).
+    expect(read).toMatchObject({
+      id: client.id,
+      keyType: 'client',
+      invalid: false,
+      expires: expect.any(String),
+      revoked: null,
+    });
     expect(read.key).toBeUndefined();
     const listed = await json(await v2('GET', '/tailnet/-/keys', asKey()));
     expect(listed.keys.find((k: any) => k.id === client.id)).toMatchObject({ keyType: 'client' });
@@ -316,5 +325,33 @@ describe('OAuth clients of /api/v2', () => {
     expect(expired.status).toBe(401);
     expect(await json(expired)).toMatchObject({ code: 'key_expired' });
     expect((await v2('GET', '/tailnet/-/users', bearer(await tokenOf(client)))).status).toBe(200);
+  });
+
+  it('ends a client made by an API key when that key expires, as a key a key makes does', async () => {
+    const made = await server.call('POST', '/v1/keys', {
+      body: { type: 'api', name: 'short-lived', scopes: ['keys', 'users'], expiresIn: '2d' },
+    });
+    const { key: shortKey, expires } = await json(made);
+    const client = await createClient({ scopes: ['users:read', 'oauth_keys'] }, shortKey);
+    const listed = (await json(await v2('GET', `/tailnet/-/keys/${client.id}`, asKey()))) as { expires: string };
+    expect(Date.parse(listed.expires)).toBe(seconds(expires));
+    // A client that client makes lasts no longer either, nor does a token past the key's expiry.
+    const child = await createClient({ scopes: ['users:read'] }, await tokenOf(client));
+    const childRecord = await json(await v2('GET', `/tailnet/-/keys/${child.id}`, asKey()));
+    expect(Date.parse(childRecord.expires)).toBe(seconds(expires));
+    server.clock.advance(2 * 86_400_000 - 1_800_000);
+    const late = await json(await tokenRequest({ grant_type: 'client_credentials' }, basic(client.id, client.key)));
+    expect(late.expires_in).toBe(1_800);
+    server.clock.advance(1_800_000);
+    for (const c of [client, child]) {
+      const refused = await tokenRequest({ grant_type: 'client_credentials' }, basic(c.id, c.key));
+      expect(refused.status).toBe(401);
+      expect(await json(refused)).toMatchObject({ code: 'key_expired' });
+    }
+    // A client made by a console session or the network's first key lasts as long as that key.
+    const lasting = await json(
+      await v2('GET', `/tailnet/-/keys/${(await createClient({ scopes: ['users:read'] })).id}`, asKey()),
+    );
+    expect(lasting.expires).not.toBeNull();
   });
 });

@@ -143,7 +143,10 @@ export function presentTailscaleKey(key: KeyBody, revokedAt: number | null = nul
   };
 }
 
-/** An OAuth client → Tailscale's `Key` of type `client` (no expiry: a client lasts until deleted). */
+/**
+ * An OAuth client → Tailscale's `Key` of type `client`: no expiry (a client lasts until deleted),
+ * unless an API key made it, which it does not outlive.
+ */
 export function presentTailscaleClient(client: OAuthClient, secret?: string) {
   return {
     id: client.id,
@@ -153,7 +156,7 @@ export function presentTailscaleClient(client: OAuthClient, secret?: string) {
     expirySeconds: null,
     created: tailscaleTime(iso(client.createdAt)),
     updated: tailscaleTime(iso(client.updatedAt)),
-    expires: null,
+    expires: tailscaleTimeOrNull(isoOrNull(client.expiresAt)),
     revoked: tailscaleTimeOrNull(isoOrNull(client.revokedAt)),
     invalid: client.revokedAt !== null,
     scopes: client.scopes,

@@ -115,14 +115,15 @@ export async function tailscaleOAuthRoutes(app: FastifyInstance): Promise<void> 
     const requested = (text(form.scope) ?? '').split(' ').filter(Boolean);
     // The token's own call is the client's: its audit entry names the client.
     const own = parseList(client.scopes);
+    const clientExpiresAt = client.expires_at == null ? Number.MAX_SAFE_INTEGER : Number(client.expires_at);
     request.networkId = client.network_id;
     request.principal = {
       networkId: client.network_id,
       keyId: client.id,
       keyName: name,
       scopes: warrenScopesOf(own),
-      expiresAt: Number.MAX_SAFE_INTEGER,
-      oauth: { scopes: own, tags: parseList(client.tags) },
+      expiresAt: clientExpiresAt,
+      oauth: { scopes: own, tags: parseList(client.tags), clientExpiresAt },
     };
     const issued = await issueToken(ctx, actorOf(request), client, requested);
     reply.header('Cache-Control', 'no-store');

@@ -19,6 +19,7 @@ export const accessTokenByHash = compiledQuery((db, p: { hash: string }) =>
       'oauth_clients.tags',
       'oauth_clients.rate_limit',
       'oauth_clients.revoked_at',
+      'oauth_clients.expires_at as client_expires_at',
     ])
     .where('oauth_tokens.token_hash', '=', p.hash),
 );

@@ -52,7 +52,7 @@ export async function listClients(
 export async function updateClient(
   db: Db,
   id: string,
-  set: Pick<OAuthClientsTable, 'scopes' | 'tags' | 'description' | 'updated_at'>,
+  set: Pick<OAuthClientsTable, 'scopes' | 'tags' | 'description' | 'updated_at' | 'expires_at'>,
 ): Promise<void> {
   await db.updateTable('oauth_clients').set(set).where('id', '=', id).execute();
 }

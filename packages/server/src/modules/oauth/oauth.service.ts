@@ -48,6 +48,8 @@ export interface OAuthClient {
   createdAt: number;
   updatedAt: number;
   revokedAt: number | null;
+  /** When the API key that made it expires; null: it lasts until deleted. */
+  expiresAt: number | null;
 }
 
 export const presentClient = (row: OAuthClientRow): OAuthClient => ({
@@ -58,6 +60,7 @@ export const presentClient = (row: OAuthClientRow): OAuthClient => ({
   createdAt: row.created_at,
   updatedAt: row.updated_at,
   revokedAt: row.revoked_at,
+  expiresAt: row.expires_at == null ? null : Number(row.expires_at),
 });
 
 function grantOf(actor: Actor) {
@@ -127,12 +130,24 @@ export async function createOAuthClient(
     updated_at: now,
     revoked_at: null,
     created_by: actor.name,
+    expires_at: lifetimeOf(grantOf(actor)),
   };
   return unitOfWork(ctx, actor, 'oauth_client.create', async (trx) => {
     await insertClient(trx, row);
     return { value: { client: presentClient(row), secret }, target: row.id };
   });
 }
+
+/**
+ * How long a client made or changed by this caller may last: no longer than the caller, as a key
+ * a key makes (a client made by a key expiring in two days would otherwise keep its scopes for
+ * good). Null for a caller that does not expire (a console session).
+ */
+function lifetimeOf(grant: NonNullable<Actor['grant']>): number | null {
+  return grant.expiresAt >= Number.MAX_SAFE_INTEGER ? null : grant.expiresAt;
+}
+
+const earlier = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
 
 /** Sets a client's scopes, tags and description wholesale (Tailscale's PUT); its secret stays. */
 export async function setOAuthClient(
@@ -145,7 +160,14 @@ export async function setOAuthClient(
   return unitOfWork(ctx, actor, 'oauth_client.update', async (trx, now) => {
     const row = await findClient(trx, actor.networkId, id);
     if (!row || row.revoked_at !== null) throw notFound(`OAuth client ${id} does not exist`);
-    const set = { scopes: listText(scopes), tags: listText(tags), description: request.description, updated_at: now };
+    // The scopes given now last no longer than the caller that gives them.
+    const set = {
+      scopes: listText(scopes),
+      tags: listText(tags),
+      description: request.description,
+      updated_at: now,
+      expires_at: earlier(row.expires_at == null ? null : Number(row.expires_at), lifetimeOf(grantOf(actor))),
+    };
     await updateClient(trx, id, set);
     return { value: presentClient({ ...row, ...set }), target: id };
   });
@@ -190,6 +212,9 @@ export async function verifyClient(ctx: AppContext, id: string, secret: string):
   const row = await findClientById(ctx.db, id);
   if (!row || !sameHash(row.secret_hash, hash)) throw unauthenticated('the client id or secret is not known');
   if (row.revoked_at !== null) throw unauthenticated(`OAuth client ${id} was deleted`, 'key_revoked');
+  if (row.expires_at != null && Number(row.expires_at) <= ctx.clock.now()) {
+    throw unauthenticated(`OAuth client ${id} expired with the API key that made it`, 'key_expired');
+  }
   return row;
 }
 
@@ -213,14 +238,19 @@ export async function issueToken(
   const scopes = requested.length > 0 ? [...new Set(requested)].sort() : own;
   const token = generateSecret('oauth');
   return unitOfWork(ctx, actor, 'oauth_token.create', async (trx, now) => {
+    // An hour, or until the client expires if that comes first.
+    const expiresAt = earlier(
+      now + TOKEN_LIFETIME_SECONDS * 1000,
+      client.expires_at == null ? null : Number(client.expires_at),
+    )!;
     const row = {
       token_hash: hashSecret(token),
       client_id: client.id,
       scopes: listText(scopes),
       created_at: now,
-      expires_at: now + TOKEN_LIFETIME_SECONDS * 1000,
+      expires_at: expiresAt,
     };
     await insertToken(trx, row, now);
-    return { value: { token, scopes, expiresIn: TOKEN_LIFETIME_SECONDS }, target: client.id };
+    return { value: { token, scopes, expiresIn: Math.ceil((expiresAt - now) / 1000) }, target: client.id };
   });
 }
