@@ -124,7 +124,12 @@ describe('each role in the web console', () => {
     // An owner's, an admin's and a network admin's role are shown, not offered for change.
     for (const login of [OWNER, 'ada@example.com', 'nia@example.com']) {
       expect(await page.getByLabel(`Role of ${login}`).count(), login).toBe(0);
+      // Nor are they offered for suspension or removal, which take their role's scopes too.
+      const row = page.getByRole('row').filter({ hasText: login });
+      expect(await row.getByRole('button', { name: /^(Suspend|Remove)$/ }).count(), login).toBe(0);
     }
+    const mias = page.getByRole('row').filter({ hasText: 'mia@example.com' });
+    expect(await mias.getByRole('button', { name: /^(Suspend|Remove)$/ }).count()).toBe(2);
     // A change within their roles is made, with no refused call.
     await page.getByLabel('Role of mia@example.com').selectOption('auditor');
     const save = page.getByRole('button', { name: 'Make mia@example.com auditor' });

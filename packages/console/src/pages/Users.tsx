@@ -2,7 +2,8 @@
  * Users: roles, status, device count; add, change role, suspend/restore, remove. Nothing about
  * a person changes on a single keystroke: a role picked in the select is saved only with its
  * own button, and suspending asks first (both end the person's sessions). Only the roles the
- * person may give are offered, and a role they may not take away is shown, not editable.
+ * person may give are offered, and the holder of a role they may not give is shown, with no
+ * change, suspension or removal offered.
  */
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -160,26 +161,29 @@ function UserRow(props: {
       </td>
       {editable && (
         <td>
-          <span className="row-actions">
-            {user.status === 'suspended' ? (
-              <button type="button" onClick={() => props.change({ status: 'active' })}>
-                Restore
+          {/* Suspending, restoring and removing someone take the scopes of their role, as changing it does. */}
+          {props.can.gives(user.role) && (
+            <span className="row-actions">
+              {user.status === 'suspended' ? (
+                <button type="button" onClick={() => props.change({ status: 'active' })}>
+                  Restore
+                </button>
+              ) : (
+                <button type="button" onClick={suspend}>
+                  Suspend
+                </button>
+              )}
+              <button
+                type="button"
+                className="danger"
+                onClick={() => {
+                  if (window.confirm(`Remove ${user.loginName}? Their devices are deleted too.`)) props.change(null);
+                }}
+              >
+                Remove
               </button>
-            ) : (
-              <button type="button" onClick={suspend}>
-                Suspend
-              </button>
-            )}
-            <button
-              type="button"
-              className="danger"
-              onClick={() => {
-                if (window.confirm(`Remove ${user.loginName}? Their devices are deleted too.`)) props.change(null);
-              }}
-            >
-              Remove
-            </button>
-          </span>
+            </span>
+          )}
         </td>
       )}
     </tr>

@@ -268,8 +268,12 @@ describe('giving a role', () => {
       expect((await expectProblem(created, 403, 'insufficient_scope')).scope, role).toBe(scope);
       expect((await expectProblem(await patch(it, it.id, role), 403, 'insufficient_scope')).scope).toBe(scope);
     }
-    // Nor takes a role away from someone whose role they could not give.
+    // Nor takes a role away from someone whose role they could not give, nor suspends or removes them.
     expect((await expectProblem(await patch(it, owner.id, 'member'), 403, 'insufficient_scope')).scope).toBe('all');
+    const suspend = sessionCall(it, 'PATCH', `/v1/users/${owner.id}`, it.csrf, { status: 'suspended' });
+    expect((await expectProblem(await suspend, 403, 'insufficient_scope')).scope).toBe('all');
+    const remove = sessionCall(it, 'DELETE', `/v1/users/${owner.id}`, it.csrf);
+    expect((await expectProblem(await remove, 403, 'insufficient_scope')).scope).toBe('all');
     expect(await json(await server.call('GET', '/v1/users'))).toEqual(before);
     // The refusals left the session as it was.
     expect((await sessionCall(it, 'GET', '/v1/me')).status).toBe(200);
@@ -282,6 +286,10 @@ describe('giving a role', () => {
       (u: { loginName: string }) => u.loginName === 'made-member@example.com',
     );
     expect((await patch(it, made.id, 'auditor')).status).toBe(200);
+    const suspendMade = (status: string) => sessionCall(it, 'PATCH', `/v1/users/${made.id}`, it.csrf, { status });
+    expect((await suspendMade('suspended')).status).toBe(200);
+    expect((await suspendMade('active')).status).toBe(200);
+    expect((await sessionCall(it, 'DELETE', `/v1/users/${made.id}`, it.csrf)).status).toBe(204);
   });
 
   it('holds a key to the scope table instead: `users` suffices for every user call', async () => {

@@ -31,12 +31,12 @@ async function requireUser(db: Db, networkId: string, id: string) {
 
 /**
  * A person gives a role from their console session only when their own role holds every scope
- * of it, and takes one away likewise: an it-admin manages members, auditors and other
- * it-admins, but neither makes anyone an owner, admin or network-admin (themselves included)
- * nor demotes one. API keys follow the contract's scope table, where `users` suffices for every
- * user call: a key is not a person and has no role to stay within (docs/decisions/console.md
- * says what that leaves open). Suspending and removing stay with `users` for everyone:
- * offboarding, by SCIM too, must reach everyone (the last owner excepted).
+ * of it, and takes one away, suspends, restores or removes its holder likewise: an it-admin
+ * manages members, auditors and other it-admins, but neither makes anyone an owner, admin or
+ * network-admin (themselves included) nor demotes, suspends or removes one. API keys follow the
+ * contract's scope table, where `users` suffices for every user call: a key is not a person and
+ * has no role to stay within (docs/decisions/console.md says what that leaves open), and
+ * offboarding by SCIM must reach everyone (the last owner excepted).
  */
 function requireGrantsRole(actor: Actor, role: Role, verb: string): void {
   if (actor.type !== 'user' || !actor.grant) return;
@@ -116,6 +116,13 @@ export async function updateUser(ctx: AppContext, actor: Actor, id: string, inpu
       requireGrantsRole(actor, user.role as Role, 'take away');
       requireGrantsRole(actor, role, 'give');
     }
+    if (status && status !== user.status) {
+      requireGrantsRole(
+        actor,
+        user.role as Role,
+        status === 'suspended' ? 'suspend a holder of' : 'restore a holder of',
+      );
+    }
     const losesOwner = user.role === 'owner' && ((role && role !== 'owner') || status === 'suspended');
     if (losesOwner && (await countActiveOwners(trx, networkId, id)) === 0) {
       throw invalidState(
@@ -151,6 +158,7 @@ export async function deleteUser(ctx: AppContext, actor: Actor, id: string): Pro
   await unitOfWork(ctx, actor, 'user.delete', async (trx, now, changes) => {
     await advisoryLock(trx, `owners:${networkId}`);
     const user = await requireUser(trx, networkId, id);
+    requireGrantsRole(actor, user.role as Role, 'remove a holder of');
     if (user.role === 'owner' && (await countActiveOwners(trx, networkId, id)) === 0) {
       throw invalidState(`user ${id} is the last active owner of the network and cannot be removed`);
     }
