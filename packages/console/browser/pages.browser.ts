@@ -140,6 +140,17 @@ describe('the console pages people tripped on', () => {
     await second.close();
   });
 
+  it('explains a single sign-on that cannot start on the sign-in page, not with a JSON body', async () => {
+    const context = await browser.newContext({ baseURL: warren.url });
+    const page = await context.newPage();
+    await page.goto('/signin');
+    await page.getByLabel('Network').fill('no-such-network');
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
+    await page.waitForURL(/\/signin\?problem=sso_network$/);
+    await page.getByText('No network of that name signs in with single sign-on.').waitFor();
+    await context.close();
+  });
+
   it('shows the SSO redirect URI before single sign-on is set up, with no 404 on the way', async () => {
     const { context, page } = await signedIn(browser, warren, OWNER);
     const refused: string[] = [];

@@ -1,6 +1,7 @@
 /**
  * Sign-in: single sign-on by network name, or the one-time link an administrator made. A link
- * that cannot sign in sends the browser here with `?problem=` (GET /auth/link), said in words.
+ * or a single sign-on that cannot sign in sends the browser here with `?problem=` (GET
+ * /auth/link, /auth/login, /auth/callback; server http/sign-in-problems.ts), said in words.
  */
 import { type FormEvent, useState } from 'react';
 import { useLocation } from '../router.ts';
@@ -22,6 +23,30 @@ const PROBLEMS: Record<string, { title: string; advice: string }> = {
   user_inactive: {
     title: 'This account cannot sign in.',
     advice: 'The user of this link was suspended or removed. Ask an owner or admin of the network to restore it.',
+  },
+  sso_network: {
+    title: 'No network of that name signs in with single sign-on.',
+    advice:
+      'Check the name (several networks may share one: then use the network id), or ask an administrator for a sign-in link.',
+  },
+  sso_restart: {
+    title: 'This sign-in cannot be finished.',
+    advice:
+      'It took longer than 10 minutes, was already used, or was started in another browser. Sign in again from here.',
+  },
+  sso_failed: {
+    title: 'Your identity provider did not sign you in.',
+    advice:
+      'It refused, could not be reached, or did not confirm your email address. Try again, and if it keeps failing, ask an administrator to check the single sign-on settings.',
+  },
+  sso_denied: {
+    title: 'Your identity provider signed you in, but this network has no place for you.',
+    advice:
+      'Your email address is not a user of this network, its domain is not allowed to join, or the plan has no seat left. Ask an owner or admin to add you.',
+  },
+  sso_inactive: {
+    title: 'This account cannot sign in.',
+    advice: 'Your user in this network is suspended. Ask an owner or admin of the network to restore it.',
   },
 };
 

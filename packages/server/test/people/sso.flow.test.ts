@@ -238,4 +238,36 @@ describe('sign-in', () => {
   it('answers an unknown network with a problem', async () => {
     await expectProblem(await fetch(`${server.url}/auth/login?network=nope`, { redirect: 'manual' }), 404, 'not_found');
   });
+
+  it('shows a person the sign-in page naming what went wrong, where a script gets the problem', async () => {
+    const page = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+    const problemOf = (res: Response) => {
+      expect(res.status).toBe(303);
+      return res.headers.get('location');
+    };
+    const unknown = await fetch(`${server.url}/auth/login?network=nope`, { redirect: 'manual', headers: page });
+    expect(problemOf(unknown)).toBe('/signin?problem=sso_network');
+    // A callback this browser did not start, or a replayed one.
+    const planted = await toCallback(new Browser());
+    expect(problemOf(await new Browser().get(planted, { headers: page }))).toBe('/signin?problem=sso_restart');
+    // The provider's token cannot be trusted.
+    const forged = new Browser();
+    const forgedCallback = await toCallback(forged);
+    idp.publishForeignKeys(true);
+    expect(problemOf(await forged.get(forgedCallback, { headers: page }))).toBe('/signin?problem=sso_failed');
+    idp.publishForeignKeys(false);
+    // Signed in by the provider, but no one the network knows or takes.
+    idp.signInAs({ email: 'eve@elsewhere.test', emailVerified: true });
+    const eve = new Browser();
+    expect(problemOf(await eve.get(await toCallback(eve), { headers: page }))).toBe('/signin?problem=sso_denied');
+    // The free plan's seats are taken by now: suspend a user the network has.
+    const { users } = await json(await server.call('GET', '/v1/users'));
+    const member = users.find((u: { role: string }) => u.role !== 'owner');
+    await server.call('PATCH', `/v1/users/${member.id}`, { body: { status: 'suspended' } });
+    idp.signInAs({ email: member.loginName, emailVerified: true });
+    const held = new Browser();
+    expect(problemOf(await held.get(await toCallback(held), { headers: page }))).toBe('/signin?problem=sso_inactive');
+    expect(sessionOf(held)).toBeUndefined();
+    await server.call('PATCH', `/v1/users/${member.id}`, { body: { status: 'active' } });
+  });
 });

@@ -3,7 +3,7 @@
  * single sign-on); `POST /auth/logout` ends the session. Browsers call these, not API clients:
  * they stay out of /v1 and of the OpenAPI document.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ApiError, unauthenticated } from '../../core/errors.js';
 import { redeemLoginLink } from '../../modules/sessions/login-links.js';
@@ -12,16 +12,9 @@ import { ssoEnforced } from '../../modules/sso/sso.repository.js';
 import { limitByAddress } from '../address-limit.js';
 import { clearCookie, readCookie, SESSION_COOKIE } from '../session-cookie.js';
 import { startSession } from '../sign-in.js';
+import { type SignInProblem, signInProblemPage } from '../sign-in-problems.js';
 
 const LinkQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
-
-/** Why a link did not sign in, as the console's sign-in page names it (`/signin?problem=`). */
-type LinkProblem = 'link_invalid' | 'sso_required' | 'user_inactive';
-
-/** A browser navigating (it asks for HTML first), not a script that reads problem details. */
-function wantsPage(request: FastifyRequest): boolean {
-  return (request.headers.accept ?? '').includes('text/html');
-}
 
 export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
@@ -33,10 +26,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const now = ctx.clock.now();
       // A person opened the link: a refusal is a page that says what happened, not a JSON body.
-      const refuse = (problem: LinkProblem, error: ApiError) => {
-        if (!wantsPage(request)) throw error;
-        return reply.redirect(`/signin?problem=${problem}`, 303);
-      };
+      const refuse = (problem: SignInProblem, error: ApiError) => signInProblemPage(request, reply, error, problem);
       const link = await redeemLoginLink(ctx.db, request.query.token, now);
       if (!link) {
         return refuse(
