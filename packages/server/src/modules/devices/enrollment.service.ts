@@ -45,8 +45,8 @@ import { presentDeviceDetail } from './devices.presenter.js';
 import { insertTags, replaceTags } from './devices.repository.js';
 import { loginExpiry } from './standing.js';
 
-/** Either case, as Tailscale's key parser (types/key) reads hex; kept in lower case, NODE_KEY_PATTERN. */
-const NODE_KEY_ANY_CASE = /^nodekey:[0-9a-f]{64}$/i;
+/** Hex in either case, as Tailscale's key parser (types/key) reads it; kept in lower case, NODE_KEY_PATTERN. */
+const NODE_KEY_ANY_CASE = /^nodekey:[0-9a-fA-F]{64}$/;
 const ZERO_NODE_KEY = `nodekey:${'0'.repeat(64)}`;
 
 /**
@@ -56,7 +56,7 @@ const ZERO_NODE_KEY = `nodekey:${'0'.repeat(64)}`;
  * claim the same identity.
  */
 function canonicalNodeKey(text: string): string {
-  if (!NODE_KEY_ANY_CASE.test(text) || !text.startsWith('nodekey:')) {
+  if (!NODE_KEY_ANY_CASE.test(text)) {
     throw invalidRequest('nodeKey must be "nodekey:" followed by 64 hex digits (the device\'s public key)');
   }
   const key = text.toLowerCase();
@@ -468,7 +468,6 @@ async function enrollDevice(
   });
 }
 
-/** The device's own events: created or updated, and pending when a new device waits for approval. */
 /**
  * The audit entry and events of an enrollment with an auth key name the device it made or
  * renewed, as every later call of that device does (a login names the person who approved).
@@ -478,6 +477,7 @@ function nameDevice(actor: Actor, deviceId: string, name: string): void {
   actor.name = name;
 }
 
+/** The device's own events: created or updated, and pending when a new device waits for approval. */
 function enrollEvents(type: EventDraft['type'], device: DeviceBody): EventDraft[] {
   const events: EventDraft[] = [{ type, data: { device } }];
   if (type === 'device.created' && !device.authorized) events.push({ type: 'device.pending', data: { device } });

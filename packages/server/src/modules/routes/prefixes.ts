@@ -37,10 +37,9 @@ export function canonicalPrefixes(list: readonly string[]): string[] {
  */
 export function advertisedPrefixes(list: readonly string[]): string[] {
   const prefixes = canonicalPrefixes(list);
-  const v4 = prefixes.includes('0.0.0.0/0');
-  const v6 = prefixes.includes('::/0');
-  if (v4 !== v6) {
-    const [given, missing] = v4 ? ['0.0.0.0/0', '::/0'] : ['::/0', '0.0.0.0/0'];
+  const lone = loneDefaultRoute(prefixes);
+  if (lone) {
+    const [given, missing] = lone;
     throw new ApiError(
       'invalid_prefix',
       `route "${given}" rejected: an exit node advertises both default routes; add ${missing}, or advertise subnets instead`,
@@ -67,9 +66,15 @@ export function advertisablePrefixes(list: readonly string[]): string[] {
     }
   }
   const prefixes = [...accepted].sort();
-  const v4 = accepted.has('0.0.0.0/0');
-  const v6 = accepted.has('::/0');
-  return v4 === v6 ? prefixes : prefixes.filter((p) => p !== '0.0.0.0/0' && p !== '::/0');
+  const lone = loneDefaultRoute(prefixes);
+  return lone ? prefixes.filter((p) => p !== lone[0]) : prefixes;
+}
+
+/** One default route without its pair, and the pair it lacks; undefined when both or neither. */
+function loneDefaultRoute(prefixes: readonly string[]): [given: string, missing: string] | undefined {
+  const v4 = prefixes.includes('0.0.0.0/0');
+  if (v4 === prefixes.includes('::/0')) return undefined;
+  return v4 ? ['0.0.0.0/0', '::/0'] : ['::/0', '0.0.0.0/0'];
 }
 
 /** The text stored in devices.advertised_routes: one string to compare on each heartbeat. */
