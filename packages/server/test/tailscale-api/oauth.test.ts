@@ -339,6 +339,15 @@ describe('OAuth clients of /api/v2', () => {
     const child = await createClient({ scopes: ['users:read'] }, await tokenOf(client));
     const childRecord = await json(await v2('GET', `/tailnet/-/keys/${child.id}`, asKey()));
     expect(Date.parse(childRecord.expires)).toBe(seconds(expires));
+    // A client made by the network's key and changed by the short-lived one lasts no longer than it.
+    const wide = await createClient({ scopes: ['users:read'] });
+    const changed = await v2('PUT', `/tailnet/-/keys/${wide.id}`, asKey(shortKey), {
+      keyType: 'client',
+      scopes: ['users:read'],
+      tags: null,
+      description: 'changed by a short-lived key',
+    });
+    expect(Date.parse((await json(changed)).expires)).toBe(seconds(expires));
     server.clock.advance(2 * 86_400_000 - 1_800_000);
     const late = await json(await tokenRequest({ grant_type: 'client_credentials' }, basic(client.id, client.key)));
     expect(late.expires_in).toBe(1_800);
