@@ -79,7 +79,8 @@ export const UserListQuery = Type.Object({ role: Type.Optional(RoleName) });
 export type UserListRequest = Static<typeof UserListQuery>;
 
 export const DeviceListQuery = Type.Object({
-  user: Type.Optional(Type.String()),
+  // An empty user or device names nothing: 400, as an empty filter of either log is.
+  user: Type.Optional(Type.String({ minLength: 1 })),
   tag: Type.Optional(Type.Array(Type.String())),
   online: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
   fields: Type.Optional(Type.Union([Type.Literal('default'), Type.Literal('all')])),
@@ -163,7 +164,7 @@ export type SetTagsRequest = Static<typeof SetTagsBody>;
 
 export const RouteListQuery = Type.Object({
   state: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('disabled')])),
-  device: Type.Optional(Type.String()),
+  device: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 /** Paging of both logs: `since` (duration, default 1h) or `cursor`; `limit` 1–1000. */

@@ -117,6 +117,8 @@ describe('GET /v1/devices filters', () => {
     await expectProblem(await server.call('GET', '/v1/devices?tag=web'), 400, 'invalid_tag');
     await expectProblem(await server.call('GET', '/v1/devices?online=yes'), 400, 'invalid_request');
     await expectProblem(await server.call('GET', '/v1/devices?fields=some'), 400, 'invalid_request');
+    // An empty user names nobody: a script whose variable was empty hears so, not "no devices".
+    await expectProblem(await server.call('GET', '/v1/devices?user='), 400, 'invalid_request');
   });
 
   it('shows another network nothing', async () => {

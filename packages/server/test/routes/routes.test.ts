@@ -118,6 +118,7 @@ describe('subnet routes', () => {
     await expectProblem(await post(route.id, 'approve', reader), 403, 'insufficient_scope');
     expect((await routes(`?device=${device.id}`))[0].state).toBe('pending');
     await expectProblem(await server.call('GET', '/v1/routes?state=bogus'), 400, 'invalid_request');
+    await expectProblem(await server.call('GET', '/v1/routes?device='), 400, 'invalid_request');
   });
 
   it('keeps the state of a withdrawn route with advertised: false, and flips it back', async () => {
