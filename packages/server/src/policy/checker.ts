@@ -53,17 +53,53 @@ export class Checker {
   /**
    * The fields of an object whose allowed keys are known; unknown keys are reported at the key.
    * Returns field name → value node (the last one when a key repeats; duplicates are reported by
-   * the parser).
+   * the parser). `known` names fields of Tailscale's policy that Warren does not read, each with
+   * why: the key is reported with that reason instead of as unknown, and an older spelling of a
+   * field (`for`) still stands for it, so the rule is not also reported as missing it.
    */
-  fields(node: Node, what: string, allowed: readonly string[]): Map<string, Node> | null {
+  fields(
+    node: Node,
+    what: string,
+    allowed: readonly string[],
+    known: Readonly<Record<string, KnownField>> = {},
+  ): Map<string, Node> | null {
     const props = this.object(node, what);
     if (!props) return null;
     const out = new Map<string, Node>();
     for (const { key, keyNode, value } of props) {
       if (allowed.includes(key)) out.set(key, value);
-      else
+      else if (Object.hasOwn(known, key)) {
+        const field = known[key];
+        this.error(keyNode, field.msg);
+        if (field.for && !out.has(field.for)) out.set(field.for, value);
+      } else
         this.error(keyNode, `unknown field "${key}" in ${what} (expected ${allowed.map((a) => `"${a}"`).join(', ')})`);
     }
     return out;
   }
 }
+
+/** An absent-equivalent value: `null`, `[]` or `{}`. */
+export function isEmptyValue(node: Node): boolean {
+  return node.type === 'null' || ((node.type === 'array' || node.type === 'object') && !node.children?.length);
+}
+
+/** A field of Tailscale's policy that Warren does not read: why, and the field it spells, if any. */
+export interface KnownField {
+  msg: string;
+  for?: string;
+}
+
+/** Tailscale's older spelling of a field, refused with a pointer to the current one. */
+export function olderSpelling(older: string, current: string): KnownField {
+  return {
+    msg: `"${older}" is Tailscale's older spelling of "${current}", which Warren does not read: write "${current}"`,
+    for: current,
+  };
+}
+
+/** Device posture, which every section that can hold it refuses the same way. */
+export const POSTURE_UNSUPPORTED =
+  'device posture is not supported: Warren collects no posture (OS, version, MDM state) from devices, so no access can depend on it';
+
+export const POSTURE_FIELD: KnownField = { msg: `"srcPosture": ${POSTURE_UNSUPPORTED}; remove it` };

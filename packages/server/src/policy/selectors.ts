@@ -44,11 +44,52 @@ export function parseSelector(text: string, defs: Definitions): SelectorResult {
   return r;
 }
 
+/**
+ * Autogroups of Tailscale's policy that Warren's does not have, with why and what to write
+ * instead. Warren's roles (owner, admin, network-admin, it-admin, auditor, member) are named in
+ * a policy only through autogroup:admin, which the contract defines as owners and admins.
+ */
+const ROLES_AS_ADMIN = 'roles are named in a policy only by autogroup:admin (owners and admins): use it, or a group';
+const FOREIGN_AUTOGROUPS: Record<string, string> = {
+  'autogroup:owner': ROLES_AS_ADMIN,
+  'autogroup:it-admin': ROLES_AS_ADMIN,
+  'autogroup:network-admin': ROLES_AS_ADMIN,
+  'autogroup:billing-admin': ROLES_AS_ADMIN,
+  'autogroup:auditor': ROLES_AS_ADMIN,
+  'autogroup:shared': 'Warren shares no devices between networks, so no device is shared with a user',
+  'autogroup:danger-all':
+    'a network holds only its own devices (nothing is shared or funneled in): "*" stands for every device',
+  'autogroup:nonroot': 'it names local users only, in the "users" of ssh rules',
+};
+
 function parseUncached(text: string, defs: Definitions): SelectorResult {
   if (text === '*') return { ok: true, sel: { kind: 'all' } };
+  if (text !== text.trim()) {
+    return { ok: false, msg: `"${text}" has white space around it: write "${text.trim()}"` };
+  }
   if (text.startsWith('autogroup:')) {
     const sel = AUTOGROUPS[text];
-    return sel ? { ok: true, sel } : { ok: false, msg: `unknown autogroup "${text}"` };
+    if (sel) return { ok: true, sel };
+    const why = FOREIGN_AUTOGROUPS[text];
+    if (why) return { ok: false, msg: `${text} is not supported: ${why}` };
+    return {
+      ok: false,
+      msg: `unknown autogroup "${text}" (expected one of ${Object.keys(AUTOGROUPS).join(', ')})`,
+    };
+  }
+  if (text.startsWith('user:')) {
+    return {
+      ok: false,
+      msg: text.startsWith('user:*@')
+        ? `"${text}" (every user of a domain) is not supported: list the users' login names, or a group of them`
+        : `"${text}": write the login name without "user:"`,
+    };
+  }
+  if (/^[^\s@:,]+@$/.test(text)) {
+    return {
+      ok: false,
+      msg: `"${text}" is a Headscale user name: Warren names users by their login name, such as "${text}example.com"`,
+    };
   }
   if (text.startsWith('group:')) {
     if (!GROUP_RE.test(text)) return { ok: false, msg: `invalid group name "${text}"` };

@@ -16,7 +16,7 @@
 // neither checks nothing and is refused.
 
 import type { Node } from 'jsonc-parser';
-import type { Checker } from './checker.js';
+import { type Checker, olderSpelling, POSTURE_UNSUPPORTED } from './checker.js';
 import type { Prefix } from './cidr.js';
 import { type PortRanges, splitDestination } from './ports.js';
 import { parseProto, protoLabel, TCP } from './protocols.js';
@@ -79,7 +79,11 @@ export function parseTests(node: Node, c: Checker, defs: Definitions, results: P
 }
 
 function parseTest(testNode: Node, c: Checker, defs: Definitions, result: PolicyTestResult): PolicyTest | null {
-  const f = c.fields(testNode, 'a test', TEST_FIELDS);
+  const f = c.fields(testNode, 'a test', TEST_FIELDS, {
+    user: olderSpelling('user', 'src'),
+    allow: olderSpelling('allow', 'accept'),
+    srcPostureAttrs: { msg: `"srcPostureAttrs": ${POSTURE_UNSUPPORTED}; remove it` },
+  });
   if (!f) return null;
   const srcNode = f.get('src');
   if (!srcNode) c.error(testNode, 'test is missing "src"');

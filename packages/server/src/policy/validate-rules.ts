@@ -2,7 +2,7 @@
 // the over-permissive patterns that are refused even though they parse.
 
 import type { Node } from 'jsonc-parser';
-import type { Checker, StringItem } from './checker.js';
+import { type Checker, type KnownField, olderSpelling, POSTURE_FIELD, type StringItem } from './checker.js';
 import { type Prefix, parsePrefix } from './cidr.js';
 import { ALL_V4, ALL_V6, approvesEveryUser, overPermissiveRule, unionCovers } from './over-permissive.js';
 import { ALL_PORTS, type PortRanges, parsePorts, splitDestination } from './ports.js';
@@ -12,6 +12,11 @@ import { type Definitions, parseSelector } from './selectors.js';
 import type { CompiledDst, ParsedPolicy, Selector } from './types.js';
 
 const RULE_FIELDS = ['action', 'src', 'dst', 'proto'];
+const RULE_KNOWN: Record<string, KnownField> = {
+  users: olderSpelling('users', 'src'),
+  ports: olderSpelling('ports', 'dst'),
+  srcPosture: POSTURE_FIELD,
+};
 
 export type DstResult = { ok: true; sel: Selector; ports: PortRanges } | { ok: false; msg: string | null };
 
@@ -103,7 +108,7 @@ export function checkAcls(node: Node, c: Checker, defs: Definitions, out: Parsed
     return;
   }
   for (const ruleNode of node.children ?? []) {
-    const f = c.fields(ruleNode, 'a rule', RULE_FIELDS);
+    const f = c.fields(ruleNode, 'a rule', RULE_FIELDS, RULE_KNOWN);
     if (!f) continue;
     for (const field of ['action', 'src', 'dst']) {
       if (!f.has(field)) c.error(ruleNode, `rule is missing "${field}"`);
@@ -194,7 +199,11 @@ export function checkAutoApprovers(
   defs: Definitions,
   out: ParsedPolicy['autoApprovers'],
 ): void {
-  const f = c.fields(node, '"autoApprovers"', ['routes', 'exitNode']);
+  const f = c.fields(node, '"autoApprovers"', ['routes', 'exitNode'], {
+    services: {
+      msg: '"services" is not supported: Warren has no Tailscale Services to approve; approve subnet routes with "routes" and exit nodes with "exitNode"',
+    },
+  });
   if (!f) return;
   // What every user-owned device, and every tagged device, could be approved for.
   const grants: Array<{ prefix: Prefix; approver: Approver }> = [];

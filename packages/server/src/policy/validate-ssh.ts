@@ -5,7 +5,7 @@
 // and tagged sources never reach user-owned devices. Every problem is reported at its entry.
 
 import type { Node } from 'jsonc-parser';
-import type { Checker, StringItem } from './checker.js';
+import { type Checker, POSTURE_FIELD, type StringItem } from './checker.js';
 import { type Definitions, parseSelector } from './selectors.js';
 import type { Selector, SshRule, SshUsers } from './types.js';
 
@@ -33,7 +33,7 @@ export function checkSsh(node: Node, c: Checker, defs: Definitions, out: SshRule
     return;
   }
   for (const ruleNode of node.children ?? []) {
-    const f = c.fields(ruleNode, 'an ssh rule', SSH_FIELDS);
+    const f = c.fields(ruleNode, 'an ssh rule', SSH_FIELDS, { srcPosture: POSTURE_FIELD });
     if (!f) continue;
     for (const field of ['action', 'src', 'dst', 'users']) {
       if (!f.has(field)) c.error(ruleNode, `ssh rule is missing "${field}"`);

@@ -4,7 +4,7 @@
 
 import { TAG_RE, TAG_SYNTAX } from '@warren/contract';
 import type { Node } from 'jsonc-parser';
-import { Checker } from './checker.js';
+import { Checker, isEmptyValue, POSTURE_UNSUPPORTED } from './checker.js';
 import type { Prefix } from './cidr.js';
 import { parsePrefix } from './cidr.js';
 import { compile } from './compile.js';
@@ -108,12 +108,49 @@ function reported(errors: PolicyError[]): PolicyError[] {
   return listed;
 }
 
+/**
+ * Sections of Tailscale's policy file that Warren does not have, with why. Empty (`[]`, `{}`,
+ * `null`) they mean nothing, so a file that carries them empty is accepted as Tailscale reads it;
+ * with content each is refused at its key, never ignored: a file that relied on it would not mean
+ * on Warren what it meant there.
+ */
+const UNSUPPORTED_SECTIONS: Record<string, string> = {
+  nodeAttrs:
+    'node attributes are not supported: Warren gives devices no attributes (Funnel, Mullvad exit nodes, NextDNS, Taildrive sharing and the like)',
+  postures: POSTURE_UNSUPPORTED,
+  defaultSrcPosture: POSTURE_UNSUPPORTED,
+  ipsets:
+    'IP sets are not supported: name an address or a prefix with a host alias ("hosts"), or list the prefixes in the rules',
+  derpMap:
+    'a DERP map in the policy is not supported: the server sets the relays devices use (--derp, or WARREN_DERP_MAP: docs/OPERATIONS.md)',
+};
+
+/**
+ * Tailnet-wide settings of Tailscale's policy file: at Tailscale's default they change nothing and
+ * are accepted; any other value asks for behaviour Warren does not have and is refused.
+ */
+const SETTINGS: Record<string, { default: boolean | string; msg: string }> = {
+  disableIPv4: {
+    default: false,
+    msg: 'turning IPv4 off is not supported: every device has an IPv4 address; remove the setting or set it to false',
+  },
+  randomizeClientPort: {
+    default: false,
+    msg: 'random client ports are not supported: devices keep the port they choose; remove the setting or set it to false',
+  },
+  OneCGNATRoute: {
+    default: '',
+    msg: 'choosing how devices route the CGNAT range is not supported; remove the setting or set it to ""',
+  },
+};
+
 function readSections(root: Node, c: Checker): Map<string, Node[]> {
   const sections = new Map<string, Node[]>();
   const props = c.object(root, 'the policy');
   for (const { key, keyNode, value } of props ?? []) {
     if (!SECTIONS.includes(key)) {
-      c.error(keyNode, `unknown section "${key}" (expected one of ${SECTIONS.join(', ')})`);
+      const problem = foreignSection(key, value);
+      if (problem) c.error(keyNode, problem);
       continue;
     }
     const list = sections.get(key);
@@ -121,6 +158,21 @@ function readSections(root: Node, c: Checker): Map<string, Node[]> {
     else sections.set(key, [value]);
   }
   return sections;
+}
+
+/** What is wrong with a top-level key that is none of Warren's sections; null when nothing is. */
+function foreignSection(key: string, value: Node): string | null {
+  if (Object.hasOwn(UNSUPPORTED_SECTIONS, key)) {
+    return isEmptyValue(value) ? null : `"${key}": ${UNSUPPORTED_SECTIONS[key]}; remove the section`;
+  }
+  if (Object.hasOwn(SETTINGS, key)) {
+    const setting = SETTINGS[key];
+    return value.value === setting.default || value.type === 'null' ? null : `"${key}": ${setting.msg}`;
+  }
+  const known = [...SECTIONS, ...Object.keys(UNSUPPORTED_SECTIONS), ...Object.keys(SETTINGS)];
+  const meant = known.find((k) => k.toLowerCase() === key.toLowerCase());
+  if (meant) return `unknown section "${key}": section names are case-sensitive: write "${meant}"`;
+  return `unknown section "${key}" (expected one of ${SECTIONS.join(', ')})`;
 }
 
 type Defs = Definitions & { groups: Set<string>; tags: Set<string>; hosts: Map<string, Prefix | null> };

@@ -10,8 +10,8 @@ const MODERN = `{
   "tagOwners": { "tag:web": ["group:eng"], "tag:exit": ["autogroup:admin"] },
   "acls": [{ "action": "accept", "src": ["group:eng"], "dst": ["autogroup:self:*"], "proto": "6" }],
   "grants": [
-    { "src": ["group:eng"], "dst": ["tag:web"], "ip": ["tcp:443", "8000-8999", "icmp:*"] },
-    { "src": ["group:eng"], "dst": ["autogroup:internet"], "ip": ["*"], "app": { "example.com/cap/x": [{}] } },
+    { "src": ["group:eng"], "dst": ["tag:web"], "ip": ["tcp:443", "8000-8999", "icmp:*"], "app": { "example.com/cap/x": [{}] } },
+    { "src": ["group:eng"], "dst": ["autogroup:internet"], "ip": ["*"] },
   ],
   "autoApprovers": { "exitNode": ["tag:exit"] },
   "tests": [{ "src": "group:eng", "accept": ["tag:web:443", "tag:web:8000"], "deny": ["tag:web:22,9000-9999"] }],

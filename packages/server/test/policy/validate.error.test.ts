@@ -16,12 +16,12 @@ describe('document shape', () => {
   });
 
   it('rejects unknown sections at their key', () => {
-    const text = '{\n  "groups": {},\n  "postures": {},\n}';
+    const text = '{\n  "groups": {},\n  "policies": {},\n}';
     expect(errorsOf(text)).toEqual([
       {
         line: 3,
         column: 3,
-        msg: 'unknown section "postures" (expected one of groups, tagOwners, hosts, acls, grants, autoApprovers, ssh, tests, sshTests)',
+        msg: 'unknown section "policies" (expected one of groups, tagOwners, hosts, acls, grants, autoApprovers, ssh, tests, sshTests)',
       },
     ]);
   });
@@ -154,7 +154,7 @@ describe('rules', () => {
     });
     const errors = errorsOf(text);
     expectErrorAt(errors, text, '"deny"', 'action "deny" is not supported');
-    expectErrorAt(errors, text, '"users"', 'unknown field "users" in a rule');
+    expectErrorAt(errors, text, '"users"', '"users" is Tailscale\'s older spelling of "src"');
     const missing = errors.filter((e) => e.msg.startsWith('rule is missing'));
     expect(missing.map((e) => e.msg)).toEqual(['rule is missing "action"', 'rule is missing "dst"']);
     expectErrorAt(errors, text, '"group:eng", "dst"', '"src" must be an array of strings');

@@ -1,0 +1,159 @@
+// Policy files brought from Tailscale or Headscale: what they hold is either accepted with the
+// meaning it had there, or refused at its token by a problem that names what Warren does not
+// support and why (docs/decisions/policy.md, "Policy files from Tailscale and Headscale").
+// Each case is a piece of a real policy file, in the spelling Tailscale's documentation and
+// Headscale's recorded captures use.
+
+import { describe, expect, it } from 'vitest';
+import { validatePolicy } from '../../src/policy/index.js';
+import { errorsOf, expectErrorAt, policy } from './helpers.js';
+
+const groups = '{ "group:eng": ["ana@example.com", "bo@example.com"] }';
+const tagOwners = '{ "tag:server": ["group:eng"], "tag:exit": ["autogroup:admin"] }';
+const rule = (src: string, dst: string) => `[{ "action": "accept", "src": ["${src}"], "dst": ["${dst}"] }]`;
+const acls = rule('group:eng', 'tag:server:22');
+const base = (extra: Record<string, string>) => policy({ groups, tagOwners, acls, ...extra });
+
+describe('accepted as Tailscale means it', () => {
+  it.each([
+    ['empty sections Warren does not have', { nodeAttrs: '[]', postures: '{}', ipsets: '{}', derpMap: 'null' }],
+    ['settings at their default', { disableIPv4: 'false', randomizeClientPort: 'false', OneCGNATRoute: '""' }],
+    ['an empty default posture', { defaultSrcPosture: '[]' }],
+  ])('%s', (_name, sections) => {
+    const r = validatePolicy(base(sections));
+    expect(r.errors).toEqual([]);
+  });
+});
+
+describe('refused at the token, naming the feature', () => {
+  // [what, extra sections, token the error sits at, fragment of its message]
+  const cases: Array<[string, Record<string, string>, string, string]> = [
+    [
+      'node attributes (Funnel)',
+      { nodeAttrs: '[{ "target": ["autogroup:member"], "attr": ["funnel"] }]' },
+      '"nodeAttrs"',
+      'node attributes',
+    ],
+    ['device postures', { postures: `{ "posture:mac": ["node:os == 'macos'"] }` }, '"postures"', 'device posture'],
+    ['a default posture', { defaultSrcPosture: '["posture:mac"]' }, '"defaultSrcPosture"', 'device posture'],
+    ['IP sets', { ipsets: '{ "ipset:prod": ["10.0.0.0/8"] }' }, '"ipsets"', 'IP sets'],
+    ['a DERP map', { derpMap: '{ "OmitDefaultRegions": true, "Regions": {} }' }, '"derpMap"', 'DERP'],
+    ['IPv4 turned off', { disableIPv4: 'true' }, '"disableIPv4"', 'every device has an IPv4 address'],
+    ['random client ports', { randomizeClientPort: 'true' }, '"randomizeClientPort"', 'not supported'],
+    ['a CGNAT route choice', { OneCGNATRoute: '"mac-always"' }, '"OneCGNATRoute"', 'not supported'],
+    ['a section in another case', { Groups: '{}' }, '"Groups"', 'names are case-sensitive: write "groups"'],
+    [
+      "a rule's older `users`",
+      { acls: '[{ "action": "accept", "users": ["group:eng"], "dst": ["tag:server:22"] }]' },
+      '"users"',
+      'older spelling of "src"',
+    ],
+    [
+      "a rule's older `ports`",
+      { acls: '[{ "action": "accept", "src": ["group:eng"], "ports": ["tag:server:22"] }]' },
+      '"ports"',
+      'older spelling of "dst"',
+    ],
+    [
+      "a rule's posture",
+      {
+        acls: '[{ "action": "accept", "src": ["group:eng"], "dst": ["tag:server:22"], "srcPosture": ["posture:mac"] }]',
+      },
+      '"srcPosture"',
+      'device posture',
+    ],
+    [
+      "a grant's posture",
+      { grants: '[{ "src": ["group:eng"], "dst": ["tag:server"], "ip": ["22"], "srcPosture": ["posture:mac"] }]' },
+      '"srcPosture"',
+      'device posture',
+    ],
+    [
+      "an ssh rule's posture",
+      {
+        ssh: '[{ "action": "accept", "src": ["group:eng"], "dst": ["tag:server"], "users": ["root"], "srcPosture": ["posture:mac"] }]',
+      },
+      '"srcPosture"',
+      'device posture',
+    ],
+    [
+      "a test's older `user`",
+      { tests: '[{ "user": "ana@example.com", "accept": ["tag:server:22"] }]' },
+      '"user"',
+      'older spelling of "src"',
+    ],
+    [
+      "a test's older `allow`",
+      { tests: '[{ "src": "ana@example.com", "allow": ["tag:server:22"] }]' },
+      '"allow"',
+      'older spelling of "accept"',
+    ],
+    [
+      "a test's posture attributes",
+      { tests: '[{ "src": "ana@example.com", "srcPostureAttrs": {}, "accept": ["tag:server:22"] }]' },
+      '"srcPostureAttrs"',
+      'device posture',
+    ],
+    [
+      'auto-approved Tailscale Services',
+      { autoApprovers: '{ "services": { "svc:web": ["tag:server"] } }' },
+      '"services"',
+      'Tailscale Services',
+    ],
+    [
+      'every user of a domain',
+      { acls: rule('user:*@example.com', 'tag:server:22') },
+      '"user:*@example.com"',
+      'every user of a domain',
+    ],
+    ['a Headscale user name', { acls: rule('ana@', 'tag:server:22') }, '"ana@"', 'Headscale user name'],
+    ['the owner role', { acls: rule('autogroup:owner', 'tag:server:22') }, '"autogroup:owner"', 'autogroup:admin'],
+    [
+      'the IT admin role',
+      { acls: rule('autogroup:it-admin', 'tag:server:22') },
+      '"autogroup:it-admin"',
+      'autogroup:admin',
+    ],
+    ['shared devices', { acls: rule('autogroup:shared', 'tag:server:22') }, '"autogroup:shared"', 'shares no devices'],
+    ['every source at all', { acls: rule('autogroup:danger-all', 'tag:server:22') }, '"autogroup:danger-all"', '"*"'],
+    [
+      'the ssh users autogroup',
+      { acls: rule('group:eng', 'autogroup:nonroot:22') },
+      '"autogroup:nonroot:22"',
+      'ssh rules',
+    ],
+    [
+      'a name with spaces around it',
+      { acls: rule(' ana@example.com', 'tag:server:22') },
+      '" ana@example.com"',
+      'white space',
+    ],
+    [
+      'a grant with an empty ip',
+      { grants: '[{ "src": ["group:eng"], "dst": ["tag:server"], "ip": [] }]' },
+      '{ "src"',
+      'it grants nothing',
+    ],
+    [
+      'a grant with an empty app',
+      { grants: '[{ "src": ["group:eng"], "dst": ["tag:server"], "app": {} }]' },
+      '{ "src"',
+      'it grants nothing',
+    ],
+    [
+      'application capabilities to the internet',
+      { grants: '[{ "src": ["group:eng"], "dst": ["autogroup:internet"], "app": { "example.com/cap/x": [{}] } }]' },
+      '"autogroup:internet"',
+      'app',
+    ],
+  ];
+
+  it.each(cases)('%s', (_name, sections, token, fragment) => {
+    const text = base(sections);
+    const errors = errorsOf(text);
+    // The first occurrence after the section that holds it (a test's "user" is not a group's).
+    const from = `"${Object.keys(sections)[0]}"`;
+    expectErrorAt(errors, text, token, fragment, 1, from);
+    expect(errors).toHaveLength(1);
+  });
+});
