@@ -101,6 +101,32 @@ func (o *DeviceListOptions) query() url.Values {
 	return q
 }
 
+// DevicePageOptions asks Page for one page of devices: the filters of List, a search and the
+// paging.
+type DevicePageOptions struct {
+	DeviceListOptions
+	// Q keeps devices whose name contains it, or that have it as an address.
+	Q string
+	// Limit is the page size, 1–1000 (default 100).
+	Limit int
+	// Cursor is the NextCursor of the previous page.
+	Cursor string
+}
+
+// DevicePage is one page of devices in name order.
+type DevicePage struct {
+	Devices []Device `json:"devices"`
+	// NextCursor continues after this page; nil on the last one.
+	NextCursor *string `json:"nextCursor"`
+	HasMore    bool    `json:"hasMore"`
+	// Total is how many devices the filters select, on every page.
+	Total int `json:"total"`
+}
+
+// defaultDevicePage is the page size Page asks for without a Limit (the server's default too);
+// sending it is what makes the answer a page rather than the whole list.
+const defaultDevicePage = 100
+
 // DevicesService covers /v1/devices.
 type DevicesService struct{ c *Client }
 
@@ -113,6 +139,27 @@ func (s *DevicesService) List(ctx context.Context, opts *DeviceListOptions) ([]D
 		return nil, err
 	}
 	return body.Devices, nil
+}
+
+// Page returns one page of the devices that match opts, in name order: for lists too long to
+// read whole. Pass NextCursor back as Cursor for the next page, until HasMore is false.
+func (s *DevicesService) Page(ctx context.Context, opts *DevicePageOptions) (*DevicePage, error) {
+	if opts == nil {
+		opts = &DevicePageOptions{}
+	}
+	q := opts.DeviceListOptions.query()
+	if opts.Q != "" {
+		q.Set("q", opts.Q)
+	}
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = defaultDevicePage
+	}
+	q.Set("limit", strconv.Itoa(limit))
+	if opts.Cursor != "" {
+		q.Set("cursor", opts.Cursor)
+	}
+	return send[DevicePage](ctx, s.c, http.MethodGet, "/v1/devices", q, nil)
 }
 
 // Get returns one device's detail record.

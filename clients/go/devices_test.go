@@ -64,6 +64,45 @@ func TestDevices(t *testing.T) {
 		}
 	})
 
+	t.Run("pages", func(t *testing.T) {
+		all, err := c.Devices.List(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One device a page: every device once, in name order, and the last page says so.
+		var seen []string
+		opts := &warren.DevicePageOptions{Limit: 1}
+		for {
+			page, err := c.Devices.Page(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page.Total != len(all) || len(page.Devices) > 1 {
+				t.Fatalf("page %+v of %d devices", page, len(all))
+			}
+			for _, d := range page.Devices {
+				seen = append(seen, d.Name)
+			}
+			if !page.HasMore {
+				break
+			}
+			if page.NextCursor == nil || len(seen) > len(all) {
+				t.Fatalf("more pages than devices: %v, next %v", seen, page.NextCursor)
+			}
+			opts.Cursor = *page.NextCursor
+		}
+		if len(seen) != len(all) || !slices.IsSorted(seen) {
+			t.Errorf("pages gave %v; the list has %d devices", seen, len(all))
+		}
+		found, err := c.Devices.Page(ctx, &warren.DevicePageOptions{Q: "web-g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasDevice(found.Devices, id) || found.Total != len(found.Devices) {
+			t.Errorf("search web-g: %+v", found)
+		}
+	})
+
 	t.Run("set tags", func(t *testing.T) {
 		d, err := c.Devices.SetTags(ctx, id, []string{"tag:server", "tag:linux"})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -11,7 +12,10 @@ import (
 type Endpoint struct {
 	// DeviceID is nil for a destination outside the network (through a subnet route).
 	DeviceID *string `json:"deviceId"`
-	Addr     string  `json:"addr"`
+	// DeviceName is the device's name when the entry was read; nil for an address outside
+	// the network or a device since removed.
+	DeviceName *string `json:"deviceName"`
+	Addr       string  `json:"addr"`
 }
 
 // ConnectionEntry is one entry of the connection log.
@@ -45,6 +49,9 @@ type AuditEntry struct {
 	RequestID  string    `json:"requestId"`
 	Action     *string   `json:"action"`
 	Target     *string   `json:"target"`
+	// UserID and UserLogin name the person of a console session's call (KeyID is then nil).
+	UserID    *string `json:"userId"`
+	UserLogin *string `json:"userLogin"`
 }
 
 // ConnectionLogOptions selects connection log entries.
@@ -59,6 +66,9 @@ type AuditLogOptions struct {
 	PageOptions
 	// Key keeps the calls made with that API key (a key_… id).
 	Key string
+	// Changes keeps only the calls that changed state (true) or only those that did not
+	// (false); nil keeps both.
+	Changes *bool
 }
 
 // LogsService covers /v1/logs.
@@ -86,7 +96,7 @@ func (s *LogsService) AuditPage(ctx context.Context, opts *AuditLogOptions) (*Pa
 	if opts == nil {
 		opts = &AuditLogOptions{}
 	}
-	return s.audit(opts.Key)(ctx, opts.PageOptions)
+	return s.audit(opts)(ctx, opts.PageOptions)
 }
 
 // Audit iterates over every audit log entry from opts on, across pages (and, with Follow, as
@@ -95,15 +105,22 @@ func (s *LogsService) Audit(ctx context.Context, opts *AuditLogOptions) *Iterato
 	if opts == nil {
 		opts = &AuditLogOptions{}
 	}
-	return newIterator(ctx, opts.PageOptions, s.audit(opts.Key))
+	return newIterator(ctx, opts.PageOptions, s.audit(opts))
 }
 
 func (s *LogsService) connections(device string) pageFunc[ConnectionEntry] {
 	return pageFetcher[ConnectionEntry](s.c, "/v1/logs/connections", filter("device", device))
 }
 
-func (s *LogsService) audit(key string) pageFunc[AuditEntry] {
-	return pageFetcher[AuditEntry](s.c, "/v1/logs/audit", filter("key", key))
+func (s *LogsService) audit(opts *AuditLogOptions) pageFunc[AuditEntry] {
+	filters := url.Values{}
+	if opts.Key != "" {
+		filters.Set("key", opts.Key)
+	}
+	if opts.Changes != nil {
+		filters.Set("changes", strconv.FormatBool(*opts.Changes))
+	}
+	return pageFetcher[AuditEntry](s.c, "/v1/logs/audit", filters)
 }
 
 // filter is one optional query parameter (none when value is empty).

@@ -24,6 +24,18 @@ type Network struct {
 	DNS NetworkDNS `json:"dns"`
 	// DERP is the relays (DERP map) Tailscale clients are given.
 	DERP NetworkDERP `json:"derp"`
+	// SSO says whether single sign-on is set up and enforced (SSO has the settings).
+	SSO NetworkSSO `json:"sso"`
+}
+
+// NetworkSSO is the network's single sign-on at a glance.
+type NetworkSSO struct {
+	Configured bool `json:"configured"`
+	// Enforce is set when only single sign-on signs people in.
+	Enforce bool `json:"enforce"`
+	// RedirectURI is the callback to register with the identity provider; nil until the
+	// server knows its public URL.
+	RedirectURI *string `json:"redirectUri"`
 }
 
 // NetworkDNS is the network's DNS settings.
@@ -105,6 +117,7 @@ type NetworkLimits struct {
 	Users            *int `json:"users"`
 	Devices          *int `json:"devices"`
 	LogRetentionDays int  `json:"logRetentionDays"`
+	Webhooks         *int `json:"webhooks"`
 }
 
 // NetworkUsage counts what the limits apply to.
