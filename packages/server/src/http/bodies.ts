@@ -63,6 +63,22 @@ export function unexpectedBody(request: FastifyRequest): ApiError | undefined {
   return field === undefined ? undefined : new ApiError('unknown_field', `unknown field "${field}" in body`);
 }
 
+/**
+ * Under the Tailscale API a body that arrives without `Content-Type` is read as JSON, as
+ * Tailscale reads it: its older Go client (`tailscale.com/client/tailscale`) sets no type on
+ * the bodies of SetAuthorized, SetTags, SetRoutes and CreateKey, and a 415 would break every
+ * write it makes. A body that is not JSON is then refused as not JSON (400). The policy routes
+ * read any type as text, so this changes nothing for them.
+ */
+export function readUntypedBodiesAsJson(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.headers['content-type'] === undefined && !hasNoBody(request)) {
+      request.headers['content-type'] = 'application/json';
+    }
+    done();
+  });
+}
+
 export function registerBodyParsing(app: FastifyInstance): void {
   // Fastify's built-in text/plain parser would turn a text body into a 400 where the
   // contract says 415. (The policy endpoints take their text through parsers of their own.)

@@ -117,6 +117,32 @@ describe('/api/v2 on the wire', () => {
     );
   });
 
+  it('reads a body sent without Content-Type as JSON, as the older Go client sends its writes', async () => {
+    // tailscale.com/client/tailscale (SetAuthorized, SetTags, SetRoutes, CreateKey) sets no
+    // Content-Type; Tailscale reads those bodies as JSON.
+    const untyped = (path: string, body: string) =>
+      rawRequest(
+        server.url,
+        'POST',
+        `/api/v2${path}`,
+        { authorization: basic(server.apiKey), 'content-length': String(Buffer.byteLength(body)) },
+        body,
+      );
+    const [device] = (await json(await v2('GET', '/tailnet/-/devices'))).devices;
+    expect((await untyped(`/device/${device.id}/authorized`, '{"authorized":true}')).status).toBe(200);
+    expect((await untyped(`/device/${device.id}/tags`, '{"tags":null}')).status).toBe(200);
+    const routes = await untyped(`/device/${device.id}/routes`, '{"routes":["10.9.0.0/16"]}');
+    expect(routes.status, routes.body).toBe(200);
+    expect(JSON.parse(routes.body).enabledRoutes).toEqual(['10.9.0.0/16']);
+    const key = await untyped('/tailnet/-/keys', '{"capabilities":{"devices":{"create":{"reusable":true}}}}');
+    expect(key.status, key.body).toBe(200);
+    expect(JSON.parse(key.body)).toMatchObject({ key: expect.stringMatching(/^wrn_auth_/) });
+    // A body that is not JSON is still refused, as not JSON rather than as of the wrong type.
+    const notJson = await untyped(`/device/${device.id}/tags`, 'tags=a');
+    expect(notJson.status).toBe(400);
+    expect(JSON.parse(notJson.body)).toMatchObject({ status: 400, code: 'invalid_request' });
+  });
+
   it("answers the router's and the HTTP parser's refusals under /api/v2 in Tailscale's error body", async () => {
     // Refused before any route is matched: a path parameter over the router's limit, a path
     // that is not valid percent-encoding, a method Node's parser does not know.

@@ -7,6 +7,7 @@
  * Not part of the /v1 OpenAPI document (docs/TAILSCALE.md describes it).
  */
 import type { FastifyInstance } from 'fastify';
+import { readUntypedBodiesAsJson } from '../bodies.js';
 import { keptJsonSerializer } from '../serializers.js';
 import { tailscaleDeviceRoutes } from './devices.routes.js';
 import { registerTailscaleErrors } from './errors.js';
@@ -18,6 +19,7 @@ import { tailscaleUserRoutes } from './users.routes.js';
 
 export async function tailscaleApi(app: FastifyInstance): Promise<void> {
   registerTailscaleErrors(app);
+  readUntypedBodiesAsJson(app);
   // No route here declares a response schema: kept answers (lib/kept.ts) are written once. A
   // reply serializer would take precedence over a response schema, so one is refused here.
   app.addHook('onRoute', (route) => {
