@@ -42,27 +42,13 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
         '"via" is not supported: traffic reaches subnets and the internet through the routers and exit nodes the policy allows; remove "via"',
       );
     }
-    // An empty `ip` or `app` grants no more than an absent one: Tailscale refuses a grant whose
-    // two are both empty ("ip and app can not both be empty"), and so does Warren.
-    const appNode = nonEmpty(f.get('app'), 'object');
+    const appNode = f.get('app');
     const app = appNode && checkApp(appNode, c);
-    const ipNode = nonEmpty(f.get('ip'), 'array');
-    if (!ipNode && !appNode)
-      c.error(grantNode, 'grant has neither "ip" nor "app" (or both are empty): it grants nothing');
+    const ipNode = f.get('ip');
+    if (!ipNode && !appNode) c.error(grantNode, 'grant has neither "ip" nor "app": it grants nothing');
     const srcItems = f.has('src') ? c.strings(f.get('src') as Node, '"src"') : [];
     const src = checkSources(srcItems, c, defs);
     const sels = checkGrantDestinations(f.get('dst'), c, defs);
-    if (appNode) {
-      // Capabilities are handed to the destinations' clients; the internet runs no client.
-      for (const d of sels) {
-        if (d.sel.kind === 'internet') {
-          c.error(
-            d.node,
-            'an "app" grant cannot go to autogroup:internet: capabilities are given to devices of the network',
-          );
-        }
-      }
-    }
     if (sels.some((d) => d.sel.kind === 'self')) checkSelfSources(srcItems, defs, c);
     const ips = mergeIps(ipNode ? c.strings(ipNode, '"ip"').flatMap((item) => parseIp(item, c)) : []);
     if (sels.length === 0 || (ips.length === 0 && !app)) continue;
@@ -83,15 +69,6 @@ export function checkGrants(node: Node, c: Checker, defs: Definitions, out: Pars
     }
     out.push(parsedRule(c.line(grantNode), src, dst, app || undefined));
   }
-}
-
-/**
- * The node of an `ip` or `app` that holds something; undefined for an absent or null one, or an
- * empty one of its own type (a value of the wrong type is still there, to be reported as such).
- */
-function nonEmpty(node: Node | undefined, type: 'array' | 'object'): Node | undefined {
-  if (!node || node.type === 'null' || (node.type === type && !node.children?.length)) return undefined;
-  return node;
 }
 
 /** Protocols of an `app` grant's entries: none, so they open nothing. */
