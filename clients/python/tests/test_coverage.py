@@ -61,10 +61,11 @@ OPERATIONS: Dict[str, str] = {
     "reportConnections": "node.report_connections",
 }
 
-# Public methods that are not one operation each: getPolicy as HuJSON text, iterators over a
-# paged operation, and closing connections.
+# Public methods that are not one operation each: getPolicy as HuJSON text, the device list a
+# page at a time, iterators over a paged operation, and closing connections.
 HELPERS = {
     "client.policy.get_text",
+    "client.devices.page",
     "client.logs.connections",
     "client.logs.audit",
     "client.events.list",

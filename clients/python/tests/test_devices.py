@@ -16,6 +16,8 @@ def test_network_reports_its_plan_limits_and_usage(client: warren.Client) -> Non
     assert network.limits.users is None  # unlimited
     assert network.limits.log_retention_days == 90
     assert network.usage.users >= 1
+    assert network.limits.webhooks is None  # premium: unlimited
+    assert network.sso is not None and network.sso.configured is False
 
 
 def test_a_device_is_listed_read_and_filtered(client: warren.Client, enroll: Enroll) -> None:
@@ -36,6 +38,27 @@ def test_a_device_is_listed_read_and_filtered(client: warren.Client, enroll: Enr
     detailed = {d.id: d for d in client.devices.list(fields="all")}
     assert detailed[device_id].addresses == device.addresses
     assert device_id not in {d.id for d in client.devices.list(online=False)}
+
+
+def test_devices_page_one_at_a_time_in_name_order_without_a_gap_or_a_repeat(
+    client: warren.Client, enroll: Enroll
+) -> None:
+    _, registration = enroll(unique("paged"))
+    every = client.devices.list()
+    names = []
+    cursor = None
+    for _ in range(len(every) + 1):
+        page = client.devices.page(limit=1, cursor=cursor)
+        assert page.total == len(every) and len(page.devices) <= 1
+        names += [d.name for d in page.devices]
+        if not page.has_more:
+            break
+        cursor = page.next_cursor
+        assert cursor is not None
+    assert not page.has_more
+    assert names == sorted(d.name for d in every)
+    found = client.devices.page(q=registration.device.name)
+    assert [d.id for d in found.devices] == [registration.device.id] and found.total == 1
 
 
 def test_tags_are_replaced_and_filter_the_list(client: warren.Client, enroll: Enroll) -> None:

@@ -29,8 +29,8 @@ class Client(OwnsConnections):
 
     The calls, by attribute:
 
-    - ``devices``: ``list``, ``get``, ``delete``, ``set_tags``, ``update`` (key expiry),
-      ``approve`` (a device waiting for approval), ``expire`` (end its login now)
+    - ``devices``: ``list``, ``page`` (a page at a time, searched), ``get``, ``delete``,
+      ``set_tags``, ``update`` (key expiry), ``approve`` (a device waiting for approval), ``expire`` (end its login now)
     - ``users``: ``list``, ``create``, ``update``, ``delete``
     - ``network``: ``get`` (plan, limits, usage), ``update`` (device approval, key expiry),
       ``me``, ``sso``, ``set_sso``

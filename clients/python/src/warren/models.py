@@ -99,6 +99,7 @@ class NetworkLimits:
     users: Optional[int]
     devices: Optional[int]
     log_retention_days: int
+    webhooks: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,17 @@ class NetworkDERP:
 
 
 @dataclass(frozen=True)
+class NetworkSSO:
+    """The network's single sign-on at a glance."""
+
+    configured: bool
+    enforce: bool
+    """Only single sign-on signs people in."""
+    redirect_uri: Optional[str] = None
+    """The callback to register with the identity provider; None until the server knows its public URL."""
+
+
+@dataclass(frozen=True)
 class Network:
     id: str
     name: str
@@ -160,6 +172,8 @@ class Network:
     """Tailscale clients log their network flows into the connection log."""
     dns: Optional[NetworkDNS] = None
     derp: Optional[NetworkDERP] = None
+    sso: Optional[NetworkSSO] = None
+    """Whether single sign-on is set up and enforced (``client.network.sso()`` has the settings)."""
 
 
 @dataclass(frozen=True)
@@ -250,6 +264,8 @@ class Endpoint:
 
     addr: str
     device_id: Optional[str] = None
+    device_name: Optional[str] = None
+    """The device's name when the entry was read; None outside the network or for a removed device."""
 
 
 @dataclass(frozen=True)
@@ -284,6 +300,18 @@ class AuditEntry:
     target: Optional[str]
     user_id: Optional[str] = None
     user_login: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class DevicePage:
+    """One page of devices in name order (``client.devices.page``)."""
+
+    devices: Tuple[Device, ...]
+    next_cursor: Optional[str]
+    """Pass it back as ``cursor`` for the next page; None on the last one."""
+    has_more: bool
+    total: int
+    """How many devices the filters select, on every page."""
 
 
 @dataclass(frozen=True)

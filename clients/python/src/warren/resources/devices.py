@@ -4,7 +4,11 @@ from typing import Optional, Sequence, Tuple
 
 from .._decode import decode, decode_list
 from .._http import Transport, segment
-from ..models import Device
+from ..models import Device, DevicePage
+
+# Devices per page when a page is asked for without a limit (the server's default too); sending
+# it is what makes the answer a page rather than the whole list.
+_DEVICE_PAGE = 100
 
 
 class Devices:
@@ -29,6 +33,35 @@ class Devices:
             tags = [tags]
         query = {"tag": tags, "online": online, "user": user, "fields": fields}
         return decode_list(Device, self._http.json("GET", "/v1/devices", query=query), "devices")
+
+    def page(
+        self,
+        *,
+        tags: Optional[Sequence[str]] = None,
+        online: Optional[bool] = None,
+        user: Optional[str] = None,
+        fields: Optional[str] = None,
+        q: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> DevicePage:
+        """``GET /v1/devices`` one page at a time, in name order, for lists too long to read whole.
+
+        Takes the filters of ``list``, and ``q`` (a part of the name, or an address). Pass
+        ``next_cursor`` back as ``cursor`` for the next page, until ``has_more`` is False.
+        """
+        if isinstance(tags, str):
+            tags = [tags]
+        query = {
+            "tag": tags,
+            "online": online,
+            "user": user,
+            "fields": fields,
+            "q": q,
+            "limit": _DEVICE_PAGE if limit is None else limit,
+            "cursor": cursor,
+        }
+        return decode(DevicePage, self._http.json("GET", "/v1/devices", query=query))
 
     def get(self, id: str) -> Device:
         """``GET /v1/devices/{id}``: the detail record."""

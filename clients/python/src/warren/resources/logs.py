@@ -62,9 +62,11 @@ class Logs:
         key: Optional[str] = None,
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
+        changes: Optional[bool] = None,
     ) -> Page[AuditEntry]:
-        """``GET /v1/logs/audit``: one page; ``key`` (an API key id) narrows it to that key's calls."""
-        return _AUDIT.page(self._http, since=since, cursor=cursor, limit=limit, key=key)
+        """``GET /v1/logs/audit``: one page; ``key`` (an API key id) narrows it to that key's calls,
+        ``changes=True`` to the calls that changed state (``False``: those that did not)."""
+        return _AUDIT.page(self._http, since=since, cursor=cursor, limit=limit, key=key, changes=changes)
 
     def audit(
         self,
@@ -73,6 +75,7 @@ class Logs:
         key: Optional[str] = None,
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
+        changes: Optional[bool] = None,
         follow: bool = False,
         poll_interval: float = 2.0,
     ) -> LogIterator[AuditEntry]:
@@ -85,4 +88,5 @@ class Logs:
             follow=follow,
             poll_interval=poll_interval,
             key=key,
+            changes=changes,
         )
