@@ -18,6 +18,11 @@ export interface RequestMeta {
   status: number;
   /** Told when the call's audit entry was written with the change (so it is not written twice). */
   onAudited?: () => void;
+  /**
+   * Writes the queued entries of the network's calls this server answered before, so that the
+   * change's entry, written with the change, is numbered after them.
+   */
+  recordEarlierCalls?: (networkId: string) => Promise<void>;
 }
 
 export interface Actor {

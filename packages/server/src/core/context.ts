@@ -70,6 +70,8 @@ export interface AuditQueue {
   flush(): Promise<void>;
   /** Resolves once everything queued before the call is committed (one write shared by concurrent callers). */
   settled(): Promise<void>;
+  /** Writes the queued entries of one network now, in a transaction of their own. */
+  recordNetwork(networkId: string): Promise<void>;
   close(): Promise<void>;
   /** Told of a batch that could not be written (the calls it recorded were already answered). */
   onError?: (error: unknown) => void;

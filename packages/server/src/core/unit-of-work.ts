@@ -56,6 +56,10 @@ export async function unitOfWork<T>(
   action: string | null,
   fn: (trx: Db, now: number, changes: Changes) => Promise<Work<T>>,
 ): Promise<T> {
+  // The audit log lists calls in the order they were made: a refusal or a read answered just
+  // before this call waits in the queue (http/audit.ts) and would otherwise be numbered after
+  // the change's entry, and stamped earlier. The time is taken once they are written.
+  if (action !== null) await actor.request?.recordEarlierCalls?.(actor.networkId);
   const now = ctx.clock.now();
   let wroteEvents = false;
   // A call whose work changed nothing (deleting a revoked key again) writes no change entry:

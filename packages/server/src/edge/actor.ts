@@ -33,6 +33,7 @@ export function callOf(request: FastifyRequest, status: number): Pick<Actor, 're
       onAudited: () => {
         request.audited = true;
       },
+      recordEarlierCalls: (networkId) => request.server.ctx.audit.recordNetwork(networkId),
     },
   };
 }

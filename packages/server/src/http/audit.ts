@@ -177,6 +177,18 @@ export class AuditLog implements AuditQueue {
   }
 
   /**
+   * Writes the queued entries of one network now, leaving every other network's to its batch,
+   * and without waiting for a write in flight: a change of one network waits for its own
+   * earlier calls (so its entry is numbered after theirs), never for another network's lock.
+   */
+  recordNetwork(networkId: string): Promise<void> {
+    if (!this.queue.some((row) => row.network_id === networkId)) return Promise.resolve();
+    const rows = this.queue.filter((row) => row.network_id === networkId);
+    this.queue = this.queue.filter((row) => row.network_id !== networkId);
+    return this.guarded(() => this.db.transaction().execute((trx) => insertAuditEntries(trx, rows)));
+  }
+
+  /**
    * Two transactions, never one: a change transaction locks its rows (a key it revokes, say)
    * and takes the `audit` lock last, so a flush that held the `audit` lock while updating key
    * rows could deadlock with it. The key counters are written first, in key order so that two

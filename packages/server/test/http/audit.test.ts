@@ -142,6 +142,20 @@ describe('audit log', () => {
     });
   });
 
+  it('lists calls in the order they were made, a refused call before the change that followed it', async () => {
+    // The refusal's entry waits in the queue; the change's is written with the change. Both
+    // calls answered once already, so the second pair is quick enough to meet in one batch.
+    for (const round of [1, 2]) {
+      await server.call('GET', '/v1/keys?state=bogus', { headers: { 'x-request-id': `req-first-${round}` } });
+      await server.call('POST', '/v1/users', {
+        body: { loginName: `order-${round}@example.com` },
+        headers: { 'x-request-id': `req-then-${round}` },
+      });
+    }
+    const ids = (await audit('?limit=1000')).entries.map((e: { requestId: string }) => e.requestId);
+    expect(ids.indexOf('req-first-2')).toBeLessThan(ids.indexOf('req-then-2'));
+  });
+
   it('pages with keyset cursors in ascending order and tails from the last cursor', async () => {
     for (let i = 0; i < 7; i++) await server.call('GET', '/v1/users');
     const all = (await audit('?limit=1000')).entries.map((e: { id: string }) => e.id);
