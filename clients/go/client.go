@@ -48,8 +48,16 @@ func NewClient(opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// BaseURL is the server's URL the client was made with (without /v1).
-func (c *Client) BaseURL() string { return c.t.base }
+// BaseURL is the server's URL the client was made with (without /v1), any password in it
+// masked.
+func (c *Client) BaseURL() string { return c.t.shown }
+
+// String names the client by its server, never its key, so logging a Client (or a struct
+// holding one, with %v or %+v) cannot leak the key.
+func (c *Client) String() string { return "warren.Client(" + c.t.shown + ")" }
+
+// GoString is String for %#v.
+func (c *Client) GoString() string { return c.String() }
 
 // newRequest prepares a call with the client's key.
 func (c *Client) newRequest(method, path string) *request {

@@ -107,6 +107,12 @@ func NewNodeClient(opts ...Option) (*NodeClient, error) {
 	return &NodeClient{t: t, token: cfg.nodeToken}, nil
 }
 
+// String names the node client by its server, never its credential (see Client.String).
+func (n *NodeClient) String() string { return "warren.NodeClient(" + n.t.shown + ")" }
+
+// GoString is String for %#v.
+func (n *NodeClient) GoString() string { return n.String() }
+
 // Token is the node credential in use (set by Register), "" before.
 func (n *NodeClient) Token() string {
 	n.mu.Lock()

@@ -22,6 +22,7 @@ const maxBody = 64 << 20
 // have been made.
 type transport struct {
 	base         string
+	shown        string // base with any password in it masked, for messages and String
 	http         *http.Client
 	userAgent    string
 	maxRetries   int
@@ -36,14 +37,21 @@ func newTransport(c *config, defaultTimeout time.Duration) (*transport, error) {
 		return nil, fmt.Errorf("warren: no server URL: pass WithBaseURL or set WARREN_URL")
 	}
 	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("warren: server URL %q is not an http(s) URL", base)
+	if err != nil {
+		// url.Parse's own error quotes the URL, password and all.
+		return nil, fmt.Errorf("warren: the server URL is not a URL")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("warren: server URL %q is not an http(s) URL", u.Redacted())
 	}
 	hc := c.httpClient
 	if hc == nil {
 		hc = &http.Client{Timeout: defaultTimeout}
 	}
-	return &transport{base: base, http: hc, userAgent: c.userAgent, maxRetries: c.maxRetries, maxRetryWait: c.maxRetryWait}, nil
+	return &transport{
+		base: base, shown: u.Redacted(), http: hc, userAgent: c.userAgent,
+		maxRetries: c.maxRetries, maxRetryWait: c.maxRetryWait,
+	}, nil
 }
 
 // request is one call as the services describe it.
