@@ -105,3 +105,24 @@ def test_a_missing_setting_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
         warren.Client("http://127.0.0.1:8080")
     with pytest.raises(ValueError, match="not an http"):
         warren.Client("127.0.0.1:8080", "wrn_api_x")
+
+
+def test_no_secret_in_what_a_client_shows(server: Server) -> None:
+    """Neither the key nor a password in the URL appears in a repr or an error message."""
+    key, password = "wrn_api_leakcheck", "hunter2"
+    shown = []
+    with warren.Client(f"http://ops:{password}@127.0.0.1:9/", key, timeout=5) as client:
+        shown += [repr(client), client.url, repr(client.devices)]
+        with pytest.raises(warren.WarrenConnectionError) as unreachable:
+            client.network.get()
+        shown += [str(unreachable.value), repr(unreachable.value)]
+    with pytest.raises(ValueError) as not_http:
+        warren.Client(f"ftp://ops:{password}@example.com", key)
+    shown.append(str(not_http.value))
+    with warren.Client(server.url, key) as client:
+        with pytest.raises(warren.AuthenticationError) as refused:
+            client.network.get()
+    shown += [str(refused.value), repr(refused.value)]
+    leaks = [text for text in shown if key in text or password in text]
+    assert not leaks
+    assert client.url == server.url

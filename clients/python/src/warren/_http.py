@@ -119,9 +119,12 @@ class Transport:
         user_agent: Optional[str],
     ) -> None:
         parts = urlsplit(url)
+        # A user and password in the URL are not sent (the key is the credential), and are kept
+        # out of the base URL that repr() and error messages show.
+        host = parts.netloc.rpartition("@")[2]
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {url!r}")
-        self.origin = f"{parts.scheme}://{parts.netloc}"
+            raise ValueError(f"not an http(s) URL: {parts.scheme}://{host}{parts.path}")
+        self.origin = f"{parts.scheme}://{host}"
         # Accept the API's base as often written (…/v1): every path here starts with /v1.
         self._prefix = re.sub(r"/v1$", "", parts.path.rstrip("/"))
         self.base_url = self.origin + self._prefix
