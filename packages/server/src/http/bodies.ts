@@ -14,21 +14,36 @@ import { routeOf } from './route-of.js';
  * a NUL can only arrive as the escape \u0000, so the tree is walked only when the text has one.
  */
 export function jsonHoldsNul(text: string, value: unknown): boolean {
-  return text.includes('\\u0000') && holdsNul(value);
+  return text.includes('\\u0000') && holdsText(value, (s) => s.includes('\0'));
 }
 
-function holdsNul(value: unknown): boolean {
+/** An escape of a UTF-16 surrogate, `\uD800` to `\uDFFF`: half of a pair, or a lone half. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** In a `u` regular expression a pair is one code point, so only a lone half is of category Cs. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * True when a string or a key anywhere in `value` holds half of a UTF-16 pair without the
+ * other: it is no character, so no backend stores it as sent (SQLite gave back three U+FFFD,
+ * PostgreSQL one). Undecodable bytes already became U+FFFD when the body was read, so a lone
+ * half can only arrive as an escape, and the tree is walked only when the text has one.
+ */
+export function jsonHoldsLoneSurrogate(text: string, value: unknown): boolean {
+  return SURROGATE_ESCAPE.test(text) && holdsText(value, (s) => LONE_SURROGATE.test(s));
+}
+
+function holdsText(value: unknown, holds: (text: string) => boolean): boolean {
   // A stack, not recursion: a 1 MiB body can nest deeper than the call stack goes.
   const stack = [value];
   while (stack.length > 0) {
     const next = stack.pop();
     if (typeof next === 'string') {
-      if (next.includes('\0')) return true;
+      if (holds(next)) return true;
     } else if (Array.isArray(next)) {
       for (const item of next) stack.push(item);
     } else if (next !== null && typeof next === 'object') {
       for (const [key, inner] of Object.entries(next)) {
-        if (key.includes('\0')) return true;
+        if (holds(key)) return true;
         stack.push(inner);
       }
     }
@@ -93,6 +108,12 @@ export function registerBodyParsing(app: FastifyInstance): void {
     parseJson(request, text, (error, value) => {
       if (!error && jsonHoldsNul(text, value)) {
         return done(invalidRequest('the body holds a NUL character (\\u0000), which no field takes'), undefined);
+      }
+      if (!error && jsonHoldsLoneSurrogate(text, value)) {
+        return done(
+          invalidRequest('the body holds half of a UTF-16 surrogate pair (\\uD800 to \\uDFFF) without the other'),
+          undefined,
+        );
       }
       done(error, value);
     });

@@ -33,6 +33,25 @@ describe('NUL characters in requests', () => {
     expect((await json(await server.call('GET', '/v1/devices'))).devices).toEqual([]);
   });
 
+  it('refuses half of a UTF-16 pair (a lone surrogate), which each backend stored differently', async () => {
+    // JSON.stringify writes a lone surrogate as its escape, as a client's encoder would.
+    const before = await userCount();
+    for (const displayName of ['\ud800', 'a\udfffb', 'x\ud83d'])
+      await expectProblem(
+        await server.call('POST', '/v1/users', { body: { loginName: 'half@example.com', displayName } }),
+        400,
+        'invalid_request',
+      );
+    await expectProblem(await server.call('POST', '/v1/users', { body: { '\ud800': 1 } }), 400, 'invalid_request');
+    expect(await userCount()).toBe(before);
+    const whole = await server.call('POST', '/v1/users', {
+      raw: '{"loginName":"pair@example.com","displayName":"\\ud83d\\ude00 \\u00e9"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(whole.status).toBe(201);
+    expect((await json(whole)).displayName).toBe('\u{1f600} \u00e9');
+  });
+
   it('takes a backslash followed by u0000 as the text it is', async () => {
     const res = await server.call('POST', '/v1/users', {
       body: { loginName: 'backslash@example.com', displayName: 'a\\u0000b' },
