@@ -78,31 +78,16 @@ export function unexpectedBody(request: FastifyRequest): ApiError | undefined {
   return field === undefined ? undefined : new ApiError('unknown_field', `unknown field "${field}" in body`);
 }
 
-/**
- * Under the Tailscale API a body that arrives without `Content-Type` is read as JSON, as
- * Tailscale reads it: its older Go client (`tailscale.com/client/tailscale`) sets no type on
- * the bodies of SetAuthorized, SetTags, SetRoutes and CreateKey, and a 415 would break every
- * write it makes. A body that is not JSON is then refused as not JSON (400). The policy routes
- * read any type as text, so this changes nothing for them.
- */
-export function readUntypedBodiesAsJson(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.headers['content-type'] === undefined && !hasNoBody(request)) {
-      request.headers['content-type'] = 'application/json';
-    }
-    done();
-  });
-}
+type StringParser = (
+  request: FastifyRequest,
+  body: string | Buffer,
+  done: (error: Error | null, value?: unknown) => void,
+) => void;
 
-export function registerBodyParsing(app: FastifyInstance): void {
-  // Fastify's built-in text/plain parser would turn a text body into a 400 where the
-  // contract says 415. (The policy endpoints take their text through parsers of their own.)
-  app.removeContentTypeParser('text/plain');
-
-  // A chunked JSON body may still turn out empty: no body, like the cases below.
+/** JSON as the API reads it. A chunked body may still turn out empty: no body, as below. */
+function jsonBodyParser(app: FastifyInstance): StringParser {
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  return (request, body, done) => {
     if (body === '') return done(null, undefined);
     const text = String(body);
     parseJson(request, text, (error, value) => {
@@ -117,7 +102,27 @@ export function registerBodyParsing(app: FastifyInstance): void {
       }
       done(error, value);
     });
-  });
+  };
+}
+
+/**
+ * The Tailscale API's JSON routes read every body as JSON, whatever its `Content-Type`, as
+ * Tailscale does: its older Go client (`tailscale.com/client/tailscale`) sends the bodies of
+ * SetAuthorized, SetTags, SetRoutes and CreateKey with no type, and the curl examples of its
+ * API reference (`--data-binary`) send curl's form type. A 415 would refuse them all; a body
+ * that is not JSON is refused as such (400). For the routes registered in `app` only.
+ */
+export function readEveryBodyAsJson(app: FastifyInstance): void {
+  app.addContentTypeParser('*', { parseAs: 'string' }, jsonBodyParser(app));
+}
+
+export function registerBodyParsing(app: FastifyInstance): void {
+  // Fastify's built-in text/plain parser would turn a text body into a 400 where the
+  // contract says 415. (The policy endpoints take their text through parsers of their own.)
+  app.removeContentTypeParser('text/plain');
+
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
 
   // The type of the nothing a request sends is ignored, whether or not its route takes a body
   // (`curl -X POST -d ''` declares a form; a create then gets its defaults, not a 415):

@@ -117,28 +117,37 @@ describe('/api/v2 on the wire', () => {
     );
   });
 
-  it('reads a body sent without Content-Type as JSON, as the older Go client sends its writes', async () => {
+  it('reads a body as JSON whatever its Content-Type says, as Tailscale does', async () => {
     // tailscale.com/client/tailscale (SetAuthorized, SetTags, SetRoutes, CreateKey) sets no
-    // Content-Type; Tailscale reads those bodies as JSON.
-    const untyped = (path: string, body: string) =>
+    // Content-Type, and the curl examples of Tailscale's API reference (`--data-binary`) send
+    // curl's form type; Tailscale reads those bodies as JSON.
+    const send = (path: string, body: string, type?: string, method = 'POST') =>
       rawRequest(
         server.url,
-        'POST',
+        method,
         `/api/v2${path}`,
-        { authorization: basic(server.apiKey), 'content-length': String(Buffer.byteLength(body)) },
+        {
+          authorization: basic(server.apiKey),
+          'content-length': String(Buffer.byteLength(body)),
+          ...(type ? { 'content-type': type } : {}),
+        },
         body,
       );
+    const form = 'application/x-www-form-urlencoded';
     const [device] = (await json(await v2('GET', '/tailnet/-/devices'))).devices;
-    expect((await untyped(`/device/${device.id}/authorized`, '{"authorized":true}')).status).toBe(200);
-    expect((await untyped(`/device/${device.id}/tags`, '{"tags":null}')).status).toBe(200);
-    const routes = await untyped(`/device/${device.id}/routes`, '{"routes":["10.9.0.0/16"]}');
+    expect((await send(`/device/${device.id}/authorized`, '{"authorized":true}')).status).toBe(200);
+    expect((await send(`/device/${device.id}/authorized`, '{"authorized": true}', form)).status).toBe(200);
+    expect((await send(`/device/${device.id}/tags`, '{"tags":null}')).status).toBe(200);
+    const routes = await send(`/device/${device.id}/routes`, '{"routes":["10.9.0.0/16"]}');
     expect(routes.status, routes.body).toBe(200);
     expect(JSON.parse(routes.body).enabledRoutes).toEqual(['10.9.0.0/16']);
-    const key = await untyped('/tailnet/-/keys', '{"capabilities":{"devices":{"create":{"reusable":true}}}}');
+    const key = await send('/tailnet/-/keys', '{"capabilities":{"devices":{"create":{"reusable":true}}}}');
     expect(key.status, key.body).toBe(200);
     expect(JSON.parse(key.body)).toMatchObject({ key: expect.stringMatching(/^wrn_auth_/) });
+    const settings = await send('/tailnet/-/settings', '{"devicesApprovalOn": false}', 'text/plain', 'PATCH');
+    expect(settings.status, settings.body).toBe(200);
     // A body that is not JSON is still refused, as not JSON rather than as of the wrong type.
-    const notJson = await untyped(`/device/${device.id}/tags`, 'tags=a');
+    const notJson = await send(`/device/${device.id}/tags`, 'tags=a', form);
     expect(notJson.status).toBe(400);
     expect(JSON.parse(notJson.body)).toMatchObject({ status: 400, code: 'invalid_request' });
   });

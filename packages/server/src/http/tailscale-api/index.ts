@@ -7,7 +7,7 @@
  * Not part of the /v1 OpenAPI document (docs/TAILSCALE.md describes it).
  */
 import type { FastifyInstance } from 'fastify';
-import { readUntypedBodiesAsJson } from '../bodies.js';
+import { readEveryBodyAsJson } from '../bodies.js';
 import { keptJsonSerializer } from '../serializers.js';
 import { tailscaleDeviceRoutes } from './devices.routes.js';
 import { registerTailscaleErrors } from './errors.js';
@@ -19,7 +19,6 @@ import { tailscaleUserRoutes } from './users.routes.js';
 
 export async function tailscaleApi(app: FastifyInstance): Promise<void> {
   registerTailscaleErrors(app);
-  readUntypedBodiesAsJson(app);
   // No route here declares a response schema: kept answers (lib/kept.ts) are written once. A
   // reply serializer would take precedence over a response schema, so one is refused here.
   app.addHook('onRoute', (route) => {
@@ -28,12 +27,16 @@ export async function tailscaleApi(app: FastifyInstance): Promise<void> {
     }
   });
   app.setReplySerializer(keptJsonSerializer());
-  await app.register(tailscaleDeviceRoutes);
-  await app.register(tailscaleKeyRoutes);
+  // The JSON areas read a body as JSON whatever its type says, as Tailscale does (bodies.ts).
+  await app.register(async (json) => {
+    readEveryBodyAsJson(json);
+    await json.register(tailscaleDeviceRoutes);
+    await json.register(tailscaleKeyRoutes);
+    await json.register(tailscaleUserRoutes);
+    await json.register(tailscaleSettingsRoutes);
+  });
   // Its form parser and OAuth's error body stay inside its own encapsulated context.
   await app.register(tailscaleOAuthRoutes);
-  await app.register(tailscaleUserRoutes);
-  await app.register(tailscaleSettingsRoutes);
   // Last: its text body parser stays inside its own encapsulated context.
   await app.register(tailscalePolicyRoutes);
 }
