@@ -52,6 +52,7 @@ import * as sshChecks from './migrations/042_ssh_checks.js';
 import * as devicesMachineKeyCreated from './migrations/043_devices_machine_key_created.js';
 import * as deviceRecordStamps from './migrations/044_device_record_stamps.js';
 import * as oauthClientExpiry from './migrations/045_oauth_client_expiry.js';
+import * as policyEtagFullDigest from './migrations/046_policy_etag_full_digest.js';
 import type { Database } from './schema.js';
 import './schema-events.js';
 import './schema-netmap.js';
@@ -109,6 +110,7 @@ const MIGRATIONS = {
   '043_devices_machine_key_created': devicesMachineKeyCreated,
   '044_device_record_stamps': deviceRecordStamps,
   '045_oauth_client_expiry': oauthClientExpiry,
+  '046_policy_etag_full_digest': policyEtagFullDigest,
 };
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -27,7 +27,7 @@ describe('GET and PUT /v1/acl', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
     const etag = res.headers.get('etag');
-    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
     const doc = await json(res);
     expect(doc.acls).toHaveLength(2);
     expect(doc.tagOwners).toEqual({});

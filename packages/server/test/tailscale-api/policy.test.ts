@@ -7,7 +7,10 @@
  * `details=1` answers the file in base64 with its warnings and errors. Failing tests are
  * reported as Tailscale does: "test(s) failed", each test's problems under its `src`.
  */
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { up as fullDigestEtags } from '../../src/storage/migrations/046_policy_etag_full_digest.js';
 import { json, startServer, type TestServer } from '../harness.js';
 
 const POLICY = `// Written by hand.
@@ -57,6 +60,29 @@ describe('/api/v2 policy file', () => {
     const asJson = await acl('POST', { 'content-type': 'application/hujson', accept: 'application/json' }, changed);
     expect(asJson.headers.get('content-type')).toMatch(/^application\/json/);
     expect(Array.isArray((await json(asJson)).acls)).toBe(true);
+  });
+
+  it("gives as ETag the file's SHA-256, which gitops-pusher compares with its copy's", async () => {
+    // gitops-pusher decides "no update needed", and tells a manual edit from its own push, by
+    // comparing the ETag with sha256(file) in hex; a hujson-formatted file is stored as sent.
+    const file =
+      '{\n\t"acls": [\n\t\t{"action": "accept", "src": ["autogroup:member"], "dst": ["autogroup:self:*"]},\n\t],\n}\n';
+    const digest = `"${createHash('sha256').update(file).digest('hex')}"`;
+    const current = (await acl('GET', {})).headers.get('etag') ?? '';
+    const res = await acl('POST', { 'content-type': 'application/hujson', 'if-match': current }, file);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('etag')).toBe(digest);
+    expect((await acl('GET', { accept: 'application/hujson' })).headers.get('etag')).toBe(digest);
+    expect((await server.call('GET', '/v1/acl')).headers.get('etag')).toBe(digest);
+
+    // A policy stored before the ETag was the whole digest gets it on upgrade: its first
+    // apply by the pusher would otherwise look like someone else's edit.
+    await server.database.storage.db
+      .updateTable('policies')
+      .set({ etag: `${digest.slice(0, 33)}"` })
+      .execute();
+    await fullDigestEtags(server.database.storage.db as unknown as Kysely<unknown>);
+    expect((await acl('GET', {})).headers.get('etag')).toBe(digest);
   });
 
   it('reads If-Match as /v1 does beside ts-default: *, bare or listed ETags, weak ones never matching', async () => {
