@@ -5,7 +5,7 @@
 import type { EventBody, Page } from '@warren/contract';
 import type { Transport } from './http.js';
 import { allEntries } from './log-pages.js';
-import type { CallOptions, EventQuery } from './types.js';
+import type { CallOptions, EventQuery, FollowOptions } from './types.js';
 
 export class Events {
   constructor(private readonly http: Transport) {}
@@ -15,8 +15,11 @@ export class Events {
     return this.http.json('GET', '/v1/events', { ...options, query: { ...query } });
   }
 
-  /** Every event from `query` on, across pages (returns the last `nextCursor`, to resume later). */
-  all(query: EventQuery = {}, options: CallOptions = {}): AsyncGenerator<EventBody, string> {
-    return allEntries((q) => this.list(q, options), query);
+  /**
+   * Every event from `query` on, across pages (with `follow`, also the events that happen
+   * later); returns the last `nextCursor`, to resume later.
+   */
+  all(query: EventQuery = {}, options: FollowOptions = {}): AsyncGenerator<EventBody, string> {
+    return allEntries((q) => this.list(q, options), query, options);
   }
 }

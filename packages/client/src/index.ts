@@ -30,7 +30,7 @@ export {
   toError,
   WarrenError,
 } from './http.js';
-export { allEntries, Logs } from './log-pages.js';
+export { allEntries, DEFAULT_POLL_INTERVAL_MS, Logs } from './log-pages.js';
 export { applyNetmapDelta, isNetmapDelta, type NetmapDeltaBody } from './netmap-delta.js';
 export {
   type HeartbeatResult,
@@ -41,5 +41,6 @@ export {
 } from './node.js';
 export { Devices, Keys, NetworkInfo, Routes, Users } from './resources.js';
 export type * from './types.js';
+export { VERSION } from './version.js';
 export { Warren, type WarrenOptions } from './warren.js';
 export { type CreateWebhookInput, type DeliveryQuery, type UpdateWebhookInput, Webhooks } from './webhooks.js';

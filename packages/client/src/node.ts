@@ -40,8 +40,15 @@ export interface NodeClientOptions extends Omit<TransportOptions, 'token'> {
 
 export class NodeClient {
   private readonly http: Transport;
+  // A private field behind the accessors, so printing a NodeClient never shows the credential.
+  #nodeToken: string | undefined;
   /** The node credential in use (set by `register`). */
-  nodeToken: string | undefined;
+  get nodeToken(): string | undefined {
+    return this.#nodeToken;
+  }
+  set nodeToken(token: string | undefined) {
+    this.#nodeToken = token;
+  }
   /** ETag of the last netmap received; pass it to `netmap()` to get `undefined` when unchanged. */
   netmapETag: string | undefined;
 

@@ -15,6 +15,17 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of the iterators over a paged log (`connectionsAll`, `auditAll`, `events.all`, `deliveriesAll`). */
+export interface FollowOptions extends CallOptions {
+  /**
+   * Keep polling for what arrives after the last page, until `signal` aborts (which ends the
+   * loop without an error) or the loop breaks; without it the iterator ends at the last page.
+   */
+  follow?: boolean;
+  /** The wait between polls while following, in ms (default 2000). */
+  pollIntervalMs?: number;
+}
+
 export interface DeviceListQuery {
   /** A user id or login name. */
   user?: string;

@@ -24,6 +24,13 @@ export interface WarrenOptions {
   maxRetries?: number;
   /** Upper bound of one wait in seconds, whatever Retry-After says (default 60). */
   maxRetryWait?: number;
+  /**
+   * Gives up on one attempt (request and answer) after this many ms, rejecting with a
+   * `TimeoutError` DOMException (default: no timeout; a `signal` per call cancels too).
+   */
+  timeoutMs?: number;
+  /** Put before the client's own `warren-typescript/<version>` in the User-Agent header. */
+  userAgent?: string;
   /** A fetch implementation (default: the global one). */
   fetch?: typeof fetch;
 }
@@ -53,6 +60,8 @@ export class Warren {
       session: options.session,
       maxRetries: options.maxRetries,
       maxRetryWait: options.maxRetryWait,
+      timeoutMs: options.timeoutMs,
+      userAgent: options.userAgent,
       fetch: options.fetch,
     });
     this.devices = new Devices(this.http);

@@ -6,7 +6,7 @@
 import type { Page, WebhookBody, WebhookDeliveryBody } from '@warren/contract';
 import type { Transport } from './http.js';
 import { allEntries } from './log-pages.js';
-import type { CallOptions } from './types.js';
+import type { CallOptions, FollowOptions } from './types.js';
 
 export interface CreateWebhookInput {
   url: string;
@@ -77,9 +77,9 @@ export class Webhooks {
   deliveriesAll(
     webhookId: string,
     query: DeliveryQuery = {},
-    options: CallOptions = {},
+    options: FollowOptions = {},
   ): AsyncGenerator<WebhookDeliveryBody, string> {
-    return allEntries((q) => this.deliveries(webhookId, q, options), query);
+    return allEntries((q) => this.deliveries(webhookId, q, options), query, options);
   }
 
   /** Delivers again now. */

@@ -1,6 +1,6 @@
 import { type Enrolled, enroll, type TestServer } from '@warren/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Warren } from '../src/index.js';
+import type { ConnectionEntryBody, Warren } from '../src/index.js';
 import { startWithClient } from './fixture.js';
 
 function report(server: TestServer, device: Enrolled, count: number, port = 443) {
@@ -58,6 +58,24 @@ describe('Warren client: connection log paging', () => {
     const more = [];
     for await (const entry of warren.logs.connectionsAll({ cursor: step.value })) more.push(entry);
     expect(more.map((e) => e.dst.addr)).toEqual(['100.64.0.2:22', '100.64.0.2:22', '100.64.0.2:22']);
+  });
+
+  it('connectionsAll with follow tails the log: what arrives later comes next, an abort ends it', async () => {
+    const stop = new AbortController();
+    const tail = warren.logs.connectionsAll({ since: '1h' }, { follow: true, pollIntervalMs: 10, signal: stop.signal });
+    const already = (await warren.logs.connections({ since: '1h', limit: 1000 })).entries.length;
+    for (let i = 0; i < already; i++) expect((await tail.next()).done).toBe(false);
+    const waiting = tail.next(); // past the last page: polls until something arrives
+    expect((await report(server, a, 1, 8080)).status).toBe(202);
+    const arrived = await waiting;
+    expect(arrived.done).toBe(false);
+    expect((arrived.value as ConnectionEntryBody).dst.addr).toBe('100.64.0.2:8080');
+    const ending = tail.next();
+    stop.abort();
+    const end = await ending;
+    expect(end.done).toBe(true);
+    const rest = await warren.logs.connections({ cursor: end.value as string });
+    expect(rest.entries).toEqual([]); // the cursor it ends on is right after what it yielded
   });
 
   it('filters by device and rejects a bad duration', async () => {
