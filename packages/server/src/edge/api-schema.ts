@@ -7,6 +7,16 @@ import type { FastifySchema } from 'fastify';
 import { Type } from 'typebox';
 
 export const ref = (id: string) => Type.Unsafe({ $ref: `${id}#` });
+/**
+ * A 201 answer: the new record, and its path in `Location` (RFC 9110 §15.3.2), where a GET
+ * reads it again.
+ */
+export const created = (id: string, path: string) => ({
+  description: `the new ${id}; Location: its path, ${path}`,
+  headers: { Location: { type: 'string', description: `the path of the new ${id}: ${path}` } },
+  content: { 'application/json': { schema: ref(id) } },
+});
+
 /** Error responses: RFC 9457 problems, served (and documented) as application/problem+json. */
 const problem = {
   description: 'Problem details (RFC 9457)',

@@ -29,7 +29,9 @@ describe('keys', () => {
     expect(Date.parse(key.expires) - Date.parse(key.created)).toBe(90 * 86_400_000);
     const owner = (await json(await server.call('GET', '/v1/users'))).users[0];
     expect(key.user).toBe(owner.id);
-    const again = await json(await server.call('GET', `/v1/keys/${key.id}`));
+    // Location names the new key where a GET reads it again (RFC 9110 §15.3.2).
+    expect(res.headers.get('location')).toBe(`/v1/keys/${key.id}`);
+    const again = await json(await server.call('GET', res.headers.get('location')!));
     expect(again.key).toBeUndefined();
     expect(again.id).toBe(key.id);
   });

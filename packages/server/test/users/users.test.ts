@@ -23,6 +23,7 @@ describe('users', () => {
       lastSeen: null,
     });
     expect(ana.id).toMatch(/^usr_/);
+    expect(created.headers.get('location')).toBe(`/v1/users/${ana.id}`);
     const admins = await json(await server.call('GET', '/v1/users?role=admin'));
     expect(admins.users.map((u: { id: string }) => u.id)).toEqual([ana.id]);
     const patched = await server.call('PATCH', `/v1/users/${ana.id}`, { body: { role: 'auditor' } });

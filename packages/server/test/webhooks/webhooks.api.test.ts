@@ -39,6 +39,7 @@ describe('webhook endpoints', () => {
     expect(second.status).toBe(403);
     expect((await json(second)).code).toBe('plan_limit');
     const hook = await json(first);
+    expect(first.headers.get('location')).toBe(`/v1/webhooks/${hook.id}`);
     const patched = await server.call('PATCH', `/v1/webhooks/${hook.id}`, {
       body: { enabled: false, events: ['user.deleted'] },
     });

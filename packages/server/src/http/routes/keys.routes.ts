@@ -3,7 +3,7 @@ import { CreateKeyBody, type CreateKeyRequest, KeyListQuery, type KeyState } fro
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
-import { apiSchema, ref } from '../../edge/api-schema.js';
+import { apiSchema, created, ref } from '../../edge/api-schema.js';
 import { presentKeyList } from '../../modules/keys/keys.presenter.js';
 import { listKeys } from '../../modules/keys/keys.repository.js';
 import { createKey, deleteKey, getKey } from '../../modules/keys/keys.service.js';
@@ -47,12 +47,15 @@ export async function keysRoutes(app: FastifyInstance): Promise<void> {
           tags,
           summary: 'Create an auth key or an API key (the secret is shown once)',
           body: CreateKeyBody,
-          response: { 201: ref('Key') },
+          response: { 201: created('Key', '/v1/keys/{id}') },
         },
         [400],
       ),
     },
-    async (request, reply) => reply.code(201).send(await createKey(ctx, actorOf(request, 201), request.body)),
+    async (request, reply) => {
+      const key = await createKey(ctx, actorOf(request, 201), request.body);
+      return reply.code(201).header('location', `/v1/keys/${key.id}`).send(key);
+    },
   );
 
   app.get<{ Params: { id: string } }>(

@@ -9,7 +9,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { actorOf } from '../../edge/actor.js';
-import { apiSchema, ref } from '../../edge/api-schema.js';
+import { apiSchema, created, ref } from '../../edge/api-schema.js';
 import { presentUserList } from '../../modules/users/users.presenter.js';
 import { listUsers } from '../../modules/users/users.repository.js';
 import { createUser, deleteUser, type UserChange, updateUser } from '../../modules/users/users.service.js';
@@ -53,12 +53,15 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
           tags,
           summary: 'Add a user',
           body: CreateUserBody,
-          response: { 201: ref('User') },
+          response: { 201: created('User', '/v1/users/{id}') },
         },
         [400, 409],
       ),
     },
-    async (request, reply) => reply.code(201).send(await createUser(ctx, actorOf(request, 201), request.body)),
+    async (request, reply) => {
+      const user = await createUser(ctx, actorOf(request, 201), request.body);
+      return reply.code(201).header('location', `/v1/users/${user.id}`).send(user);
+    },
   );
 
   app.patch<{ Params: { id: string }; Body: UserChange }>(

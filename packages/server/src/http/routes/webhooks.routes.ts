@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../core/errors.js';
 import { actorOf } from '../../edge/actor.js';
-import { apiSchema, logPageSchema, ref } from '../../edge/api-schema.js';
+import { apiSchema, created, logPageSchema, ref } from '../../edge/api-schema.js';
 import { deliveryPage } from '../../modules/webhooks/deliveries.js';
 import { presentWebhook } from '../../modules/webhooks/webhooks.presenter.js';
 import { findWebhook, listWebhooks } from '../../modules/webhooks/webhooks.repository.js';
@@ -61,12 +61,15 @@ export async function webhooksRoutes(app: FastifyInstance): Promise<void> {
           tags,
           summary: 'Add a webhook endpoint (its signing secret is in this response only)',
           body: CreateWebhookBody,
-          response: { 201: ref('Webhook') },
+          response: { 201: created('Webhook', '/v1/webhooks/{id}') },
         },
         [403],
       ),
     },
-    async (request, reply) => reply.code(201).send(await createWebhook(ctx, actorOf(request, 201), request.body)),
+    async (request, reply) => {
+      const webhook = await createWebhook(ctx, actorOf(request, 201), request.body);
+      return reply.code(201).header('location', `/v1/webhooks/${webhook.id}`).send(webhook);
+    },
   );
 
   app.get<{ Params: { id: string } }>(
