@@ -101,5 +101,10 @@ describe('/api/v2 users', () => {
     expect(await logins('role=billing-admin')).toEqual([]);
     expect(await logins('type=shared')).toEqual([]);
     expect((await server.call('GET', '/api/v2/tailnet/-/users?role=janitor')).status).toBe(400);
+    // `all`, the value Tailscale's API reference gives both filters by default, filters nothing.
+    const everyone = await logins('');
+    expect(everyone.length).toBeGreaterThan(2);
+    expect(await logins('type=all&role=all')).toEqual(everyone);
+    expect(await logins('type=all&role=member')).toEqual(['ana@example.com', 'bo@example.com']);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Tailscale's user endpoints over Warren's users (scope `users`, or `read` for these reads).
  * Every Warren user is a member of its network: `type=shared` lists nobody, and so does
- * `role=billing-admin`, a Tailscale role Warren does not have. `currentlyConnected`
+ * `role=billing-admin`, a Tailscale role Warren does not have. `all` (or empty), the value
+ * Tailscale's API reference gives both filters by default, filters nothing. `currentlyConnected`
  * is whether one of the user's devices is online now.
  */
 import { ROLES, type UserBody } from '@warren/contract';
@@ -25,6 +26,8 @@ const hide = { hide: true };
 const TYPES = ['member', 'shared'];
 /** Tailscale's roles Warren has no user in: a filter on one lists nobody, as `type=shared` does. */
 const ABSENT_ROLES = ['billing-admin'];
+/** A filter's value that filters nothing: Tailscale's default, `all`, or none at all. */
+const unfiltered = (value: string | undefined) => (value === 'all' || value === '' ? undefined : value);
 
 function presentTailscaleUser(user: UserBody, networkId: string, connected: boolean) {
   return {
@@ -77,10 +80,11 @@ export async function tailscaleUserRoutes(app: FastifyInstance): Promise<void> {
     { config, schema: hide },
     async (request) => {
       const networkId = tailnetOf(request);
-      const { type, role } = request.query;
-      if (type !== undefined && !TYPES.includes(type)) throw invalidRequest(`type must be ${TYPES.join(' or ')}`);
+      const type = unfiltered(request.query.type);
+      const role = unfiltered(request.query.role);
+      if (type !== undefined && !TYPES.includes(type)) throw invalidRequest(`type must be ${TYPES.join(', ')} or all`);
       if (role !== undefined && !(ROLES as readonly string[]).includes(role) && !ABSENT_ROLES.includes(role)) {
-        throw invalidRequest(`role must be one of ${[...ROLES, ...ABSENT_ROLES].join(', ')}`);
+        throw invalidRequest(`role must be one of ${[...ROLES, ...ABSENT_ROLES].join(', ')} or all`);
       }
       if (type === 'shared' || (role !== undefined && ABSENT_ROLES.includes(role))) return { users: [] };
       const { readStamp } = request.principal!;
