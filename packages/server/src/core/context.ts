@@ -110,8 +110,9 @@ export interface AppContext {
    * to the policy engine, which the core does not know, so the acl module that asks reads it.
    */
   policies: {
-    validate(text: string): Promise<ValidationResultBody>;
-    prepare(text: string): Promise<ValidationResultBody & { prepared?: unknown }>;
+    /** `submitted`: a text being submitted (PUT, validate), not a stored one (policy/validate.ts). */
+    validate(text: string, origin?: { submitted?: boolean }): Promise<ValidationResultBody>;
+    prepare(text: string, origin?: { submitted?: boolean }): Promise<ValidationResultBody & { prepared?: unknown }>;
   };
 }
 

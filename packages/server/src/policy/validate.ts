@@ -30,9 +30,15 @@ const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'grants', 'autoApprove
 
 /**
  * `runTests: false` skips running the policy's `tests` (they are still read and checked): for a
- * policy already stored, whose tests passed when it was.
+ * policy already stored, whose tests passed when it was. `submitted: true` adds the checks that
+ * refuse only a text being submitted (PUT and validate; see checkRulesPresent): a text stored
+ * before they existed keeps the meaning it was stored with, since a network whose stored policy
+ * failed to load would not be served at all.
  */
-export function validatePolicy(text: string, options: { runTests?: boolean } = {}): ValidateResult {
+export function validatePolicy(
+  text: string,
+  options: { runTests?: boolean; submitted?: boolean } = {},
+): ValidateResult {
   const { root, syntaxErrors, duplicateKeys, lines } = parseHujson(text);
   // A tree recovered from broken syntax would produce misleading semantic errors (a section cut
   // short looks like undefined groups), so syntax errors are reported on their own.
@@ -42,6 +48,7 @@ export function validatePolicy(text: string, options: { runTests?: boolean } = {
   const c = new Checker(lines);
   for (const e of duplicateKeys) c.errors.push(e);
   const sections = readSections(root, c);
+  if (options.submitted) checkRulesPresent(root, sections, c);
   const defs: Defs = { groups: new Set(), tags: new Set(), hosts: new Map() };
   const parsed: ParsedPolicy = {
     groups: new Map(),
@@ -158,6 +165,20 @@ function readSections(root: Node, c: Checker): Map<string, Node[]> {
     else sections.set(key, [value]);
   }
   return sections;
+}
+
+/**
+ * A file with neither `acls` nor `grants` lets every device reach every other on every port in
+ * Tailscale, and allowed nothing in Warren: refused, so that a file brought from Tailscale is not
+ * read with the opposite meaning, and Warren's own reading is written out (`"acls": []`). The
+ * meaning Tailscale gives it is the over-permissive rule the contract refuses.
+ */
+function checkRulesPresent(root: Node, sections: Map<string, Node[]>, c: Checker): void {
+  if (root.type !== 'object' || sections.has('acls') || sections.has('grants')) return;
+  c.error(
+    root,
+    'the policy has neither "acls" nor "grants": Tailscale reads such a file as letting every device reach every other on every port, which Warren refuses as over-permissive; write the rules you mean, or "acls": [] to allow nothing',
+  );
 }
 
 /** What is wrong with a top-level key that is none of Warren's sections; null when nothing is. */

@@ -51,7 +51,12 @@ describe('a policy over the time budget', () => {
     expect(await history()).toBe(before.versions);
     expect(await netmapEpoch(server)).toBe(before.epoch);
     // The worker that was stopped is replaced: a small policy is still validated.
-    const small = await post(server, 'POST', '/v1/acl/validate', '{ "groups": { "group:a": ["ana@example.com"] } }');
+    const small = await post(
+      server,
+      'POST',
+      '/v1/acl/validate',
+      '{ "groups": { "group:a": ["ana@example.com"] }, "acls": [] }',
+    );
     expect(small.status, small.body).toBe(200);
     expect(JSON.parse(small.body)).toMatchObject({ valid: true, errors: [] });
   }, 90_000); // three worker starts: seconds each on a busy machine
@@ -82,7 +87,7 @@ describe('a policy within the budget', () => {
 
   it('lists at most 1,000 problems, then says how many more there are', async () => {
     const values = Array.from({ length: 5_000 }, () => '1').join(',');
-    const res = await post(server, 'POST', '/v1/acl/validate', `{ "groups": { "group:a": [${values}] } }`);
+    const res = await post(server, 'POST', '/v1/acl/validate', `{ "groups": { "group:a": [${values}] }, "acls": [] }`);
     expect(res.status).toBe(200);
     const body = JSON.parse(res.body);
     expect(body.valid).toBe(false);

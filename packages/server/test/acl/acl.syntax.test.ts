@@ -49,6 +49,15 @@ describe('the policy endpoints and Tailscale syntax', () => {
     await expectProblem(await putPolicy(server, text), 400, 'policy_invalid');
   });
 
+  it('refuses a file with neither acls nor grants, which Tailscale reads as allowing everything', async () => {
+    const text = '{\n  "tagOwners": { "tag:web": ["autogroup:admin"] },\n}';
+    const errors = [{ line: 1, column: 1, msg: expect.stringContaining('neither "acls" nor "grants"') }];
+    expect(await validate(server, text)).toEqual({ valid: false, errors, tests: [] });
+    const body = await expectProblem(await putPolicy(server, text), 400, 'policy_invalid');
+    expect(body.errors).toEqual(errors);
+    expect(await validate(server, text.replace('{\n', '{\n  "acls": [],\n'))).toMatchObject({ valid: true });
+  });
+
   it('refuses over-permissive spellings with their line and column, and changes nothing', async () => {
     const before = await policyText(server);
     const errors = [

@@ -147,7 +147,7 @@ describe.runIf(canStarve())('a worker starved of the CPU by the machine', () => 
       },
     });
     // Warm the worker with a generous budget: its first validations compile the engine's code.
-    for (let i = 0; i < 3; i++) expect(await p.prepare(text, 60_000)).toMatchObject({ valid: true });
+    for (let i = 0; i < 3; i++) expect(await p.prepare(text, { budgetMs: 60_000 })).toMatchObject({ valid: true });
 
     // A loop at the normal priority on that CPU, which ends by itself should this process die.
     const loop = 'process.stdout.write("on"); const end = Date.now() + 120e3; while (Date.now() < end);';

@@ -33,6 +33,7 @@ describe('tag ownership', () => {
       `{
         "groups": { "group:ops": ["someone@example.com"] },
         "tagOwners": { "tag:web": ["group:ops"], "tag:db": ["someone@example.com"], "tag:ci": ["tag:web"] },
+        "acls": [],
       }`,
     );
     const res = await server.call('POST', `/v1/devices/${device.id}/tags`, { body: { tags: ['tag:web', 'tag:db'] } });

@@ -137,7 +137,7 @@ describe('stalled requests', () => {
   });
 
   it('serves a slow but honest client that finishes within the limits', async () => {
-    const body = '{ "groups": { "group:eng": ["ana@example.com"] } }';
+    const body = '{ "groups": { "group:eng": ["ana@example.com"] }, "acls": [] }';
     const headers = [
       'POST /v1/acl/validate HTTP/1.1',
       'Host: warren.test',

@@ -5,7 +5,7 @@
 // Headscale's recorded captures use.
 
 import { describe, expect, it } from 'vitest';
-import { validatePolicy } from '../../src/policy/index.js';
+import { compilePolicy, validatePolicy } from '../../src/policy/index.js';
 import { errorsOf, expectErrorAt, policy } from './helpers.js';
 
 const groups = '{ "group:eng": ["ana@example.com", "bo@example.com"] }';
@@ -137,5 +137,31 @@ describe('refused at the token, naming the feature', () => {
     const from = `"${Object.keys(sections)[0]}"`;
     expectErrorAt(errors, text, token, fragment, 1, from);
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('a file with neither acls nor grants', () => {
+  // Tailscale lets every device reach every other on every port when a file has neither
+  // section (Headscale's recorded captures of ssh-only files show that packet filter).
+  const text = '{\n  "tagOwners": { "tag:server": ["autogroup:admin"] },\n}\n';
+
+  const submitted = (policyText: string) => validatePolicy(policyText, { submitted: true });
+
+  it('is refused at the document when submitted, since Tailscale reads it as allowing everything', () => {
+    expect(submitted(text).errors).toEqual([
+      { line: 1, column: 1, msg: expect.stringContaining('"acls": [] to allow nothing') },
+    ]);
+    expect(submitted('{}').errors).toHaveLength(1);
+  });
+
+  it('is accepted with either section, even empty', () => {
+    for (const section of ['"acls": []', '"grants": []']) {
+      expect(submitted(text.replace('{\n', `{\n  ${section},\n`)).errors).toEqual([]);
+    }
+  });
+
+  it('still loads when it was stored before the rule (it allows nothing, as it did)', () => {
+    expect(validatePolicy(text).errors).toEqual([]);
+    expect(compilePolicy(text).rules).toEqual([]);
   });
 });

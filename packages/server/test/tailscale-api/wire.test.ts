@@ -111,7 +111,7 @@ describe('/api/v2 on the wire', () => {
     );
     expect(invalid.data[0].errors[0]).toMatch(/^line 1, column \d+: /);
     await tailscaleError(
-      await v2('POST', '/tailnet/-/acl', { body: '{}', headers: { 'if-match': '"stale"' } }),
+      await v2('POST', '/tailnet/-/acl', { body: '{"acls": []}', headers: { 'if-match': '"stale"' } }),
       412,
       'precondition_failed',
     );

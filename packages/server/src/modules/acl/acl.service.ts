@@ -45,7 +45,7 @@ export const getPolicy = (ctx: AppContext, networkId: string, stamp?: ReadStamp)
 
 /** Validation runs in a worker within the time budget (policy-pool.ts): never on the event loop. */
 export function validatePolicyText(ctx: AppContext, text: string): Promise<ValidationResultBody> {
-  return ctx.policies.validate(text);
+  return ctx.policies.validate(text, { submitted: true });
 }
 
 /**
@@ -59,6 +59,7 @@ export async function runPolicyTests(
   stamp?: ReadStamp,
 ): Promise<ValidationResultBody> {
   const current = await getPolicy(ctx, networkId, stamp);
+  // The rules are the stored policy's, not submitted ones: only the tests are new.
   return ctx.policies.validate(withTests(current.text, tests));
 }
 
@@ -70,7 +71,7 @@ export async function replacePolicy(
   ifNoneMatch?: string,
 ): Promise<CurrentPolicy> {
   const { networkId } = actor;
-  const result = await ctx.policies.prepare(text);
+  const result = await ctx.policies.prepare(text, { submitted: true });
   if (!result.valid) {
     const n = result.errors.length;
     throw new ApiError('policy_invalid', `the policy has ${n} problem${n === 1 ? '' : 's'}`, {

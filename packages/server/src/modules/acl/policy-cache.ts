@@ -170,7 +170,7 @@ async function compileOffThread(pool: PolicyPool, text: string): Promise<Compile
   const budgetMs = pool.budgetMs * LOAD_BUDGET_FACTOR;
   let result: Awaited<ReturnType<PolicyPool['prepare']>>;
   try {
-    result = await pool.prepare(text, budgetMs);
+    result = await pool.prepare(text, { budgetMs });
   } catch (error) {
     // Over the budget, out of memory, the worker gone or the server closing: the policy exists
     // but cannot be served now. The caller did nothing wrong, and a later call tries again.

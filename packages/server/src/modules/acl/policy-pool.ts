@@ -46,9 +46,15 @@ export interface PolicyPoolOptions {
 
 export type PreparedResult = ValidationResultBody & { prepared?: PreparedPolicy };
 
+/** `submitted`: a text being submitted (PUT, validate), not a stored policy's (see validatePolicy). */
+export interface TextOrigin {
+  submitted?: boolean;
+}
+
 interface Job {
   text: string;
   prepare: boolean;
+  submitted: boolean;
   budgetMs: number;
   resolve: (result: PreparedResult) => void;
   reject: (error: Error) => void;
@@ -113,8 +119,12 @@ export class PolicyPool {
   }
 
   /** The validation result of `text`; rejects with policy_too_complex past the budget. */
-  validate(text: string): Promise<ValidationResultBody> {
-    return this.run(text, false).then(({ valid, errors, tests }) => ({ valid, errors, tests }));
+  validate(text: string, origin: TextOrigin = {}): Promise<ValidationResultBody> {
+    return this.run(text, false, this.options.budgetMs, origin).then(({ valid, errors, tests }) => ({
+      valid,
+      errors,
+      tests,
+    }));
   }
 
   /**
@@ -122,14 +132,14 @@ export class PolicyPool {
    * policy builds its indexes from that instead of reading the text again on its own thread.
    * `budgetMs` replaces the pool's budget for this document (a stored policy being loaded).
    */
-  prepare(text: string, budgetMs = this.options.budgetMs): Promise<PreparedResult> {
-    return this.run(text, true, budgetMs);
+  prepare(text: string, options: TextOrigin & { budgetMs?: number } = {}): Promise<PreparedResult> {
+    return this.run(text, true, options.budgetMs ?? this.options.budgetMs, options);
   }
 
-  private run(text: string, prepare: boolean, budgetMs = this.options.budgetMs): Promise<PreparedResult> {
+  private run(text: string, prepare: boolean, budgetMs: number, origin: TextOrigin): Promise<PreparedResult> {
     if (this.closed) return Promise.reject(new Error('the policy pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ text, prepare, budgetMs, resolve, reject });
+      this.queue.push({ text, prepare, submitted: origin.submitted === true, budgetMs, resolve, reject });
       this.dispatch();
     });
   }
@@ -163,7 +173,7 @@ export class PolicyPool {
           slot.job.startedAt = performance.now();
           slot.job.cpuAtStart = this.workerCpuMs(slot);
           this.arm(i, slot, job.budgetMs);
-          slot.worker.postMessage({ id, text: job.text, prepare: job.prepare });
+          slot.worker.postMessage({ id, text: job.text, prepare: job.prepare, submitted: job.submitted });
         },
         () => {},
       );

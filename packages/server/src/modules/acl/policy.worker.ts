@@ -22,15 +22,18 @@ if (process.platform === 'linux') {
 
 const port = parentPort;
 if (port) {
-  port.on('message', ({ id, text, prepare }: { id: number; text: string; prepare?: boolean }) => {
-    // The compiled policy holds getters and class instances that cannot cross threads: the
-    // verdict, the problems and the tests' results are what callers need from here. A caller
-    // about to store the policy (`prepare`) also gets what it read, in pieces its own thread
-    // indexes a slice at a time (policy-transfer.ts).
-    const result = validatePolicy(text);
-    const prepared = prepare && result.ok ? preparePolicyTransfer(text, result.parsed, result.policy) : undefined;
-    port.postMessage({ id, valid: result.ok, errors: result.errors, tests: result.tests, prepared });
-  });
+  port.on(
+    'message',
+    ({ id, text, prepare, submitted }: { id: number; text: string; prepare?: boolean; submitted?: boolean }) => {
+      // The compiled policy holds getters and class instances that cannot cross threads: the
+      // verdict, the problems and the tests' results are what callers need from here. A caller
+      // about to store the policy (`prepare`) also gets what it read, in pieces its own thread
+      // indexes a slice at a time (policy-transfer.ts).
+      const result = validatePolicy(text, { submitted });
+      const prepared = prepare && result.ok ? preparePolicyTransfer(text, result.parsed, result.policy) : undefined;
+      port.postMessage({ id, valid: result.ok, errors: result.errors, tests: result.tests, prepared });
+    },
+  );
   // The pool counts a validation's budget in this thread's CPU time, read under this name.
   port.postMessage({ ready: true, thread: ownThread() });
 }
