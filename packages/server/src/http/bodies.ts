@@ -51,6 +51,27 @@ function holdsText(value: unknown, holds: (text: string) => boolean): boolean {
   return false;
 }
 
+/**
+ * The key for which the JSON parser refused `text` although it is JSON: `__proto__`, or a
+ * `constructor` holding `prototype` (refused unread, so that no body can reach an object's
+ * prototype). No body of the API has such a field, so it is named as the unknown field it is.
+ */
+function forbiddenKeyOf(text: string): string | undefined {
+  let found: string | undefined;
+  try {
+    JSON.parse(text, (key, value) => {
+      const reachesPrototype =
+        key === '__proto__' ||
+        (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value);
+      if (reachesPrototype) found ??= key;
+      return value;
+    });
+  } catch {
+    return undefined;
+  }
+  return found;
+}
+
 /** True when the request carries no body at all: `Content-Length: 0`, or no length and no chunks. */
 function hasNoBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
@@ -91,6 +112,8 @@ function jsonBodyParser(app: FastifyInstance): StringParser {
     if (body === '') return done(null, undefined);
     const text = String(body);
     parseJson(request, text, (error, value) => {
+      const forbidden = error ? forbiddenKeyOf(text) : undefined;
+      if (forbidden !== undefined) return done(new ApiError('unknown_field', `unknown field "${forbidden}" in body`));
       if (!error && jsonHoldsNul(text, value)) {
         return done(invalidRequest('the body holds a NUL character (\\u0000), which no field takes'), undefined);
       }

@@ -84,6 +84,16 @@ describe('problem responses', () => {
     expect(await keyIds()).toEqual(keys);
   });
 
+  it.each([
+    ['__proto__', '{"loginName":"proto@example.com","__proto__":{"role":"owner"}}'],
+    ['constructor', '{"loginName":"proto@example.com","constructor":{"prototype":{"role":"owner"}}}'],
+  ])('answers a body with %s, valid JSON that is refused unread, with 400 unknown_field', async (field, raw) => {
+    const before = await json(await server.call('GET', '/v1/users'));
+    const res = await server.call('POST', '/v1/users', { raw, headers: { 'content-type': 'application/json' } });
+    expect((await expectProblem(res, 400, 'unknown_field')).detail).toBe(`unknown field "${field}" in body`);
+    expect(await json(await server.call('GET', '/v1/users'))).toEqual(before);
+  });
+
   it('answers a user body over 1 MiB with 413 payload_too_large', async () => {
     const huge = JSON.stringify({ loginName: 'big@example.com', displayName: 'x'.repeat(1024 * 1024 + 10) });
     await expectProblem(
