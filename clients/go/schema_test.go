@@ -2,9 +2,14 @@ package warren_test
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +17,104 @@ import (
 	warren "github.com/warrenhq/warren/clients/go"
 )
 
+// enums maps each enumeration of the document (a record, then the property path, "[]" for a
+// list's items) to the Go type that names its values.
+var enums = []struct {
+	record, path, goType string
+}{
+	{"Route", "state", "RouteState"},
+	{"Device", "routes.[].state", "RouteState"},
+	{"Device", "protocol", "Protocol"},
+	{"User", "role", "Role"},
+	{"Key", "type", "KeyType"},
+	{"Key", "state", "KeyState"},
+	{"Key", "scopes.[]", "Scope"},
+	{"Event", "type", "EventType"},
+	{"Event", "actor.type", "ActorType"},
+	{"WebhookDelivery", "type", "EventType"},
+	{"WebhookDelivery", "state", "DeliveryState"},
+}
+
+// TestEnumerationsAreComplete checks that each enumeration's field has its named type and that
+// the type has a constant for every value of the document, and none besides.
+func TestEnumerationsAreComplete(t *testing.T) {
+	doc := readOpenAPI(t)
+	constants := constantsByType(t)
+	for _, e := range enums {
+		s := resolve(doc, doc.Components.Schemas[e.record])
+		typ := reflect.TypeOf(records[e.record])
+		for _, step := range strings.Split(e.path, ".") {
+			if step == "[]" {
+				s, typ = resolve(doc, s.Items), typ.Elem()
+				continue
+			}
+			field, ok := jsonFields(typ)[step]
+			if !ok {
+				t.Fatalf("%s.%s: no field %s in %s", e.record, e.path, step, typ)
+			}
+			s, typ = resolve(doc, s.Properties[step]), field.Type
+		}
+		if typ.Name() != e.goType {
+			t.Errorf("%s.%s is a %s, not a %s", e.record, e.path, typ, e.goType)
+		}
+		var want []string
+		for _, v := range s.Enum {
+			want = append(want, v.(string))
+		}
+		got := constants[e.goType]
+		slices.Sort(want)
+		slices.Sort(got)
+		if len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("%s.%s: the document has %v, the constants of %s are %v", e.record, e.path, want, e.goType, got)
+		}
+	}
+}
+
+// constantsByType reads the package's source for its typed string constants.
+func constantsByType(t *testing.T) map[string][]string {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				v := spec.(*ast.ValueSpec)
+				typ, ok := v.Type.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				for _, value := range v.Values {
+					if lit, ok := value.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						text, _ := strconv.Unquote(lit.Value)
+						out[typ.Name] = append(out[typ.Name], text)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
 // schema is the part of a JSON Schema (as docs/openapi.json writes them) the checks below read.
 type schema struct {
 	Ref        string             `json:"$ref"`
 	Type       any                `json:"type"` // a name, or a list of names such as ["string", "null"]
 	Format     string             `json:"format"`
+	Enum       []any              `json:"enum"`
 	Properties map[string]*schema `json:"properties"`
 	Items      *schema            `json:"items"`
 	AnyOf      []*schema          `json:"anyOf"`

@@ -35,7 +35,7 @@ const (
 type WebhookDelivery struct {
 	ID          string        `json:"id"`
 	EventID     string        `json:"eventId"`
-	Type        string        `json:"type"`
+	Type        EventType     `json:"type"`
 	State       DeliveryState `json:"state"`
 	Attempts    int           `json:"attempts"`
 	LastStatus  *int          `json:"lastStatus"`
