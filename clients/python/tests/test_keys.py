@@ -6,7 +6,7 @@ import pytest
 
 import warren
 
-from .conftest import Server, unique
+from .conftest import Enroll, Server, unique
 
 
 def test_an_auth_key_is_created_read_listed_and_revoked(client: warren.Client) -> None:
@@ -52,3 +52,24 @@ def test_a_bad_duration_is_refused(client: warren.Client) -> None:
     with pytest.raises(warren.WarrenError) as refused:
         client.keys.create(expires_in="1w")
     assert (refused.value.status, refused.value.code) == (400, "invalid_duration")
+
+
+def test_no_secret_in_the_repr_of_a_record(client: warren.Client, enroll: Enroll) -> None:
+    """A new key, a registration and a new webhook print without the secret they carry, so
+    logging the answer of a create never logs the secret; the attribute still holds it."""
+    key = client.keys.create(expires_in="1h", description="repr check")
+    _, registration = enroll()
+    hook = warren.Webhook(
+        id="whk_x",
+        url="https://example.com/hook",
+        events=("*",),
+        description="",
+        enabled=True,
+        disabled_reason=None,
+        created=key.created,
+        last_delivery=None,
+        secret="whsec_reprcheck",
+    )
+    assert key.key and registration.node_token and hook.secret
+    for record, secret in [(key, key.key), (registration, registration.node_token), (hook, hook.secret)]:
+        assert secret not in repr(record) and secret not in str(record)

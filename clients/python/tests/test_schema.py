@@ -1,13 +1,13 @@
 """The records and the query parameters, field by field, against the committed OpenAPI document:
 every property of a record is a field (nested objects too), a nullable one is Optional, a
-date-time a datetime; and every query parameter of every operation can be sent."""
+date-time a datetime, an enumeration a Literal of exactly its values; and every query parameter of every operation can be sent."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from datetime import datetime
-from typing import Any, Callable, Dict, List, Set, Tuple, Union, get_args, get_origin, get_type_hints
+from typing import Any, Callable, Dict, List, Literal, Set, Tuple, Union, get_args, get_origin, get_type_hints
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -61,6 +61,16 @@ def _nullable(schema: Dict[str, Any]) -> Tuple[bool, Dict[str, Any]]:
     return False, schema
 
 
+def _enum(schema: Dict[str, Any]) -> Set[str]:
+    """The values of an enumeration, also one written as a union of one-value enumerations."""
+    if "enum" in schema:
+        return set(schema["enum"])
+    options = [_resolve(option) for option in schema.get("anyOf", schema.get("oneOf", []))]
+    if options and all("enum" in option for option in options):
+        return {value for option in options for value in option["enum"]}
+    return set()
+
+
 def _json_fields(cls: type) -> Dict[str, Any]:
     hints = get_type_hints(cls)
     out: Dict[str, Any] = {}
@@ -77,6 +87,9 @@ def _compare(where: str, schema: Dict[str, Any], hint: Any, problems: List[str])
         hint = next(arg for arg in get_args(hint) if arg is not type(None))
     if null and not optional and hint is not Any:
         problems.append(f"{where} is nullable but its field is not Optional")
+    values = _enum(schema)
+    if values and (get_origin(hint) is not Literal or set(get_args(hint)) != values):
+        problems.append(f"{where} is one of {sorted(values)}, its field is {hint}")
     if schema.get("format") == "date-time" and hint is not datetime:
         problems.append(f"{where} is a date-time but its field is {hint}")
     if "items" in schema and get_origin(hint) is tuple:

@@ -23,6 +23,7 @@ from .errors import (
     WarrenTimeoutError,
 )
 from .models import (
+    ActorType,
     AuditEntry,
     ConnectionEntry,
     ConnectionReport,
@@ -33,6 +34,7 @@ from .models import (
     Endpoint,
     Event,
     EventActor,
+    EventType,
     Heartbeat,
     Key,
     KeyState,
@@ -52,6 +54,7 @@ from .models import (
     SSO,
     Page,
     Peer,
+    Plan,
     Policy,
     PolicyTestResult,
     PolicyText,
@@ -73,6 +76,7 @@ from .node import NodeClient
 from .paging import LogIterator
 
 __all__ = [
+    "ActorType",
     "AuditEntry",
     "AuthenticationError",
     "Client",
@@ -85,6 +89,7 @@ __all__ = [
     "Endpoint",
     "Event",
     "EventActor",
+    "EventType",
     "Heartbeat",
     "Key",
     "KeyState",
@@ -107,6 +112,7 @@ __all__ = [
     "Page",
     "Peer",
     "PermissionDeniedError",
+    "Plan",
     "Policy",
     "PolicyInvalidError",
     "PolicyProblem",

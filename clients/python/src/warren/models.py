@@ -26,6 +26,33 @@ Scope = Literal["read", "devices", "acls", "keys", "users", "webhooks", "all"]
 DeliveryState = Literal["pending", "delivered", "failed"]
 Protocol = Literal["native", "tailscale"]
 """What a device speaks: Warren's node protocol, or Tailscale's control protocol."""
+Plan = Literal["free", "premium"]
+EventType = Literal[
+    "device.created",
+    "device.deleted",
+    "device.online",
+    "device.offline",
+    "device.updated",
+    "device.pending",
+    "device.approved",
+    "device.key_expired",
+    "route.advertised",
+    "route.approved",
+    "route.disabled",
+    "policy.updated",
+    "key.created",
+    "key.deleted",
+    "key.expiring",
+    "key.expired",
+    "user.created",
+    "user.updated",
+    "user.deleted",
+    "webhook.test",
+]
+"""A kind of change (``Event.type``, ``WebhookDelivery.type``); filters also take families (``device.*``)."""
+ActorType = Literal["key", "user", "device", "system"]
+"""What made a change: an API key, a console session's user, a device (node protocol), or Warren itself."""
+CallerType = Literal["key", "user"]
 
 
 @dataclass(frozen=True)
@@ -161,7 +188,7 @@ class NetworkSSO:
 class Network:
     id: str
     name: str
-    plan: str
+    plan: Plan
     limits: NetworkLimits
     usage: NetworkUsage
     device_approval: bool = False
@@ -204,21 +231,23 @@ class MeKey:
 class Me:
     """The caller: an API key (``type == "key"``) or a console session's user."""
 
-    type: str
+    type: CallerType
     network: MeNetwork
     user: Optional[User]
     key: Optional[MeKey]
     scopes: Tuple[Scope, ...]
     own_devices_only: bool
     expires: datetime
-    csrf_token: Optional[str] = None
+    csrf_token: Optional[str] = field(default=None, repr=False)
+    """A console session's CSRF token; left out of repr(), like every secret of a record."""
 
 
 @dataclass(frozen=True)
 class Key:
     """An auth key (``type == "auth"``) or an API key (``type == "api"``).
 
-    ``key`` holds the secret only in the answer to ``keys.create``.
+    ``key`` holds the secret only in the answer to ``keys.create``; repr() leaves it out, so
+    logging a new key never logs its secret.
     """
 
     id: str
@@ -231,7 +260,7 @@ class Key:
     uses: int
     last_used: Optional[datetime]
     created_by: Optional[str]
-    key: Optional[str] = None
+    key: Optional[str] = field(default=None, repr=False)
     name: Optional[str] = None
     reusable: Optional[bool] = None
     ephemeral: Optional[bool] = None
@@ -393,7 +422,7 @@ class Registration:
     """The answer to ``NodeClient.register``: the device and its node credential, shown once."""
 
     device: Device
-    node_token: str
+    node_token: str = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -421,7 +450,7 @@ class ConnectionReport:
 class EventActor:
     """Who made the change: ``key``, ``user``, ``device`` or ``system``."""
 
-    type: str
+    type: ActorType
     id: Optional[str]
     name: Optional[str]
 
@@ -431,7 +460,7 @@ class Event:
     """One change of state; ``data`` holds the record(s) after it (``{"device": {...}}``)."""
 
     id: str
-    type: str
+    type: EventType
     time: datetime
     actor: EventActor
     data: Dict[str, Any]
@@ -449,7 +478,8 @@ class Webhook:
     disabled_reason: Optional[str]
     created: datetime
     last_delivery: Optional[datetime]
-    secret: Optional[str] = None
+    secret: Optional[str] = field(default=None, repr=False)
+    """The signing secret (``whsec_…``), in the answer to ``create`` only; not in repr()."""
 
 
 @dataclass(frozen=True)
@@ -458,7 +488,7 @@ class WebhookDelivery:
 
     id: str
     event_id: str
-    type: str
+    type: EventType
     state: DeliveryState
     attempts: int
     last_status: Optional[int]
