@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Stable error codes of the API (the problem's `code`). Compare Error.Code with them.
@@ -32,6 +33,8 @@ const (
 	CodePolicyTooComplex     = "policy_too_complex"
 	CodeRateLimited          = "rate_limited"
 	CodeInternal             = "internal"
+	// CodeInvalidResponse is the client's own: a 2xx answer that is not the API's JSON.
+	CodeInvalidResponse = "invalid_response"
 )
 
 // PolicyError is one problem of a refused or invalid policy, at its token.
@@ -92,10 +95,7 @@ type problem struct {
 func newError(status int, header http.Header, body []byte) *Error {
 	var p problem
 	if json.Unmarshal(body, &p) != nil || p.Code == "" {
-		detail := strings.TrimSpace(string(body))
-		if len(detail) > 200 {
-			detail = detail[:200]
-		}
+		detail := excerpt(body)
 		if detail == "" {
 			detail = http.StatusText(status)
 		}
@@ -115,6 +115,20 @@ func newError(status int, header http.Header, body []byte) *Error {
 		Index:      p.Index,
 		RetryAfter: retryAfter(header),
 	}
+}
+
+// excerpt is the start of an answer that is not a problem document, as text fit for a message:
+// at most 200 bytes, never cut inside a character.
+func excerpt(body []byte) string {
+	text := strings.ToValidUTF8(strings.TrimSpace(string(body)), "\uFFFD")
+	if len(text) <= 200 {
+		return text
+	}
+	cut := 200
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut]
 }
 
 // retryAfter reads Retry-After as whole seconds (the form Warren sends); zero when absent.

@@ -184,7 +184,15 @@ func (resp *response) decode(r *request, out any) error {
 		return nil
 	}
 	if err := json.Unmarshal(resp.body, out); err != nil {
-		return fmt.Errorf("warren: %s %s: decoding the answer: %w", r.method, r.path, err)
+		// Something in front of the server (a captive portal, a proxy's page) answered 2xx:
+		// still an *Error, so errors.As finds it like any other failure of a call.
+		return &Error{
+			StatusCode: resp.status,
+			Code:       CodeInvalidResponse,
+			Title:      "Invalid Response",
+			Detail:     fmt.Sprintf("%s %s: the answer is not the API's JSON (%v): %s", r.method, r.path, err, excerpt(resp.body)),
+			RequestID:  resp.header.Get("X-Request-Id"),
+		}
 	}
 	return nil
 }
