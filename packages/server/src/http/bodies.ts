@@ -93,7 +93,9 @@ export function unexpectedBody(request: FastifyRequest): ApiError | undefined {
   // JSON's null is nothing too: some clients encode "no body" so.
   if (body === null) return undefined;
   if (typeof body !== 'object' || Array.isArray(body)) {
-    return invalidRequest(`${request.method} ${route.url} takes no body; send none, {} or null`);
+    // The path as the documentation writes it (`/v1/routes/{id}/approve`), not the router's `:id`.
+    const path = route.url.replace(/:(\w+)/g, '{$1}');
+    return invalidRequest(`${request.method} ${path} takes no body; send none, {} or null`);
   }
   const [field] = Object.keys(body);
   return field === undefined ? undefined : new ApiError('unknown_field', `unknown field "${field}" in body`);
