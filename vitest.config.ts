@@ -30,20 +30,18 @@ const databaseFree = [
   'packages/server/test/lib/**',
   'packages/server/test/control/derp/{frames,nacl-box,relay-config,relay-limits,stun}.test.ts',
   'packages/server/test/control/derp/relay-half-open.security.test.ts',
-  'packages/server/test/control/tailscale/{early-noise,map-builds,noise}.test.ts',
+  'packages/server/test/control/tailscale/{early-noise,map-builds,noise,noise-stream}.test.ts',
   'packages/server/test/http/{openapi-drift,request-id,stalled.security}.test.ts',
   'packages/server/test/logs/connections.address.test.ts',
   'packages/server/test/netmap/{netmap.patch,online-set,slot-index}.test.ts',
-  'packages/server/test/webhooks/pacer.test.ts',
+  'packages/server/test/webhooks/{pacer,webhooks.answers}.test.ts',
   'packages/client/test/client.coverage.test.ts',
-  'packages/cli/test/{package,serve}.test.ts',
+  'packages/cli/test/{cli.coverage,package,serve}.test.ts',
 ];
 
 /**
  * Files that measure time, CPU or memory, or hold thousands of connections: a neighbour's work
- * would skew what they measure, so they run with the machine to themselves. The change feed's
- * file is here too: it cuts every listening connection on the database server, its
- * neighbours' included.
+ * would skew what they measure, so they run with the machine to themselves.
  */
 const alone = [
   'packages/server/test/webhooks/pacer.test.ts',
@@ -54,9 +52,15 @@ const alone = [
   'packages/server/test/http/stalled.security.test.ts',
   'packages/server/test/control/**/*.security.test.ts',
   'packages/server/test/control/derp/relay-limits.test.ts',
-  'packages/server/test/control/tailscale/change-feed.test.ts',
   'packages/cli/test/{serve,node-agent}.test.ts',
 ];
+
+/**
+ * Alone on PostgreSQL only: the change feed's file cuts every listening connection on the
+ * database server, its neighbours' included. On SQLite that test does not run and the file
+ * measures nothing, so it runs with the others.
+ */
+const aloneOnPostgres = ['packages/server/test/control/tailscale/change-feed.test.ts'];
 
 /** Files at a time in the main batch: the I/O-bound suites overlap well on two cores. */
 const PARALLEL_FILES = 2;
@@ -79,6 +83,7 @@ export default defineConfig({
 /** A backend's two projects: its files two at a time, then the `alone` ones one at a time. */
 function backend(name: 'sqlite' | 'postgres', include: string[], exclude: string[]) {
   const env = { WARREN_TEST_BACKEND: name };
+  const aloneHere = name === 'postgres' ? [...alone, ...aloneOnPostgres] : alone;
   // A test's PostgreSQL database is dropped while the next tests run (test/database-drops.ts).
   const setupFiles = name === 'postgres' ? ['packages/server/test/setup/settle-drops.ts'] : [];
   return [
@@ -87,7 +92,7 @@ function backend(name: 'sqlite' | 'postgres', include: string[], exclude: string
       test: {
         name,
         include,
-        exclude: [...exclude, ...alone],
+        exclude: [...exclude, ...aloneHere],
         env,
         setupFiles,
         maxWorkers: PARALLEL_FILES,
@@ -103,7 +108,7 @@ function backend(name: 'sqlite' | 'postgres', include: string[], exclude: string
       extends: true as const,
       test: {
         name: `${name}-alone`,
-        include: alone,
+        include: aloneHere,
         exclude,
         env,
         setupFiles,
