@@ -547,6 +547,17 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     await until('alpha has gamma as a peer', 10_000, async () =>
       peers(await alpha.status()).some((p) => p.TailscaleIPs.includes(gammaIp) && p.Online) ? true : undefined,
     );
+    // A user new to alpha's map: `tailscale status` names them (not `userid:…`), as whois does.
+    const seen = JSON.parse((await alpha.cli(['status', '--json'])).stdout) as {
+      Peer: Record<string, { TailscaleIPs: string[]; UserID: number }>;
+      User: Record<string, { LoginName: string }>;
+    };
+    const gammaPeer = Object.values(seen.Peer).find((p) => p.TailscaleIPs.includes(gammaIp));
+    assert.equal(seen.User[String(gammaPeer?.UserID)]?.LoginName, 'sam@example.com');
+    assert.match(
+      (await alpha.cli(['status'])).stdout,
+      new RegExp(`${gammaIp.replaceAll('.', '\\.')}\\s+gamma\\s+sam@`),
+    );
     const targets = await alpha.cli(['file', 'cp', '--targets']);
     assert.equal(targets.code, 0, targets.stderr);
     assert.ok(!targets.stdout.includes(gammaIp), targets.stdout);

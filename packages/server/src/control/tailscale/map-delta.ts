@@ -41,7 +41,13 @@ export function deltaResponse(before: SentMap, after: SentMap, map: MapState, se
   if (newProfiles.length > 0) parts.push(`"UserProfiles":[${newProfiles.join(',')}]`);
   if (after.dns !== before.dns) parts.push(`"DNSConfig":${map.dns.text}`);
   if (after.derp !== before.derp) parts.push(`"DERPMap":${map.derp.text}`);
-  if (after.domain !== before.domain) parts.push(`"Domain":${JSON.stringify(after.domain)}`);
+  // The Domain goes with new profiles as well: tailscaled (v1.102.5) applies a delta of peers
+  // and profiles alone in place, keeping the profiles for whois but not in the netmap that
+  // `tailscale status` reads, which then shows a new user's device as `userid:…` until its next
+  // full map. A Domain is a field it cannot apply in place, so it rebuilds the netmap from all
+  // it holds, profiles included: a few bytes, and only when a user is new to the device's map
+  // or changed.
+  if (after.domain !== before.domain || newProfiles.length > 0) parts.push(`"Domain":${JSON.stringify(after.domain)}`);
   // Turning flow logs off takes the capability off the node; the client keeps the old id unused.
   if (after.flowLogDomain && after.flowLogDomain !== before.flowLogDomain) {
     parts.push(`"DomainDataPlaneAuditLogID":${JSON.stringify(after.flowLogDomain)}`);

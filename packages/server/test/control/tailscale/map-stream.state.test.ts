@@ -87,6 +87,8 @@ describe('what a map stream keeps of the map it sent', () => {
     expect(delta.UserProfiles).toEqual([
       { ID: 7, LoginName: 'ann@example.com', DisplayName: 'Ann B', ProfilePicURL: '' },
     ]);
+    // With a profile, the Domain: tailscaled then rebuilds the netmap `tailscale status` reads.
+    expect(delta.Domain).toBe(sentMap(after).domain);
     expect(delta.Node).toBeUndefined();
     expect(delta.DNSConfig).toBeUndefined();
     expect(delta.DERPMap).toBeUndefined();
@@ -96,6 +98,9 @@ describe('what a map stream keeps of the map it sent', () => {
     expect(nodeDelta.Node).toEqual(JSON.parse(text(1, 'moved')));
     expect(nodeDelta.DERPMap).toEqual({ Regions: {} });
     expect(nodeDelta.PeersChanged).toBeUndefined();
+    // Without a new profile, no Domain: peers alone are applied in place.
+    const peersOnly = state({ peers: new Map([peer(2, 'a'), peer(3, 'moved')]) });
+    expect(JSON.parse(deltaResponse(sent, sentMap(peersOnly), peersOnly, 4)!).Domain).toBeUndefined();
   });
 });
 
