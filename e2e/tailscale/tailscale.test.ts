@@ -162,6 +162,39 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     assert.equal(await connects(alpha, beta, DENIED), false, 'the denied port must not connect');
   });
 
+  it('tailscale serve --tcp forwards within the policy; HTTPS serve, funnel, cert and lock fail at once, saying why', async () => {
+    const [alpha, beta] = clients;
+    const betaIp = await address('beta');
+    // beta serves its allowed port from the denied port's listener: alpha reaches that through it.
+    const served = await beta.cli(['serve', '--bg', `--tcp=${ALLOWED}`, `tcp://127.0.0.1:${DENIED}`]);
+    assert.equal(served.code, 0, served.stderr);
+    try {
+      await until('alpha reaches the port beta serves', 10_000, async () => {
+        const res = await alpha.cli(['nc', betaIp, String(ALLOWED)], 3_000);
+        return res.stdout.includes(`port ${DENIED}`) ? true : undefined;
+      });
+    } finally {
+      assert.equal((await beta.cli(['serve', 'reset'])).code, 0);
+    }
+    // Warren answers tailscaled's feature query with why; the client prints it and sets nothing.
+    const https = await beta.cli(['serve', '--bg', '--https=443', String(ALLOWED)]);
+    assert.equal(https.code, 1, https.stdout);
+    assert.match(https.stderr, /tailscale serve over HTTPS is not available: Warren issues no TLS certificates/);
+    assert.match((await beta.cli(['serve', 'status'])).stdout, /No serve config/);
+    // The rest the client refuses itself, from what the map does not give it (certificate
+    // domains, Funnel and Tailnet Lock capabilities).
+    const funnel = await beta.cli(['funnel', '--bg', String(ALLOWED)]);
+    assert.equal(funnel.code, 1);
+    assert.match(funnel.stderr, /Funnel not available; HTTPS must be enabled/);
+    const cert = await beta.cli(['cert', `beta.${DOMAIN}`]);
+    assert.equal(cert.code, 1);
+    assert.match(cert.stderr, /does not support getting TLS certs/);
+    const lockKey = JSON.parse((await beta.cli(['lock', 'status', '--json'])).stdout).PublicKey;
+    const lock = await beta.cli(['lock', 'init', '--gen-disablements=1', '--confirm', lockKey]);
+    assert.equal(lock.code, 1);
+    assert.match(lock.stderr, /Tailnet Lock is not supported/);
+  });
+
   it('a policy change through /v1/acl flips that within 2 s', async () => {
     const [alpha] = clients;
     const beta = await address('beta');

@@ -6,7 +6,8 @@
  *    response, then speaks HTTP/2 (as server) over the encrypted channel. Plain http:// login
  *    servers work: the Noise layer is what protects the traffic.
  * Over that channel: /machine/register, /machine/map and the SSH check's actions
- * (ssh-action.ts); anything else is 404.
+ * (ssh-action.ts); what Warren does not offer is refused with why (unserved.ts), anything
+ * else is 404.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { constants, performServerHandshake, type ServerHttp2Stream } from 'node:http2';
@@ -27,6 +28,7 @@ import { NoiseConn } from './noise-conn.js';
 import { errorFrame, HandshakeError, INITIATION_LEN, respond } from './noise-handshake.js';
 import { type RegisterRequest, register } from './register.js';
 import { isSshActionPath, sshAction } from './ssh-action.js';
+import { FEATURE_QUERY, unservedText } from './unserved.js';
 
 export const UPGRADE_PROTOCOL = 'tailscale-control-protocol';
 const HANDSHAKE_HEADER = 'x-tailscale-handshake';
@@ -290,7 +292,7 @@ async function handle(control: Control, channel: Channel, stream: ServerHttp2Str
     return;
   }
   if (route !== '/machine/register' && route !== '/machine/map') {
-    reply(404, `${route} is not served by Warren`);
+    await refuseUnserved(stream, channel, route, reply);
     return;
   }
   let body: unknown;
@@ -320,4 +322,29 @@ async function handle(control: Control, channel: Channel, stream: ServerHttp2Str
     return;
   }
   await serveMap(control, machine, body as MapRequest, stream, reply);
+}
+
+/**
+ * A path Warren does not serve: 501 with what the person's command cannot do here when it is
+ * one tailscaled calls for a command (unserved.ts), else 404. Only the feature query's body is
+ * read, for the feature it names.
+ */
+async function refuseUnserved(
+  stream: ServerHttp2Stream,
+  channel: Channel,
+  route: string,
+  reply: (status: number, text: string) => void,
+): Promise<void> {
+  let feature: string | undefined;
+  if (route === FEATURE_QUERY) {
+    try {
+      const body = JSON.parse((await readBody(stream, channel.charge)).toString('utf8')) as { Feature?: unknown };
+      if (typeof body?.Feature === 'string') feature = body.Feature;
+    } catch {
+      // A body that is not the query's JSON names no feature: the answer says so.
+    }
+  }
+  const text = unservedText(route, feature);
+  if (text === undefined) reply(404, `${route} is not served by Warren`);
+  else reply(501, text);
 }

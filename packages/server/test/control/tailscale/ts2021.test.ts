@@ -203,6 +203,36 @@ describe('POST /ts2021', () => {
     expect(stolen.User).toBeUndefined();
   });
 
+  it('refuses at once, saying why, what tailscale serve over HTTPS, funnel, lock and id-token ask of it', async () => {
+    const { client, nodeKey: nk } = await joined(await authKey(), 'laptop');
+    const ask = async (path: string, body: unknown = { NodeKey: nk }) => {
+      const res = await client.post(path, body);
+      return { status: res.status, text: res.body.toString() };
+    };
+    // tailscaled hands these to the command as its error: "error enabling https feature: …".
+    expect(await ask('/machine/feature/query', { NodeKey: nk, Feature: 'serve' })).toEqual({
+      status: 501,
+      text: expect.stringMatching(/^tailscale serve over HTTPS is not available: Warren issues no TLS certificates/),
+    });
+    expect(await ask('/machine/feature/query', { NodeKey: nk, Feature: 'funnel' })).toEqual({
+      status: 501,
+      text: expect.stringMatching(/^tailscale funnel is not available/),
+    });
+    expect((await ask('/machine/feature/query', 'not json')).text).toBe('the feature "" is not available on Warren');
+    expect((await ask('/machine/feature/query', { Feature: 'constructor' })).text).toBe(
+      'the feature "constructor" is not available on Warren',
+    );
+    expect(await ask('/machine/tka/init/begin')).toEqual({
+      status: 501,
+      text: 'Tailnet Lock is not available: Warren does not offer it',
+    });
+    expect((await ask('/machine/id-token', { NodeKey: nk, Audience: 'x' })).status).toBe(501);
+    expect((await ask('/machine/webclient/init/1/to/2')).status).toBe(501);
+    expect(await ask('/machine/nowhere')).toEqual({ status: 404, text: '/machine/nowhere is not served by Warren' });
+    // Nothing of it touched the device.
+    expect((await json(await server.call('GET', '/v1/devices'))).devices).toMatchObject([{ name: 'laptop' }]);
+  });
+
   it('logs out: an ephemeral device is deleted', async () => {
     const e = await joined(await authKey({ ephemeral: true }), 'temp');
     const res = await e.client.post('/machine/register', { NodeKey: e.nodeKey, Expiry: '1970-01-01T00:02:03Z' });
