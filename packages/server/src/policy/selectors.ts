@@ -49,6 +49,15 @@ export function parseSelector(text: string, defs: Definitions): SelectorResult {
  * instead. Warren's roles (owner, admin, network-admin, it-admin, auditor, member) are named in
  * a policy only through autogroup:admin, which the contract defines as owners and admins.
  */
+/**
+ * Tailscale's older spellings of an autogroup, which it still reads as the current one (its own
+ * default policy file and demo wrote `autogroup:members` in ssh rules): same meaning here.
+ */
+const OLDER_AUTOGROUPS: Record<string, string> = { 'autogroup:members': 'autogroup:member' };
+
+export const IPSETS_UNSUPPORTED =
+  'IP sets are not supported: name an address or a prefix with a host alias ("hosts"), or list the prefixes in the rules';
+
 const ROLES_AS_ADMIN = 'roles are named in a policy only by autogroup:admin (owners and admins): use it, or a group';
 const FOREIGN_AUTOGROUPS: Record<string, string> = {
   'autogroup:owner': ROLES_AS_ADMIN,
@@ -68,7 +77,7 @@ function parseUncached(text: string, defs: Definitions): SelectorResult {
     return { ok: false, msg: `"${text}" has white space around it: write "${text.trim()}"` };
   }
   if (text.startsWith('autogroup:')) {
-    const sel = AUTOGROUPS[text];
+    const sel = AUTOGROUPS[OLDER_AUTOGROUPS[text] ?? text];
     if (sel) return { ok: true, sel };
     const why = FOREIGN_AUTOGROUPS[text];
     if (why) return { ok: false, msg: `${text} is not supported: ${why}` };
@@ -77,6 +86,7 @@ function parseUncached(text: string, defs: Definitions): SelectorResult {
       msg: `unknown autogroup "${text}" (expected one of ${Object.keys(AUTOGROUPS).join(', ')})`,
     };
   }
+  if (text.startsWith('ipset:')) return { ok: false, msg: `"${text}": ${IPSETS_UNSUPPORTED}` };
   if (text.startsWith('user:')) {
     return {
       ok: false,

@@ -86,6 +86,10 @@ const TAILSCALE_CAPABILITIES = new Set([
   'tailscale.com/cap/kubernetes',
   'tailscale.com/cap/tsidp',
   'tailscale.com/cap/secrets',
+  // Tailscale's golink and tailsql read these from their users' capabilities; Tailscale takes
+  // them in a policy (public policy files grant them), though Headscale's list has neither.
+  'tailscale.com/cap/golink',
+  'tailscale.com/cap/tailsql',
 ]);
 
 /** `{domain}/{path}`: a domain name (with a dot), a slash, and a path; no URL scheme. */

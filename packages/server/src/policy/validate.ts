@@ -9,7 +9,7 @@ import type { Prefix } from './cidr.js';
 import { parsePrefix } from './cidr.js';
 import { compile } from './compile.js';
 import { parseHujson } from './hujson.js';
-import { type Definitions, GROUP_RE, HOST_RE, LOGIN_RE, parseSelector } from './selectors.js';
+import { type Definitions, GROUP_RE, HOST_RE, IPSETS_UNSUPPORTED, LOGIN_RE, parseSelector } from './selectors.js';
 import { parseSshTests, runSshTests } from './ssh-tests.js';
 import { type PolicyTestResult, parseTests, runTests } from './tests.js';
 import type { CompiledPolicy, ParsedPolicy, PolicyError, Selector } from './types.js';
@@ -126,8 +126,7 @@ const UNSUPPORTED_SECTIONS: Record<string, string> = {
     'node attributes are not supported: Warren gives devices no attributes (Funnel, Mullvad exit nodes, NextDNS, Taildrive sharing and the like)',
   postures: POSTURE_UNSUPPORTED,
   defaultSrcPosture: POSTURE_UNSUPPORTED,
-  ipsets:
-    'IP sets are not supported: name an address or a prefix with a host alias ("hosts"), or list the prefixes in the rules',
+  ipsets: IPSETS_UNSUPPORTED,
   derpMap:
     'a DERP map in the policy is not supported: the server sets the relays devices use (--derp, or WARREN_DERP_MAP: docs/OPERATIONS.md)',
 };

@@ -16,6 +16,18 @@ const base = (extra: Record<string, string>) => policy({ groups, tagOwners, acls
 
 describe('accepted as Tailscale means it', () => {
   it.each([
+    [
+      'autogroup:members, the older spelling',
+      { ssh: '[{ "action": "check", "src": ["autogroup:members"], "dst": ["autogroup:self"], "users": ["root"] }]' },
+    ],
+    [
+      'a golink grant',
+      { grants: '[{ "src": ["group:eng"], "dst": ["tag:server"], "app": { "tailscale.com/cap/golink": [{}] } }]' },
+    ],
+    [
+      'a tailsql grant',
+      { grants: '[{ "src": ["group:eng"], "dst": ["tag:server"], "app": { "tailscale.com/cap/tailsql": [{}] } }]' },
+    ],
     ['empty sections Warren does not have', { nodeAttrs: '[]', postures: '{}', ipsets: '{}', derpMap: 'null' }],
     ['settings at their default', { disableIPv4: 'false', randomizeClientPort: 'false', OneCGNATRoute: '""' }],
     ['an empty default posture', { defaultSrcPosture: '[]' }],
@@ -36,6 +48,21 @@ describe('refused at the token, naming the feature', () => {
     ],
     ['device postures', { postures: `{ "posture:mac": ["node:os == 'macos'"] }` }, '"postures"', 'device posture'],
     ['a default posture', { defaultSrcPosture: '["posture:mac"]' }, '"defaultSrcPosture"', 'device posture'],
+    [
+      'an IP set in a rule',
+      { acls: rule('group:eng', 'ipset:prod:22') },
+      '"ipset:prod:22"',
+      'IP sets are not supported',
+    ],
+    [
+      "a test counting on its user's role",
+      {
+        tests: '[{ "src": "ana@example.com", "accept": ["tag:server:22"] }]',
+        acls: rule('autogroup:admin', 'tag:server:22'),
+      },
+      '"tag:server:22"',
+      'tests know no roles',
+    ],
     ['IP sets', { ipsets: '{ "ipset:prod": ["10.0.0.0/8"] }' }, '"ipsets"', 'IP sets'],
     ['a DERP map', { derpMap: '{ "OmitDefaultRegions": true, "Regions": {} }' }, '"derpMap"', 'DERP'],
     ['IPv4 turned off', { disableIPv4: 'true' }, '"disableIPv4"', 'every device has an IPv4 address'],
