@@ -89,6 +89,16 @@ export function auditRow(
   };
 }
 
+/** Moves the rows of `networkId` from `from` to the end of `to`, each list keeping its order. */
+function moveRowsOf(from: AuditRow[], networkId: string, to: AuditRow[]): void {
+  let kept = 0;
+  for (const row of from) {
+    if (row.network_id === networkId) to.push(row);
+    else from[kept++] = row;
+  }
+  from.length = kept;
+}
+
 export class AuditLog implements AuditQueue {
   private queue: AuditRow[] = [];
   /** Uses not written yet, per key: those of a key written less than an interval ago wait. */
@@ -99,6 +109,10 @@ export class AuditLog implements AuditQueue {
   private flushing: Promise<void> = Promise.resolve();
   /** The write that follows the one in flight, shared by every caller of `settled()` meanwhile. */
   private nextWrite: Promise<void> | undefined;
+  /** Batches asked for whose write has not begun: a change may still take its network's rows. */
+  private waiting: AuditRow[][] = [];
+  /** Writes of rows a change took for its network (`recordNetwork`), until they commit. */
+  private taken = new Set<Promise<void>>();
 
   /** `batch`: the queue's length at which it is written without waiting for the timer. */
   constructor(
@@ -157,8 +171,19 @@ export class AuditLog implements AuditQueue {
     const rows = this.queue;
     const uses = this.dueKeyUses(all);
     this.queue = [];
-    this.flushing = this.flushing.then(() => this.write(rows, uses));
-    return this.flushing;
+    this.waiting.push(rows);
+    this.flushing = this.flushing.then(() => {
+      // From here on the batch is this write's alone (recordNetwork takes rows only before).
+      this.waiting.splice(this.waiting.indexOf(rows), 1);
+      return this.write(rows, uses);
+    });
+    return this.withTaken(this.flushing);
+  }
+
+  /** `done`, and the writes of rows changes took meanwhile: those rows were queued before too. */
+  private withTaken(done: Promise<void>): Promise<void> {
+    if (this.taken.size === 0) return done;
+    return Promise.all([done, ...this.taken]).then(() => undefined);
   }
 
   /**
@@ -168,24 +193,30 @@ export class AuditLog implements AuditQueue {
    * entries queued since the last one, the reads queued behind as many small transactions.
    */
   settled(): Promise<void> {
-    if (this.queue.length === 0) return this.flushing;
+    if (this.queue.length === 0) return this.withTaken(this.flushing);
     this.nextWrite ??= this.flushing.then(() => {
       this.nextWrite = undefined;
       return this.flush();
     });
-    return this.nextWrite;
+    return this.withTaken(this.nextWrite);
   }
 
   /**
-   * Writes the queued entries of one network now, leaving every other network's to its batch,
-   * and without waiting for a write in flight: a change of one network waits for its own
-   * earlier calls (so its entry is numbered after theirs), never for another network's lock.
+   * Writes now the entries of one network that wait, in the queue or in a batch whose write has
+   * not begun (behind a slow one), leaving every other network's where they are, and without
+   * waiting for a write in flight: a change of one network waits for its own earlier calls (so
+   * its entry is numbered after theirs), never for another network's lock.
    */
   recordNetwork(networkId: string): Promise<void> {
-    if (!this.queue.some((row) => row.network_id === networkId)) return Promise.resolve();
-    const rows = this.queue.filter((row) => row.network_id === networkId);
-    this.queue = this.queue.filter((row) => row.network_id !== networkId);
-    return this.guarded(() => this.db.transaction().execute((trx) => insertAuditEntries(trx, rows)));
+    const rows: AuditRow[] = [];
+    for (const batch of this.waiting) moveRowsOf(batch, networkId, rows);
+    moveRowsOf(this.queue, networkId, rows);
+    if (rows.length === 0) return Promise.resolve();
+    // guarded() never rejects, so the write leaves the set however it ends.
+    const write = this.guarded(() => this.db.transaction().execute((trx) => insertAuditEntries(trx, rows)));
+    this.taken.add(write);
+    void write.then(() => this.taken.delete(write));
+    return write;
   }
 
   /**

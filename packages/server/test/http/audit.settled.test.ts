@@ -3,7 +3,7 @@
  * arrive together share one write instead of queueing one small transaction each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditRow } from '../../src/core/audit-entries.js';
+import { type AuditRow, insertAuditEntries } from '../../src/core/audit-entries.js';
 import { AuditLog } from '../../src/http/audit.js';
 import type { Db } from '../../src/storage/database.js';
 import { freshDatabase, type TestDatabase } from '../harness.js';
@@ -79,6 +79,37 @@ describe('AuditLog.settled', () => {
       .where('request_id', 'in', ['req_settled_100', 'req_settled_101'])
       .execute();
     expect(ids).toHaveLength(2);
+    await audit.close();
+  });
+});
+
+describe('AuditLog.recordNetwork', () => {
+  it("writes a network's entries still waiting, in the queue or in a batch not yet begun, before its change", async () => {
+    const audit = new AuditLog(database.storage.db);
+    const ofNetwork = (i: number): AuditRow => ({ ...row(i), network_id: 'net_record' });
+    audit.enqueue(ofNetwork(200));
+    void audit.flush(); // this batch waits: no write has begun yet
+    audit.enqueue(row(201)); // another network's (none), left to its batch
+    audit.enqueue(ofNetwork(202));
+    void audit.flush(); // and this one waits behind it
+    audit.enqueue(ofNetwork(203));
+    await audit.recordNetwork('net_record');
+    await database.storage.db.transaction().execute((trx) => insertAuditEntries(trx, [ofNetwork(204)]));
+    await audit.settled();
+    const ids = await database.storage.db
+      .selectFrom('audit_log')
+      .select('request_id')
+      .where(
+        'request_id',
+        'in',
+        [200, 201, 202, 203, 204].map((i) => `req_settled_${i}`),
+      )
+      .orderBy('seq')
+      .execute();
+    const order = ids.map((r) => r.request_id);
+    // The network's calls before its change, in the order they were made; the other's anywhere.
+    expect(order.filter((id) => id !== 'req_settled_201')).toEqual([200, 202, 203, 204].map((i) => `req_settled_${i}`));
+    expect(order).toContain('req_settled_201');
     await audit.close();
   });
 });
