@@ -506,6 +506,15 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
     await until('alpha lists beta as an exit node', 10_000, async () =>
       (await alpha.cli(['exit-node', 'list'])).stdout.includes(`beta.${DOMAIN}`) ? true : undefined,
     );
+    // Every exit node a device may use is a recommended one, as in Tailscale: suggest names it,
+    // and auto:any picks it (without one, auto:any would blackhole internet traffic).
+    assert.match((await alpha.cli(['exit-node', 'suggest'])).stdout, /Suggested exit node: beta\./);
+    assert.equal((await alpha.cli(['set', '--exit-node=auto:any'])).code, 0);
+    const betaId = (await deviceNamed('beta')).id;
+    await until('auto:any picks beta', 10_000, async () => {
+      const picked = (await alpha.status()) as Status & { ExitNodeStatus?: { ID: string } };
+      return picked.ExitNodeStatus?.ID === betaId ? true : undefined;
+    });
     const use = await alpha.cli(['set', '--exit-node=beta']);
     assert.equal(use.code, 0, use.stderr);
     const status = (await alpha.status()) as Awaited<ReturnType<Client['status']>> & {

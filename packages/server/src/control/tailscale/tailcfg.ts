@@ -30,6 +30,8 @@ export const CAP_FILE_SHARING = 'https://tailscale.com/cap/file-sharing';
  */
 export const CAP_SSH = 'https://tailscale.com/cap/ssh';
 export const CAP_SSH_ENV_VARS = 'ssh-env-vars';
+/** The node attribute of an exit node that the client may suggest or pick for auto:any. */
+export const CAP_SUGGEST_EXIT_NODE = 'suggest-exit-node';
 /** The user tagged devices belong to, as in Tailscale. */
 export const TAGGED_USER = { ID: 2147455555, LoginName: 'tagged-devices', DisplayName: 'Tagged Devices' };
 
@@ -99,10 +101,18 @@ export interface NodeView {
  * The capabilities of a device's own node: file sharing and Tailscale SSH always, as Tailscale
  * and Headscale (`taildrop.enabled`, on by default) give them; flow logging while the network
  * logs flows.
- * Peers' nodes carry none: the client reads only its own (`SelfNode.CapMap`).
+ * A peer's node carries one only when it is an exit node this viewer may use (both default
+ * routes in the AllowedIPs it is given): `suggest-exit-node`, which makes it a recommended exit
+ * node, as Tailscale recommends every exit node of a tailnet. The client suggests (`tailscale
+ * exit-node suggest`) and `--exit-node=auto:any` picks only among peers that carry it, and
+ * without one auto:any blackholes internet traffic. Being derived from the AllowedIPs, it keeps
+ * a peer's text the same for every viewer that sees the peer the same way.
  */
 function capMapOf(view: NodeView): Record<string, []> | undefined {
-  if (!view.own) return undefined;
+  if (!view.own) {
+    const exitNode = view.allowedIPs.includes('0.0.0.0/0') && view.allowedIPs.includes('::/0');
+    return exitNode ? { [CAP_SUGGEST_EXIT_NODE]: [] } : undefined;
+  }
   return {
     [CAP_FILE_SHARING]: [],
     [CAP_SSH]: [],

@@ -24,6 +24,7 @@ interface MapNode {
   Name: string;
   AllowedIPs: string[];
   PrimaryRoutes?: string[];
+  CapMap?: Record<string, unknown>;
 }
 
 async function fullMap(device: { client: ControlClient; nodeKey: string }) {
@@ -45,5 +46,9 @@ describe('PrimaryRoutes in the map', () => {
     // The exit node is on offer (its default routes are in AllowedIPs), and serves no subnet.
     expect(peers.exit?.AllowedIPs).toEqual(expect.arrayContaining(['0.0.0.0/0', '::/0']));
     expect(peers.exit?.PrimaryRoutes ?? []).toEqual([]);
+    // Offered as a recommended exit node, which `tailscale exit-node suggest` and
+    // `--exit-node=auto:any` pick among; a subnet router is not one.
+    expect(peers.exit?.CapMap).toEqual({ 'suggest-exit-node': [] });
+    expect(peers.gw?.CapMap).toBeUndefined();
   });
 });
