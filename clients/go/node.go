@@ -3,7 +3,10 @@ package warren
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -177,10 +180,74 @@ func (n *NodeClient) Disconnect(ctx context.Context) error {
 // Netmap returns the device's peers. With ifNoneMatch (the ETag of an earlier netmap) it
 // returns changed false and a nil netmap while nothing changed (304).
 func (n *NodeClient) Netmap(ctx context.Context, ifNoneMatch string) (nm *Netmap, changed bool, err error) {
+	answer, changed, err := n.netmap(ctx, nil, ifNoneMatch)
+	if err != nil || !changed {
+		return nil, changed, err
+	}
+	return &answer.Netmap, true, nil
+}
+
+// FollowNetmap returns the current netmap given the one held, fetching only what changed
+// since (GET /v1/node/netmap?delta=true): the peers changed or removed since held's version,
+// applied to held, or the full map when the server no longer knows that version. It returns
+// changed false and a nil netmap while nothing changed; without held it fetches the full map.
+// held is not modified.
+func (n *NodeClient) FollowNetmap(ctx context.Context, held *Netmap) (nm *Netmap, changed bool, err error) {
+	if held == nil {
+		return n.Netmap(ctx, "")
+	}
+	answer, changed, err := n.netmap(ctx, url.Values{"delta": {"true"}}, `"`+strconv.FormatInt(held.Version, 10)+`"`)
+	if err != nil || !changed {
+		return nil, changed, err
+	}
+	if answer.Since == nil {
+		return &answer.Netmap, true, nil
+	}
+	if *answer.Since != held.Version {
+		return nil, false, fmt.Errorf("warren: netmap delta is for version %d, but version %d is held", *answer.Since, held.Version)
+	}
+	removed := make(map[string]bool, len(answer.PeersRemoved))
+	for _, id := range answer.PeersRemoved {
+		removed[id] = true
+	}
+	changedPeers := make(map[string]Peer, len(answer.PeersChanged))
+	for _, p := range answer.PeersChanged {
+		changedPeers[p.ID] = p
+	}
+	// Peers keep their place and new ones come last: the order of peers carries no meaning.
+	peers := make([]Peer, 0, len(held.Peers)+len(answer.PeersChanged))
+	for _, p := range held.Peers {
+		if removed[p.ID] {
+			continue
+		}
+		if next, ok := changedPeers[p.ID]; ok {
+			p = next
+			delete(changedPeers, p.ID)
+		}
+		peers = append(peers, p)
+	}
+	for _, p := range answer.PeersChanged {
+		if _, ok := changedPeers[p.ID]; ok {
+			peers = append(peers, p)
+		}
+	}
+	return &Netmap{Self: answer.Self, Peers: peers, Version: answer.Version, ETag: answer.ETag}, true, nil
+}
+
+// netmapAnswer is a full netmap or, with delta=true, a delta (Since set).
+type netmapAnswer struct {
+	Netmap
+	Since        *int64   `json:"since"`
+	PeersChanged []Peer   `json:"peersChanged"`
+	PeersRemoved []string `json:"peersRemoved"`
+}
+
+func (n *NodeClient) netmap(ctx context.Context, query url.Values, ifNoneMatch string) (*netmapAnswer, bool, error) {
 	r, err := n.request(http.MethodGet, "/v1/node/netmap")
 	if err != nil {
 		return nil, false, err
 	}
+	r.query = query
 	if ifNoneMatch != "" {
 		r.header = http.Header{"If-None-Match": {ifNoneMatch}}
 	}
@@ -192,7 +259,7 @@ func (n *NodeClient) Netmap(ctx context.Context, ifNoneMatch string) (nm *Netmap
 	if resp.status == http.StatusNotModified {
 		return nil, false, nil
 	}
-	var m Netmap
+	var m netmapAnswer
 	if err := resp.decode(r, &m); err != nil {
 		return nil, false, err
 	}

@@ -1,9 +1,13 @@
 package warren_test
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +50,38 @@ func TestNodeProtocol(t *testing.T) {
 		again, changed, err := a.Netmap(ctx, nm.ETag)
 		if err != nil || changed || again != nil {
 			t.Errorf("unchanged netmap: %+v, %v, %v", again, changed, err)
+		}
+	})
+
+	t.Run("follow netmap", func(t *testing.T) {
+		deltas := &netmapDeltas{}
+		follower, err := warren.NewNodeClient(warren.WithBaseURL(serverURL), warren.WithNodeToken(a.Token()),
+			warren.WithHTTPClient(&http.Client{Transport: deltas}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, changed, err := follower.FollowNetmap(ctx, nil)
+		if err != nil || !changed {
+			t.Fatalf("first map: %+v, %v, %v", held, changed, err)
+		}
+		_, regC := enroll(t, c, "node-c", &warren.CreateKeyRequest{Tags: []string{"tag:server"}})
+		next, changed, err := follower.FollowNetmap(ctx, held)
+		if err != nil || !changed || next.Version <= held.Version {
+			t.Fatalf("after a new peer: %+v, %v, %v", next, changed, err)
+		}
+		full, _, err := a.Netmap(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := peerIDs(next.Peers), peerIDs(full.Peers); !slices.Equal(got, want) || !slices.Contains(got, regC.Device.ID) {
+			t.Errorf("delta applied gives peers %v, the full map has %v", got, want)
+		}
+		if deltas.n.Load() == 0 {
+			t.Errorf("the server sent no delta: the full map was fetched again")
+		}
+		same, changed, err := follower.FollowNetmap(ctx, next)
+		if err != nil || changed || same != nil {
+			t.Errorf("unchanged: %+v, %v, %v", same, changed, err)
 		}
 	})
 
@@ -107,4 +143,33 @@ func TestNodeProtocol(t *testing.T) {
 		_, err = fresh.Register(ctx, adminKey, &warren.RegisterRequest{Hostname: "late", OS: "linux", NodeKey: nodeKey(t)})
 		wantError(t, err, 401, warren.CodeUnauthenticated)
 	})
+}
+
+func peerIDs(peers []warren.Peer) []string {
+	ids := make([]string, 0, len(peers))
+	for _, p := range peers {
+		ids = append(ids, p.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// netmapDeltas carries requests to the server and counts the answers that are netmap deltas.
+type netmapDeltas struct{ n atomic.Int32 }
+
+func (d *netmapDeltas) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || req.URL.Query().Get("delta") != "true" || res.StatusCode != http.StatusOK {
+		return res, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Contains(body, []byte(`"peersChanged"`)) {
+		d.n.Add(1)
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	return res, nil
 }
