@@ -70,6 +70,7 @@ HELPERS = {
     "client.logs.audit",
     "client.events.list",
     "client.webhooks.deliveries",
+    "node.follow_netmap",
     "client.close",
     "node.close",
 }

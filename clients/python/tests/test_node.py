@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from typing import List, Type, TypeVar
+
 import pytest
 
 import warren
+from warren._decode import decode
 
 from .conftest import Enroll, Server, node_key
 
@@ -39,6 +42,33 @@ def test_the_netmap_is_fetched_again_only_when_it_changed(enroll: Enroll) -> Non
     assert peer.device.addresses is not None
     assert seen.addresses == peer.device.addresses
     assert f"{peer.device.addresses[0]}/32" in seen.allowed_ips
+
+
+T = TypeVar("T")
+
+
+def test_follow_netmap_applies_only_what_changed_since_the_map_held(
+    enroll: Enroll, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    node, _ = enroll()
+    held = node.follow_netmap(None)
+    assert held is not None
+    _, peer = enroll()
+    decoded: List[type] = []
+
+    def recording(cls: Type[T], data: object) -> T:
+        decoded.append(cls)
+        return decode(cls, data)
+
+    monkeypatch.setattr("warren.node.decode", recording)
+    current = node.follow_netmap(held)
+    assert current is not None and current.version > held.version
+    assert decoded == [warren.NetmapDelta]  # the server sent only what changed
+    full = node.netmap()
+    assert full is not None
+    assert sorted(p.id for p in current.peers) == sorted(p.id for p in full.peers)
+    assert peer.device.id in {p.id for p in current.peers}
+    assert node.follow_netmap(current) is None  # nothing changed since
 
 
 def test_a_used_single_use_auth_key_is_refused(server: Server, client: warren.Client) -> None:

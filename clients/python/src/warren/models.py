@@ -418,6 +418,20 @@ class Netmap:
 
 
 @dataclass(frozen=True)
+class NetmapDelta:
+    """What changed in a netmap since version ``since`` (``GET /v1/node/netmap?delta=true``);
+    ``NodeClient.follow_netmap`` applies it to the map held."""
+
+    device: Device = field(metadata=json_name("self"))
+    version: int
+    since: int
+    peers_changed: Tuple[Peer, ...]
+    """Peers that are new or differ from the held ones, whole."""
+    peers_removed: Tuple[str, ...]
+    """Ids of peers that are no longer peers."""
+
+
+@dataclass(frozen=True)
 class Registration:
     """The answer to ``NodeClient.register``: the device and its node credential, shown once."""
 

@@ -11,7 +11,7 @@ from ._config import setting
 from ._decode import decode, format_time
 from ._http import OwnsConnections, Transport, compact
 from .errors import invalid_response
-from .models import ConnectionReport, Heartbeat, Netmap, Registration
+from .models import ConnectionReport, Heartbeat, Netmap, NetmapDelta, Registration
 
 
 class NodeClient(OwnsConnections):
@@ -92,6 +92,39 @@ class NodeClient(OwnsConnections):
             return None
         self.netmap_etag = response.header("ETag")
         return decode(Netmap, response.json())
+
+    def follow_netmap(self, held: Optional[Netmap]) -> Optional[Netmap]:
+        """The current netmap given the one held, fetching only what changed since its version.
+
+        Asks ``GET /v1/node/netmap?delta=true`` for the peers changed or removed since
+        ``held.version`` and applies them to ``held`` (which is not modified), or takes the full
+        map when the server no longer knows that version. Returns None while nothing changed;
+        without ``held`` it fetches the full map.
+        """
+        if held is None:
+            return self.netmap()
+        response = self._http.request(
+            "GET",
+            "/v1/node/netmap",
+            query={"delta": True},
+            headers={"If-None-Match": f'"{held.version}"'},
+            token=self._token(),
+        )
+        if response.status == 304:
+            return None
+        self.netmap_etag = response.header("ETag")
+        answer = response.json()
+        if not isinstance(answer, dict) or "since" not in answer:
+            return decode(Netmap, answer)
+        delta = decode(NetmapDelta, answer)
+        if delta.since != held.version:
+            raise invalid_response(f"netmap delta is for version {delta.since}, but version {held.version} is held")
+        removed = set(delta.peers_removed)
+        changed = {peer.id: peer for peer in delta.peers_changed}
+        # Peers keep their place and new ones come last: the order of peers carries no meaning.
+        peers = [changed.pop(peer.id, peer) for peer in held.peers if peer.id not in removed]
+        peers += [peer for peer in delta.peers_changed if peer.id in changed]
+        return Netmap(device=delta.device, peers=tuple(peers), version=delta.version)
 
     def report_connections(self, entries: Sequence[ConnectionReport]) -> int:
         """``POST /v1/node/connections``: up to 1000 entries, stored all or none; returns how many."""
