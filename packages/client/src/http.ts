@@ -178,17 +178,23 @@ export class Transport {
     const response = await this.raw(method, path, options);
     if (response.status >= 400) throw toError(response);
     if (response.status === 204 || response.text === '') return undefined as T;
-    try {
-      return JSON.parse(response.text) as T;
-    } catch {
-      // A 2xx that is not JSON comes from something in front of the server (a captive portal,
-      // a proxy's page): the caller gets the client's one error type, not a SyntaxError.
-      throw new WarrenError(
-        response.status,
-        'invalid_response',
-        `expected JSON, got ${JSON.stringify(response.text.slice(0, 80))}`,
-      );
-    }
+    return parseAnswer<T>(response);
+  }
+}
+
+/**
+ * The JSON of a 2xx answer. One that is not JSON comes from something in front of the server (a
+ * captive portal, a proxy's page): the caller gets the client's one error type, not a SyntaxError.
+ */
+export function parseAnswer<T>(response: RawResponse): T {
+  try {
+    return JSON.parse(response.text) as T;
+  } catch {
+    throw new WarrenError(
+      response.status,
+      'invalid_response',
+      `expected JSON, got ${JSON.stringify(response.text.slice(0, 80))}`,
+    );
   }
 }
 

@@ -13,7 +13,7 @@ import type {
   RegisterRequest,
   ReportedConnectionRequest,
 } from '@warren/contract';
-import { Transport, type TransportOptions, toError } from './http.js';
+import { parseAnswer, Transport, type TransportOptions, toError } from './http.js';
 import { applyNetmapDelta, isNetmapDelta, type NetmapDeltaBody } from './netmap-delta.js';
 import type { CallOptions } from './types.js';
 
@@ -121,7 +121,7 @@ export class NodeClient {
     if (response.status === 304) return undefined;
     if (response.status >= 400) throw toError(response);
     this.netmapETag = response.headers.get('etag') ?? undefined;
-    return JSON.parse(response.text) as NetmapBody | NetmapDeltaBody;
+    return parseAnswer<NetmapBody | NetmapDeltaBody>(response);
   }
 
   /** `POST /v1/node/connections`: up to 1000 entries, accepted (202) as a whole or refused. */

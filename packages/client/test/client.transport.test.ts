@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NodeClient, VERSION, Warren, WarrenError } from '../src/index.js';
 
 interface Answer {
@@ -78,6 +78,19 @@ describe('Warren client: transport', () => {
     ]);
   });
 
+  it('what the constructor is given wins over WARREN_URL and WARREN_API_KEY', async () => {
+    vi.stubEnv('WARREN_URL', 'http://127.0.0.1:9');
+    vi.stubEnv('WARREN_API_KEY', 'wrn_api_from_env');
+    try {
+      answer = { status: 200, body: '{}' };
+      seen.length = 0;
+      await new Warren({ url, apiKey: 'wrn_api_given' }).network.get();
+      expect(seen.map((r) => r.headers.authorization)).toEqual(['Bearer wrn_api_given']);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it('a proxy’s HTML error page is a WarrenError with the status, not a parse error', async () => {
     answer = { status: 502, type: 'text/html', body: '<html><body><h1>502 Bad Gateway</h1></body></html>' };
     const error = await thrown(new Warren({ url, apiKey: 'wrn_api_x' }).devices.list());
@@ -91,6 +104,8 @@ describe('Warren client: transport', () => {
     const error = await thrown(new Warren({ url, apiKey: 'wrn_api_x' }).network.get());
     expect(error).toBeInstanceOf(WarrenError);
     expect(error).toMatchObject({ status: 200, code: 'invalid_response' });
+    const netmap = await thrown(new NodeClient({ url, nodeToken: 'wrn_node_x' }).netmap());
+    expect(netmap).toMatchObject({ status: 200, code: 'invalid_response' });
   });
 
   it('an error body that is JSON but no problem (null, a list) still gives a WarrenError', async () => {
