@@ -4,7 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -41,6 +43,43 @@ func TestAnswersThatAreNotTheAPIs(t *testing.T) {
 		}
 		if e.StatusCode != tc.status || e.Code != tc.code || !utf8.ValidString(e.Detail) || !strings.Contains(e.Detail, "<html>") {
 			t.Errorf("%d: %+v", tc.status, e)
+		}
+	}
+}
+
+// TestBaseURLFormsAndPrecedence: the server URL may end in a slash or /v1 and sit under a path
+// prefix; an option given to NewClient wins over WARREN_URL and WARREN_API_KEY.
+func TestBaseURLFormsAndPrecedence(t *testing.T) {
+	var mu sync.Mutex
+	var paths, auths []string
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	defer server.Close()
+	t.Setenv("WARREN_URL", "http://127.0.0.1:9")
+	t.Setenv("WARREN_API_KEY", "wrn_api_from_env")
+	ctx := testContext(t)
+	for _, base := range []string{server.URL, server.URL + "/", server.URL + "/v1", server.URL + "/warren", server.URL + "/warren/v1/"} {
+		c, err := warren.NewClient(warren.WithBaseURL(base), warren.WithAPIKey("wrn_api_given"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Network.Get(ctx); err != nil {
+			t.Fatalf("%s: %v", base, err)
+		}
+	}
+	want := []string{"/v1/network", "/v1/network", "/v1/network", "/warren/v1/network", "/warren/v1/network"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("paths %v, want %v", paths, want)
+	}
+	for _, a := range auths {
+		if a != "Bearer wrn_api_given" {
+			t.Errorf("Authorization %q: the environment won over WithAPIKey", a)
 		}
 	}
 }
