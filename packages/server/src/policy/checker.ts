@@ -53,7 +53,9 @@ export class Checker {
   /**
    * The fields of an object whose allowed keys are known; unknown keys are reported at the key.
    * Returns field name → value node (the last one when a key repeats; duplicates are reported by
-   * the parser). `known` names fields of Tailscale's policy that Warren does not read, each with
+   * the parser). A known field set to `null` is absent, as Tailscale reads it (Go's JSON leaves a null
+   * field at its zero value) and as Terraform's jsonencode writes an unset optional attribute.
+   * `known` names fields of Tailscale's policy that Warren does not read, each with
    * why: the key is reported with that reason instead of as unknown, and an older spelling of a
    * field (`for`) still stands for it, so the rule is not also reported as missing it.
    */
@@ -67,8 +69,9 @@ export class Checker {
     if (!props) return null;
     const out = new Map<string, Node>();
     for (const { key, keyNode, value } of props) {
-      if (allowed.includes(key)) out.set(key, value);
-      else if (Object.hasOwn(known, key)) {
+      if (allowed.includes(key)) {
+        if (value.type !== 'null') out.set(key, value);
+      } else if (Object.hasOwn(known, key)) {
         const field = known[key];
         this.error(keyNode, field.msg);
         if (field.for && !out.has(field.for)) out.set(field.for, value);

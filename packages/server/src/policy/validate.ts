@@ -124,6 +124,7 @@ function reported(errors: PolicyError[]): PolicyError[] {
 const UNSUPPORTED_SECTIONS: Record<string, string> = {
   nodeAttrs:
     'node attributes are not supported: Warren gives devices no attributes (Funnel, Mullvad exit nodes, NextDNS, Taildrive sharing and the like)',
+  attrConfig: 'custom node attributes are not supported: Warren gives devices no attributes, so none can be declared',
   postures: POSTURE_UNSUPPORTED,
   defaultSrcPosture: POSTURE_UNSUPPORTED,
   ipsets: IPSETS_UNSUPPORTED,

@@ -28,6 +28,13 @@ describe('accepted as Tailscale means it', () => {
       'a tailsql grant',
       { grants: '[{ "src": ["group:eng"], "dst": ["tag:server"], "app": { "tailscale.com/cap/tailsql": [{}] } }]' },
     ],
+    [
+      'optional fields set to null, as Terraform writes unset attributes',
+      {
+        ssh: '[{ "action": "accept", "src": ["group:eng"], "dst": ["tag:server"], "users": ["root"], "checkPeriod": null, "acceptEnv": null }]',
+        grants: '[{ "src": ["group:eng"], "dst": ["tag:server"], "ip": ["22"], "app": null, "via": null }]',
+      },
+    ],
     ['empty sections Warren does not have', { nodeAttrs: '[]', postures: '{}', ipsets: '{}', derpMap: 'null' }],
     ['settings at their default', { disableIPv4: 'false', randomizeClientPort: 'false', OneCGNATRoute: '""' }],
     ['an empty default posture', { defaultSrcPosture: '[]' }],
@@ -62,6 +69,12 @@ describe('refused at the token, naming the feature', () => {
       },
       '"tag:server:22"',
       'tests know no roles',
+    ],
+    [
+      'custom node attributes',
+      { attrConfig: '{ "custom:tier": { "type": "string" } }' },
+      '"attrConfig"',
+      'node attributes',
     ],
     ['IP sets', { ipsets: '{ "ipset:prod": ["10.0.0.0/8"] }' }, '"ipsets"', 'IP sets'],
     ['a DERP map', { derpMap: '{ "OmitDefaultRegions": true, "Regions": {} }' }, '"derpMap"', 'DERP'],
