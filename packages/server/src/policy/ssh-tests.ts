@@ -117,9 +117,22 @@ export function runSshTests(policy: CompiledPolicy, tests: SshTest[], c: Checker
         const head = `sshTest: ${t.src.text} -> ${d.text} as "${item.value}" expected ${outcome}`;
         c.error(
           item.node,
-          rule ? `${head}, but the ssh rule at line ${rule.line} ${got}s it` : `${head}, but no ssh rule lets it in`,
+          rule
+            ? `${head}, but the ssh rule at line ${rule.line} ${got}s it`
+            : `${head}, but no ssh rule lets it in${roleHint(ordered, t.src, src, dst, item.value)}`,
         );
       }
     }
   }
+}
+
+/**
+ * Tailscale runs sshTests with its users' roles, so a file whose owner's login is tested against
+ * ssh rules for autogroup:admin passes there: say why it fails here, and what to write instead.
+ */
+function roleHint(rules: SshRule[], srcEnd: Endpoint, src: Subject, dst: Subject, user: string): string {
+  if (srcEnd.sel.kind !== 'user' || src.keys.has('a:admin')) return '';
+  const admin = { ...src, keys: new Set([...src.keys, 'a:admin']) };
+  if (!rules.some((r) => ruleLetsIn(r, admin, dst, user))) return '';
+  return `; tests know no roles, so ssh rules for autogroup:admin do not count for ${srcEnd.text}: name it (or a group holding it) in the rule's src`;
 }

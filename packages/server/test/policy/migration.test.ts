@@ -76,6 +76,15 @@ describe('refused at the token, naming the feature', () => {
       '"attrConfig"',
       'node attributes',
     ],
+    [
+      "an ssh test counting on its user's role",
+      {
+        sshTests: '[{ "src": "ana@example.com", "dst": ["tag:server"], "accept": ["root"] }]',
+        ssh: '[{ "action": "accept", "src": ["autogroup:admin"], "dst": ["tag:server"], "users": ["root"] }]',
+      },
+      '"root"',
+      'tests know no roles',
+    ],
     ['IP sets', { ipsets: '{ "ipset:prod": ["10.0.0.0/8"] }' }, '"ipsets"', 'IP sets'],
     ['a DERP map', { derpMap: '{ "OmitDefaultRegions": true, "Regions": {} }' }, '"derpMap"', 'DERP'],
     ['IPv4 turned off', { disableIPv4: 'true' }, '"disableIPv4"', 'every device has an IPv4 address'],
