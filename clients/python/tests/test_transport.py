@@ -7,14 +7,14 @@ import json
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import List
+from typing import List, Optional
 
 import pytest
 
 import warren
 
 from .conftest import Server
-from .stub_server import StubServer
+from .stub_server import Answer, StubServer
 
 NETWORK = {
     "id": "net_stub",
@@ -222,3 +222,44 @@ def test_a_log_iterator_resumes_after_an_error_without_repeating_or_skipping() -
         "/v1/logs/audit?cursor=c1&limit=2",
         "/v1/logs/audit?cursor=c1&limit=2",
     ]
+
+
+@pytest.mark.parametrize(
+    "status, code, kind",
+    [
+        (400, "invalid_duration", "BadRequestError"),
+        (400, "policy_invalid", "PolicyInvalidError"),
+        (401, "key_expired", "AuthenticationError"),
+        (403, "plan_limit", "PermissionDeniedError"),
+        (404, "not_found", "NotFoundError"),
+        (409, "invalid_state", "ConflictError"),
+        (409, "conflict", "ConflictError"),
+        (412, "precondition_failed", "PreconditionFailedError"),
+        (500, "internal", "ServerError"),
+        (502, None, "ServerError"),
+        (418, "teapot", "WarrenError"),
+    ],
+)
+def test_each_status_raises_its_own_subclass(status: int, code: Optional[str], kind: str) -> None:
+    """So ``except warren.ConflictError`` picks out a 409, and a proxy's 502 is a ServerError."""
+    if code is None:
+        answer: Answer = (status, [("Content-Type", "text/html")], b"<html>bad gateway</html>")
+    else:
+        answer = (status, JSON, json.dumps({"status": status, "code": code, "detail": "d"}).encode())
+    with StubServer([answer]) as stub:
+        with warren.Client(stub.url, "wrn_api_stub") as client:
+            with pytest.raises(warren.WarrenError) as raised:
+                client.network.get()
+    assert type(raised.value) is getattr(warren, kind)
+    assert raised.value.status == status and raised.value.code == (code or f"http_{status}")
+    if kind == "PolicyInvalidError":
+        assert isinstance(raised.value, warren.BadRequestError)
+
+
+def test_what_the_client_is_given_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WARREN_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("WARREN_API_KEY", "wrn_api_from_env")
+    with StubServer([(200, JSON, json.dumps(NETWORK).encode())]) as stub:
+        with warren.Client(stub.url, "wrn_api_given") as client:
+            client.network.get()
+    assert stub.headers[0]["Authorization"] == "Bearer wrn_api_given"

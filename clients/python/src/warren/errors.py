@@ -74,6 +74,11 @@ class WarrenError(Exception):
         return f"{type(self).__name__}(status={self.status!r}, code={self.code!r}, detail={self.detail!r})"
 
 
+class BadRequestError(WarrenError):
+    """400: a malformed body, query or path value (``invalid_request``, ``unknown_field``,
+    ``invalid_duration``, ``invalid_tag``, ``invalid_prefix``, …)."""
+
+
 class AuthenticationError(WarrenError):
     """401: the key is missing, unknown, expired or revoked (``unauthenticated``, ``key_expired``, ``key_revoked``)."""
 
@@ -86,6 +91,11 @@ class NotFoundError(WarrenError):
     """404 ``not_found``: no such record in this network."""
 
 
+class ConflictError(WarrenError):
+    """409: the change does not fit the record's state (``invalid_state``, e.g. approving a route
+    that is not pending) or a record that exists (``conflict``, e.g. a taken login name)."""
+
+
 class PreconditionFailedError(WarrenError):
     """412 ``precondition_failed``: the policy changed since the ``if_match`` ETag was read."""
 
@@ -94,8 +104,13 @@ class RateLimitedError(WarrenError):
     """429 ``rate_limited`` after the retries: ``retry_after`` says how long to wait."""
 
 
-class PolicyInvalidError(WarrenError):
+class PolicyInvalidError(BadRequestError):
     """400 ``policy_invalid``: the policy was refused; ``errors`` has each problem's line and column."""
+
+
+class ServerError(WarrenError):
+    """5xx: the server (``internal``) or something in front of it (a proxy's 502, ``http_502``)
+    failed. The change may have been made: it is not retried."""
 
 
 class WarrenConnectionError(WarrenError, ConnectionError):
@@ -113,9 +128,11 @@ class WarrenTimeoutError(WarrenConnectionError, TimeoutError):
 # A refusal's class by its code first (policy_invalid is a 400 like many others), then its status.
 _BY_CODE: Dict[str, Type[WarrenError]] = {codes.POLICY_INVALID: PolicyInvalidError}
 _BY_STATUS: Dict[int, Type[WarrenError]] = {
+    400: BadRequestError,
     401: AuthenticationError,
     403: PermissionDeniedError,
     404: NotFoundError,
+    409: ConflictError,
     412: PreconditionFailedError,
     429: RateLimitedError,
 }
@@ -155,7 +172,7 @@ def error_from_response(status: int, body: bytes, retry_after: Optional[str]) ->
         pass  # not a problem body: a proxy's error page, say
     text = body.decode("utf-8", "replace").strip()
     code = _str(problem.get("code")) or f"http_{status}"
-    cls = _BY_CODE.get(code) or _BY_STATUS.get(status, WarrenError)
+    cls = _BY_CODE.get(code) or _BY_STATUS.get(status) or (ServerError if status >= 500 else WarrenError)
     return cls(
         status,
         code,
