@@ -4,6 +4,7 @@
  * state checks answer early, and the enrollment transaction checks them again atomically (a
  * conditional UPDATE), which is what makes single-use keys race-free.
  */
+import { SECRET_PREFIX } from '@warren/contract';
 import type { Selectable } from 'kysely';
 import { type ApiError, unauthenticated } from '../../core/errors.js';
 import { hashSecret, isWellFormedSecret, sameHash } from '../../lib/secrets.js';
@@ -76,11 +77,26 @@ export async function authKeyByHash(db: Db, hash: string): Promise<AuthKeyRow | 
 }
 
 /**
+ * Why `secret` logs nothing in, naming what it is when a person moving from Tailscale passed
+ * one of Tailscale's keys, or a Warren OAuth client's secret (which Tailscale's `up` takes as
+ * a key with the `tskey-client-` prefix), rather than only what it is not.
+ */
+function notAnAuthKey(secret: string): string {
+  if (secret.startsWith('tskey-')) {
+    return 'this is a Tailscale key: Warren takes its own auth keys (wrn_auth_…), made with warren keys create or POST /v1/keys';
+  }
+  if (secret.startsWith(SECRET_PREFIX.client)) {
+    return 'this is an OAuth client secret, not an auth key: make an auth key with the client (POST /api/v2/tailnet/-/keys) and pass that';
+  }
+  return 'this is not a valid Warren auth key (wrn_auth_…)';
+}
+
+/**
  * The auth key of a secret and whether it may enroll now, for callers that carry the key in
  * their body (Tailscale's register): the key, or the refusal.
  */
 export async function usableAuthKey(db: Db, secret: string, now: number): Promise<AuthKeyRow | ApiError> {
-  if (!isWellFormedSecret('auth', secret)) return unauthenticated('this is not a valid Warren auth key (wrn_auth_…)');
+  if (!isWellFormedSecret('auth', secret)) return unauthenticated(notAnAuthKey(secret));
   const hash = hashSecret(secret);
   const key = await authKeyByHash(db, hash);
   if (!key) return unauthenticated('the auth key is not known');
