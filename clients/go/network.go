@@ -183,7 +183,7 @@ type Me struct {
 		ID   string `json:"id"`
 		Name string `json:"name"`
 	} `json:"key"`
-	Scopes         []string  `json:"scopes"`
+	Scopes         []Scope   `json:"scopes"`
 	OwnDevicesOnly bool      `json:"ownDevicesOnly"`
 	CSRFToken      string    `json:"csrfToken,omitempty"`
 	Expires        time.Time `json:"expires"`

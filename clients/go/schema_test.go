@@ -29,6 +29,7 @@ var enums = []struct {
 	{"Key", "type", "KeyType"},
 	{"Key", "state", "KeyState"},
 	{"Key", "scopes.[]", "Scope"},
+	{"Me", "scopes.[]", "Scope"},
 	{"Event", "type", "EventType"},
 	{"Event", "actor.type", "ActorType"},
 	{"WebhookDelivery", "type", "EventType"},
