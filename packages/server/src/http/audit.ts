@@ -113,6 +113,8 @@ export class AuditLog implements AuditQueue {
   private waiting: AuditRow[][] = [];
   /** Writes of rows a change took for its network (`recordNetwork`), until they commit. */
   private taken = new Set<Promise<void>>();
+  /** The networks whose rows the batch write in flight holds, and its end. */
+  private inFlight: { networks: Set<string | null | undefined>; done: Promise<void> } | undefined;
 
   /** `batch`: the queue's length at which it is written without waiting for the timer. */
   constructor(
@@ -175,7 +177,11 @@ export class AuditLog implements AuditQueue {
     this.flushing = this.flushing.then(() => {
       // From here on the batch is this write's alone (recordNetwork takes rows only before).
       this.waiting.splice(this.waiting.indexOf(rows), 1);
-      return this.write(rows, uses);
+      const done = this.write(rows, uses).finally(() => {
+        if (this.inFlight?.done === done) this.inFlight = undefined;
+      });
+      if (rows.length > 0) this.inFlight = { networks: new Set(rows.map((row) => row.network_id)), done };
+      return done;
     });
     return this.withTaken(this.flushing);
   }
@@ -203,20 +209,22 @@ export class AuditLog implements AuditQueue {
 
   /**
    * Writes now the entries of one network that wait, in the queue or in a batch whose write has
-   * not begun (behind a slow one), leaving every other network's where they are, and without
-   * waiting for a write in flight: a change of one network waits for its own earlier calls (so
-   * its entry is numbered after theirs), never for another network's lock.
+   * not begun (behind a slow one), leaving every other network's where they are, and waits for
+   * the batch in flight when it holds some of them: a change of one network is numbered after
+   * its own earlier calls. It waits for another network's audit lock only through a batch that
+   * holds rows of both, as that batch's other readers do.
    */
   recordNetwork(networkId: string): Promise<void> {
     const rows: AuditRow[] = [];
     for (const batch of this.waiting) moveRowsOf(batch, networkId, rows);
     moveRowsOf(this.queue, networkId, rows);
-    if (rows.length === 0) return Promise.resolve();
+    const inFlight = this.inFlight?.networks.has(networkId) ? this.inFlight.done : undefined;
+    if (rows.length === 0) return inFlight ?? Promise.resolve();
     // guarded() never rejects, so the write leaves the set however it ends.
     const write = this.guarded(() => this.db.transaction().execute((trx) => insertAuditEntries(trx, rows)));
     this.taken.add(write);
     void write.then(() => this.taken.delete(write));
-    return write;
+    return inFlight ? Promise.all([inFlight, write]).then(() => undefined) : write;
   }
 
   /**

@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditLockName } from '../../src/core/audit-entries.js';
-import { backend, json, startServer, type TestServer } from '../harness.js';
+import { backend, json, secondInstance, startServer, type TestServer } from '../harness.js';
 
 async function waitForLockWaiters(client: pg.Client, count: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -54,12 +54,20 @@ describe.runIf(backend === 'postgres')('audit lock order (PostgreSQL)', () => {
     await new Promise((resolve) => setTimeout(resolve, 20)); // the entry is queued after the response
     const flushed = server.app.ctx.audit.flush();
     await waitForLockWaiters(watcher, 1);
-    const deleted = server.call('DELETE', `/v1/keys/${key.id}`);
+    // From another instance: this one's changes wait for its own batch in flight when it holds
+    // entries of their network (AuditLog.recordNetwork), so the two would never meet here.
+    const other = await secondInstance(server);
+    const deleted = fetch(`${other.url}/v1/keys/${key.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
     await waitForLockWaiters(watcher, 2);
     await holder.query('commit');
 
     expect((await deleted).status).toBe(204);
     await flushed;
+    await other.settled();
+    await other.close();
     expect(errors).toEqual([]);
     expect((await server.call('GET', '/v1/network', { key: key.key })).status).toBe(401);
     const detail = await json(await server.call('GET', `/v1/keys/${key.id}`));
