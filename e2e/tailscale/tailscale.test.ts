@@ -769,6 +769,30 @@ describe('the Tailscale client on Warren', { concurrency: false }, () => {
       [],
     );
     assert.equal(((await deviceNamed('delta')) as { keyExpired?: boolean }).keyExpired, false);
+
+    // An OAuth client's secret, written as Tailscale writes its own: the client trades it for a
+    // tagged auth key through /api/v2 at baseURL, then logs in with that key.
+    const client = await warren.call('POST', '/api/v2/tailnet/-/keys', {
+      keyType: 'client',
+      scopes: ['auth_keys'],
+      tags: ['tag:web'],
+      description: 'ci',
+    });
+    assert.equal(client.status, 200, JSON.stringify(client.body));
+    const authKeys = async () =>
+      ((await warren.call('GET', '/v1/keys')).body.keys as Array<{ id: string; type: string; tags: string[] }>).filter(
+        (k) => k.type === 'auth',
+      );
+    const known = new Set((await authKeys()).map((k) => k.id));
+    const secret = `tskey-client-${client.body.id}-${client.body.key}`;
+    await joinNetwork(delta, `${secret}?baseURL=${SERVER_URL}&ephemeral=false&preauthorized=true`, [
+      '--advertise-tags=tag:web',
+    ]);
+    assert.deepEqual(
+      (await authKeys()).filter((k) => !known.has(k.id)).map((k) => k.tags),
+      [['tag:web']],
+    );
+    assert.equal((await delta.status()).BackendState, 'Running');
   });
   it('tailscale set --hostname renames a device named after its hostname, in /v1 and in peers’ MagicDNS', async () => {
     const [alpha] = clients;

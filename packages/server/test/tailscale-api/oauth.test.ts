@@ -154,6 +154,26 @@ describe('OAuth clients of /api/v2', () => {
     }
   });
 
+  it('takes a secret written as Tailscale writes its own, tskey-client-<id>-<secret>, whatever id comes with it', async () => {
+    const client = await createClient({ scopes: ['auth_keys'], tags: ['tag:ci'], description: 'ci' });
+    const other = await createClient({ scopes: ['users:read'] });
+    // `tailscale up --auth-key='tskey-client-…?baseURL=…'` sends a placeholder id in Basic.
+    const asTailscale = (secret: string) =>
+      tokenRequest({ grant_type: 'client_credentials' }, basic('some-client-id', secret));
+    const granted = await asTailscale(`tskey-client-${client.id}-${client.key}`);
+    expect(await json(granted)).toMatchObject({ token_type: 'Bearer', scope: 'auth_keys' });
+    expect(granted.status).toBe(200);
+    for (const secret of [
+      `tskey-client-${other.id}-${client.key}`,
+      `tskey-client-${client.id}-${wrongSecret(client.key)}`,
+      `tskey-client-${client.key}`,
+    ]) {
+      const refused = await asTailscale(secret);
+      expect(refused.status, secret).toBe(401);
+      expect(await json(refused)).toMatchObject({ error: 'invalid_client' });
+    }
+  });
+
   it("holds a token to Tailscale's scopes on /api/v2 and to their Warren equivalents on /v1", async () => {
     const reader = await createClient({ scopes: ['devices:core:read'], description: 'device reader' });
     const token = await tokenOf(reader);

@@ -1,7 +1,8 @@
 /**
  * `POST /api/v2/oauth/token`: OAuth 2.0's client-credentials grant (RFC 6749 §4.4), as
  * Tailscale's clients use it. The client id and secret come in Basic (each form-encoded, as
- * RFC 6749 §2.3.1 has it) or in the form; `scope` (space-separated) may narrow the token.
+ * RFC 6749 §2.3.1 has it) or in the form, or the secret alone written as Tailscale writes its
+ * own, the id inside (tailscaleWritten); `scope` (space-separated) may narrow the token.
  * The answer is `{ access_token, token_type, expires_in, scope }`; refusals carry OAuth's
  * `error` and `error_description` beside Tailscale's `message` and `status`.
  *
@@ -55,10 +56,29 @@ function credentialsOf(request: FastifyRequest, form: TokenForm): { id: string; 
   }
   const inForm = text(form.client_id) !== undefined || text(form.client_secret) !== undefined;
   if (basic && inForm) throw invalidRequest('send the client credentials once: in Basic or in the form, not both');
-  const id = basic?.id ?? text(form.client_id);
   const secret = basic?.secret ?? text(form.client_secret);
+  const id = basic?.id ?? text(form.client_id);
+  const embedded = secret === undefined ? undefined : tailscaleWritten(secret);
+  if (embedded) return embedded;
   if (!id || !secret) throw unauthenticated('the call needs an OAuth client id and secret');
   return { id, secret };
+}
+
+const TAILSCALE_SECRET = 'tskey-client-';
+
+/**
+ * A secret written as Tailscale writes its own, `tskey-client-<client id>-<secret>`, names its
+ * client, and the id sent beside it is not read, as Tailscale does not read it: `tailscale up
+ * --auth-key='tskey-client-…?baseURL=…'` sends the secret so with the placeholder id
+ * "some-client-id" (the client's feature/oauthkey). Neither a Warren id nor a Warren secret
+ * holds a "-", so the first one after the prefix divides them.
+ */
+function tailscaleWritten(secret: string): { id: string; secret: string } | undefined {
+  if (!secret.startsWith(TAILSCALE_SECRET)) return undefined;
+  const rest = secret.slice(TAILSCALE_SECRET.length);
+  const dash = rest.indexOf('-');
+  if (dash <= 0) throw unauthenticated('a secret written as Tailscale writes it is tskey-client-<client id>-<secret>');
+  return { id: rest.slice(0, dash), secret: rest.slice(dash + 1) };
 }
 
 function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {

@@ -78,15 +78,16 @@ export async function authKeyByHash(db: Db, hash: string): Promise<AuthKeyRow | 
 
 /**
  * Why `secret` logs nothing in, naming what it is when a person moving from Tailscale passed
- * one of Tailscale's keys, or a Warren OAuth client's secret (which Tailscale's `up` takes as
- * a key with the `tskey-client-` prefix), rather than only what it is not.
+ * one of Tailscale's keys, or a Warren OAuth client's secret bare (Tailscale's `up` trades a
+ * client secret for an auth key only when it is written `tskey-client-…`; otherwise it passes
+ * it on as the key), rather than only what it is not.
  */
 function notAnAuthKey(secret: string): string {
   if (secret.startsWith('tskey-')) {
     return 'this is a Tailscale key: Warren takes its own auth keys (wrn_auth_…), made with warren keys create or POST /v1/keys';
   }
   if (secret.startsWith(SECRET_PREFIX.client)) {
-    return 'this is an OAuth client secret, not an auth key: make an auth key with the client (POST /api/v2/tailnet/-/keys) and pass that';
+    return "this is an OAuth client secret, not an auth key: pass it as 'tskey-client-<client id>-<secret>?baseURL=<Warren's URL>' with --advertise-tags, as Tailscale's are passed";
   }
   return 'this is not a valid Warren auth key (wrn_auth_…)';
 }
