@@ -21,6 +21,11 @@ export interface Subject {
   owner: string | null;
   /** Addresses (single-key ranges) and served routes: what IP and CIDR selectors look at. */
   ranges: readonly SubjectRange[];
+  /**
+   * An address on the internet, which autogroup:internet holds: only a test's target is one (a
+   * device or a router never is, so peers and canReach are unchanged).
+   */
+  internet?: true;
 }
 
 /**
@@ -96,6 +101,7 @@ export function deviceSubject(policy: CompiledPolicy, device: PolicyDevice, role
 
 export function matchesSelector(sel: Selector, s: Subject, mode: MatchMode): boolean {
   if (sel.kind === 'all') return true;
+  if (sel.kind === 'internet') return s.internet === true;
   if (sel.kind === 'prefix') {
     const test = mode === 'cover' ? containsPrefix : overlaps;
     const lone = isLoneV6(sel.prefix);

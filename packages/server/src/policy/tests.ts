@@ -17,7 +17,7 @@
 
 import type { Node } from 'jsonc-parser';
 import { type Checker, olderSpelling, POSTURE_UNSUPPORTED } from './checker.js';
-import type { Prefix } from './cidr.js';
+import { overlaps, type Prefix, parsePrefix } from './cidr.js';
 import { type PortRanges, splitDestination } from './ports.js';
 import { parseProto, protoLabel, TCP } from './protocols.js';
 import { type Definitions, parseSelector } from './selectors.js';
@@ -141,6 +141,36 @@ interface Labeled {
 
 const NONE: ReadonlySet<string> = new Set();
 
+/**
+ * What autogroup:internet leaves out, as Tailscale defines it (every public address): the
+ * network's own ranges, private, shared, loopback, link-local and multicast ones.
+ */
+const NOT_INTERNET = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '224.0.0.0/3',
+  '::/127',
+  'fc00::/7',
+  'fe80::/10',
+  'ff00::/8',
+].map((text) => (parsePrefix(text) as { ok: true; prefix: Prefix }).prefix);
+
+/**
+ * A test target given as an address or prefix; one wholly on the internet is held by
+ * autogroup:internet, as Tailscale's tests read a rule to it ("accept": ["1.1.1.1:53"]).
+ */
+function prefixSubject(prefix: Prefix): Subject {
+  const internet = !NOT_INTERNET.some((range) => overlaps(range, prefix));
+  return internet
+    ? { keys: NONE, owner: null, ranges: [prefix], internet }
+    : { keys: NONE, owner: null, ranges: [prefix] };
+}
+
 /** More than one address. */
 const isRange = (p: Prefix) => p.bits < (p.family === 4 ? 32 : 128);
 
@@ -171,7 +201,7 @@ function testSubjects(policy: CompiledPolicy, sel: Selector): Labeled[] {
     case 'tag':
       return [{ label: sel.tag, subject: { keys: new Set([sel.key, 'a:tagged']), owner: null, ranges: [] } }];
     case 'prefix':
-      return [{ label: sel.prefix.text, subject: { keys: NONE, owner: null, ranges: [sel.prefix] } }];
+      return [{ label: sel.prefix.text, subject: prefixSubject(sel.prefix) }];
     // An autogroup stands for every device it holds now or could: each identity the policy
     // names, and one it does not.
     case 'member':

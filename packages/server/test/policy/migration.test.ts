@@ -35,6 +35,14 @@ describe('accepted as Tailscale means it', () => {
         grants: '[{ "src": ["group:eng"], "dst": ["tag:server"], "ip": ["22"], "app": null, "via": null }]',
       },
     ],
+    [
+      'a test of an internet address through autogroup:internet',
+      {
+        acls: rule('group:eng', 'autogroup:internet:*'),
+        tests:
+          '[{ "src": "ana@example.com", "accept": ["1.1.1.1:53", "[2606:4700::1111]:443"], "deny": ["10.0.0.1:53", "100.64.0.1:53", "[fd7a:115c:a1e0::1]:22"] }]',
+      },
+    ],
     ['empty sections Warren does not have', { nodeAttrs: '[]', postures: '{}', ipsets: '{}', derpMap: 'null' }],
     ['settings at their default', { disableIPv4: 'false', randomizeClientPort: 'false', OneCGNATRoute: '""' }],
     ['an empty default posture', { defaultSrcPosture: '[]' }],
