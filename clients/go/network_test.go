@@ -68,6 +68,13 @@ func TestUserAgent(t *testing.T) {
 	if ua := rec.lastHeader().Get("User-Agent"); ua != "deploy-bot/1.0" {
 		t.Errorf("User-Agent %q, want deploy-bot/1.0", ua)
 	}
+	c = newClient(t, warren.WithHTTPClient(&http.Client{Transport: rec}), warren.WithAppInfo("deploy-bot/2.1"))
+	if _, err := c.Network.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ua := rec.lastHeader().Get("User-Agent"); !strings.HasPrefix(ua, "deploy-bot/2.1 warren-go/"+warren.Version+" (go") {
+		t.Errorf("User-Agent %q, want deploy-bot/2.1 before the client's own", ua)
+	}
 }
 
 func TestNetworkDNSAndDERPSettings(t *testing.T) {

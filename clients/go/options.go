@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -30,7 +31,7 @@ func newConfig(opts []Option) *config {
 	c := &config{
 		baseURL:      os.Getenv("WARREN_URL"),
 		apiKey:       os.Getenv("WARREN_API_KEY"),
-		userAgent:    "warren-go/" + Version + " (" + runtime.Version() + ")",
+		userAgent:    defaultUserAgent(),
 		maxRetries:   defaultMaxRetries,
 		maxRetryWait: defaultMaxRetryWait,
 	}
@@ -59,8 +60,22 @@ func WithNodeToken(token string) Option { return func(c *config) { c.nodeToken =
 // overall timeout for Client, and a 30-second timeout for NodeClient).
 func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.httpClient = hc } }
 
-// WithUserAgent replaces the User-Agent header (default: warren-go/<Version>).
+// WithUserAgent replaces the User-Agent header (default: warren-go/<Version> (<Go version>)).
+// WithAppInfo keeps the client's own product token and puts the program's before it.
 func WithUserAgent(ua string) Option { return func(c *config) { c.userAgent = ua } }
+
+// WithAppInfo names the program that uses the client, such as "deploy-bot/2.1": the User-Agent
+// becomes "deploy-bot/2.1 warren-go/<Version> (<Go version>)", so the server's logs name both
+// (what the Python and TypeScript clients' user_agent / userAgent options do).
+func WithAppInfo(product string) Option {
+	return func(c *config) {
+		if product = strings.TrimSpace(product); product != "" {
+			c.userAgent = product + " " + defaultUserAgent()
+		}
+	}
+}
+
+func defaultUserAgent() string { return "warren-go/" + Version + " (" + runtime.Version() + ")" }
 
 // WithMaxRetries sets how many times a 429 is waited out and retried, whatever the method
 // (default 3; 0 turns retrying off and returns the first 429 as an *Error).
