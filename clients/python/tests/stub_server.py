@@ -55,7 +55,9 @@ class StubServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # shutdown() returns once serve_forever next looks, every poll_interval: at the default
+        # 0.5 s every test using a stub would wait half a second for it to stop.
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     def __enter__(self) -> StubServer:
         self._thread.start()
