@@ -93,6 +93,14 @@ export interface RateLimiter {
   close(): void;
 }
 
+/**
+ * Where a policy text being validated comes from: `asTailscale`, sent through Tailscale's API
+ * (/api/v2), whose tools mean their files as Tailscale reads them.
+ */
+export interface PolicyTextOrigin {
+  asTailscale?: boolean;
+}
+
 export interface AppContext {
   db: Db;
   dialect: Dialect;
@@ -110,9 +118,9 @@ export interface AppContext {
    * to the policy engine, which the core does not know, so the acl module that asks reads it.
    */
   policies: {
-    /** `submitted`: a text being submitted (PUT, validate), not a stored one (policy/validate.ts). */
-    validate(text: string, origin?: { submitted?: boolean }): Promise<ValidationResultBody>;
-    prepare(text: string, origin?: { submitted?: boolean }): Promise<ValidationResultBody & { prepared?: unknown }>;
+    /** `asTailscale`: a text sent through Tailscale's API, read as Tailscale reads it (policy/validate.ts). */
+    validate(text: string, origin?: PolicyTextOrigin): Promise<ValidationResultBody>;
+    prepare(text: string, origin?: PolicyTextOrigin): Promise<ValidationResultBody & { prepared?: unknown }>;
   };
 }
 

@@ -53,11 +53,14 @@ export class Checker {
   /**
    * The fields of an object whose allowed keys are known; unknown keys are reported at the key.
    * Returns field name → value node (the last one when a key repeats; duplicates are reported by
-   * the parser). A known field set to `null` is absent, as Tailscale reads it (Go's JSON leaves a null
-   * field at its zero value) and as Terraform's jsonencode writes an unset optional attribute.
-   * `known` names fields of Tailscale's policy that Warren does not read, each with
-   * why: the key is reported with that reason instead of as unknown, and an older spelling of a
-   * field (`for`) still stands for it, so the rule is not also reported as missing it.
+   * the parser). A key names its field in any letter case (`"Action"`, `"SRC"`), as Tailscale
+   * reads its policy with Go's JSON, which matches keys to fields that way; two keys naming one
+   * field (`"src"` and `"Src"`, or `"src"` and its older spelling `"users"`) are refused, since
+   * which one Tailscale would keep is not written anywhere a user can see. A known field set to
+   * `null` is absent, as Tailscale reads it (Go's JSON leaves a null field at its zero value) and
+   * as Terraform's jsonencode writes an unset optional attribute. `known` names fields of
+   * Tailscale's policy that Warren reads under another name (an older spelling: `for`) or does not
+   * read at all (`msg`, reported at the key instead of "unknown").
    */
   fields(
     node: Node,
@@ -68,18 +71,45 @@ export class Checker {
     const props = this.object(node, what);
     if (!props) return null;
     const out = new Map<string, Node>();
+    const spelledBy = new Map<string, string>();
     for (const { key, keyNode, value } of props) {
-      if (allowed.includes(key)) {
-        if (value.type !== 'null') out.set(key, value);
-      } else if (Object.hasOwn(known, key)) {
-        const field = known[key];
-        this.error(keyNode, field.msg);
-        if (field.for && !out.has(field.for)) out.set(field.for, value);
-      } else
-        this.error(keyNode, `unknown field "${key}" in ${what} (expected ${allowed.map((a) => `"${a}"`).join(', ')})`);
+      const allowedName = nameSpelled(key, allowed);
+      const knownName = allowedName === undefined ? nameSpelled(key, Object.keys(known)) : undefined;
+      const field = knownName === undefined ? undefined : known[knownName];
+      const name = allowedName ?? field?.for;
+      if (name === undefined) {
+        if (field?.msg) this.error(keyNode, field.msg);
+        else {
+          this.error(
+            keyNode,
+            `unknown field "${key}" in ${what} (expected ${allowed.map((a) => `"${a}"`).join(', ')})`,
+          );
+        }
+        continue;
+      }
+      const earlier = spelledBy.get(name);
+      if (earlier !== undefined && earlier !== key) {
+        this.error(keyNode, `"${key}" and "${earlier}" both give "${name}" in ${what}: write it once, as "${name}"`);
+        continue;
+      }
+      spelledBy.set(name, key);
+      if (value.type !== 'null') out.set(name, value);
+      else out.delete(name);
     }
     return out;
   }
+}
+
+/**
+ * The name among `names` that a key spells, letter case aside (exact first): Tailscale's policy
+ * is read by Go's encoding/json, which matches a key to a field that way, so files written for
+ * it carry `"ACLs"`, `"Action"`, `"TagOwners"` (its early documentation did) and its older Go
+ * client sends `"tagowners"`.
+ */
+export function nameSpelled(key: string, names: readonly string[]): string | undefined {
+  if (names.includes(key)) return key;
+  const lower = key.toLowerCase();
+  return names.find((name) => name.toLowerCase() === lower);
 }
 
 /** An absent-equivalent value: `null`, `[]` or `{}`. */
@@ -87,18 +117,18 @@ export function isEmptyValue(node: Node): boolean {
   return node.type === 'null' || ((node.type === 'array' || node.type === 'object') && !node.children?.length);
 }
 
-/** A field of Tailscale's policy that Warren does not read: why, and the field it spells, if any. */
-export interface KnownField {
-  msg: string;
-  for?: string;
-}
+/**
+ * A field of Tailscale's policy that is not one of Warren's names for it: either an older
+ * spelling, read as the field it stands for, or a field Warren does not read, refused saying why.
+ */
+export type KnownField = { for: string; msg?: undefined } | { msg: string; for?: undefined };
 
-/** Tailscale's older spelling of a field, refused with a pointer to the current one. */
-export function olderSpelling(older: string, current: string): KnownField {
-  return {
-    msg: `"${older}" is Tailscale's older spelling of "${current}", which Warren does not read: write "${current}"`,
-    for: current,
-  };
+/**
+ * Tailscale's older spelling of a field (a rule's `users` and `ports`, a test's `user` and
+ * `allow`), which Tailscale still reads and its older Go client still sends: read as the field.
+ */
+export function olderSpelling(current: string): KnownField {
+  return { for: current };
 }
 
 /** Device posture, which every section that can hold it refuses the same way. */

@@ -5,10 +5,10 @@
 //                               syntax, shapes, references, over-permissive patterns and the
 //                               policy's own `tests`, every problem with its 1-based line and
 //                               column, sorted. Syntax errors are reported alone (a recovered
-//                               tree would give misleading follow-on errors). `submitted: true`
-//                               (PUT and validate) adds the checks that refuse only a new text,
-//                               never a stored one being loaded (a file with neither acls nor
-//                               grants, which Tailscale reads as allowing everything).
+//                               tree would give misleading follow-on errors). `asTailscale: true`
+//                               (a text sent through /api/v2) reads it as Tailscale would: a
+//                               file with neither acls nor grants, which Tailscale reads as
+//                               allowing everything, is refused.
 //   compilePolicy(text)         the same, throwing an Error carrying `errors` when invalid.
 //   tagOwners(policy, tag, users)          logins (and `tag:…` owner tags) that own a tag.
 //   canApplyTags(policy, tags, actor)      { ok, unknown, notOwned }: API keys may apply any tag

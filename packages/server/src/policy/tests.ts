@@ -80,8 +80,8 @@ export function parseTests(node: Node, c: Checker, defs: Definitions, results: P
 
 function parseTest(testNode: Node, c: Checker, defs: Definitions, result: PolicyTestResult): PolicyTest | null {
   const f = c.fields(testNode, 'a test', TEST_FIELDS, {
-    user: olderSpelling('user', 'src'),
-    allow: olderSpelling('allow', 'accept'),
+    user: olderSpelling('src'),
+    allow: olderSpelling('accept'),
     srcPostureAttrs: { msg: `"srcPostureAttrs": ${POSTURE_UNSUPPORTED}; remove it` },
   });
   if (!f) return null;

@@ -13,8 +13,8 @@ import type { CompiledDst, ParsedPolicy, Selector } from './types.js';
 
 const RULE_FIELDS = ['action', 'src', 'dst', 'proto'];
 const RULE_KNOWN: Record<string, KnownField> = {
-  users: olderSpelling('users', 'src'),
-  ports: olderSpelling('ports', 'dst'),
+  users: olderSpelling('src'),
+  ports: olderSpelling('dst'),
   srcPosture: POSTURE_FIELD,
 };
 

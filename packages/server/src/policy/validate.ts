@@ -4,7 +4,7 @@
 
 import { TAG_RE, TAG_SYNTAX } from '@warren/contract';
 import type { Node } from 'jsonc-parser';
-import { Checker, isEmptyValue, POSTURE_UNSUPPORTED } from './checker.js';
+import { Checker, isEmptyValue, nameSpelled, POSTURE_UNSUPPORTED } from './checker.js';
 import type { Prefix } from './cidr.js';
 import { parsePrefix } from './cidr.js';
 import { compile } from './compile.js';
@@ -30,14 +30,15 @@ const SECTIONS = ['groups', 'tagOwners', 'hosts', 'acls', 'grants', 'autoApprove
 
 /**
  * `runTests: false` skips running the policy's `tests` (they are still read and checked): for a
- * policy already stored, whose tests passed when it was. `submitted: true` adds the checks that
- * refuse only a text being submitted (PUT and validate; see checkRulesPresent): a text stored
- * before they existed keeps the meaning it was stored with, since a network whose stored policy
- * failed to load would not be served at all.
+ * policy already stored, whose tests passed when it was. `asTailscale: true` reads the text as
+ * Tailscale would, for a text sent through its API (/api/v2, where Tailscale's tools send their
+ * files): a file with neither acls nor grants is then refused (checkRulesPresent). Only a text
+ * being submitted is read so: a stored text keeps the meaning it was stored with, since a network
+ * whose stored policy failed to load would not be served at all.
  */
 export function validatePolicy(
   text: string,
-  options: { runTests?: boolean; submitted?: boolean } = {},
+  options: { runTests?: boolean; asTailscale?: boolean } = {},
 ): ValidateResult {
   const { root, syntaxErrors, duplicateKeys, lines } = parseHujson(text);
   // A tree recovered from broken syntax would produce misleading semantic errors (a section cut
@@ -48,7 +49,7 @@ export function validatePolicy(
   const c = new Checker(lines);
   for (const e of duplicateKeys) c.errors.push(e);
   const sections = readSections(root, c);
-  if (options.submitted) checkRulesPresent(root, sections, c);
+  if (options.asTailscale) checkRulesPresent(root, sections, c);
   const defs: Defs = { groups: new Set(), tags: new Set(), hosts: new Map() };
   const parsed: ParsedPolicy = {
     groups: new Map(),
@@ -153,25 +154,35 @@ const SETTINGS: Record<string, { default: boolean | string; msg: string }> = {
 
 function readSections(root: Node, c: Checker): Map<string, Node[]> {
   const sections = new Map<string, Node[]>();
+  const spelledBy = new Map<string, string>();
   const props = c.object(root, 'the policy');
   for (const { key, keyNode, value } of props ?? []) {
-    if (!SECTIONS.includes(key)) {
+    // In any letter case, as Tailscale reads its file (`"ACLs"`, `"TagOwners"`: checker.ts).
+    const name = nameSpelled(key, SECTIONS);
+    if (name === undefined) {
       const problem = foreignSection(key, value);
       if (problem) c.error(keyNode, problem);
       continue;
     }
-    const list = sections.get(key);
+    const earlier = spelledBy.get(name);
+    if (earlier !== undefined && earlier !== key) {
+      c.error(keyNode, `"${key}" and "${earlier}" are both the section "${name}": write it once, as "${name}"`);
+      continue;
+    }
+    spelledBy.set(name, key);
+    const list = sections.get(name);
     if (list) list.push(value);
-    else sections.set(key, [value]);
+    else sections.set(name, [value]);
   }
   return sections;
 }
 
 /**
  * A file with neither `acls` nor `grants` lets every device reach every other on every port in
- * Tailscale, and allowed nothing in Warren: refused, so that a file brought from Tailscale is not
- * read with the opposite meaning, and Warren's own reading is written out (`"acls": []`). The
- * meaning Tailscale gives it is the over-permissive rule the contract refuses.
+ * Tailscale, and allows nothing in Warren. Sent through Tailscale's API it is refused, so that a
+ * file a Tailscale tool pushes is not read with the opposite meaning, and Warren's own reading is
+ * written out (`"acls": []`): the meaning Tailscale gives it is the over-permissive rule the
+ * contract refuses. On /v1 the text means what Warren's contract says, nothing allowed.
  */
 function checkRulesPresent(root: Node, sections: Map<string, Node[]>, c: Checker): void {
   if (root.type !== 'object' || sections.has('acls') || sections.has('grants')) return;
@@ -183,16 +194,15 @@ function checkRulesPresent(root: Node, sections: Map<string, Node[]>, c: Checker
 
 /** What is wrong with a top-level key that is none of Warren's sections; null when nothing is. */
 function foreignSection(key: string, value: Node): string | null {
-  if (Object.hasOwn(UNSUPPORTED_SECTIONS, key)) {
-    return isEmptyValue(value) ? null : `"${key}": ${UNSUPPORTED_SECTIONS[key]}; remove the section`;
+  const unsupported = nameSpelled(key, Object.keys(UNSUPPORTED_SECTIONS));
+  if (unsupported !== undefined) {
+    return isEmptyValue(value) ? null : `"${key}": ${UNSUPPORTED_SECTIONS[unsupported]}; remove the section`;
   }
-  if (Object.hasOwn(SETTINGS, key)) {
-    const setting = SETTINGS[key];
+  const settingName = nameSpelled(key, Object.keys(SETTINGS));
+  if (settingName !== undefined) {
+    const setting = SETTINGS[settingName];
     return value.value === setting.default || value.type === 'null' ? null : `"${key}": ${setting.msg}`;
   }
-  const known = [...SECTIONS, ...Object.keys(UNSUPPORTED_SECTIONS), ...Object.keys(SETTINGS)];
-  const meant = known.find((k) => k.toLowerCase() === key.toLowerCase());
-  if (meant) return `unknown section "${key}": section names are case-sensitive: write "${meant}"`;
   return `unknown section "${key}" (expected one of ${SECTIONS.join(', ')})`;
 }
 

@@ -7,6 +7,7 @@
  * spanned), or after the last member when there was none. The text is a stored policy, so it
  * parses; a text whose root is not an object is returned unchanged and validation says so.
  */
+import { nameSpelled } from './checker.js';
 import { parseHujson, properties } from './hujson.js';
 
 const NEWLINES = /\r\n|\r|\n/g;
@@ -15,7 +16,7 @@ export function withTests(text: string, tests: readonly unknown[]): string {
   const { root } = parseHujson(text);
   if (root?.type !== 'object') return text;
   const json = JSON.stringify(tests);
-  const current = properties(root).find((p) => p.key === 'tests');
+  const current = properties(root).find((p) => nameSpelled(p.key, ['tests']) !== undefined);
   if (current) {
     const { offset, length } = current.value;
     const spanned = text.slice(offset, offset + length).match(NEWLINES)?.length ?? 0;

@@ -49,13 +49,23 @@ describe('the policy endpoints and Tailscale syntax', () => {
     await expectProblem(await putPolicy(server, text), 400, 'policy_invalid');
   });
 
-  it('refuses a file with neither acls nor grants, which Tailscale reads as allowing everything', async () => {
+  it('a file with neither acls nor grants allows nothing on /v1, and is refused from Tailscale tools on /api/v2', async () => {
     const text = '{\n  "tagOwners": { "tag:web": ["autogroup:admin"] },\n}';
-    const errors = [{ line: 1, column: 1, msg: expect.stringContaining('neither "acls" nor "grants"') }];
-    expect(await validate(server, text)).toEqual({ valid: false, errors, tests: [] });
-    const body = await expectProblem(await putPolicy(server, text), 400, 'policy_invalid');
-    expect(body.errors).toEqual(errors);
-    expect(await validate(server, text.replace('{\n', '{\n  "acls": [],\n'))).toMatchObject({ valid: true });
+    // /v1: the contract's reading, no rule, nothing allowed.
+    expect(await validate(server, text)).toMatchObject({ valid: true, errors: [] });
+    // /api/v2: Tailscale reads the same file as allowing everything, which Warren refuses.
+    const v2 = (path: string) =>
+      fetch(`${server.url}/api/v2/tailnet/-/${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/hujson' },
+        body: text,
+      });
+    const checked = (await (await v2('acl/validate')).json()) as { message: string; data: unknown[] };
+    expect(checked.data).toEqual([{ user: '', errors: [expect.stringContaining('neither "acls" nor "grants"')] }]);
+    const before = await policyText(server);
+    const refused = await v2('acl');
+    expect(refused.status).toBe(400);
+    expect(await policyText(server)).toEqual(before);
   });
 
   it('refuses over-permissive spellings with their line and column, and changes nothing', async () => {

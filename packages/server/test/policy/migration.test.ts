@@ -50,6 +50,50 @@ describe('accepted as Tailscale means it', () => {
     const r = validatePolicy(base(sections));
     expect(r.errors).toEqual([]);
   });
+
+  // Tailscale reads its file with Go's JSON: keys in any letter case, and the older field names
+  // its early documentation and its older Go client (`ACLDetails`, `ACLRow`, `ACLTest`) write.
+  const older = `{
+    "Groups": ${groups},
+    "tagowners": ${tagOwners},
+    "ACLs": [{ "Action": "accept", "Users": ["group:eng"], "Ports": ["tag:server:22"] }],
+    "Tests": [{ "User": "ana@example.com", "Allow": ["tag:server:22"], "Deny": ["tag:server:80"] }],
+  }`;
+
+  it('reads keys in any letter case and the older field names as the fields they stand for', () => {
+    const r = validatePolicy(older);
+    expect(r.errors).toEqual([]);
+    expect(r.ok && r.policy).toEqual(compilePolicy(base({})));
+    expect(r.tests.map((t) => t.passed)).toEqual([true]);
+  });
+
+  it('runs the older test fields: a test they fail is reported', () => {
+    const failing = older.replace('"Deny": ["tag:server:80"]', '"Deny": ["tag:server:22"]');
+    expect(validatePolicy(failing).errors).toEqual([
+      expect.objectContaining({ msg: expect.stringContaining('tag:server:22') }),
+    ]);
+  });
+});
+
+describe('one field or section written twice, in two spellings', () => {
+  it.each([
+    ['a section in two cases', { ACLs: '[]' }, '"ACLs"'],
+    [
+      'a field in two cases',
+      { acls: rule('group:eng', 'tag:server:22').replace('"src"', '"Src": [], "src"') },
+      '"src"',
+    ],
+    [
+      'a field and its older name',
+      { acls: rule('group:eng', 'tag:server:22').replace('"src"', '"users": [], "src"') },
+      '"src"',
+    ],
+  ])('%s is refused at the second', (_name, sections, token) => {
+    const text = base(sections);
+    const errors = errorsOf(text);
+    expect(errors).toHaveLength(1);
+    expectErrorAt(errors, text, token, 'write it once');
+  });
 });
 
 describe('refused at the token, naming the feature', () => {
@@ -98,19 +142,6 @@ describe('refused at the token, naming the feature', () => {
     ['IPv4 turned off', { disableIPv4: 'true' }, '"disableIPv4"', 'every device has an IPv4 address'],
     ['random client ports', { randomizeClientPort: 'true' }, '"randomizeClientPort"', 'not supported'],
     ['a CGNAT route choice', { OneCGNATRoute: '"mac-always"' }, '"OneCGNATRoute"', 'not supported'],
-    ['a section in another case', { Groups: '{}' }, '"Groups"', 'names are case-sensitive: write "groups"'],
-    [
-      "a rule's older `users`",
-      { acls: '[{ "action": "accept", "users": ["group:eng"], "dst": ["tag:server:22"] }]' },
-      '"users"',
-      'older spelling of "src"',
-    ],
-    [
-      "a rule's older `ports`",
-      { acls: '[{ "action": "accept", "src": ["group:eng"], "ports": ["tag:server:22"] }]' },
-      '"ports"',
-      'older spelling of "dst"',
-    ],
     [
       "a rule's posture",
       {
@@ -132,18 +163,6 @@ describe('refused at the token, naming the feature', () => {
       },
       '"srcPosture"',
       'device posture',
-    ],
-    [
-      "a test's older `user`",
-      { tests: '[{ "user": "ana@example.com", "accept": ["tag:server:22"] }]' },
-      '"user"',
-      'older spelling of "src"',
-    ],
-    [
-      "a test's older `allow`",
-      { tests: '[{ "src": "ana@example.com", "allow": ["tag:server:22"] }]' },
-      '"allow"',
-      'older spelling of "accept"',
     ],
     [
       "a test's posture attributes",
@@ -202,22 +221,22 @@ describe('a file with neither acls nor grants', () => {
   // section (Headscale's recorded captures of ssh-only files show that packet filter).
   const text = '{\n  "tagOwners": { "tag:server": ["autogroup:admin"] },\n}\n';
 
-  const submitted = (policyText: string) => validatePolicy(policyText, { submitted: true });
+  const asTailscale = (policyText: string) => validatePolicy(policyText, { asTailscale: true });
 
-  it('is refused at the document when submitted, since Tailscale reads it as allowing everything', () => {
-    expect(submitted(text).errors).toEqual([
+  it('read as Tailscale reads it (sent through /api/v2), is refused at the document', () => {
+    expect(asTailscale(text).errors).toEqual([
       { line: 1, column: 1, msg: expect.stringContaining('"acls": [] to allow nothing') },
     ]);
-    expect(submitted('{}').errors).toHaveLength(1);
+    expect(asTailscale('{}').errors).toHaveLength(1);
   });
 
-  it('is accepted with either section, even empty', () => {
-    for (const section of ['"acls": []', '"grants": []']) {
-      expect(submitted(text.replace('{\n', `{\n  ${section},\n`)).errors).toEqual([]);
+  it('is accepted with either section, even empty, in any letter case', () => {
+    for (const section of ['"acls": []', '"grants": []', '"ACLs": []']) {
+      expect(asTailscale(text.replace('{\n', `{\n  ${section},\n`)).errors).toEqual([]);
     }
   });
 
-  it('still loads when it was stored before the rule (it allows nothing, as it did)', () => {
+  it("read as Warren's contract reads it (/v1, and a stored policy), allows nothing", () => {
     expect(validatePolicy(text).errors).toEqual([]);
     expect(compilePolicy(text).rules).toEqual([]);
   });

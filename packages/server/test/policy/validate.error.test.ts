@@ -154,7 +154,7 @@ describe('rules', () => {
     });
     const errors = errorsOf(text);
     expectErrorAt(errors, text, '"deny"', 'action "deny" is not supported');
-    expectErrorAt(errors, text, '"users"', '"users" is Tailscale\'s older spelling of "src"');
+    expectErrorAt(errors, text, '"users"', '"users" and "src" both give "src" in a rule: write it once');
     const missing = errors.filter((e) => e.msg.startsWith('rule is missing'));
     expect(missing.map((e) => e.msg)).toEqual(['rule is missing "action"', 'rule is missing "dst"']);
     expectErrorAt(errors, text, '"group:eng", "dst"', '"src" must be an array of strings');

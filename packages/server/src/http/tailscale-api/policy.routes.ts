@@ -30,6 +30,11 @@ const JSON_TYPE = 'application/json';
 const config = { scope: 'acls' as const, tailscaleScope: 'policy_file' as const };
 const hide = { hide: true };
 const TS_DEFAULT = 'ts-default';
+/**
+ * Files sent here come from Tailscale's tools and mean what Tailscale reads in them: one with
+ * neither acls nor grants (all traffic allowed there) is refused rather than read as nothing.
+ */
+const AS_TAILSCALE = { asTailscale: true } as const;
 
 type TailnetRequest = FastifyRequest<{ Params: { tailnet: string } }>;
 
@@ -99,12 +104,12 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
       }
       let stored: Awaited<ReturnType<typeof replacePolicy>>;
       try {
-        stored = await replacePolicy(ctx, actorOf(request), text, ifMatch);
+        stored = await replacePolicy(ctx, actorOf(request), text, ifMatch, undefined, AS_TAILSCALE);
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'policy_invalid') throw error;
         // The refusal names problems only; the tests' sources, which Tailscale reports failures
         // under, come from validating the text again (on this failing path only).
-        const body = policyProblems(await validatePolicyText(ctx, text));
+        const body = policyProblems(await validatePolicyText(ctx, text, AS_TAILSCALE));
         return reply
           .code(error.status)
           .type(`${JSON_TYPE}; charset=utf-8`)
@@ -124,7 +129,7 @@ export async function tailscalePolicyRoutes(app: FastifyInstance): Promise<void>
         const result = await runPolicyTests(ctx, networkId, tests, request.principal!.readStamp);
         return result.valid ? {} : policyProblems(result, false);
       }
-      const result = await validatePolicyText(ctx, bodyText(request));
+      const result = await validatePolicyText(ctx, bodyText(request), AS_TAILSCALE);
       return result.valid ? {} : policyProblems(result);
     },
   );

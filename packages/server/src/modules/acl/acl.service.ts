@@ -10,7 +10,7 @@
  */
 import type { ValidationResultBody } from '@warren/contract';
 import type { Actor } from '../../core/actor.js';
-import type { AppContext } from '../../core/context.js';
+import type { AppContext, PolicyTextOrigin } from '../../core/context.js';
 import { ApiError, notFound } from '../../core/errors.js';
 import type { EventDraft } from '../../core/events.js';
 import { unitOfWork } from '../../core/unit-of-work.js';
@@ -43,9 +43,16 @@ export interface PolicyVersionBody {
 export const getPolicy = (ctx: AppContext, networkId: string, stamp?: ReadStamp): Promise<CurrentPolicy> =>
   currentPolicy(ctx.db, networkId, stamp);
 
-/** Validation runs in a worker within the time budget (policy-pool.ts): never on the event loop. */
-export function validatePolicyText(ctx: AppContext, text: string): Promise<ValidationResultBody> {
-  return ctx.policies.validate(text, { submitted: true });
+/**
+ * Validation runs in a worker within the time budget (policy-pool.ts): never on the event loop.
+ * `origin.asTailscale`: the text came through Tailscale's API and is read as Tailscale reads it.
+ */
+export function validatePolicyText(
+  ctx: AppContext,
+  text: string,
+  origin: PolicyTextOrigin = {},
+): Promise<ValidationResultBody> {
+  return ctx.policies.validate(text, origin);
 }
 
 /**
@@ -59,7 +66,6 @@ export async function runPolicyTests(
   stamp?: ReadStamp,
 ): Promise<ValidationResultBody> {
   const current = await getPolicy(ctx, networkId, stamp);
-  // The rules are the stored policy's, not submitted ones: only the tests are new.
   return ctx.policies.validate(withTests(current.text, tests));
 }
 
@@ -69,9 +75,10 @@ export async function replacePolicy(
   text: string,
   ifMatch: string | undefined,
   ifNoneMatch?: string,
+  origin: PolicyTextOrigin = {},
 ): Promise<CurrentPolicy> {
   const { networkId } = actor;
-  const result = await ctx.policies.prepare(text, { submitted: true });
+  const result = await ctx.policies.prepare(text, origin);
   if (!result.valid) {
     const n = result.errors.length;
     throw new ApiError('policy_invalid', `the policy has ${n} problem${n === 1 ? '' : 's'}`, {

@@ -46,15 +46,15 @@ export interface PolicyPoolOptions {
 
 export type PreparedResult = ValidationResultBody & { prepared?: PreparedPolicy };
 
-/** `submitted`: a text being submitted (PUT, validate), not a stored policy's (see validatePolicy). */
+/** `asTailscale`: a text sent through Tailscale's API, read as Tailscale reads it (see validatePolicy). */
 export interface TextOrigin {
-  submitted?: boolean;
+  asTailscale?: boolean;
 }
 
 interface Job {
   text: string;
   prepare: boolean;
-  submitted: boolean;
+  asTailscale: boolean;
   budgetMs: number;
   resolve: (result: PreparedResult) => void;
   reject: (error: Error) => void;
@@ -139,7 +139,7 @@ export class PolicyPool {
   private run(text: string, prepare: boolean, budgetMs: number, origin: TextOrigin): Promise<PreparedResult> {
     if (this.closed) return Promise.reject(new Error('the policy pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ text, prepare, submitted: origin.submitted === true, budgetMs, resolve, reject });
+      this.queue.push({ text, prepare, asTailscale: origin.asTailscale === true, budgetMs, resolve, reject });
       this.dispatch();
     });
   }
@@ -173,7 +173,7 @@ export class PolicyPool {
           slot.job.startedAt = performance.now();
           slot.job.cpuAtStart = this.workerCpuMs(slot);
           this.arm(i, slot, job.budgetMs);
-          slot.worker.postMessage({ id, text: job.text, prepare: job.prepare, submitted: job.submitted });
+          slot.worker.postMessage({ id, text: job.text, prepare: job.prepare, asTailscale: job.asTailscale });
         },
         () => {},
       );

@@ -24,12 +24,12 @@ const port = parentPort;
 if (port) {
   port.on(
     'message',
-    ({ id, text, prepare, submitted }: { id: number; text: string; prepare?: boolean; submitted?: boolean }) => {
+    ({ id, text, prepare, asTailscale }: { id: number; text: string; prepare?: boolean; asTailscale?: boolean }) => {
       // The compiled policy holds getters and class instances that cannot cross threads: the
       // verdict, the problems and the tests' results are what callers need from here. A caller
       // about to store the policy (`prepare`) also gets what it read, in pieces its own thread
       // indexes a slice at a time (policy-transfer.ts).
-      const result = validatePolicy(text, { submitted });
+      const result = validatePolicy(text, { asTailscale });
       const prepared = prepare && result.ok ? preparePolicyTransfer(text, result.parsed, result.policy) : undefined;
       port.postMessage({ id, valid: result.ok, errors: result.errors, tests: result.tests, prepared });
     },
