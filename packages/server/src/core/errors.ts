@@ -41,12 +41,12 @@ export const invalidTag = (value: string) =>
     `"${value}" is not a tag: tags look like tag:name (lowercase letters, digits and dashes)`,
   );
 export const invalidPrefix = (value: string, why: string) => new ApiError('invalid_prefix', `"${value}" ${why}`);
-export const insufficientScope = (scope: string) =>
-  new ApiError(
-    'insufficient_scope',
-    `this call needs an API key with scope "${scope}"${scope === 'all' ? '' : ' (or "all")'}`,
-    { scope },
-  );
+/** `orRead`: the call is a read, which `read` allows as well as the resource's own scope. */
+export function insufficientScope(scope: string, orRead = false): ApiError {
+  const read = orRead && scope !== 'read' && scope !== 'all' ? ' or "read"' : '';
+  const all = scope === 'all' ? '' : ' (or "all")';
+  return new ApiError('insufficient_scope', `this call needs an API key with scope "${scope}"${read}${all}`, { scope });
+}
 
 const BEARER = 'Bearer realm="warren", error="invalid_token"';
 export const unauthenticated = (

@@ -295,12 +295,10 @@ export function requireScope(
     });
   }
   if (!hasScope(principal.scopes, method, needed)) {
+    const read = method === 'GET' || method === 'HEAD';
     throw insufficientScope(
-      needed === undefined || needed === 'any' || needed === 'self'
-        ? method === 'GET' || method === 'HEAD'
-          ? 'read'
-          : 'all'
-        : needed,
+      needed === undefined || needed === 'any' || needed === 'self' ? (read ? 'read' : 'all') : needed,
+      read,
     );
   }
 }

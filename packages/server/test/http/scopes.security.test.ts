@@ -70,3 +70,23 @@ describe('scopes of every operation that changes something', () => {
     expect(wrong).toEqual([]);
   });
 });
+
+describe('the refusal of a read', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('names the resource scope and says read would do as well', async () => {
+    const res = await server.call('POST', '/v1/keys', {
+      body: { type: 'api', name: 'only-acls', scopes: ['acls'], expiresIn: '1d' },
+    });
+    const body = await json(await server.call('GET', '/v1/devices', { key: (await json(res)).key }));
+    expect(body).toMatchObject({
+      code: 'insufficient_scope',
+      scope: 'devices',
+      detail: 'this call needs an API key with scope "devices" or "read" (or "all")',
+    });
+  });
+});
