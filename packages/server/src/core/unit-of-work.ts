@@ -58,8 +58,10 @@ export async function unitOfWork<T>(
 ): Promise<T> {
   // The audit log lists calls in the order they were made: a refusal or a read answered just
   // before this call waits in the queue (http/audit.ts) and would otherwise be numbered after
-  // the change's entry, and stamped earlier. The time is taken once they are written.
-  if (action !== null) await actor.request?.recordEarlierCalls?.(actor.networkId);
+  // the change's entry, and stamped earlier. The time is taken once they are written. Not for
+  // devices: their calls are telemetry, audited like reads, and an enrollment among thousands of
+  // heartbeats of its network would write them one small batch at a time.
+  if (action !== null && actor.type !== 'device') await actor.request?.recordEarlierCalls?.(actor.networkId);
   const now = ctx.clock.now();
   let wroteEvents = false;
   // A call whose work changed nothing (deleting a revoked key again) writes no change entry:
