@@ -169,7 +169,8 @@ export const RouteListQuery = Type.Object({
 
 /** Paging of both logs: `since` (duration, default 1h) or `cursor`; `limit` 1–1000. */
 const logPaging = {
-  since: Type.Optional(Type.String()),
+  // A duration like expiresIn, so that a since given twice or too long is invalid_duration too.
+  since: Type.Optional(DurationValue('how far back to start: an integer and one of s, m, h, d (default 1h)')),
   cursor: Type.Optional(Type.String({ maxLength: 200 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 };

@@ -15,6 +15,14 @@ describe('log query parameters', () => {
     expect(names('/v1/logs/audit')).toEqual(['changes', 'cursor', 'key', 'limit', 'since']);
   });
 
+  it('answers a since that is no duration with invalid_duration, also when given twice', async () => {
+    for (const query of ['since=1h&since=2h', `since=${'9'.repeat(20)}d`, 'since=1w']) {
+      const res = await server.call('GET', `/v1/logs/audit?${query}`);
+      expect(res.status).toBe(400);
+      expect((await json(res)).code).toBe('invalid_duration');
+    }
+  });
+
   it('refuses an empty key filter with 400, as an empty device filter is, instead of matching nothing', async () => {
     const res = await server.call('GET', '/v1/logs/audit?key=');
     expect(res.status).toBe(400);
