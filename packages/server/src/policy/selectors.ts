@@ -45,11 +45,6 @@ export function parseSelector(text: string, defs: Definitions): SelectorResult {
 }
 
 /**
- * Autogroups of Tailscale's policy that Warren's does not have, with why and what to write
- * instead. Warren's roles (owner, admin, network-admin, it-admin, auditor, member) are named in
- * a policy only through autogroup:admin, which the contract defines as owners and admins.
- */
-/**
  * Tailscale's older spellings of an autogroup, which it still reads as the current one (its own
  * default policy file and demo wrote `autogroup:members` in ssh rules): same meaning here.
  */
@@ -58,6 +53,11 @@ const OLDER_AUTOGROUPS: Record<string, string> = { 'autogroup:members': 'autogro
 export const IPSETS_UNSUPPORTED =
   'IP sets are not supported: name an address or a prefix with a host alias ("hosts"), or list the prefixes in the rules';
 
+/**
+ * Autogroups of Tailscale's policy that Warren's does not have, with why and what to write
+ * instead. Warren's roles (owner, admin, network-admin, it-admin, auditor, member) are named in
+ * a policy only through autogroup:admin, which the contract defines as owners and admins.
+ */
 const ROLES_AS_ADMIN = 'roles are named in a policy only by autogroup:admin (owners and admins): use it, or a group';
 const FOREIGN_AUTOGROUPS: Record<string, string> = {
   'autogroup:owner': ROLES_AS_ADMIN,

@@ -16,7 +16,10 @@ const NO_HTTPS =
   'Warren issues no TLS certificates for MagicDNS names, so HTTPS cannot be turned on for this network: ' +
   'tailscale serve --http=PORT and --tcp=PORT work without it';
 
-/** Features `tailscale serve` and `tailscale funnel` ask about (`/machine/feature/query`). */
+/** The path whose answer depends on the request body (the feature asked about). */
+export const FEATURE_QUERY = '/machine/feature/query';
+
+/** Features `tailscale serve` and `tailscale funnel` ask about (FEATURE_QUERY). */
 const FEATURES = new Map([
   ['serve', `tailscale serve over HTTPS is not available: ${NO_HTTPS}`],
   ['funnel', `tailscale funnel is not available: Warren does not expose devices to the internet, and ${NO_HTTPS}`],
@@ -41,12 +44,9 @@ const PATHS = new Map([
  * `Feature` of a `/machine/feature/query` body.
  */
 export function unservedText(route: string, feature?: string): string | undefined {
-  if (route === '/machine/feature/query') {
+  if (route === FEATURE_QUERY) {
     // The name is echoed clipped: the body may be up to a megabyte.
     return FEATURES.get(feature ?? '') ?? `the feature "${(feature ?? '').slice(0, 64)}" is not available on Warren`;
   }
   return PATHS.get(route) ?? PREFIXES.find(([prefix]) => route.startsWith(prefix))?.[1];
 }
-
-/** The path whose answer depends on the request body (the feature asked about). */
-export const FEATURE_QUERY = '/machine/feature/query';
